@@ -1,0 +1,90 @@
+import ContinuumCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Photos as content-addressed files: `photos/ab/abcdef…` holds the bytes whose SHA-256 is `abcdef…`.
+///
+/// A file is written under `photos/tmp/`, fsynced, then renamed into place, so a file at its final name is
+/// always complete. The same bytes are stored once, however many posts reference them.
+public struct AssetStore: Sendable {
+    public let root: URL
+
+    public init(root: URL) { self.root = root }
+
+    /// The final path of a photo.
+    public func url(for hash: AssetHash) -> URL {
+        let hex = hash.hex
+        return root.appendingPathComponent(String(hex.prefix(2))).appendingPathComponent(hex)
+    }
+
+    public var temporaryDirectory: URL { root.appendingPathComponent("tmp") }
+
+    /// True when the complete photo is on disk.
+    public func contains(_ hash: AssetHash) -> Bool {
+        FileManager.default.fileExists(atPath: url(for: hash).path)
+    }
+
+    /// Stores bytes, returning their hash. Does nothing (but return the hash) when they are already stored.
+    @discardableResult
+    public func store(_ data: Data) throws(StoreError) -> AssetHash {
+        let hash = AssetHash.of(data)
+        if contains(hash) { return hash }
+        let temp = try makeTemporaryFile()
+        do {
+            let handle = try FileHandle(forWritingTo: temp)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw StoreError(.io, "cannot write photo to \(temp.path): \(error.localizedDescription)")
+        }
+        try commit(temp, as: hash)
+        return hash
+    }
+
+    /// Creates an empty file under `photos/tmp/` for a photo being written.
+    public func makeTemporaryFile() throws(StoreError) -> URL {
+        let temp = temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        do {
+            try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.io, "cannot create \(temporaryDirectory.path): \(error.localizedDescription)")
+        }
+        guard FileManager.default.createFile(atPath: temp.path, contents: nil) else {
+            throw StoreError(.io, "cannot create \(temp.path)")
+        }
+        return temp
+    }
+
+    /// Moves a complete, synced temp file to the photo's final name. The caller has checked its hash.
+    public func commit(_ temp: URL, as hash: AssetHash) throws(StoreError) {
+        let final = url(for: hash)
+        let shard = final.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.io, "cannot create \(shard.path): \(error.localizedDescription)")
+        }
+        guard rename(temp.path, final.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temp)
+            throw StoreError(.io, "cannot move photo into \(final.path): \(reason)")
+        }
+        FileSync.directory(shard)
+    }
+
+    /// Copies a stored photo to `destination`, which must not exist.
+    public func export(_ hash: AssetHash, to destination: URL) throws(StoreError) {
+        do {
+            try FileManager.default.copyItem(at: url(for: hash), to: destination)
+        } catch {
+            throw StoreError(.io, "cannot write \(destination.path): \(error.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+extension ContinuumStore {
+    // MARK: Feed, search, show
+
+    /// One page of live posts, newest first, after the filters and the cursor.
+    public func feed(_ query: FeedQuery) async throws -> FeedPage {
+        let limit = max(1, min(query.limit, 500))
+        return try await read { db in
+            var conditions = ["post.deleted = 0"]
+            var arguments = StatementArguments()
+            if let author = query.author {
+                conditions.append("post.author = ?")
+                arguments += [author.bytes]
+            }
+            if let since = query.since {
+                conditions.append("post.created_at >= ?")
+                arguments += [since.milliseconds]
+            }
+            if let near = query.near {
+                conditions.append(
+                    "post.lat_e7 IS NOT NULL AND continuum_distance_km(post.lat_e7, post.lon_e7, ?, ?) <= ?")
+                arguments += [near.latitude, near.longitude, query.radiusKm ?? 10]
+            }
+            if let cursor = query.cursor {
+                conditions.append("(post.created_at < ? OR (post.created_at = ? AND post.id < ?))")
+                arguments += [cursor.createdAt.milliseconds, cursor.createdAt.milliseconds, cursor.id.bytes]
+            }
+            let sql = """
+                \(PostSummary.selectSQL)
+                WHERE \(conditions.joined(separator: " AND "))
+                ORDER BY post.created_at DESC, post.id DESC
+                LIMIT \(limit + 1)
+                """
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let posts = rows.prefix(limit).map(PostSummary.init(row:))
+            let next = rows.count > limit ? posts.last.map { FeedCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
+            return FeedPage(posts: posts, nextCursor: next)
+        }
+    }
+
+    /// Live posts whose caption contains the term, ignoring case and diacritics, newest first.
+    ///
+    /// Terms of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions.
+    public func search(_ term: String, limit: Int = 50) async throws -> [PostSummary] {
+        let folded = TextFolding.fold(term.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard !folded.isEmpty else {
+            throw StoreError(.invalidInput, "the search term is blank; give a word from a caption")
+        }
+        let limit = max(1, min(limit, 500))
+        return try await read { db in
+            let match: String
+            let argument: String
+            if folded.count >= 3 {
+                match = "post_search MATCH ?"
+                argument = "\"" + folded.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            } else {
+                match = "post_search.folded LIKE ? ESCAPE '\\'"
+                let escaped = folded.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+                argument = "%" + escaped + "%"
+            }
+            let sql = """
+                \(PostSummary.selectSQL)
+                JOIN post_search ON post_search.rowid = post.rowid
+                WHERE \(match) AND post.deleted = 0
+                ORDER BY post.created_at DESC, post.id DESC
+                LIMIT \(limit)
+                """
+            return try Row.fetchAll(db, sql: sql, arguments: [argument]).map(PostSummary.init(row:))
+        }
+    }
+
+    /// A live post and its live comments, oldest first; nil if the post is unknown or deleted.
+    public func post(_ id: PostID) async throws -> PostDetail? {
+        try await read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "\(PostSummary.selectSQL) WHERE post.id = ? AND post.deleted = 0", arguments: [id.bytes])
+            else { return nil }
+            let comments = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT comment.*, profile.name AS author_name FROM comment
+                    LEFT JOIN profile ON profile.author = comment.author
+                    WHERE comment.post = ? AND comment.deleted = 0
+                    ORDER BY comment.created_at, comment.id
+                    """,
+                arguments: [id.bytes])
+            return PostDetail(post: PostSummary(row: row), comments: comments.map(CommentSummary.init(row:)))
+        }
+    }
+
+    // MARK: Ids typed by people
+
+    /// The kinds of record an id prefix may name.
+    public enum Target: Sendable, Hashable {
+        case post(PostID, author: AuthorID)
+        case comment(CommentID, author: AuthorID)
+
+        public var record: RecordID {
+            switch self {
+            case .post(let id, _): id.record
+            case .comment(let id, _): id.record
+            }
+        }
+
+        public var author: AuthorID {
+            switch self {
+            case .post(_, let author), .comment(_, let author): author
+            }
+        }
+    }
+
+    /// The live post whose id starts with `text`, as in git.
+    public func resolvePost(_ text: String) async throws -> PostID {
+        guard case .post(let id, _) = try await resolve(text, posts: true, comments: false) else {
+            throw StoreError(.notFound, "no post matches '\(text)'")
+        }
+        return id
+    }
+
+    /// The live post or comment whose id starts with `text`.
+    public func resolveTarget(_ text: String) async throws -> Target {
+        try await resolve(text, posts: true, comments: true)
+    }
+
+    private func resolve(_ text: String, posts: Bool, comments: Bool) async throws -> Target {
+        let noun = comments ? "post or comment" : "post"
+        guard let prefix = IDPrefix(text) else {
+            throw StoreError(.invalidInput, "'\(text)' is not an id: ids are 1 to 64 hex digits (0-9, a-f)")
+        }
+        return try await read { db in
+            var candidates: [(Target, deleted: Bool)] = []
+            let range: StatementArguments = [prefix.lowerBound, prefix.upperBound]
+            if posts {
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT id, author, deleted FROM post WHERE id BETWEEN ? AND ? LIMIT 11",
+                    arguments: range)
+                {
+                    candidates.append(
+                        (.post(PostID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
+                         row["deleted"]))
+                }
+            }
+            if comments {
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT comment.id, comment.author, comment.deleted OR coalesce(post.deleted, 0) AS deleted
+                        FROM comment LEFT JOIN post ON post.id = comment.post
+                        WHERE comment.id BETWEEN ? AND ? LIMIT 11
+                        """,
+                    arguments: range)
+                {
+                    candidates.append(
+                        (.comment(CommentID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
+                         row["deleted"]))
+                }
+            }
+            let live = candidates.filter { !$0.deleted }
+            switch live.count {
+            case 1:
+                return live[0].0
+            case 0 where !candidates.isEmpty:
+                throw StoreError(.notFound, "\(noun) \(prefix) was deleted by its author")
+            case 0:
+                throw StoreError(.notFound, "no \(noun) matches '\(prefix)'")
+            default:
+                let list = live.prefix(10).map { $0.0.record.hex }.joined(separator: ", ")
+                throw StoreError(
+                    .ambiguous, "'\(prefix)' matches several: \(list)\(live.count > 10 ? ", …" : ""); type more digits")
+            }
+        }
+    }
+
+    /// The author whose id starts with `text`, among authors this node has records from.
+    public func resolveAuthor(_ text: String) async throws -> AuthorID {
+        guard let prefix = IDPrefix(text) else {
+            throw StoreError(.invalidInput, "'\(text)' is not an author id: ids are 1 to 64 hex digits (0-9, a-f)")
+        }
+        let matches = try await read { db in
+            try Data.fetchAll(
+                db, sql: "SELECT author FROM log_head WHERE author BETWEEN ? AND ? LIMIT 11",
+                arguments: [prefix.lowerBound, prefix.upperBound])
+        }
+        switch matches.count {
+        case 1: return AuthorID(unchecked: matches[0])
+        case 0: throw StoreError(.notFound, "no known author matches '\(prefix)'")
+        default:
+            let list = matches.prefix(10).map { Hex.encode($0) }.joined(separator: ", ")
+            throw StoreError(.ambiguous, "'\(prefix)' matches several authors: \(list); type more digits")
+        }
+    }
+
+    // MARK: State
+
+    /// The vector clock: per author, the highest sequence number held contiguously.
+    public func clock() async throws -> VectorClock {
+        try await read { db in
+            var heads: [AuthorID: UInt64] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT author, contiguous FROM log_head") {
+                heads[AuthorID(unchecked: row["author"])] = UInt64(row["contiguous"] as Int64)
+            }
+            return VectorClock(heads)
+        }
+    }
+
+    /// The display name of an author, if a Profile record is held.
+    public func displayName(of author: AuthorID) async throws -> String? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT name FROM profile WHERE author = ?", arguments: [author.bytes])
+        }
+    }
+
+    /// How much the store holds.
+    public func counts() async throws -> StoreCounts {
+        try await read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT count(*) FROM record) AS records,
+                           (SELECT count(*) FROM log_head) AS authors,
+                           (SELECT count(*) FROM post WHERE deleted = 0) AS posts,
+                           (SELECT count(*) FROM comment JOIN post ON post.id = comment.post
+                             WHERE comment.deleted = 0 AND post.deleted = 0) AS comments,
+                           (SELECT count(*) FROM asset) AS photos,
+                           (SELECT coalesce(sum(bytes), 0) FROM asset) AS photo_bytes,
+                           (SELECT count(*) FROM fork) AS forks
+                    """)!
+            return StoreCounts(
+                records: row["records"], authors: row["authors"], posts: row["posts"], comments: row["comments"],
+                photos: row["photos"], photoBytes: row["photo_bytes"], forks: row["forks"])
+        }
+    }
+
+    /// Every fork detected, newest first.
+    public func forks() async throws -> [ForkSummary] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM fork ORDER BY detected_at DESC").map { row in
+                ForkSummary(
+                    author: AuthorID(unchecked: row["author"]), sequence: UInt64(row["seq"] as Int64),
+                    refused: RecordID(unchecked: row["id"]), kept: RecordID(unchecked: row["conflicts_with"]),
+                    reason: row["reason"], detectedAt: Timestamp(milliseconds: row["detected_at"]))
+            }
+        }
+    }
+
+    /// The stored bytes of an author's records in `range`, in log order.
+    public func records(of author: AuthorID, in range: ClosedRange<UInt64>) async throws -> [[UInt8]] {
+        try await read { db in
+            try Data.fetchAll(
+                db, sql: "SELECT bytes FROM record WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound)]
+            ).map { [UInt8]($0) }
+        }
+    }
+
+    /// Every stored record's bytes, in no particular order (for tests and tools).
+    public func allRecordBytes() async throws -> [[UInt8]] {
+        try await read { db in
+            try Data.fetchAll(db, sql: "SELECT bytes FROM record ORDER BY id").map { [UInt8]($0) }
+        }
+    }
+}

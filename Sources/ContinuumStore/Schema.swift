@@ -1,0 +1,121 @@
+import GRDB
+
+/// The store's migrations. Each one is frozen once it has shipped: change the schema by adding a migration.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: record log, derived views, search, follows, notifications") { db in
+            // Every record, verbatim. `bytes` is exactly what was signed plus the signature.
+            try db.execute(
+                sql: """
+                    CREATE TABLE record (
+                        id BLOB NOT NULL UNIQUE,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        previous BLOB,
+                        kind INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        received_at INTEGER NOT NULL,
+                        bytes BLOB NOT NULL,
+                        UNIQUE (author, seq)
+                    );
+                    -- The vector clock: per author, the highest sequence held contiguously from 1, and the highest held.
+                    CREATE TABLE log_head (
+                        author BLOB PRIMARY KEY NOT NULL,
+                        contiguous INTEGER NOT NULL,
+                        max_seq INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    -- Evidence of forks: a second record for an (author, seq) we already hold, or one whose
+                    -- `previous` contradicts its neighbour. Kept out of the log.
+                    CREATE TABLE fork (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        conflicts_with BLOB NOT NULL,
+                        reason TEXT NOT NULL,
+                        bytes BLOB NOT NULL,
+                        detected_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE profile (
+                        author BLOB PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        seq INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    -- Derived from the records: caption after edits, deletion, comment count.
+                    CREATE TABLE post (
+                        rowid INTEGER PRIMARY KEY,
+                        id BLOB NOT NULL UNIQUE,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        original_caption TEXT NOT NULL,
+                        caption TEXT NOT NULL,
+                        edited INTEGER NOT NULL DEFAULT 0,
+                        photo_sha256 BLOB NOT NULL,
+                        photo_bytes INTEGER NOT NULL,
+                        media_type INTEGER NOT NULL,
+                        width INTEGER NOT NULL,
+                        height INTEGER NOT NULL,
+                        lat_e7 INTEGER,
+                        lon_e7 INTEGER,
+                        deleted INTEGER NOT NULL DEFAULT 0,
+                        comment_count INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX post_feed ON post (created_at DESC, id DESC) WHERE deleted = 0;
+                    CREATE INDEX post_by_author ON post (author, created_at DESC, id DESC) WHERE deleted = 0;
+                    CREATE INDEX post_by_photo ON post (photo_sha256);
+                    -- A comment may arrive before its post; it is kept and shows when the post does.
+                    CREATE TABLE comment (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        post BLOB NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        text TEXT NOT NULL,
+                        deleted INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    CREATE INDEX comment_by_post ON comment (post, created_at, id);
+                    CREATE TABLE edit (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        post BLOB NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        caption TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX edit_by_post ON edit (post, author, seq DESC);
+                    -- One row per (deleted record, delete record). Applies only when the authors match.
+                    CREATE TABLE tombstone (
+                        target BLOB NOT NULL,
+                        delete_id BLOB NOT NULL,
+                        author BLOB NOT NULL,
+                        PRIMARY KEY (target, delete_id)
+                    ) WITHOUT ROWID;
+                    -- Case- and diacritic-folded captions of live posts; rowid = post.rowid.
+                    CREATE VIRTUAL TABLE post_search USING fts5(folded, tokenize = 'trigram');
+                    -- Photos whose complete bytes are on disk.
+                    CREATE TABLE asset (
+                        sha256 BLOB PRIMARY KEY NOT NULL,
+                        bytes INTEGER NOT NULL,
+                        stored_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    -- Posts this node follows (used by push, a later feature).
+                    CREATE TABLE follow (
+                        post BLOB PRIMARY KEY NOT NULL,
+                        followed_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    -- At most one notification per (kind, record): delivery by several paths notifies once.
+                    CREATE TABLE notification (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        kind TEXT NOT NULL,
+                        post BLOB NOT NULL,
+                        record BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        read_at INTEGER,
+                        while_offline INTEGER NOT NULL DEFAULT 0,
+                        UNIQUE (kind, record)
+                    );
+                    """)
+        }
+        return migrator
+    }
+}

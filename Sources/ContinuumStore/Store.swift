@@ -1,0 +1,141 @@
+import ContinuumCore
+import Foundation
+import GRDB
+import Logging
+
+/// The node's store: the record log, the views derived from it, search, and the photo files.
+///
+/// A `Sendable` value around a GRDB `DatabasePool` in WAL mode: reads run concurrently, writes are serialised
+/// by SQLite, and each intent-named write method is one transaction. Several processes may open the same
+/// store at once (the running node and a CLI command); SQLite's locking keeps them consistent.
+public struct ContinuumStore: Sendable {
+    let pool: DatabasePool
+    public let assets: AssetStore
+    let logger: Logger
+
+    /// Opens (creating if needed) the store in a data directory and runs pending migrations.
+    public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
+        try directory.create()
+        return try ContinuumStore(
+            databaseURL: directory.databaseURL, assets: AssetStore(root: directory.photosURL), logger: logger)
+    }
+
+    /// Opens (creating if needed) a store at explicit locations.
+    public init(databaseURL: URL, assets: AssetStore, logger: Logger) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "continuum"
+        configuration.prepareDatabase { db in
+            // A write is durable on disk before it is acknowledged, power loss included.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            db.add(function: Self.distanceFunction)
+        }
+        do {
+            pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            try Schema.migrator.migrate(pool)
+        } catch let error as DatabaseError {
+            throw StoreError(.database, "cannot open the store at \(databaseURL.path): \(error.message ?? "\(error)")")
+        }
+        self.assets = assets
+        self.logger = logger
+    }
+
+    /// `continuum_distance_km(lat_e7, lon_e7, latitude, longitude)`: haversine distance for the `--near` filter.
+    static let distanceFunction = DatabaseFunction("continuum_distance_km", argumentCount: 4, pure: true) { values in
+        guard let latE7 = Int64.fromDatabaseValue(values[0]), let lonE7 = Int64.fromDatabaseValue(values[1]),
+            let lat = Double.fromDatabaseValue(values[2]), let lon = Double.fromDatabaseValue(values[3])
+        else { return nil }
+        return Coordinate.distanceKm(
+            latitude1: Double(latE7) / 1e7, longitude1: Double(lonE7) / 1e7, latitude2: lat, longitude2: lon)
+    }
+
+    /// Closes the database connections.
+    public func close() throws { try pool.close() }
+
+    // MARK: - Writes
+
+    /// Stores verified records in one transaction and updates every derived view.
+    ///
+    /// Records already held are no-ops; forks and records that break ownership rules are refused and reported,
+    /// and do not abort the rest of the batch.
+    public func ingest(_ records: [VerifiedRecord]) async throws -> IngestReport {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            var report = IngestReport()
+            for record in records {
+                switch try Ingest.one(record, db: db, now: now) {
+                case .stored: report.stored.append(record.id)
+                case .duplicate: report.duplicates += 1
+                case .fork(let fork): report.forks.append(fork)
+                case .rejected(let error): report.rejected.append(.init(id: record.id, error: error))
+                }
+            }
+            return report
+        }
+    }
+
+    /// Signs a new record of this node's and stores it, in one transaction.
+    ///
+    /// The sequence number and `previous` come from the author's log inside the transaction, so two processes
+    /// appending at once cannot fork the log. Throws, storing nothing, if the record breaks a rule (such as an
+    /// edit of someone else's post).
+    public func append(_ body: RecordBody, createdAt: Timestamp = .now(), by identity: NodeIdentity) async throws
+        -> VerifiedRecord
+    {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            let head = try Row.fetchOne(
+                db, sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+                arguments: [identity.author.bytes])
+            let sequence = UInt64(head?["seq"] as Int64? ?? 0) + 1
+            let previous = head.map { RecordID(unchecked: $0["id"]) }
+            let content = RecordContent(
+                author: identity.author, sequence: sequence, previous: previous, createdAt: createdAt, body: body)
+            let record: VerifiedRecord
+            do {
+                record = try identity.sign(content)
+            } catch let error as ContinuumCore.RecordError {
+                throw StoreError.record(error)
+            }
+            switch try Ingest.one(record, db: db, now: now) {
+            case .stored: return record
+            case .rejected(let error): throw error
+            case .duplicate, .fork:
+                throw StoreError(.database, "the local log changed underneath this write; try again")
+            }
+        }
+    }
+
+    /// Stores a photo file's bytes (once) and records that it is available.
+    public func storePhoto(_ data: Data) async throws -> AssetHash {
+        let hash = try assets.store(data)
+        try await markPhotoAvailable(hash, bytes: Int64(data.count))
+        return hash
+    }
+
+    /// Records that a complete, verified photo is on disk.
+    public func markPhotoAvailable(_ hash: AssetHash, bytes: Int64) async throws {
+        let now = Timestamp.now().milliseconds
+        try await write { db in
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
+                arguments: [hash.bytes, bytes, now])
+        }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as DatabaseError {
+            throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
+        } catch let error as DatabaseError {
+            throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
+        }
+    }
+}

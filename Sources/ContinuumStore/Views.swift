@@ -1,0 +1,257 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// The photo of a post, as shown to a person.
+public struct PhotoSummary: Sendable, Hashable, Encodable {
+    public let sha256: AssetHash
+    public let bytes: UInt64
+    public let mediaType: MediaType
+    public let width: UInt32
+    public let height: UInt32
+    /// True when the complete photo is on this node's disk.
+    public let available: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case sha256, bytes, mediaType, width, height, available
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(sha256, forKey: .sha256)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(mediaType.mimeType, forKey: .mediaType)
+        try container.encode(width, forKey: .width)
+        try container.encode(height, forKey: .height)
+        try container.encode(available, forKey: .available)
+    }
+}
+
+/// A post as the feed, search and show present it: caption after edits, comment count after deletions.
+public struct PostSummary: Sendable, Hashable, Encodable {
+    public let id: PostID
+    public let author: AuthorID
+    /// The author's display name, from their latest Profile record, if any.
+    public let authorName: String?
+    public let caption: String
+    /// True when the caption comes from an Edit record.
+    public let edited: Bool
+    public let createdAt: Timestamp
+    public let commentCount: Int
+    public let location: Coordinate?
+    public let photo: PhotoSummary
+
+    enum CodingKeys: String, CodingKey {
+        case id, author, authorName, caption, edited, createdAt, commentCount, location, photo, comments
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try encode(to: encoder, comments: nil)
+    }
+
+    func encode(to encoder: any Encoder, comments: [CommentSummary]?) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(author, forKey: .author)
+        try container.encode(authorName, forKey: .authorName)
+        try container.encode(caption, forKey: .caption)
+        try container.encode(edited, forKey: .edited)
+        try container.encode(createdAt.rfc3339, forKey: .createdAt)
+        try container.encode(commentCount, forKey: .commentCount)
+        try container.encode(location, forKey: .location)
+        try container.encode(photo, forKey: .photo)
+        if let comments { try container.encode(comments, forKey: .comments) }
+    }
+
+    /// Columns: post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available.
+    init(row: Row) {
+        id = PostID(unchecked: row["id"])
+        author = AuthorID(unchecked: row["author"])
+        authorName = row["author_name"]
+        caption = row["caption"]
+        edited = row["edited"]
+        createdAt = Timestamp(milliseconds: row["created_at"])
+        commentCount = row["comment_count"]
+        if let lat: Int32 = row["lat_e7"], let lon: Int32 = row["lon_e7"] {
+            location = Coordinate(latitudeE7: lat, longitudeE7: lon)
+        } else {
+            location = nil
+        }
+        photo = PhotoSummary(
+            sha256: AssetHash(unchecked: row["photo_sha256"]),
+            bytes: UInt64(row["photo_bytes"] as Int64),
+            mediaType: MediaType(rawValue: row["media_type"]) ?? .jpeg,
+            width: UInt32(row["width"] as Int64),
+            height: UInt32(row["height"] as Int64),
+            available: row["available"])
+    }
+
+    static let selectSQL = """
+        SELECT post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available
+        FROM post
+        LEFT JOIN profile ON profile.author = post.author
+        LEFT JOIN asset ON asset.sha256 = post.photo_sha256
+        """
+}
+
+/// A comment as shown under its post.
+public struct CommentSummary: Sendable, Hashable, Encodable {
+    public let id: CommentID
+    public let post: PostID
+    public let author: AuthorID
+    public let authorName: String?
+    public let text: String
+    public let createdAt: Timestamp
+
+    enum CodingKeys: String, CodingKey {
+        case id, post, author, authorName, text, createdAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(post, forKey: .post)
+        try container.encode(author, forKey: .author)
+        try container.encode(authorName, forKey: .authorName)
+        try container.encode(text, forKey: .text)
+        try container.encode(createdAt.rfc3339, forKey: .createdAt)
+    }
+
+    init(row: Row) {
+        id = CommentID(unchecked: row["id"])
+        post = PostID(unchecked: row["post"])
+        author = AuthorID(unchecked: row["author"])
+        authorName = row["author_name"]
+        text = row["text"]
+        createdAt = Timestamp(milliseconds: row["created_at"])
+    }
+}
+
+/// A post with its live comments, oldest first. Encodes as the post's fields plus `comments`.
+public struct PostDetail: Sendable, Hashable, Encodable {
+    public let post: PostSummary
+    public let comments: [CommentSummary]
+
+    public func encode(to encoder: any Encoder) throws {
+        try post.encode(to: encoder, comments: comments)
+    }
+}
+
+/// One page of the feed. `nextCursor` is nil on the last page.
+public struct FeedPage: Sendable, Hashable, Encodable {
+    public let posts: [PostSummary]
+    public let nextCursor: String?
+}
+
+/// A position in the feed: just after the post with this created-at and id. Stable while new posts arrive.
+public struct FeedCursor: Sendable, Hashable {
+    public let createdAt: Timestamp
+    public let id: PostID
+
+    public init(createdAt: Timestamp, id: PostID) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    /// The opaque token: base64url of `v1:<milliseconds>:<post id hex>`.
+    public var token: String {
+        Data("v1:\(createdAt.milliseconds):\(id.hex)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Parses a token, or throws an error a person can act on.
+    public init(token: String) throws(StoreError) {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        let malformed = StoreError(
+            .invalidInput, "malformed cursor '\(token)': pass the nextCursor value from a previous page unchanged")
+        guard token.utf8.count <= 128, let data = Data(base64Encoded: base64),
+            let text = String(data: data, encoding: .utf8)
+        else { throw malformed }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "v1", let millis = Int64(parts[1]), let id = PostID(hex: parts[2]) else {
+            throw malformed
+        }
+        self.init(createdAt: Timestamp(milliseconds: millis), id: id)
+    }
+}
+
+/// What the feed shows. Every filter is optional; they combine with AND.
+public struct FeedQuery: Sendable, Hashable {
+    public var author: AuthorID?
+    public var since: Timestamp?
+    public var near: Coordinate?
+    public var radiusKm: Double?
+    public var limit: Int
+    public var cursor: FeedCursor?
+
+    public init(
+        author: AuthorID? = nil, since: Timestamp? = nil, near: Coordinate? = nil, radiusKm: Double? = nil,
+        limit: Int = 20, cursor: FeedCursor? = nil
+    ) {
+        self.author = author
+        self.since = since
+        self.near = near
+        self.radiusKm = radiusKm
+        self.limit = limit
+        self.cursor = cursor
+    }
+}
+
+/// A fork: two different records signed for one author and sequence number, or a broken `previous` link.
+public struct ForkSummary: Sendable, Hashable, Encodable {
+    public let author: AuthorID
+    public let sequence: UInt64
+    /// The record we refused.
+    public let refused: RecordID
+    /// The record we hold.
+    public let kept: RecordID
+    public let reason: String
+    public let detectedAt: Timestamp
+
+    enum CodingKeys: String, CodingKey {
+        case author, sequence, refused, kept, reason, detectedAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(author, forKey: .author)
+        try container.encode(sequence, forKey: .sequence)
+        try container.encode(refused, forKey: .refused)
+        try container.encode(kept, forKey: .kept)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(detectedAt.rfc3339, forKey: .detectedAt)
+    }
+}
+
+/// Counts of what the store holds.
+public struct StoreCounts: Sendable, Hashable, Encodable {
+    public let records: Int
+    public let authors: Int
+    public let posts: Int
+    public let comments: Int
+    public let photos: Int
+    public let photoBytes: Int64
+    public let forks: Int
+}
+
+/// What happened to each record of an ingested batch.
+public struct IngestReport: Sendable, Hashable {
+    /// Newly stored, in the order given.
+    public var stored: [RecordID] = []
+    /// Already held: nothing changed.
+    public var duplicates = 0
+    /// Refused as forks and kept as evidence.
+    public var forks: [ForkSummary] = []
+    /// Refused for another reason (such as an edit of someone else's post), with the reason.
+    public var rejected: [Rejection] = []
+
+    /// A refused record and why.
+    public struct Rejection: Sendable, Hashable {
+        public let id: RecordID
+        public let error: StoreError
+    }
+
+    public init() {}
+}

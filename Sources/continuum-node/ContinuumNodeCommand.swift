@@ -1,0 +1,20 @@
+import ArgumentParser
+import Logging
+
+/// `continuum-node`: a peer-to-peer photo-sharing node for the local network.
+@main
+struct ContinuumNodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "continuum-node",
+        abstract: "A peer-to-peer photo-sharing node for the local network.",
+        discussion: """
+            Every node keeps its own copy of the posts, comments and photos in SQLite and works offline.
+            The data directory is --data, else $CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node,
+            else ~/.local/share/continuum-node.
+            """,
+        subcommands: [
+            InitCommand.self, StatusCommand.self, PostCommand.self, CommentCommand.self, FeedCommand.self,
+            SearchCommand.self, ShowCommand.self, EditCommand.self, DeleteCommand.self, ExportCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import Foundation
+
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Create this node's identity (if needed) and set its display name.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: "The display name peers see (1 to 64 bytes of UTF-8, one line).")
+    var name: String?
+
+    func validate() throws {
+        if let name, TextRules.isBlank(name) { throw ValidationError("--name is blank; give a display name") }
+    }
+
+    struct Result: Encodable {
+        let id: AuthorID
+        let name: String?
+        let created: Bool
+        let dataDirectory: String
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let (identity, created) = try IdentityFile.loadOrCreate(at: context.directory.identityURL)
+        var current = try await context.store.displayName(of: identity.author)
+        if let name, name != current {
+            _ = try await context.store.append(.profile(name: name), by: identity)
+            current = name
+        }
+        let result = Result(id: identity.author, name: current, created: created, dataDirectory: context.directory.path)
+        if output.json { return try Output.json(result) }
+        print(created ? "Created a new identity." : "Identity already exists.")
+        print("node id: \(identity.author.hex)")
+        print("name:    \(current ?? "(none; set one with --name)")")
+        print("data:    \(context.directory.path)")
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show this node's identity, what it holds, and any forks detected.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Result: Encodable {
+        struct Node: Encodable {
+            let id: AuthorID
+            let name: String?
+        }
+        let node: Node
+        let dataDirectory: String
+        let store: StoreCounts
+        let forks: [ForkSummary]
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let result = Result(
+            node: .init(id: identity.author, name: try await context.store.displayName(of: identity.author)),
+            dataDirectory: context.directory.path,
+            store: try await context.store.counts(),
+            forks: try await context.store.forks())
+        if output.json { return try Output.json(result) }
+        let counts = result.store
+        print("node id:  \(identity.author.hex)")
+        print("name:     \(result.node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
+        print("data:     \(result.dataDirectory)")
+        print("holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors")
+        print("photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))")
+        if result.forks.isEmpty {
+            print("forks:    none")
+        } else {
+            print("forks:    \(result.forks.count) detected (refused records kept as evidence)")
+            for fork in result.forks {
+                print("  author \(fork.author.short) seq \(fork.sequence): refused \(fork.refused.short), kept \(fork.kept.short): \(fork.reason)")
+            }
+        }
+    }
+}

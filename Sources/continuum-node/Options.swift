@@ -1,0 +1,103 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import Foundation
+import Logging
+
+/// Options every command takes.
+struct DataOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The data directory.", valueName: "DIR"))
+    var data: String?
+
+    @Option(name: .long, help: "Log level on stderr: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .warning
+
+    /// Opens the data directory and the store. Only the executable sets up logging, here.
+    func open() throws -> CommandContext {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let directory = DataDirectory.resolve(explicit: data, environment: ProcessInfo.processInfo.environment)
+        let logger = Logger(label: "continuum")
+        return CommandContext(directory: directory, store: try ContinuumStore.open(directory, logger: logger))
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Options of commands that can print JSON.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON (fields are documented in Docs/CLI.md).")
+    var json = false
+}
+
+/// What a command works on: the data directory and its store.
+struct CommandContext {
+    let directory: DataDirectory
+    let store: ContinuumStore
+
+    /// The node's identity, created on first use.
+    func identity() throws -> NodeIdentity {
+        try IdentityFile.loadOrCreate(at: directory.identityURL).0
+    }
+}
+
+/// Printing for people and for programs.
+enum Output {
+    static func json(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    static func author(_ id: AuthorID, _ name: String?) -> String {
+        name.map { "\($0) (\(id.short))" } ?? id.short
+    }
+
+    static func post(_ post: PostSummary) -> String {
+        let comments = post.commentCount == 1 ? "1 comment" : "\(post.commentCount) comments"
+        var lines = [
+            "\(post.id.short)  \(post.createdAt.rfc3339)  \(author(post.author, post.authorName))  \(comments)"
+        ]
+        lines += post.caption.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+        if !post.photo.available { lines.append("    (photo not here yet)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Parsing of the value types commands take.
+enum Parse {
+    /// `LAT,LON` in decimal degrees.
+    static func coordinate(_ text: String, option: String) throws -> Coordinate {
+        let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
+            let coordinate = Coordinate(latitude: lat, longitude: lon)
+        else {
+            throw ValidationError(
+                "\(option) '\(text)' is not LAT,LON in decimal degrees (latitude -90...90, longitude -180...180)")
+        }
+        return coordinate
+    }
+
+    /// `5d`, `12h`, `2w`, `30m` ago, or a date `2024-07-14`, or an RFC 3339 time.
+    static func since(_ text: String, now: Date = Date()) throws -> Timestamp {
+        let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        if let unit = text.last, let seconds = units[unit], let count = Double(text.dropLast()), count >= 0 {
+            return Timestamp(now.addingTimeInterval(-count * seconds))
+        }
+        let dateOnly = DateFormatter()
+        dateOnly.locale = Locale(identifier: "en_US_POSIX")
+        dateOnly.timeZone = TimeZone(identifier: "UTC")
+        dateOnly.dateFormat = "yyyy-MM-dd"
+        if let date = dateOnly.date(from: text) { return Timestamp(date) }
+        let full = ISO8601DateFormatter()
+        if let date = full.date(from: text) { return Timestamp(date) }
+        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = full.date(from: text) { return Timestamp(date) }
+        throw ValidationError(
+            "--since '\(text)' is not a duration (30m, 12h, 5d, 2w) or a date (2024-07-14 or 2024-07-14T16:20:00Z)")
+    }
+}

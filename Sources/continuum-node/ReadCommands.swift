@@ -1,0 +1,175 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import Foundation
+
+struct FeedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feed", abstract: "List posts, newest first, a page at a time.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Flag(help: "Only your own posts.")
+    var mine = false
+
+    @Option(help: ArgumentHelp("Only posts by this author (id or unique prefix).", valueName: "ID"))
+    var author: String?
+
+    @Option(help: ArgumentHelp("Only posts since then: 30m, 12h, 5d, 2w, or a date.", valueName: "5d|DATE"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("Only posts taken near here.", valueName: "LAT,LON"))
+    var near: String?
+
+    @Option(name: .customLong("radius-km"), help: "Radius for --near, in kilometres (default 10).")
+    var radiusKm: Double?
+
+    @Option(help: "Posts per page, 1 to 500.")
+    var limit = 20
+
+    @Option(help: "Continue after a previous page: its nextCursor.")
+    var cursor: String?
+
+    func validate() throws {
+        guard (1...500).contains(limit) else { throw ValidationError("--limit must be 1 to 500") }
+        if mine && author != nil { throw ValidationError("--mine and --author cannot be used together") }
+        if radiusKm != nil && near == nil { throw ValidationError("--radius-km needs --near LAT,LON") }
+        if let radiusKm, !(radiusKm > 0 && radiusKm <= 20_040) {
+            throw ValidationError("--radius-km must be more than 0 and at most 20040 (half the Earth)")
+        }
+        if let near { _ = try Parse.coordinate(near, option: "--near") }
+        if let since { _ = try Parse.since(since) }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        var query = FeedQuery(limit: limit)
+        if mine { query.author = try context.identity().author }
+        if let author { query.author = try await context.store.resolveAuthor(author) }
+        if let since { query.since = try Parse.since(since) }
+        if let near {
+            query.near = try Parse.coordinate(near, option: "--near")
+            query.radiusKm = radiusKm ?? 10
+        }
+        if let cursor { query.cursor = try FeedCursor(token: cursor) }
+        let page = try await context.store.feed(query)
+        if output.json { return try Output.json(page) }
+        if page.posts.isEmpty { print(cursor == nil ? "No posts yet." : "No more posts.") }
+        print(page.posts.map(Output.post).joined(separator: "\n\n"))
+        if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
+    }
+}
+
+struct SearchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search", abstract: "Find posts whose caption contains a term, ignoring case and accents.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: "What to look for: \"water\" finds \"Waterfall\", \"cafe\" finds \"Café\".")
+    var term: String
+
+    @Option(help: "At most this many posts, 1 to 500.")
+    var limit = 50
+
+    func validate() throws {
+        if TextRules.isBlank(term) { throw ValidationError("the search term is blank") }
+        guard (1...500).contains(limit) else { throw ValidationError("--limit must be 1 to 500") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let posts = try await context.store.search(term, limit: limit)
+        if output.json { return try Output.json(["posts": posts]) }
+        if posts.isEmpty { print("No posts match '\(term)'.") }
+        print(posts.map(Output.post).joined(separator: "\n\n"))
+    }
+}
+
+struct ShowCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Show a post and its comments, oldest first.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The post's id, or a unique prefix of it.", valueName: "POST"))
+    var post: String
+
+    func run() async throws {
+        let context = try options.open()
+        let id = try await context.store.resolvePost(post)
+        guard let detail = try await context.store.post(id) else { throw CLIError("post \(post) was deleted") }
+        if output.json { return try Output.json(detail) }
+        let summary = detail.post
+        print("post     \(summary.id.hex)")
+        print("author   \(Output.author(summary.author, summary.authorName))")
+        print("created  \(summary.createdAt.rfc3339)")
+        let photo = summary.photo
+        print(
+            "photo    \(photo.mediaType.mimeType) \(photo.width)x\(photo.height), \(photo.bytes) bytes, "
+                + "sha256 \(photo.sha256.hex)\(photo.available ? "" : " (not here yet)")")
+        if let location = summary.location { print("location \(location.latitude),\(location.longitude)") }
+        print("caption\(summary.edited ? " (edited)" : "")")
+        for line in summary.caption.split(separator: "\n", omittingEmptySubsequences: false) { print("    \(line)") }
+        print("\(detail.comments.count) comment\(detail.comments.count == 1 ? "" : "s")")
+        for comment in detail.comments {
+            print("  \(comment.id.short)  \(comment.createdAt.rfc3339)  \(Output.author(comment.author, comment.authorName))")
+            for line in comment.text.split(separator: "\n", omittingEmptySubsequences: false) { print("      \(line)") }
+        }
+    }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Write a post's photo (same bytes) and its caption to a folder: the share sheet.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The post's id, or a unique prefix of it.", valueName: "POST"))
+    var post: String
+
+    @Option(help: ArgumentHelp("The folder to write to; created if missing.", valueName: "DIR"))
+    var to: String
+
+    struct Result: Encodable {
+        let post: PostID
+        let photo: String
+        let caption: String
+        let sha256: AssetHash
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let id = try await context.store.resolvePost(post)
+        guard let summary = try await context.store.post(id)?.post else { throw CLIError("post \(post) was deleted") }
+        guard summary.photo.available else {
+            throw CLIError("the photo of post \(id.short) is not on this node yet; sync with a peer that has it")
+        }
+        let folder = URL(fileURLWithPath: to)
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CLIError("cannot create \(to): \(error.localizedDescription)")
+        }
+        let photoURL = folder.appendingPathComponent("\(id.short).\(summary.photo.mediaType.fileExtension)")
+        let captionURL = folder.appendingPathComponent("\(id.short).txt")
+        for url in [photoURL, captionURL] where FileManager.default.fileExists(atPath: url.path) {
+            throw CLIError("\(url.path) already exists; nothing was written (choose another --to)")
+        }
+        try context.store.assets.export(summary.photo.sha256, to: photoURL)
+        do {
+            try Data((summary.caption + "\n").utf8).write(to: captionURL, options: .withoutOverwriting)
+        } catch {
+            try? FileManager.default.removeItem(at: photoURL)
+            throw CLIError("cannot write \(captionURL.path): \(error.localizedDescription)")
+        }
+        let result = Result(post: id, photo: photoURL.path, caption: captionURL.path, sha256: summary.photo.sha256)
+        if output.json { return try Output.json(result) }
+        print(photoURL.path)
+        print(captionURL.path)
+    }
+}

@@ -1,0 +1,198 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import Foundation
+
+struct PostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "post", abstract: "Share a photo with a caption. Prints the new post's id.",
+        discussion: "JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The photo file.", valueName: "IMAGE"))
+    var image: String
+
+    @Option(help: "The caption (required; up to 2048 bytes of UTF-8).")
+    var caption: String?
+
+    @Option(help: ArgumentHelp("Where the photo was taken, in decimal degrees.", valueName: "LAT,LON"))
+    var location: String?
+
+    func validate() throws {
+        guard let caption, !TextRules.isBlank(caption) else {
+            throw ValidationError("a caption is required and must not be blank: --caption TEXT")
+        }
+        if let location { _ = try Parse.coordinate(location, option: "--location") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let url = URL(fileURLWithPath: image)
+        let data: Data
+        do {
+            data = try Data(contentsOf: url, options: .alwaysMapped)
+        } catch {
+            throw CLIError("cannot read \(image): \(Self.reason(error))")
+        }
+        let info: ImageInfo
+        do {
+            info = try ImageProbe.inspect(data)
+        } catch {
+            throw CLIError("\(image): \(error)")
+        }
+        let body = RecordBody.post(
+            caption: caption ?? "",
+            photo: PhotoReference(
+                sha256: AssetHash.of(data), byteCount: UInt64(data.count), mediaType: info.mediaType,
+                width: info.width, height: info.height),
+            location: try location.map { try Parse.coordinate($0, option: "--location") })
+        // Check the record before touching the disk, so a refused post stores nothing at all.
+        try CLIError.check(body)
+        _ = try await context.store.storePhoto(data)
+        let record = try await context.store.append(body, by: identity)
+        let id = PostID(record.id)
+        if output.json {
+            return try Output.json(try await context.store.post(id))
+        }
+        print(id.hex)
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError {
+            return String(cString: strerror(Int32(posix.code)))
+        }
+        return (error as NSError).localizedDescription
+    }
+}
+
+struct CommentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "comment", abstract: "Comment on a post. Prints the new comment's id.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The post's id, or a unique prefix of it.", valueName: "POST"))
+    var post: String
+
+    @Argument(help: "The comment (up to 4096 bytes of UTF-8).")
+    var text: String
+
+    func validate() throws {
+        if TextRules.isBlank(text) { throw ValidationError("the comment is blank; write something") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let postID = try await context.store.resolvePost(post)
+        let body = RecordBody.comment(post: postID, text: text)
+        try CLIError.check(body)
+        let record = try await context.store.append(body, by: identity)
+        if output.json {
+            return try Output.json(["id": record.id.hex, "post": postID.hex])
+        }
+        print(record.id.hex)
+    }
+}
+
+struct EditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change the caption of one of your own posts.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The post's id, or a unique prefix of it.", valueName: "POST"))
+    var post: String
+
+    @Option(help: "The new caption.")
+    var caption: String
+
+    func validate() throws {
+        if TextRules.isBlank(caption) { throw ValidationError("the new caption is blank") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        guard case .post(let postID, let author) = try await context.store.resolveTarget(post) else {
+            throw CLIError("\(post) is a comment; only posts have captions")
+        }
+        try await CLIError.requireOwner(author, of: "post \(postID.short)", identity: identity, store: context.store)
+        let body = RecordBody.edit(post: postID, caption: caption)
+        try CLIError.check(body)
+        let record = try await context.store.append(body, by: identity)
+        if output.json { return try Output.json(try await context.store.post(postID)) }
+        print(record.id.hex)
+    }
+}
+
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete some of your own posts or comments.",
+        discussion: "Nothing is deleted unless every id names a post or comment of yours.")
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("Post or comment ids, or unique prefixes.", valueName: "ID"))
+    var ids: [String]
+
+    func validate() throws {
+        if ids.isEmpty { throw ValidationError("name at least one post or comment to delete") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        var targets = Set<RecordID>()
+        for text in ids {
+            let target = try await context.store.resolveTarget(text)
+            let noun = if case .post = target { "post" } else { "comment" }
+            try await CLIError.requireOwner(
+                target.author, of: "\(noun) \(target.record.short)", identity: identity, store: context.store)
+            targets.insert(target.record)
+        }
+        let sorted = targets.sorted()
+        var records: [RecordID] = []
+        for start in stride(from: 0, to: sorted.count, by: Limits.deleteTargets) {
+            let chunk = Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)])
+            records.append(try await context.store.append(.delete(targets: chunk), by: identity).id)
+        }
+        if output.json {
+            return try Output.json(["deleted": sorted.map(\.hex), "records": records.map(\.hex)])
+        }
+        for target in sorted { print("deleted \(target.hex)") }
+    }
+}
+
+/// An error for a person: one line, no usage text.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+
+    /// Checks the fields a new record would have, before anything is stored.
+    static func check(_ body: RecordBody) throws {
+        let probe = RecordContent(
+            author: AuthorID(unchecked: Data(count: 32)), sequence: 1, previous: nil, createdAt: .now(), body: body)
+        do {
+            try RecordFormat.validate(probe)
+        } catch {
+            throw CLIError(error.description)
+        }
+    }
+
+    /// Refuses to act on another author's record.
+    static func requireOwner(_ author: AuthorID, of what: String, identity: NodeIdentity, store: ContinuumStore)
+        async throws
+    {
+        guard author != identity.author else { return }
+        let owner = Output.author(author, try await store.displayName(of: author))
+        throw CLIError("\(what) belongs to \(owner); only its author can change or delete it")
+    }
+}
+
