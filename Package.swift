@@ -39,6 +39,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Reproducible signed test data, shared by the tests and the benchmark.
+        .target(name: "ContinuumTestSupport", dependencies: ["ContinuumCore"], swiftSettings: strict),
         .executableTarget(
             name: "continuum-node",
             dependencies: [
@@ -54,21 +56,26 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumStore",
+                "ContinuumTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ContinuumCoreTests", dependencies: ["ContinuumCore"], swiftSettings: strict),
+        .testTarget(
+            name: "ContinuumCoreTests",
+            dependencies: ["ContinuumCore", "ContinuumTestSupport"],
+            resources: [.copy("Resources")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ContinuumStoreTests",
-            dependencies: ["ContinuumStore", "ContinuumCore"],
+            dependencies: ["ContinuumStore", "ContinuumCore", "ContinuumTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["ContinuumCore"],
-            resources: [.copy("Fixtures")],
+            dependencies: ["ContinuumCore", "ContinuumStore"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A 32-byte identifier: a public key or a SHA-256 digest.
@@ -152,8 +153,6 @@ public struct IDPrefix: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { digits }
 }
-
-import Crypto
 
 extension AssetHash {
     /// The SHA-256 of the bytes.

@@ -60,8 +60,14 @@ public enum ImageProbe {
         while i + 4 <= b.count {
             guard b[i] == 0xFF else { throw .corrupt(.jpeg, "bad marker at byte \(i)") }
             let marker = b[i + 1]
-            if marker == 0xFF { i += 1; continue }  // fill byte
-            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { i += 2; continue }
+            if marker == 0xFF {
+                i += 1
+                continue
+            }  // fill byte
+            if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) {
+                i += 2
+                continue
+            }
             let length = Int(be16(b, i + 2))
             guard length >= 2, i + 2 + length <= b.count else { throw .corrupt(.jpeg, "segment runs past the end") }
             let isFrame = (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC
@@ -173,7 +179,11 @@ public enum ImageProbe {
         return try sized(.heic, width, height)
     }
 
-    private static func sized(_ type: MediaType, _ width: UInt32, _ height: UInt32) throws(ImageProbeError)
+    private static func sized(
+        _ type: MediaType,
+        _ width: UInt32,
+        _ height: UInt32
+    ) throws(ImageProbeError)
         -> ImageInfo
     {
         guard (1...Limits.photoDimension).contains(width), (1...Limits.photoDimension).contains(height) else {

@@ -157,21 +157,31 @@ public struct Coordinate: Sendable, Hashable, Codable {
     var isInRange: Bool { abs(Int64(latitudeE7)) <= 900_000_000 && abs(Int64(longitudeE7)) <= 1_800_000_000 }
 
     /// Great-circle distance in kilometres (haversine, mean Earth radius 6371.0088 km).
-    public static func distanceKm(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double)
+    public static func distanceKm(
+        latitude1: Double,
+        longitude1: Double,
+        latitude2: Double,
+        longitude2: Double
+    )
         -> Double
     {
         let radians = Double.pi / 180
         let dLat = (latitude2 - latitude1) * radians
         let dLon = (longitude2 - longitude1) * radians
-        let a = sin(dLat / 2) * sin(dLat / 2)
+        let a =
+            sin(dLat / 2) * sin(dLat / 2)
             + cos(latitude1 * radians) * cos(latitude2 * radians) * sin(dLon / 2) * sin(dLon / 2)
         return 2 * 6371.0088 * asin(min(1, a.squareRoot()))
     }
 
     /// Distance to another coordinate in kilometres.
     public func distanceKm(to other: Coordinate) -> Double {
-        Self.distanceKm(latitude1: latitude, longitude1: longitude, latitude2: other.latitude,
-                        longitude2: other.longitude)
+        Self.distanceKm(
+            latitude1: latitude,
+            longitude1: longitude,
+            latitude2: other.latitude,
+            longitude2: other.longitude
+        )
     }
 
     enum CodingKeys: String, CodingKey {
@@ -184,7 +194,10 @@ public struct Coordinate: Sendable, Hashable, Codable {
         let lon = try container.decode(Double.self, forKey: .longitude)
         guard let value = Coordinate(latitude: lat, longitude: lon) else {
             throw DecodingError.dataCorruptedError(
-                forKey: .latitude, in: container, debugDescription: "coordinate out of range")
+                forKey: .latitude,
+                in: container,
+                debugDescription: "coordinate out of range"
+            )
         }
         self = value
     }
@@ -367,9 +380,15 @@ public enum RecordFormat {
             }
             body = .post(
                 caption: caption,
-                photo: PhotoReference(sha256: hash, byteCount: byteCount, mediaType: mediaType, width: width,
-                                      height: height),
-                location: location)
+                photo: PhotoReference(
+                    sha256: hash,
+                    byteCount: byteCount,
+                    mediaType: mediaType,
+                    width: width,
+                    height: height
+                ),
+                location: location
+            )
         case .comment:
             let post = PostID(unchecked: try reader.raw(32, "post"))
             body = .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
@@ -389,10 +408,16 @@ public enum RecordFormat {
         let signedLength = reader.offset
         guard reader.remaining == signatureBytes else {
             throw .malformed(
-                reader.remaining < signatureBytes ? "truncated at signature" : "\(reader.remaining - 64) trailing bytes")
+                reader.remaining < signatureBytes ? "truncated at signature" : "\(reader.remaining - 64) trailing bytes"
+            )
         }
         let content = RecordContent(
-            author: author, sequence: sequence, previous: previous, createdAt: createdAt, body: body)
+            author: author,
+            sequence: sequence,
+            previous: previous,
+            createdAt: createdAt,
+            body: body
+        )
         try validate(content)
         return (content, signedLength)
     }
@@ -416,7 +441,9 @@ public enum RecordFormat {
             }
             guard (1...Limits.photoDimension).contains(photo.width), (1...Limits.photoDimension).contains(photo.height)
             else {
-                throw .outOfRange("photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)")
+                throw .outOfRange(
+                    "photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)"
+                )
             }
             if let location, !location.isInRange {
                 throw .outOfRange("location \(location.latitudeE7),\(location.longitudeE7) is not on Earth")
@@ -499,7 +526,8 @@ public struct SignedRecord: Sendable, Hashable {
         let valid = bytes.withUnsafeBufferPointer { buffer in
             key.isValidSignature(
                 UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[signedLength...]),
-                for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<signedLength]))
+                for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<signedLength])
+            )
         }
         guard valid else { throw .badSignature }
         return VerifiedRecord(self)
@@ -541,6 +569,7 @@ public struct NodeIdentity: Sendable {
         let unsigned = try RecordFormat.encode(content)
         guard let signature = try? privateKey.signature(for: unsigned) else { throw .badSignature }
         return VerifiedRecord(
-            SignedRecord(content: content, bytes: unsigned + Array(signature), signedLength: unsigned.count))
+            SignedRecord(content: content, bytes: unsigned + Array(signature), signedLength: unsigned.count)
+        )
     }
 }

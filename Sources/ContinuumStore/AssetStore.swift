@@ -2,9 +2,9 @@ import ContinuumCore
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Photos as content-addressed files: `photos/ab/abcdef…` holds the bytes whose SHA-256 is `abcdef…`.

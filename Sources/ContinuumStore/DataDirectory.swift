@@ -34,7 +34,10 @@ public struct DataDirectory: Sendable, Hashable {
     public func create() throws(StoreError) {
         do {
             try FileManager.default.createDirectory(
-                at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                at: url,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
         } catch {
             throw StoreError(.io, "cannot create data directory \(path): \(error.localizedDescription)")
         }

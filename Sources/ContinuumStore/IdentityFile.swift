@@ -2,9 +2,9 @@ import ContinuumCore
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Reads and creates the identity key file.
@@ -35,7 +35,8 @@ public enum IdentityFile {
             throw StoreError(
                 .identity,
                 "identity key \(path) is accessible by other users (mode \(String(mode, radix: 8))); "
-                    + "fix it with: chmod 600 '\(path)'")
+                    + "fix it with: chmod 600 '\(path)'"
+            )
         }
         let text: String
         do {
@@ -59,7 +60,8 @@ public enum IdentityFile {
         StoreError(
             .identity,
             "identity key \(path) is corrupt (\(why)); restore it from a backup, or move it aside and run "
-                + "'continuum-node init' to make a new identity (new records will then come from a new author)")
+                + "'continuum-node init' to make a new identity (new records will then come from a new author)"
+        )
     }
 
     /// Writes the identity atomically: a temp file with mode 0600, fsync, rename, fsync of the directory.

@@ -27,26 +27,29 @@ enum Ingest {
 
         // Forks: another record at this position, or a broken link to a neighbour.
         if let held = try Data.fetchOne(
-                try db.cachedStatement(sql: "SELECT id FROM record WHERE author = ? AND seq = ?"),
-            arguments: [author, seq])
-        {
+            try db.cachedStatement(sql: "SELECT id FROM record WHERE author = ? AND seq = ?"),
+            arguments: [author, seq]
+        ) {
             return .fork(try fork(record, conflictsWith: held, "a different record is held at this sequence", db, now))
         }
         if let previous = content.previous,
             let held = try Data.fetchOne(
                 try db.cachedStatement(sql: "SELECT id FROM record WHERE author = ? AND seq = ?"),
-                arguments: [author, seq - 1]),
+                arguments: [author, seq - 1]
+            ),
             held != previous.bytes
         {
             return .fork(try fork(record, conflictsWith: held, "previous does not match the held record", db, now))
         }
         if let next = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT id, previous FROM record WHERE author = ? AND seq = ?"),
-            arguments: [author, seq + 1]),
+            try db.cachedStatement(sql: "SELECT id, previous FROM record WHERE author = ? AND seq = ?"),
+            arguments: [author, seq + 1]
+        ),
             (next["previous"] as Data?) != id
         {
             return .fork(
-                try fork(record, conflictsWith: next["id"], "the held next record does not link to this one", db, now))
+                try fork(record, conflictsWith: next["id"], "the held next record does not link to this one", db, now)
+            )
         }
 
         if let error = try ownershipError(content, record.id, db) { return .rejected(error) }
@@ -69,8 +72,7 @@ enum Ingest {
 
     /// Edits and deletes may only target the author's own posts and comments. When the target is not here yet,
     /// the record is kept; the views apply it only if the target turns out to be the same author's.
-    private static func ownershipError(_ content: RecordContent, _ id: RecordID, _ db: Database) throws -> StoreError?
-    {
+    private static func ownershipError(_ content: RecordContent, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind)? {
             try Row.fetchOne(
                 try db.cachedStatement(sql: "SELECT author, kind FROM record WHERE id = ?"),
@@ -84,16 +86,24 @@ enum Ingest {
                 return .record(.malformed("an edit must target a post; \(post.short) is a \(held.kind.name)"))
             }
             if held.author != content.author.bytes {
-                return StoreError(.notOwner, ContinuumCore.RecordError.notOwner(kind: .edit, target: post.record).description)
+                return StoreError(
+                    .notOwner,
+                    ContinuumCore.RecordError.notOwner(kind: .edit, target: post.record).description
+                )
             }
         case .delete(let targets):
             for item in targets {
                 guard let held = try target(item) else { continue }
                 if held.kind != .post && held.kind != .comment {
-                    return .record(.malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)"))
+                    return .record(
+                        .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
+                    )
                 }
                 if held.author != content.author.bytes {
-                    return StoreError(.notOwner, ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description)
+                    return StoreError(
+                        .notOwner,
+                        ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description
+                    )
                 }
             }
         case .comment(let post, _):
@@ -106,9 +116,13 @@ enum Ingest {
         return nil
     }
 
-    private static func fork(_ record: SignedRecord, conflictsWith held: Data, _ reason: String, _ db: Database,
-                             _ now: Int64) throws -> ForkSummary
-    {
+    private static func fork(
+        _ record: SignedRecord,
+        conflictsWith held: Data,
+        _ reason: String,
+        _ db: Database,
+        _ now: Int64
+    ) throws -> ForkSummary {
         try db.execute(
             sql: """
                 INSERT OR IGNORE INTO fork (id, author, seq, conflicts_with, reason, bytes, detected_at)
@@ -116,17 +130,24 @@ enum Ingest {
                 """,
             arguments: [
                 record.id.bytes, record.author.bytes, Int64(record.sequence), held, reason, Data(record.bytes), now,
-            ])
+            ]
+        )
         return ForkSummary(
-            author: record.author, sequence: record.sequence, refused: record.id, kept: RecordID(unchecked: held),
-            reason: reason, detectedAt: Timestamp(milliseconds: now))
+            author: record.author,
+            sequence: record.sequence,
+            refused: record.id,
+            kept: RecordID(unchecked: held),
+            reason: reason,
+            detectedAt: Timestamp(milliseconds: now)
+        )
     }
 
     /// Keeps `log_head` current: the contiguous prefix only grows when the missing next record arrives.
     private static func advanceHead(author: Data, seq: Int64, _ db: Database) throws {
         let head = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT contiguous, max_seq FROM log_head WHERE author = ?"),
-            arguments: [author])
+            try db.cachedStatement(sql: "SELECT contiguous, max_seq FROM log_head WHERE author = ?"),
+            arguments: [author]
+        )
         var contiguous: Int64 = head?["contiguous"] ?? 0
         let maxSeq = max(head?["max_seq"] ?? 0, seq)
         if seq == contiguous + 1 {
@@ -190,14 +211,17 @@ enum Ingest {
 
         case .delete(let targets):
             for target in targets {
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)")
-                    .execute(arguments: [target.bytes, id.bytes, author])
+                try db.cachedStatement(
+                    sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)"
+                )
+                .execute(arguments: [target.bytes, id.bytes, author])
                 try refreshPost(target.bytes, db)
                 if let post = try Data.fetchOne(
-                try db.cachedStatement(
-                        sql: "UPDATE comment SET deleted = 1 WHERE id = ? AND author = ? RETURNING post"),
-                    arguments: [target.bytes, author])
-                {
+                    try db.cachedStatement(
+                        sql: "UPDATE comment SET deleted = 1 WHERE id = ? AND author = ? RETURNING post"
+                    ),
+                    arguments: [target.bytes, author]
+                ) {
                     try refreshCommentCount(post, db)
                 }
             }
@@ -209,14 +233,17 @@ enum Ingest {
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(sql: "SELECT rowid, author, original_caption FROM post WHERE id = ?"),
-                arguments: [post])
+                arguments: [post]
+            )
         else { return }
         let rowid: Int64 = row["rowid"]
         let author: Data = row["author"]
         let edit = try String.fetchOne(
-                try db.cachedStatement(
-                sql: "SELECT caption FROM edit WHERE post = ? AND author = ? ORDER BY seq DESC LIMIT 1"),
-            arguments: [post, author])
+            try db.cachedStatement(
+                sql: "SELECT caption FROM edit WHERE post = ? AND author = ? ORDER BY seq DESC LIMIT 1"
+            ),
+            arguments: [post, author]
+        )
         let caption = edit ?? row["original_caption"]
         let deleted = try exists(db, "SELECT 1 FROM tombstone WHERE target = ? AND author = ?", [post, author])
         try db.cachedStatement(

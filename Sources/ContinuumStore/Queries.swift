@@ -21,7 +21,8 @@ extension ContinuumStore {
             }
             if let near = query.near {
                 conditions.append(
-                    "post.lat_e7 IS NOT NULL AND continuum_distance_km(post.lat_e7, post.lon_e7, ?, ?) <= ?")
+                    "post.lat_e7 IS NOT NULL AND continuum_distance_km(post.lat_e7, post.lon_e7, ?, ?) <= ?"
+                )
                 arguments += [near.latitude, near.longitude, query.radiusKm ?? 10]
             }
             if let cursor = query.cursor {
@@ -36,7 +37,8 @@ extension ContinuumStore {
                 """
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
             let posts = rows.prefix(limit).map(PostSummary.init(row:))
-            let next = rows.count > limit ? posts.last.map { FeedCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
+            let next =
+                rows.count > limit ? posts.last.map { FeedCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
             return FeedPage(posts: posts, nextCursor: next)
         }
     }
@@ -78,7 +80,10 @@ extension ContinuumStore {
         try await read { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "\(PostSummary.selectSQL) WHERE post.id = ? AND post.deleted = 0", arguments: [id.bytes])
+                    db,
+                    sql: "\(PostSummary.selectSQL) WHERE post.id = ? AND post.deleted = 0",
+                    arguments: [id.bytes]
+                )
             else { return nil }
             let comments = try Row.fetchAll(
                 db,
@@ -88,7 +93,8 @@ extension ContinuumStore {
                     WHERE comment.post = ? AND comment.deleted = 0
                     ORDER BY comment.created_at, comment.id
                     """,
-                arguments: [id.bytes])
+                arguments: [id.bytes]
+            )
             return PostDetail(post: PostSummary(row: row), comments: comments.map(CommentSummary.init(row:)))
         }
     }
@@ -137,12 +143,16 @@ extension ContinuumStore {
             let range: StatementArguments = [prefix.lowerBound, prefix.upperBound]
             if posts {
                 for row in try Row.fetchAll(
-                    db, sql: "SELECT id, author, deleted FROM post WHERE id BETWEEN ? AND ? LIMIT 11",
-                    arguments: range)
-                {
+                    db,
+                    sql: "SELECT id, author, deleted FROM post WHERE id BETWEEN ? AND ? LIMIT 11",
+                    arguments: range
+                ) {
                     candidates.append(
-                        (.post(PostID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
-                         row["deleted"]))
+                        (
+                            .post(PostID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
+                            row["deleted"]
+                        )
+                    )
                 }
             }
             if comments {
@@ -153,11 +163,14 @@ extension ContinuumStore {
                         FROM comment LEFT JOIN post ON post.id = comment.post
                         WHERE comment.id BETWEEN ? AND ? LIMIT 11
                         """,
-                    arguments: range)
-                {
+                    arguments: range
+                ) {
                     candidates.append(
-                        (.comment(CommentID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
-                         row["deleted"]))
+                        (
+                            .comment(CommentID(unchecked: row["id"]), author: AuthorID(unchecked: row["author"])),
+                            row["deleted"]
+                        )
+                    )
                 }
             }
             let live = candidates.filter { !$0.deleted }
@@ -171,7 +184,9 @@ extension ContinuumStore {
             default:
                 let list = live.prefix(10).map { $0.0.record.hex }.joined(separator: ", ")
                 throw StoreError(
-                    .ambiguous, "'\(prefix)' matches several: \(list)\(live.count > 10 ? ", …" : ""); type more digits")
+                    .ambiguous,
+                    "'\(prefix)' matches several: \(list)\(live.count > 10 ? ", …" : ""); type more digits"
+                )
             }
         }
     }
@@ -183,8 +198,10 @@ extension ContinuumStore {
         }
         let matches = try await read { db in
             try Data.fetchAll(
-                db, sql: "SELECT author FROM log_head WHERE author BETWEEN ? AND ? LIMIT 11",
-                arguments: [prefix.lowerBound, prefix.upperBound])
+                db,
+                sql: "SELECT author FROM log_head WHERE author BETWEEN ? AND ? LIMIT 11",
+                arguments: [prefix.lowerBound, prefix.upperBound]
+            )
         }
         switch matches.count {
         case 1: return AuthorID(unchecked: matches[0])
@@ -229,10 +246,17 @@ extension ContinuumStore {
                            (SELECT count(*) FROM asset) AS photos,
                            (SELECT coalesce(sum(bytes), 0) FROM asset) AS photo_bytes,
                            (SELECT count(*) FROM fork) AS forks
-                    """)!
+                    """
+            )!
             return StoreCounts(
-                records: row["records"], authors: row["authors"], posts: row["posts"], comments: row["comments"],
-                photos: row["photos"], photoBytes: row["photo_bytes"], forks: row["forks"])
+                records: row["records"],
+                authors: row["authors"],
+                posts: row["posts"],
+                comments: row["comments"],
+                photos: row["photos"],
+                photoBytes: row["photo_bytes"],
+                forks: row["forks"]
+            )
         }
     }
 
@@ -241,9 +265,13 @@ extension ContinuumStore {
         try await read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM fork ORDER BY detected_at DESC").map { row in
                 ForkSummary(
-                    author: AuthorID(unchecked: row["author"]), sequence: UInt64(row["seq"] as Int64),
-                    refused: RecordID(unchecked: row["id"]), kept: RecordID(unchecked: row["conflicts_with"]),
-                    reason: row["reason"], detectedAt: Timestamp(milliseconds: row["detected_at"]))
+                    author: AuthorID(unchecked: row["author"]),
+                    sequence: UInt64(row["seq"] as Int64),
+                    refused: RecordID(unchecked: row["id"]),
+                    kept: RecordID(unchecked: row["conflicts_with"]),
+                    reason: row["reason"],
+                    detectedAt: Timestamp(milliseconds: row["detected_at"])
+                )
             }
         }
     }
@@ -252,7 +280,8 @@ extension ContinuumStore {
     public func records(of author: AuthorID, in range: ClosedRange<UInt64>) async throws -> [[UInt8]] {
         try await read { db in
             try Data.fetchAll(
-                db, sql: "SELECT bytes FROM record WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                db,
+                sql: "SELECT bytes FROM record WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq",
                 arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound)]
             ).map { [UInt8]($0) }
         }

@@ -114,7 +114,8 @@ enum Schema {
                         while_offline INTEGER NOT NULL DEFAULT 0,
                         UNIQUE (kind, record)
                     );
-                    """)
+                    """
+            )
         }
         return migrator
     }

@@ -17,7 +17,10 @@ public struct ContinuumStore: Sendable {
     public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
         try directory.create()
         return try ContinuumStore(
-            databaseURL: directory.databaseURL, assets: AssetStore(root: directory.photosURL), logger: logger)
+            databaseURL: directory.databaseURL,
+            assets: AssetStore(root: directory.photosURL),
+            logger: logger
+        )
     }
 
     /// Opens (creating if needed) a store at explicit locations.
@@ -46,7 +49,11 @@ public struct ContinuumStore: Sendable {
             let lat = Double.fromDatabaseValue(values[2]), let lon = Double.fromDatabaseValue(values[3])
         else { return nil }
         return Coordinate.distanceKm(
-            latitude1: Double(latE7) / 1e7, longitude1: Double(lonE7) / 1e7, latitude2: lat, longitude2: lon)
+            latitude1: Double(latE7) / 1e7,
+            longitude1: Double(lonE7) / 1e7,
+            latitude2: lat,
+            longitude2: lon
+        )
     }
 
     /// Closes the database connections.
@@ -79,18 +86,29 @@ public struct ContinuumStore: Sendable {
     /// The sequence number and `previous` come from the author's log inside the transaction, so two processes
     /// appending at once cannot fork the log. Throws, storing nothing, if the record breaks a rule (such as an
     /// edit of someone else's post).
-    public func append(_ body: RecordBody, createdAt: Timestamp = .now(), by identity: NodeIdentity) async throws
+    public func append(
+        _ body: RecordBody,
+        createdAt: Timestamp = .now(),
+        by identity: NodeIdentity
+    ) async throws
         -> VerifiedRecord
     {
         let now = Timestamp.now().milliseconds
         return try await write { db in
             let head = try Row.fetchOne(
-                db, sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-                arguments: [identity.author.bytes])
+                db,
+                sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+                arguments: [identity.author.bytes]
+            )
             let sequence = UInt64(head?["seq"] as Int64? ?? 0) + 1
             let previous = head.map { RecordID(unchecked: $0["id"]) }
             let content = RecordContent(
-                author: identity.author, sequence: sequence, previous: previous, createdAt: createdAt, body: body)
+                author: identity.author,
+                sequence: sequence,
+                previous: previous,
+                createdAt: createdAt,
+                body: body
+            )
             let record: VerifiedRecord
             do {
                 record = try identity.sign(content)
@@ -119,7 +137,8 @@ public struct ContinuumStore: Sendable {
         try await write { db in
             try db.execute(
                 sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
-                arguments: [hash.bytes, bytes, now])
+                arguments: [hash.bytes, bytes, now]
+            )
         }
     }
 

@@ -83,7 +83,8 @@ public struct PostSummary: Sendable, Hashable, Encodable {
             mediaType: MediaType(rawValue: row["media_type"]) ?? .jpeg,
             width: UInt32(row["width"] as Int64),
             height: UInt32(row["height"] as Int64),
-            available: row["available"])
+            available: row["available"]
+        )
     }
 
     static let selectSQL = """
@@ -165,7 +166,9 @@ public struct FeedCursor: Sendable, Hashable {
         var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         let malformed = StoreError(
-            .invalidInput, "malformed cursor '\(token)': pass the nextCursor value from a previous page unchanged")
+            .invalidInput,
+            "malformed cursor '\(token)': pass the nextCursor value from a previous page unchanged"
+        )
         guard token.utf8.count <= 128, let data = Data(base64Encoded: base64),
             let text = String(data: data, encoding: .utf8)
         else { throw malformed }
@@ -187,8 +190,12 @@ public struct FeedQuery: Sendable, Hashable {
     public var cursor: FeedCursor?
 
     public init(
-        author: AuthorID? = nil, since: Timestamp? = nil, near: Coordinate? = nil, radiusKm: Double? = nil,
-        limit: Int = 20, cursor: FeedCursor? = nil
+        author: AuthorID? = nil,
+        since: Timestamp? = nil,
+        near: Coordinate? = nil,
+        radiusKm: Double? = nil,
+        limit: Int = 20,
+        cursor: FeedCursor? = nil
     ) {
         self.author = author
         self.since = since

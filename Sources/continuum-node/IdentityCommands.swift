@@ -5,7 +5,9 @@ import Foundation
 
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "init", abstract: "Create this node's identity (if needed) and set its display name.")
+        commandName: "init",
+        abstract: "Create this node's identity (if needed) and set its display name."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -43,7 +45,9 @@ struct InitCommand: AsyncParsableCommand {
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Show this node's identity, what it holds, and any forks detected.")
+        commandName: "status",
+        abstract: "Show this node's identity, what it holds, and any forks detected."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -66,20 +70,27 @@ struct StatusCommand: AsyncParsableCommand {
             node: .init(id: identity.author, name: try await context.store.displayName(of: identity.author)),
             dataDirectory: context.directory.path,
             store: try await context.store.counts(),
-            forks: try await context.store.forks())
+            forks: try await context.store.forks()
+        )
         if output.json { return try Output.json(result) }
         let counts = result.store
         print("node id:  \(identity.author.hex)")
         print("name:     \(result.node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
         print("data:     \(result.dataDirectory)")
-        print("holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors")
-        print("photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))")
+        print(
+            "holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors"
+        )
+        print(
+            "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
+        )
         if result.forks.isEmpty {
             print("forks:    none")
         } else {
             print("forks:    \(result.forks.count) detected (refused records kept as evidence)")
             for fork in result.forks {
-                print("  author \(fork.author.short) seq \(fork.sequence): refused \(fork.refused.short), kept \(fork.kept.short): \(fork.reason)")
+                print(
+                    "  author \(fork.author.short) seq \(fork.sequence): refused \(fork.refused.short), kept \(fork.kept.short): \(fork.reason)"
+                )
             }
         }
     }

@@ -77,7 +77,8 @@ enum Parse {
             let coordinate = Coordinate(latitude: lat, longitude: lon)
         else {
             throw ValidationError(
-                "\(option) '\(text)' is not LAT,LON in decimal degrees (latitude -90...90, longitude -180...180)")
+                "\(option) '\(text)' is not LAT,LON in decimal degrees (latitude -90...90, longitude -180...180)"
+            )
         }
         return coordinate
     }
@@ -98,6 +99,7 @@ enum Parse {
         full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = full.date(from: text) { return Timestamp(date) }
         throw ValidationError(
-            "--since '\(text)' is not a duration (30m, 12h, 5d, 2w) or a date (2024-07-14 or 2024-07-14T16:20:00Z)")
+            "--since '\(text)' is not a duration (30m, 12h, 5d, 2w) or a date (2024-07-14 or 2024-07-14T16:20:00Z)"
+        )
     }
 }

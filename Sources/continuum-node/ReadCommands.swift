@@ -5,7 +5,9 @@ import Foundation
 
 struct FeedCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "feed", abstract: "List posts, newest first, a page at a time.")
+        commandName: "feed",
+        abstract: "List posts, newest first, a page at a time."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -63,7 +65,9 @@ struct FeedCommand: AsyncParsableCommand {
 
 struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "search", abstract: "Find posts whose caption contains a term, ignoring case and accents.")
+        commandName: "search",
+        abstract: "Find posts whose caption contains a term, ignoring case and accents."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -90,7 +94,9 @@ struct SearchCommand: AsyncParsableCommand {
 
 struct ShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show a post and its comments, oldest first.")
+        commandName: "show",
+        abstract: "Show a post and its comments, oldest first."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -110,13 +116,16 @@ struct ShowCommand: AsyncParsableCommand {
         let photo = summary.photo
         print(
             "photo    \(photo.mediaType.mimeType) \(photo.width)x\(photo.height), \(photo.bytes) bytes, "
-                + "sha256 \(photo.sha256.hex)\(photo.available ? "" : " (not here yet)")")
+                + "sha256 \(photo.sha256.hex)\(photo.available ? "" : " (not here yet)")"
+        )
         if let location = summary.location { print("location \(location.latitude),\(location.longitude)") }
         print("caption\(summary.edited ? " (edited)" : "")")
         for line in summary.caption.split(separator: "\n", omittingEmptySubsequences: false) { print("    \(line)") }
         print("\(detail.comments.count) comment\(detail.comments.count == 1 ? "" : "s")")
         for comment in detail.comments {
-            print("  \(comment.id.short)  \(comment.createdAt.rfc3339)  \(Output.author(comment.author, comment.authorName))")
+            print(
+                "  \(comment.id.short)  \(comment.createdAt.rfc3339)  \(Output.author(comment.author, comment.authorName))"
+            )
             for line in comment.text.split(separator: "\n", omittingEmptySubsequences: false) { print("      \(line)") }
         }
     }
@@ -124,7 +133,9 @@ struct ShowCommand: AsyncParsableCommand {
 
 struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Write a post's photo (same bytes) and its caption to a folder: the share sheet.")
+        commandName: "export",
+        abstract: "Write a post's photo (same bytes) and its caption to a folder: the share sheet."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions

@@ -5,8 +5,10 @@ import Foundation
 
 struct PostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "post", abstract: "Share a photo with a caption. Prints the new post's id.",
-        discussion: "JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called.")
+        commandName: "post",
+        abstract: "Share a photo with a caption. Prints the new post's id.",
+        discussion: "JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -46,9 +48,14 @@ struct PostCommand: AsyncParsableCommand {
         let body = RecordBody.post(
             caption: caption ?? "",
             photo: PhotoReference(
-                sha256: AssetHash.of(data), byteCount: UInt64(data.count), mediaType: info.mediaType,
-                width: info.width, height: info.height),
-            location: try location.map { try Parse.coordinate($0, option: "--location") })
+                sha256: AssetHash.of(data),
+                byteCount: UInt64(data.count),
+                mediaType: info.mediaType,
+                width: info.width,
+                height: info.height
+            ),
+            location: try location.map { try Parse.coordinate($0, option: "--location") }
+        )
         // Check the record before touching the disk, so a refused post stores nothing at all.
         try CLIError.check(body)
         _ = try await context.store.storePhoto(data)
@@ -70,7 +77,9 @@ struct PostCommand: AsyncParsableCommand {
 
 struct CommentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "comment", abstract: "Comment on a post. Prints the new comment's id.")
+        commandName: "comment",
+        abstract: "Comment on a post. Prints the new comment's id."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -101,7 +110,9 @@ struct CommentCommand: AsyncParsableCommand {
 
 struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "edit", abstract: "Change the caption of one of your own posts.")
+        commandName: "edit",
+        abstract: "Change the caption of one of your own posts."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -133,8 +144,10 @@ struct EditCommand: AsyncParsableCommand {
 
 struct DeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "delete", abstract: "Delete some of your own posts or comments.",
-        discussion: "Nothing is deleted unless every id names a post or comment of yours.")
+        commandName: "delete",
+        abstract: "Delete some of your own posts or comments.",
+        discussion: "Nothing is deleted unless every id names a post or comment of yours."
+    )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
@@ -154,7 +167,11 @@ struct DeleteCommand: AsyncParsableCommand {
             let target = try await context.store.resolveTarget(text)
             let noun = if case .post = target { "post" } else { "comment" }
             try await CLIError.requireOwner(
-                target.author, of: "\(noun) \(target.record.short)", identity: identity, store: context.store)
+                target.author,
+                of: "\(noun) \(target.record.short)",
+                identity: identity,
+                store: context.store
+            )
             targets.insert(target.record)
         }
         let sorted = targets.sorted()
@@ -178,7 +195,12 @@ struct CLIError: Error, CustomStringConvertible {
     /// Checks the fields a new record would have, before anything is stored.
     static func check(_ body: RecordBody) throws {
         let probe = RecordContent(
-            author: AuthorID(unchecked: Data(count: 32)), sequence: 1, previous: nil, createdAt: .now(), body: body)
+            author: AuthorID(unchecked: Data(count: 32)),
+            sequence: 1,
+            previous: nil,
+            createdAt: .now(),
+            body: body
+        )
         do {
             try RecordFormat.validate(probe)
         } catch {
@@ -187,7 +209,12 @@ struct CLIError: Error, CustomStringConvertible {
     }
 
     /// Refuses to act on another author's record.
-    static func requireOwner(_ author: AuthorID, of what: String, identity: NodeIdentity, store: ContinuumStore)
+    static func requireOwner(
+        _ author: AuthorID,
+        of what: String,
+        identity: NodeIdentity,
+        store: ContinuumStore
+    )
         async throws
     {
         guard author != identity.author else { return }
@@ -195,4 +222,3 @@ struct CLIError: Error, CustomStringConvertible {
         throw CLIError("\(what) belongs to \(owner); only its author can change or delete it")
     }
 }
-

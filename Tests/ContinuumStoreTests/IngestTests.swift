@@ -1,0 +1,190 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Testing
+
+@Suite("Ingest: order independence, duplicates, ownership, forks, log heads")
+struct IngestTests {
+    /// What the feed must show, computed from the record list alone, without the store.
+    struct Expected {
+        var captions: [PostID: String] = [:]
+        var commentCounts: [PostID: Int] = [:]
+
+        init(_ records: [VerifiedRecord]) {
+            var posts: [PostID: (author: AuthorID, caption: String)] = [:]
+            var latestEdit: [PostID: (seq: UInt64, caption: String, author: AuthorID)] = [:]
+            var deleted: Set<Data> = []  // "target|author"
+            var comments: [(id: RecordID, post: PostID, author: AuthorID)] = []
+            for record in records {
+                let content = record.content
+                switch content.body {
+                case .post(let caption, _, _): posts[PostID(record.id)] = (content.author, caption)
+                case .edit(let post, let caption):
+                    if (latestEdit[post]?.seq ?? 0) < content.sequence {
+                        latestEdit[post] = (content.sequence, caption, content.author)
+                    }
+                case .delete(let targets):
+                    for target in targets { deleted.insert(target.bytes + content.author.bytes) }
+                case .comment(let post, _): comments.append((record.id, post, content.author))
+                case .profile: break
+                }
+            }
+            for (id, post) in posts where !deleted.contains(id.bytes + post.author.bytes) {
+                let edit = latestEdit[id].flatMap { $0.author == post.author ? $0.caption : nil }
+                captions[id] = edit ?? post.caption
+                commentCounts[id] = 0
+            }
+            for comment in comments where !deleted.contains(comment.id.bytes + comment.author.bytes) {
+                if commentCounts[comment.post] != nil { commentCounts[comment.post]! += 1 }
+            }
+        }
+    }
+
+    @Test("1,000 random records in 20 shuffled orders give the same feed, comments and clock")
+    func orderIndependence() async throws {
+        var factory = RecordFactory(authorCount: 6, seed: 5)
+        let records = factory.history(count: 1000)
+        let expected = Expected(records)
+        // The history must exercise every rule, or this test could not fail.
+        #expect(expected.captions.count > 100)
+        #expect(records.contains { if case .edit = $0.content.body { true } else { false } })
+        #expect(records.contains { if case .delete = $0.content.body { true } else { false } })
+
+        var random = SplitMix64(seed: 99)
+        var reference: VisibleState?
+        var commentsBeforePost = 0
+        for _ in 0..<20 {
+            let shuffled = records.shuffled(using: &random)
+            var seenPosts: Set<RecordID> = []
+            for record in shuffled {
+                if case .post = record.content.body { seenPosts.insert(record.id) }
+                if case .comment(let post, _) = record.content.body, !seenPosts.contains(post.record) {
+                    commentsBeforePost += 1
+                }
+            }
+            let temporary = try TemporaryStore()
+            for batch in shuffled.chunked(by: &random, max: 60) {
+                let report = try await temporary.store.ingest(batch)
+                #expect(report.stored.count == batch.count)
+            }
+            let state = try await VisibleState.of(temporary.store)
+            let captions = Dictionary(uniqueKeysWithValues: state.feed.map { ($0.id, $0.caption) })
+            let counts = Dictionary(uniqueKeysWithValues: state.feed.map { ($0.id, $0.commentCount) })
+            #expect(Set(captions.keys) == Set(expected.captions.keys), "the live posts")
+            let wrongCaptions = expected.captions.filter { captions[$0.key] != $0.value }.map(\.key.short)
+            #expect(wrongCaptions.isEmpty, "posts with the wrong caption: \(wrongCaptions.prefix(5))")
+            let wrongCounts = expected.commentCounts.filter { counts[$0.key] != $0.value }.map(\.key.short)
+            #expect(wrongCounts.isEmpty, "posts with the wrong comment count: \(wrongCounts.prefix(5))")
+            for post in state.feed { #expect(state.comments[post.id]?.count == post.commentCount) }
+            #expect(state.clock.recordCount == 1000)
+            if let reference { #expect(state == reference, "the same as the first order") } else { reference = state }
+        }
+        #expect(commentsBeforePost > 100, "shuffles put comments before their posts")
+    }
+
+    @Test("ingesting the same records twice changes nothing")
+    func duplicates() async throws {
+        var factory = RecordFactory(authorCount: 3, seed: 8)
+        let records = factory.history(count: 200)
+        let temporary = try TemporaryStore()
+        #expect(try await temporary.store.ingest(records).stored.count == 200)
+        let before = try await VisibleState.of(temporary.store)
+        let report = try await temporary.store.ingest(records.reversed())
+        #expect(report.duplicates == 200 && report.stored.isEmpty)
+        #expect(try await VisibleState.of(temporary.store) == before)
+        #expect(try await temporary.store.allRecordBytes().count == 200)
+    }
+
+    @Test("an edit or delete of someone else's post is refused and stores nothing")
+    func nonOwnerRefused() async throws {
+        var factory = RecordFactory(authorCount: 2, seed: 3)
+        let post = factory.post(by: 0)
+        let postID = PostID(post.id)
+        let forgedEdit = factory.make(.edit(post: postID, caption: "hijacked"), by: 1)
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest([post])
+        let before = try await temporary.store.allRecordBytes()
+        let editReport = try await temporary.store.ingest([forgedEdit])
+        #expect(editReport.stored.isEmpty)
+        #expect(editReport.rejected.first?.error.code == .notOwner)
+        #expect(editReport.rejected.first?.error.message.contains("belongs to someone else") == true)
+
+        var other = RecordFactory(authorCount: 2, seed: 3)  // same identities, fresh logs
+        other.post(by: 0)
+        let forgedDelete = other.make(.delete(targets: [post.id]), by: 1)
+        let deleteReport = try await temporary.store.ingest([forgedDelete])
+        #expect(deleteReport.rejected.first?.error.code == .notOwner)
+        #expect(try await temporary.store.allRecordBytes() == before)
+        #expect(try await temporary.store.post(postID)?.post.caption == post.caption)
+    }
+
+    @Test("a non-owner edit that arrives before its post is kept but never applied")
+    func nonOwnerBeforeTarget() async throws {
+        var factory = RecordFactory(authorCount: 2, seed: 3)
+        let post = factory.post(by: 0)
+        let forgedEdit = factory.make(.edit(post: PostID(post.id), caption: "hijacked"), by: 1)
+        let forgedDelete = factory.make(.delete(targets: [post.id]), by: 1)
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest([forgedEdit, forgedDelete])
+        _ = try await temporary.store.ingest([post])
+        let shown = try await temporary.store.post(PostID(post.id))
+        #expect(shown?.post.caption == post.caption)
+        #expect(shown?.post.edited == false)
+    }
+
+    @Test("two records for one author and sequence: the second is a fork, kept as evidence, not stored")
+    func forks() async throws {
+        var first = RecordFactory(authorCount: 1, seed: 4)
+        var second = RecordFactory(authorCount: 1, seed: 4)
+        let one = first.make(.profile(name: "A"), by: 0)
+        second.make(.profile(name: "A"), by: 0)
+        let twoA = first.make(.profile(name: "A2"), by: 0)
+        let twoB = second.make(.profile(name: "B2"), by: 0, at: Timestamp(milliseconds: 5))
+        #expect(twoA.content.sequence == twoB.content.sequence && twoA.id != twoB.id)
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest([one, twoA])
+        let report = try await temporary.store.ingest([twoB])
+        #expect(report.forks.count == 1 && report.stored.isEmpty)
+        #expect(report.forks.first?.kept == twoA.id && report.forks.first?.refused == twoB.id)
+        #expect(try await temporary.store.forks().map(\.refused) == [twoB.id])
+        #expect(try await temporary.store.counts().forks == 1)
+        #expect(try await temporary.store.displayName(of: one.content.author) == "A2")
+
+        // A record whose `previous` contradicts the held record before it is a fork too.
+        let threeB = second.make(.profile(name: "B3"), by: 0)
+        let chain = try await temporary.store.ingest([threeB])
+        #expect(chain.forks.first?.reason == "previous does not match the held record")
+        #expect(try await temporary.store.clock()[one.content.author] == 2)
+    }
+
+    @Test("the clock counts only the contiguous prefix of each log")
+    func logHeads() async throws {
+        var factory = RecordFactory(authorCount: 1, seed: 6)
+        let records = (0..<5).map { _ in factory.post(by: 0) }
+        let author = records[0].content.author
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest([records[0], records[2], records[4]])
+        #expect(try await temporary.store.clock()[author] == 1)
+        _ = try await temporary.store.ingest([records[1]])
+        #expect(try await temporary.store.clock()[author] == 3)
+        _ = try await temporary.store.ingest([records[3]])
+        #expect(try await temporary.store.clock()[author] == 5)
+        #expect(
+            try await temporary.store.records(of: author, in: 2...4).map { try SignedRecord(bytes: $0).id }
+                == records[1...3].map(\.id)
+        )
+    }
+
+    @Test("appending signs the next record of the local log, chained to the previous one")
+    func append() async throws {
+        let temporary = try TemporaryStore()
+        let identity = NodeIdentity.generate()
+        let first = try await temporary.store.append(.profile(name: "Me"), by: identity)
+        let second = try await temporary.store.append(.profile(name: "Me again"), by: identity)
+        #expect(first.content.sequence == 1 && second.content.sequence == 2)
+        #expect(second.content.previous == first.id)
+        #expect(try SignedRecord(bytes: second.bytes).verify().id == second.id)
+        #expect(try await temporary.store.displayName(of: identity.author) == "Me again")
+    }
+}

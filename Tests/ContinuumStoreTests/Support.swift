@@ -1,0 +1,62 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Logging
+
+/// A store in a fresh temporary directory, removed when the test ends.
+final class TemporaryStore: Sendable {
+    let directory: DataDirectory
+    let store: ContinuumStore
+
+    init() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-test-\(UUID().uuidString)")
+        directory = DataDirectory(url: url)
+        store = try ContinuumStore.open(directory, logger: Logger(label: "test"))
+    }
+
+    deinit {
+        try? store.close()
+        try? FileManager.default.removeItem(at: directory.url)
+    }
+}
+
+/// Everything a person can see in a store, for comparing stores.
+struct VisibleState: Equatable {
+    var feed: [PostSummary] = []
+    var comments: [PostID: [CommentSummary]] = [:]
+    var clock = VectorClock()
+
+    static func of(_ store: ContinuumStore, pageSize: Int = 37) async throws -> VisibleState {
+        var state = VisibleState()
+        var cursor: FeedCursor?
+        repeat {
+            let page = try await store.feed(FeedQuery(limit: pageSize, cursor: cursor))
+            state.feed += page.posts
+            cursor = try page.nextCursor.map { try FeedCursor(token: $0) }
+        } while cursor != nil
+        for post in state.feed { state.comments[post.id] = try await store.post(post.id)?.comments }
+        state.clock = try await store.clock()
+        return state
+    }
+}
+
+extension Array {
+    func chunked(by sizes: inout SplitMix64, max: Int) -> [[Element]] {
+        var result: [[Element]] = []
+        var index = 0
+        while index < count {
+            let size = Int.random(in: 1...max, using: &sizes)
+            result.append(Array(self[index..<Swift.min(index + size, count)]))
+            index += size
+        }
+        return result
+    }
+}
+
+extension VerifiedRecord {
+    /// The caption of a Post record.
+    var caption: String? {
+        if case .post(let caption, _, _) = content.body { caption } else { nil }
+    }
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up the machine, builds continuum-node in release mode, and runs it on the default data directory
+# ($CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node, else ~/.local/share/continuum-node).
+# Arguments are passed to continuum-node; with none, it creates the identity if needed and shows the status.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+swift build -c release --product continuum-node >&2
+bin="$(swift build -c release --show-bin-path)/continuum-node"
+if (($#)); then
+    exec "$bin" "$@"
+fi
+"$bin" init
+exec "$bin" status

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what continuum-node needs on Debian 12 (with Swift already installed), and nothing that is
+# already there. Safe to run again. Needs root or sudo only when something is missing.
+set -euo pipefail
+
+# System packages the build and the tests need, from Debian's archive.
+packages=(libsqlite3-dev pkg-config)
+
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null; then sudo="sudo"; else
+            echo "setup: need root or sudo to install: ${missing[*]}" >&2
+            exit 1
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v swift >/dev/null; then
+    echo "setup: swift is not on PATH; install Swift 6.3 (https://swift.org/install) and try again" >&2
+    exit 1
+fi
