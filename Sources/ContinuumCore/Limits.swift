@@ -14,6 +14,8 @@ public enum Limits {
     public static let photoDimension: UInt32 = 1 << 24
     /// Latest created-at a record may carry: 9999-12-31T23:59:59.999Z, in milliseconds since the Unix epoch.
     public static let latestTimestamp: Int64 = 253_402_300_799_999
+    /// Highest sequence number: 2^53 - 1, so that it fits a signed 64-bit integer (SQLite) and a JSON number.
+    public static let maxSequence: UInt64 = (1 << 53) - 1
     /// The largest encoded record, signature included. Every valid record fits with room to spare.
     public static let recordBytes = 16_384
 }

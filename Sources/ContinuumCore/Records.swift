@@ -354,7 +354,9 @@ public enum RecordFormat {
         guard let kind = RecordKind(rawValue: kindByte) else { throw .malformed("unknown record kind \(kindByte)") }
         let author = AuthorID(unchecked: try reader.raw(32, "author"))
         let sequence = try reader.u64("sequence")
-        guard sequence >= 1 else { throw .outOfRange("sequence must be 1 or more") }
+        guard (1...Limits.maxSequence).contains(sequence) else {
+            throw .outOfRange("sequence \(sequence) must be 1 ... \(Limits.maxSequence)")
+        }
         let previous = sequence > 1 ? RecordID(unchecked: try reader.raw(32, "previous")) : nil
         let createdAt = Timestamp(milliseconds: try reader.i64("createdAt"))
         let body: RecordBody
@@ -424,7 +426,9 @@ public enum RecordFormat {
 
     /// The checks that do not need any other record: ranges, lengths, text rules.
     public static func validate(_ content: RecordContent) throws(RecordError) {
-        guard content.sequence >= 1 else { throw .outOfRange("sequence must be 1 or more") }
+        guard (1...Limits.maxSequence).contains(content.sequence) else {
+            throw .outOfRange("sequence \(content.sequence) must be 1 ... \(Limits.maxSequence)")
+        }
         guard (content.sequence == 1) == (content.previous == nil) else {
             throw .malformed("previous must be present exactly when sequence > 1")
         }

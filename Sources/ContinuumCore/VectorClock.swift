@@ -13,7 +13,7 @@ public enum ClockOrdering: Sendable, Hashable {
 /// A node's state summary: for each author, the highest sequence number held contiguously from 1.
 ///
 /// An author that is absent counts as 0. Clocks form a join semilattice under ``merging(_:)``.
-public struct VectorClock: Sendable, Hashable, Codable, CustomStringConvertible {
+public struct VectorClock: Sendable, Hashable, CustomStringConvertible {
     /// Only non-zero entries are kept, so that equal clocks are equal values.
     public private(set) var heads: [AuthorID: UInt64]
 

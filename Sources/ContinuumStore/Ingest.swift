@@ -10,13 +10,18 @@ import GRDB
 /// touches it arrives, and edits and tombstones count only when their author is the target's author.
 enum Ingest {
     enum Outcome {
-        case stored
+        /// Stored. `ignored` is set when the record breaks a rule that needs another record (such as an edit of
+        /// someone else's post): it is kept in the log, so that every node holds the same set and no log has a
+        /// gap, but no view applies it.
+        case stored(ignored: StoreError?)
         case duplicate
         case fork(ForkSummary)
         case rejected(StoreError)
     }
 
-    static func one(_ verified: VerifiedRecord, db: Database, now: Int64) throws -> Outcome {
+    /// - Parameter local: true for a record this node is signing now; one that breaks a rule is then refused
+    ///   outright, storing nothing.
+    static func one(_ verified: VerifiedRecord, db: Database, now: Int64, local: Bool = false) throws -> Outcome {
         let record = verified.record
         let content = record.content
         let id = record.id.bytes
@@ -52,7 +57,8 @@ enum Ingest {
             )
         }
 
-        if let error = try ownershipError(content, record.id, db) { return .rejected(error) }
+        let ignored = try ownershipError(content, record.id, db)
+        if local, let ignored { return .rejected(ignored) }
 
         try db.cachedStatement(
             sql: """
@@ -65,13 +71,14 @@ enum Ingest {
         ])
         try advanceHead(author: author, seq: seq, db)
         try applyToViews(content, id: record.id, db)
-        return .stored
+        return .stored(ignored: ignored)
     }
 
     // MARK: Rules that need other records
 
-    /// Edits and deletes may only target the author's own posts and comments. When the target is not here yet,
-    /// the record is kept; the views apply it only if the target turns out to be the same author's.
+    /// Edits and deletes may only target the author's own posts and comments, and comments only posts.
+    /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
+    /// the same author's; this check names the broken rule when it can already be seen.
     private static func ownershipError(_ content: RecordContent, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind)? {
             try Row.fetchOne(

@@ -63,18 +63,27 @@ public struct ContinuumStore: Sendable {
 
     /// Stores verified records in one transaction and updates every derived view.
     ///
-    /// Records already held are no-ops; forks and records that break ownership rules are refused and reported,
-    /// and do not abort the rest of the batch.
+    /// Records already held are no-ops. Forks are refused, kept as evidence and reported. A record that breaks
+    /// a rule needing another record (an edit of someone else's post) is stored, so that logs stay gap-free and
+    /// every node holds the same set, but no view applies it; it is reported in `ignored`.
     public func ingest(_ records: [VerifiedRecord]) async throws -> IngestReport {
         let now = Timestamp.now().milliseconds
         return try await write { db in
             var report = IngestReport()
             for record in records {
                 switch try Ingest.one(record, db: db, now: now) {
-                case .stored: report.stored.append(record.id)
+                case .stored(let ignored):
+                    report.stored.append(record.id)
+                    if let ignored {
+                        report.ignored.append(.init(id: record.id, error: ignored))
+                        logger.notice(
+                            "stored a record that no view will apply",
+                            metadata: ["record.id": "\(record.id.short)", "reason": "\(ignored.message)"]
+                        )
+                    }
                 case .duplicate: report.duplicates += 1
                 case .fork(let fork): report.forks.append(fork)
-                case .rejected(let error): report.rejected.append(.init(id: record.id, error: error))
+                case .rejected(let error): report.ignored.append(.init(id: record.id, error: error))
                 }
             }
             return report
@@ -115,7 +124,7 @@ public struct ContinuumStore: Sendable {
             } catch let error as ContinuumCore.RecordError {
                 throw StoreError.record(error)
             }
-            switch try Ingest.one(record, db: db, now: now) {
+            switch try Ingest.one(record, db: db, now: now, local: true) {
             case .stored: return record
             case .rejected(let error): throw error
             case .duplicate, .fork:

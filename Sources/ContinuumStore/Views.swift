@@ -142,6 +142,17 @@ public struct PostDetail: Sendable, Hashable, Encodable {
 public struct FeedPage: Sendable, Hashable, Encodable {
     public let posts: [PostSummary]
     public let nextCursor: String?
+
+    enum CodingKeys: String, CodingKey {
+        case posts, nextCursor
+    }
+
+    /// `nextCursor` is always present: null on the last page.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(posts, forKey: .posts)
+        try container.encode(nextCursor, forKey: .nextCursor)
+    }
 }
 
 /// A position in the feed: just after the post with this created-at and id. Stable while new posts arrive.
@@ -251,10 +262,10 @@ public struct IngestReport: Sendable, Hashable {
     public var duplicates = 0
     /// Refused as forks and kept as evidence.
     public var forks: [ForkSummary] = []
-    /// Refused for another reason (such as an edit of someone else's post), with the reason.
-    public var rejected: [Rejection] = []
+    /// Stored, but ignored by every view because it breaks a rule (such as an edit of someone else's post).
+    public var ignored: [Rejection] = []
 
-    /// A refused record and why.
+    /// A record and the rule it breaks.
     public struct Rejection: Sendable, Hashable {
         public let id: RecordID
         public let error: StoreError

@@ -122,6 +122,12 @@ struct RecordTests {
         #expect(refusal(content(.delete(targets: [b, a])))?.contains("strictly ascending") == true)
         #expect(refusal(content(.delete(targets: [a, a])))?.contains("strictly ascending") == true)
         #expect(refusal(content(.profile(name: "x"), sequence: 2))?.contains("previous must be present") == true)
+        #expect(refusal(content(.profile(name: "x"), sequence: 0))?.contains("sequence 0 must be") == true)
+        #expect(
+            refusal(content(.profile(name: "x"), sequence: Limits.maxSequence + 1, previous: a))?.contains(
+                "must be 1 ... 9007199254740991"
+            ) == true
+        )
         #expect(refusal(content(.profile(name: "x"), createdAt: -1))?.contains("createdAt") == true)
         #expect(refusal(content(.profile(name: "x"), previous: a))?.contains("previous must be present") == true)
     }

@@ -96,41 +96,49 @@ struct IngestTests {
         #expect(try await temporary.store.allRecordBytes().count == 200)
     }
 
-    @Test("an edit or delete of someone else's post is refused and stores nothing")
-    func nonOwnerRefused() async throws {
+    @Test("an edit or delete of someone else's post never takes effect, in either arrival order")
+    func nonOwnerNeverApplied() async throws {
         var factory = RecordFactory(authorCount: 2, seed: 3)
         let post = factory.post(by: 0)
         let postID = PostID(post.id)
         let forgedEdit = factory.make(.edit(post: postID, caption: "hijacked"), by: 1)
-        let temporary = try TemporaryStore()
-        _ = try await temporary.store.ingest([post])
-        let before = try await temporary.store.allRecordBytes()
-        let editReport = try await temporary.store.ingest([forgedEdit])
-        #expect(editReport.stored.isEmpty)
-        #expect(editReport.rejected.first?.error.code == .notOwner)
-        #expect(editReport.rejected.first?.error.message.contains("belongs to someone else") == true)
-
-        var other = RecordFactory(authorCount: 2, seed: 3)  // same identities, fresh logs
-        other.post(by: 0)
-        let forgedDelete = other.make(.delete(targets: [post.id]), by: 1)
-        let deleteReport = try await temporary.store.ingest([forgedDelete])
-        #expect(deleteReport.rejected.first?.error.code == .notOwner)
-        #expect(try await temporary.store.allRecordBytes() == before)
-        #expect(try await temporary.store.post(postID)?.post.caption == post.caption)
+        let forgedDelete = factory.make(.delete(targets: [post.id]), by: 1)
+        for order in [[post, forgedEdit, forgedDelete], [forgedEdit, forgedDelete, post]] {
+            let temporary = try TemporaryStore()
+            var ignored: [IngestReport.Rejection] = []
+            for record in order { ignored += try await temporary.store.ingest([record]).ignored }
+            if order.first == post {
+                // The target was already here, so the broken rule is reported, naming it.
+                #expect(ignored.map(\.error.code) == [.notOwner, .notOwner])
+                #expect(ignored.first?.error.message.contains("belongs to someone else") == true)
+            }
+            let shown = try await temporary.store.post(postID)
+            #expect(shown?.post.caption == post.caption && shown?.post.edited == false)
+            #expect(try await temporary.store.feed(FeedQuery()).posts.map(\.id) == [postID])
+            // Kept in the log, so that the author's log has no gap and every node holds the same set.
+            #expect(try await temporary.store.clock()[factory.authors[1].author] == 2)
+        }
     }
 
-    @Test("a non-owner edit that arrives before its post is kept but never applied")
-    func nonOwnerBeforeTarget() async throws {
-        var factory = RecordFactory(authorCount: 2, seed: 3)
+    @Test("this node refuses to sign an edit or delete of someone else's post, and stores nothing")
+    func nonOwnerRefusedLocally() async throws {
+        var factory = RecordFactory(authorCount: 1, seed: 3)
         let post = factory.post(by: 0)
-        let forgedEdit = factory.make(.edit(post: PostID(post.id), caption: "hijacked"), by: 1)
-        let forgedDelete = factory.make(.delete(targets: [post.id]), by: 1)
         let temporary = try TemporaryStore()
-        _ = try await temporary.store.ingest([forgedEdit, forgedDelete])
         _ = try await temporary.store.ingest([post])
-        let shown = try await temporary.store.post(PostID(post.id))
-        #expect(shown?.post.caption == post.caption)
-        #expect(shown?.post.edited == false)
+        let me = NodeIdentity.generate()
+        let before = try await temporary.store.allRecordBytes()
+        for body in [RecordBody.edit(post: PostID(post.id), caption: "mine now"), .delete(targets: [post.id])] {
+            do {
+                _ = try await temporary.store.append(body, by: me)
+                Issue.record("a non-owner \(body.kind.name) was signed")
+            } catch let error as StoreError {
+                #expect(error.code == .notOwner)
+                #expect(error.message.contains("may only target its own author's records"))
+            }
+        }
+        #expect(try await temporary.store.allRecordBytes() == before)
+        #expect(try await temporary.store.clock()[me.author] == 0)
     }
 
     @Test("two records for one author and sequence: the second is a fork, kept as evidence, not stored")

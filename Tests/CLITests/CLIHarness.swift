@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Runs the built `continuum-node` binary against a temporary data directory.
+struct CLI {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
+
+    /// `$CONTINUUM_NODE_BIN`, else the debug build next to the tests.
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["CONTINUUM_NODE_BIN"] { return URL(fileURLWithPath: path) }
+        return packageRoot.appendingPathComponent(".build/debug/continuum-node")
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+
+        func json() throws -> [String: Any] {
+            try #require(JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "stdout: \(stdout)")
+        }
+    }
+
+    let data: URL
+
+    init() {
+        data = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-cli-\(UUID().uuidString)")
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: data) }
+
+    func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
+
+    @discardableResult
+    func run(_ arguments: String...) throws -> Result { try run(arguments) }
+
+    func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments + ["--data", data.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "CONTINUUM_DATA")
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self)
+        )
+    }
+
+    /// Runs a command that must succeed, and returns its trimmed stdout.
+    @discardableResult
+    func ok(_ arguments: String...) throws -> String {
+        let result = try run(arguments)
+        #expect(result.status == 0, "\(arguments) failed: \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Everything a person could observe of the store: every post with its comments, the counts, the photo files.
+    func snapshot() throws -> String {
+        var parts = [try run("feed", "--json", "--limit", "500").stdout]
+        let status = try run("status", "--json")
+        if let json = try? status.json() {
+            parts.append("\(json["store"] ?? "")")
+            parts.append("\(json["forks"] ?? "")")
+        } else {
+            parts.append(status.stderr)
+        }
+        for id in try feedIDs() { parts.append(try run("show", id, "--json").stdout) }
+        let photos = data.appendingPathComponent("photos")
+        let files = (FileManager.default.enumerator(atPath: photos.path)?.allObjects as? [String] ?? []).sorted()
+        parts.append(files.joined(separator: ","))
+        return parts.joined(separator: "\n")
+    }
+
+    func feedIDs() throws -> [String] {
+        let json = try run("feed", "--json", "--limit", "500").json()
+        return (json["posts"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    }
+}

@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import Testing
+
+@Suite("continuum-node, end to end through the built binary", .serialized)
+struct CLITests {
+    @Test("init, post every format, comment, feed, search, show, edit, delete, export")
+    func tour() throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        let initJSON =
+            try JSONSerialization.jsonObject(with: Data(try cli.ok("init", "--name", "Alice", "--json").utf8))
+            as? [String: Any]
+        let me = try #require(initJSON?["id"] as? String)
+        #expect(initJSON?["name"] as? String == "Alice" && initJSON?["created"] as? Bool == true)
+        let keyMode =
+            try FileManager.default.attributesOfItem(
+                atPath: cli.data.appendingPathComponent("identity.key").path
+            )[.posixPermissions] as? Int
+        #expect(keyMode == 0o600)
+
+        let waterfall = try cli.ok(
+            "post",
+            cli.fixture("waterfall.jpg"),
+            "--caption",
+            "Waterfall at dusk",
+            "--location",
+            "48.8566,2.3522"
+        )
+        let lake = try cli.ok("post", cli.fixture("lake.png"), "--caption", "Café by the lake")
+        let forest = try cli.ok("post", cli.fixture("forest.webp"), "--caption", "Forest")
+        let gif = try cli.ok("post", cli.fixture("anim.gif"), "--caption", "Animated")
+        for id in [waterfall, lake, forest, gif] { #expect(id.count == 64) }
+
+        // The feed: newest first, with the documented fields.
+        let feed = try cli.run("feed", "--json").json()
+        let posts = try #require(feed["posts"] as? [[String: Any]])
+        #expect(posts.map { $0["id"] as? String } == [gif, forest, lake, waterfall])
+        let first = try #require(posts.last)
+        #expect(first["author"] as? String == me && first["authorName"] as? String == "Alice")
+        #expect(first["caption"] as? String == "Waterfall at dusk" && first["commentCount"] as? Int == 0)
+        #expect((first["createdAt"] as? String)?.hasSuffix("Z") == true)
+        let location = try #require(first["location"] as? [String: Double])
+        #expect(abs(location["latitude"]! - 48.8566) < 1e-6 && abs(location["longitude"]! - 2.3522) < 1e-6)
+        let photo = try #require(first["photo"] as? [String: Any])
+        let original = try Data(contentsOf: URL(fileURLWithPath: cli.fixture("waterfall.jpg")))
+        #expect(photo["sha256"] as? String == SHA256.hash(data: original).map { String(format: "%02x", $0) }.joined())
+        #expect(photo["bytes"] as? Int == original.count && photo["mediaType"] as? String == "image/jpeg")
+        #expect(photo["width"] as? Int == 1024 && photo["height"] as? Int == 768)
+        let types = posts.compactMap { ($0["photo"] as? [String: Any])?["mediaType"] as? String }
+        #expect(types == ["image/gif", "image/webp", "image/png", "image/jpeg"])
+
+        // Paging with the cursor.
+        let page1 = try cli.run("feed", "--json", "--limit", "3").json()
+        let cursor = try #require(page1["nextCursor"] as? String)
+        let page2 = try cli.run("feed", "--json", "--limit", "3", "--cursor", cursor).json()
+        #expect((page2["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [waterfall])
+        #expect(page2["nextCursor"] is NSNull)
+
+        // Search ignores case and accents.
+        func search(_ term: String) throws -> [String] {
+            let json = try cli.run("search", term, "--json").json()
+            return (json["posts"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        }
+        #expect(try search("water") == [waterfall])
+        #expect(try search("CAFE") == [lake])
+        #expect(try search("café") == [lake])
+
+        // Comments, by a unique prefix of the post id.
+        let comment = try cli.ok("comment", String(waterfall.prefix(10)), "Lovely light")
+        let shown = try cli.run("show", String(waterfall.prefix(8)), "--json").json()
+        let comments = try #require(shown["comments"] as? [[String: Any]])
+        #expect(comments.count == 1 && comments.first?["id"] as? String == comment)
+        #expect(comments.first?["post"] as? String == waterfall && comments.first?["text"] as? String == "Lovely light")
+        #expect(shown["commentCount"] as? Int == 1)
+
+        // Edit, then delete the comment and a post.
+        try cli.ok("edit", waterfall, "--caption", "Waterfall at dawn")
+        #expect(try cli.run("show", waterfall, "--json").json()["caption"] as? String == "Waterfall at dawn")
+        #expect(try search("dawn") == [waterfall] && search("dusk").isEmpty)
+        try cli.ok("delete", comment, forest)
+        #expect(try cli.run("show", waterfall, "--json").json()["commentCount"] as? Int == 0)
+        #expect(try cli.feedIDs() == [gif, lake, waterfall])
+        let deleted = try cli.run("show", forest)
+        #expect(deleted.status != 0 && deleted.stderr.contains("was deleted"))
+
+        // Export: the same bytes, and the caption.
+        let out = cli.data.appendingPathComponent("export")
+        try cli.ok("export", waterfall, "--to", out.path)
+        let exported = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        #expect(exported == ["\(waterfall.prefix(12)).jpg", "\(waterfall.prefix(12)).txt"])
+        #expect(try Data(contentsOf: out.appendingPathComponent(exported[0])) == original)
+        #expect(
+            try String(contentsOf: out.appendingPathComponent(exported[1]), encoding: .utf8) == "Waterfall at dawn\n"
+        )
+
+        let status = try cli.run("status", "--json").json()
+        let store = try #require(status["store"] as? [String: Any])
+        #expect(store["posts"] as? Int == 3 && store["comments"] as? Int == 0 && store["photos"] as? Int == 4)
+        #expect((status["node"] as? [String: Any])?["name"] as? String == "Alice")
+    }
+
+    @Test("the same photo posted twice is stored once")
+    func photoStoredOnce() throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        try cli.ok("post", cli.fixture("lake.png"), "--caption", "one")
+        try cli.ok("post", cli.fixture("lake.png"), "--caption", "two")
+        let status = try cli.run("status", "--json").json()
+        #expect((status["store"] as? [String: Any])?["photos"] as? Int == 1)
+        #expect(try cli.feedIDs().count == 2)
+    }
+}
