@@ -56,6 +56,7 @@ PHOTO_BYTES = 1 << 30
 PHOTO_DIMENSION = 1 << 24
 LATEST_TIMESTAMP = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 RECORD_BYTES = 16_384
+MAX_SEQUENCE = (1 << 53) - 1  # 9007199254740991: exact in a signed 64-bit integer and in a JSON number
 LATITUDE_E7 = 900_000_000
 LONGITUDE_E7 = 1_800_000_000
 
@@ -88,8 +89,8 @@ def validate(content: dict) -> None:
     if len(content["author"]) != 32:
         raise Invalid("author must be 32 bytes")
     sequence = content["sequence"]
-    if not 1 <= sequence <= 0xFFFF_FFFF_FFFF_FFFF:
-        raise Invalid("sequence must be 1 or more")
+    if not 1 <= sequence <= MAX_SEQUENCE:
+        raise Invalid(f"sequence {sequence} must be 1 ... {MAX_SEQUENCE}")
     previous = content["previous"]
     if (sequence == 1) != (previous is None):
         raise Invalid("previous must be present exactly when sequence > 1")
@@ -239,8 +240,8 @@ def decode(record: bytes) -> tuple[dict, int]:
     kind = KIND_NAMES[kind_code]
     author = r.take(32, "author")
     sequence = r.uint(8, "sequence")
-    if sequence < 1:
-        raise Invalid("sequence must be 1 or more")
+    if not 1 <= sequence <= MAX_SEQUENCE:
+        raise Invalid(f"sequence {sequence} must be 1 ... {MAX_SEQUENCE}")
     previous = r.take(32, "previous") if sequence > 1 else None
     created_at = r.sint(8, "createdAt")
     body: dict
@@ -557,6 +558,8 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("kind 6", signed_raw(rec1[:5] + b"\x06" + rec1[6:n1])),
         ("sequence 0", profile(b"Alice", sequence=0)),
         ("sequence 2 without previous", profile(b"Alice", sequence=2)),
+        ("sequence 2^53", profile(b"Alice", sequence=MAX_SEQUENCE + 1, previous=bytes(32))),
+        ("sequence 2^64 - 1", profile(b"Alice", sequence=0xFFFF_FFFF_FFFF_FFFF, previous=bytes(32))),
         ("createdAt -1", profile(b"Alice", created=-1)),
         ("createdAt after 9999", profile(b"Alice", created=LATEST_TIMESTAMP + 1)),
         ("empty name", profile(b"")),
@@ -612,6 +615,13 @@ def check_invalid(vectors: list[dict], failures: list[str]) -> int:
                 failures.append(f"valid record changed in a round trip: {name}")
         except Invalid as error:
             failures.append(f"valid record refused: {name}: {error}")
+    content = {"author": a, "sequence": MAX_SEQUENCE, "previous": bytes(32), "createdAt": 0, "kind": "profile",
+               "body": {"name": "Alice"}}
+    try:
+        if verify(sign(SEED_A, content)) != content:
+            failures.append("valid record changed in a round trip: sequence 2^53 - 1")
+    except Invalid as error:
+        failures.append(f"valid record refused: sequence 2^53 - 1: {error}")
     return len(cases)
 
 

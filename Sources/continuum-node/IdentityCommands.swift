@@ -54,8 +54,10 @@ struct StatusCommand: AsyncParsableCommand {
 
     struct Result: Encodable {
         struct Node: Encodable {
-            let id: AuthorID
+            let id: AuthorID?
             let name: String?
+            /// Why the identity key cannot be used, if it cannot.
+            let identityError: String?
         }
         let node: Node
         let dataDirectory: String
@@ -65,17 +67,27 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try options.open()
-        let identity = try context.identity()
+        // A broken key must not hide what the store holds: show both.
+        var author: AuthorID?
+        var identityError: String?
+        var name: String?
+        do {
+            author = try context.identity().author
+        } catch {
+            identityError = "\(error)"
+        }
+        if let author { name = try await context.store.displayName(of: author) }
+        let node = Result.Node(id: author, name: name, identityError: identityError)
         let result = Result(
-            node: .init(id: identity.author, name: try await context.store.displayName(of: identity.author)),
+            node: node,
             dataDirectory: context.directory.path,
             store: try await context.store.counts(),
             forks: try await context.store.forks()
         )
         if output.json { return try Output.json(result) }
+        print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
+        print("name:     \(node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
         let counts = result.store
-        print("node id:  \(identity.author.hex)")
-        print("name:     \(result.node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
         print("data:     \(result.dataDirectory)")
         print(
             "holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors"

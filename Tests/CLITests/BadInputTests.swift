@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+/// Every command that can be given bad input: the error a person sees, that the node keeps working, and that the
+/// store is unchanged.
+@Suite("Bad input: a clear error, and nothing stored", .serialized)
+struct BadInputTests {
+    /// A store holding one post by "Alice" with a comment, plus 17 more posts so that some 1-digit prefix is
+    /// ambiguous (17 ids, 16 possible first digits).
+    static func populated() throws -> (CLI, post: String) {
+        let cli = CLI()
+        try cli.ok("init", "--name", "Alice")
+        let post = try cli.ok("post", cli.fixture("waterfall.jpg"), "--caption", "Waterfall")
+        try cli.ok("comment", post, "first!")
+        for index in 0..<17 { try cli.ok("post", cli.fixture("lake.png"), "--caption", "Lake \(index)") }
+        return (cli, post)
+    }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        let message: String
+        let status: Int32
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static let longCaption = String(repeating: "é", count: 1025)
+
+    static let cases: [Case] = [
+        Case(arguments: ["post", "FIXTURE:not-an-image.jpg", "--caption", "x"], message: "not an image", status: 1),
+        Case(
+            arguments: ["post", "FIXTURE:truncated.jpg", "--caption", "x"],
+            message: "corrupt JPEG image: the file ends before the end-of-image marker",
+            status: 1
+        ),
+        Case(arguments: ["post", "/nonexistent/photo.jpg", "--caption", "x"], message: "cannot read", status: 1),
+        Case(arguments: ["post", "FIXTURE:lake.png"], message: "a caption is required", status: 64),
+        Case(arguments: ["post", "FIXTURE:lake.png", "--caption", "  \n "], message: "must not be blank", status: 64),
+        Case(
+            arguments: ["post", "FIXTURE:lake.png", "--caption", longCaption],
+            message: "caption is 2050 bytes; the limit is 2048",
+            status: 1
+        ),
+        Case(
+            arguments: ["post", "FIXTURE:lake.png", "--caption", "x", "--location", "91,0"],
+            message: "not LAT,LON",
+            status: 64
+        ),
+        Case(arguments: ["comment", "0000000000", "hello"], message: "no post matches '0000000000'", status: 1),
+        Case(arguments: ["comment", "not-hex", "hello"], message: "is not an id", status: 1),
+        Case(arguments: ["comment", "POST", "   "], message: "the comment is blank", status: 64),
+        Case(arguments: ["comment", "AMBIGUOUS", "hi"], message: "matches several", status: 1),
+        Case(arguments: ["show", "AMBIGUOUS"], message: "matches several", status: 1),
+        Case(arguments: ["edit", "POST", "--caption", ""], message: "the new caption is blank", status: 64),
+        Case(arguments: ["edit", "COMMENT", "--caption", "x"], message: "is a comment", status: 1),
+        Case(arguments: ["delete", "POST", "0000000000"], message: "no post or comment matches", status: 1),
+        Case(arguments: ["feed", "--cursor", "garbage"], message: "malformed cursor", status: 1),
+        Case(
+            arguments: ["feed", "--since", "yesterday"],
+            message: "--since 'yesterday' is not a duration",
+            status: 64
+        ),
+        Case(arguments: ["feed", "--limit", "0"], message: "--limit must be 1 to 500", status: 64),
+        Case(arguments: ["feed", "--radius-km", "5"], message: "--radius-km needs --near", status: 64),
+        Case(arguments: ["feed", "--author", "0000000000"], message: "no known author matches", status: 1),
+        Case(arguments: ["search", " "], message: "the search term is blank", status: 64),
+        Case(arguments: ["init", "--name", " "], message: "--name is blank", status: 64),
+        Case(
+            arguments: ["init", "--name", String(repeating: "n", count: 65)],
+            message: "name is 65 bytes; the limit is 64",
+            status: 1
+        ),
+        Case(
+            arguments: ["export", "POST", "--to", "EXISTING"],
+            message: "already exists; nothing was written",
+            status: 1
+        ),
+    ]
+
+    @Test("refused with a clear error, the store unchanged, and the node still works", arguments: cases)
+    func refused(_ item: Case) throws {
+        let (cli, post) = try Self.populated()
+        defer { cli.remove() }
+        let comment = try #require(
+            (try cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
+        )
+        let ids = try cli.feedIDs()
+        let ambiguous = try #require(
+            Dictionary(grouping: ids, by: { String($0.prefix(1)) }).first { $0.value.count > 1 }?.key
+        )
+        let existing = cli.data.appendingPathComponent("export")
+        try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(
+            atPath: existing.appendingPathComponent("\(post.prefix(12)).txt").path,
+            contents: Data("mine".utf8)
+        )
+        let arguments = item.arguments.map { argument in
+            switch argument {
+            case "POST": post
+            case "COMMENT": comment
+            case "AMBIGUOUS": ambiguous
+            case "EXISTING": existing.path
+            case let fixture where fixture.hasPrefix("FIXTURE:"): cli.fixture(String(fixture.dropFirst(8)))
+            default: argument
+            }
+        }
+        let before = try cli.snapshot()
+        let result = try cli.run(arguments)
+        #expect(result.status == item.status, "exit status; stderr: \(result.stderr)")
+        #expect(result.stderr.contains(item.message), "stderr: \(result.stderr)")
+        #expect(try cli.snapshot() == before, "the store changed")
+        #expect(
+            try String(contentsOf: existing.appendingPathComponent("\(post.prefix(12)).txt"), encoding: .utf8) == "mine"
+        )
+        // Still working: a good command succeeds afterwards.
+        #expect(try cli.ok("comment", post, "still here").count == 64)
+    }
+
+    @Test("edit and delete of another author's post or comment are refused, naming the owner")
+    func notOwner() throws {
+        let (cli, post) = try Self.populated()
+        defer { cli.remove() }
+        let comment = try #require(
+            (try cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
+        )
+        // Become someone else on the same store: another identity's key.
+        let other = CLI()
+        defer { other.remove() }
+        try other.ok("init")
+        let key = cli.data.appendingPathComponent("identity.key")
+        try FileManager.default.removeItem(at: key)
+        try FileManager.default.copyItem(at: other.data.appendingPathComponent("identity.key"), to: key)
+        let before = try cli.snapshot()
+        for arguments in [["edit", post, "--caption", "mine now"], ["delete", post], ["delete", comment]] {
+            let result = try cli.run(arguments)
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("belongs to Alice"), "stderr: \(result.stderr)")
+            #expect(result.stderr.contains("only its author can change or delete it"))
+            #expect(try cli.snapshot() == before)
+        }
+        #expect(try cli.ok("comment", post, "a visitor's comment").count == 64)
+    }
+
+    @Test("a corrupt or exposed identity key stops writes with the fix, while reading still works")
+    func badKey() throws {
+        let (cli, post) = try Self.populated()
+        defer { cli.remove() }
+        let key = cli.data.appendingPathComponent("identity.key")
+        let before = try cli.snapshot()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key.path)
+        let exposed = try cli.run("comment", post, "hello")
+        #expect(exposed.status == 1 && exposed.stderr.contains("chmod 600 '\(key.path)'"))
+        try Data("garbage\n".utf8).write(to: key)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
+        let corrupt = try cli.run("post", cli.fixture("lake.png"), "--caption", "x")
+        #expect(corrupt.status == 1 && corrupt.stderr.contains("identity key \(key.path) is corrupt"))
+        #expect(try cli.snapshot() == before)
+        #expect(try cli.feedIDs().count == 18)
+    }
+}
