@@ -57,6 +57,7 @@ let package = Package(
                 "ContinuumCore",
                 "ContinuumStore",
                 "ContinuumTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -286,7 +286,7 @@ public enum RecordError: Error, Sendable, Hashable, CustomStringConvertible {
         case .outOfRange(let why): "out of range: \(why)"
         case .badSignature: "the signature does not match the record's author and bytes"
         case .notOwner(let kind, let target):
-            "a \(kind.name) may only target its own author's records; \(target.short) belongs to someone else"
+            "\(kind == .edit ? "an" : "a") \(kind.name) may only target its own author's records; \(target.short) belongs to someone else"
         }
     }
 }
@@ -476,7 +476,10 @@ public enum RecordFormat {
             let value = scalar.value
             let allowed = value == 0x09 || (multiline && value == 0x0A)
             if (value < 0x20 || value == 0x7F) && !allowed {
-                throw .outOfRange("\(field) contains control character U+\(String(value, radix: 16, uppercase: true))")
+                let hex = String(value, radix: 16, uppercase: true)
+                throw .outOfRange(
+                    "\(field) contains control character U+\(String(repeating: "0", count: 4 - hex.count) + hex)"
+                )
             }
         }
     }

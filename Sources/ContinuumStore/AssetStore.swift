@@ -79,6 +79,21 @@ public struct AssetStore: Sendable {
         FileSync.directory(shard)
     }
 
+    /// Removes partial files left by a crash: those under `photos/tmp/` untouched for longer than `age` seconds.
+    public func removeStaleTemporaryFiles(olderThan age: TimeInterval = 86_400) {
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: temporaryDirectory.path) else { return }
+        let cutoff = Date().addingTimeInterval(-age)
+        for name in names {
+            let url = temporaryDirectory.appendingPathComponent(name)
+            if let modified = try? manager.attributesOfItem(atPath: url.path)[.modificationDate] as? Date,
+                modified < cutoff
+            {
+                try? manager.removeItem(at: url)
+            }
+        }
+    }
+
     /// Copies a stored photo to `destination`, which must not exist.
     public func export(_ hash: AssetHash, to destination: URL) throws(StoreError) {
         do {

@@ -16,6 +16,7 @@ public struct ContinuumStore: Sendable {
     /// Opens (creating if needed) the store in a data directory and runs pending migrations.
     public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
         try directory.create()
+        AssetStore(root: directory.photosURL).removeStaleTemporaryFiles()
         return try ContinuumStore(
             databaseURL: directory.databaseURL,
             assets: AssetStore(root: directory.photosURL),
@@ -102,33 +103,44 @@ public struct ContinuumStore: Sendable {
     ) async throws
         -> VerifiedRecord
     {
+        try await append([body], createdAt: createdAt, by: identity)[0]
+    }
+
+    /// Signs several new records of this node's and stores them in one transaction: all of them, or none.
+    public func append(
+        _ bodies: [RecordBody],
+        createdAt: Timestamp = .now(),
+        by identity: NodeIdentity
+    ) async throws
+        -> [VerifiedRecord]
+    {
         let now = Timestamp.now().milliseconds
         return try await write { db in
-            let head = try Row.fetchOne(
-                db,
-                sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-                arguments: [identity.author.bytes]
-            )
-            let sequence = UInt64(head?["seq"] as Int64? ?? 0) + 1
-            let previous = head.map { RecordID(unchecked: $0["id"]) }
-            let content = RecordContent(
-                author: identity.author,
-                sequence: sequence,
-                previous: previous,
-                createdAt: createdAt,
-                body: body
-            )
-            let record: VerifiedRecord
-            do {
-                record = try identity.sign(content)
-            } catch let error as ContinuumCore.RecordError {
-                throw StoreError.record(error)
-            }
-            switch try Ingest.one(record, db: db, now: now, local: true) {
-            case .stored: return record
-            case .rejected(let error): throw error
-            case .duplicate, .fork:
-                throw StoreError(.database, "the local log changed underneath this write; try again")
+            try bodies.map { body in
+                let head = try Row.fetchOne(
+                    db,
+                    sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+                    arguments: [identity.author.bytes]
+                )
+                let content = RecordContent(
+                    author: identity.author,
+                    sequence: UInt64(head?["seq"] as Int64? ?? 0) + 1,
+                    previous: head.map { RecordID(unchecked: $0["id"]) },
+                    createdAt: createdAt,
+                    body: body
+                )
+                let record: VerifiedRecord
+                do {
+                    record = try identity.sign(content)
+                } catch let error as ContinuumCore.RecordError {
+                    throw StoreError.record(error)
+                }
+                switch try Ingest.one(record, db: db, now: now, local: true) {
+                case .stored: return record
+                case .rejected(let error): throw error
+                case .duplicate, .fork:
+                    throw StoreError(.database, "the local log changed underneath this write; try again")
+                }
             }
         }
     }

@@ -24,6 +24,19 @@ struct InitCommand: AsyncParsableCommand {
         let name: String?
         let created: Bool
         let dataDirectory: String
+
+        enum CodingKeys: String, CodingKey {
+            case id, name, created, dataDirectory
+        }
+
+        /// Absent values are `null`, never missing keys.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(name, forKey: .name)
+            try container.encode(created, forKey: .created)
+            try container.encode(dataDirectory, forKey: .dataDirectory)
+        }
     }
 
     func run() async throws {
@@ -58,6 +71,18 @@ struct StatusCommand: AsyncParsableCommand {
             let name: String?
             /// Why the identity key cannot be used, if it cannot.
             let identityError: String?
+
+            enum CodingKeys: String, CodingKey {
+                case id, name, identityError
+            }
+
+            /// Absent values are `null`, never missing keys.
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(name, forKey: .name)
+                try container.encode(identityError, forKey: .identityError)
+            }
         }
         let node: Node
         let dataDirectory: String
@@ -86,7 +111,9 @@ struct StatusCommand: AsyncParsableCommand {
         )
         if output.json { return try Output.json(result) }
         print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
-        print("name:     \(node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
+        if author != nil {
+            print("name:     \(node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
+        }
         let counts = result.store
         print("data:     \(result.dataDirectory)")
         print(

@@ -86,7 +86,9 @@ enum Parse {
     /// `5d`, `12h`, `2w`, `30m` ago, or a date `2024-07-14`, or an RFC 3339 time.
     static func since(_ text: String, now: Date = Date()) throws -> Timestamp {
         let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        if let unit = text.last, let seconds = units[unit], let count = Double(text.dropLast()), count >= 0 {
+        if let unit = text.last, let seconds = units[unit], let count = Double(text.dropLast()), count >= 0,
+            count * seconds <= 400 * 365 * 86_400
+        {
             return Timestamp(now.addingTimeInterval(-count * seconds))
         }
         let dateOnly = DateFormatter()

@@ -57,8 +57,12 @@ struct FeedCommand: AsyncParsableCommand {
         if let cursor { query.cursor = try FeedCursor(token: cursor) }
         let page = try await context.store.feed(query)
         if output.json { return try Output.json(page) }
-        if page.posts.isEmpty { print(cursor == nil ? "No posts yet." : "No more posts.") }
-        print(page.posts.map(Output.post).joined(separator: "\n\n"))
+        let filtered = mine || author != nil || since != nil || near != nil
+        if page.posts.isEmpty {
+            print(cursor != nil ? "No more posts." : filtered ? "No posts match these filters." : "No posts yet.")
+        } else {
+            print(page.posts.map(Output.post).joined(separator: "\n\n"))
+        }
         if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
     }
 }
@@ -87,8 +91,11 @@ struct SearchCommand: AsyncParsableCommand {
         let context = try options.open()
         let posts = try await context.store.search(term, limit: limit)
         if output.json { return try Output.json(["posts": posts]) }
-        if posts.isEmpty { print("No posts match '\(term)'.") }
-        print(posts.map(Output.post).joined(separator: "\n\n"))
+        if posts.isEmpty {
+            print("No posts match '\(term)'.")
+        } else {
+            print(posts.map(Output.post).joined(separator: "\n\n"))
+        }
     }
 }
 

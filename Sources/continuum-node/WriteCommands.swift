@@ -67,7 +67,15 @@ struct PostCommand: AsyncParsableCommand {
         print(id.hex)
     }
 
+    /// Why a path cannot be read, in the words of the system (no Foundation error codes).
     static func reason(_ error: any Error) -> String {
+        var isDirectory: ObjCBool = false
+        let path = (error as NSError).userInfo[NSFilePathErrorKey] as? String
+        if let path {
+            if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
+            if isDirectory.boolValue { return "it is a directory, not a file" }
+            if !FileManager.default.isReadableFile(atPath: path) { return "permission denied" }
+        }
         if let posix = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError {
             return String(cString: strerror(Int32(posix.code)))
         }
@@ -175,11 +183,11 @@ struct DeleteCommand: AsyncParsableCommand {
             targets.insert(target.record)
         }
         let sorted = targets.sorted()
-        var records: [RecordID] = []
-        for start in stride(from: 0, to: sorted.count, by: Limits.deleteTargets) {
-            let chunk = Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)])
-            records.append(try await context.store.append(.delete(targets: chunk), by: identity).id)
+        // One Delete record per 256 targets, all in one transaction: all of them, or none.
+        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
+            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
         }
+        let records = try await context.store.append(bodies, by: identity).map(\.id)
         if output.json {
             return try Output.json(["deleted": sorted.map(\.hex), "records": records.map(\.hex)])
         }

@@ -97,7 +97,7 @@ struct RecordTests {
         #expect(
             refusal(content(.profile(name: String(repeating: "n", count: 65)))) == "name is 65 bytes; the limit is 64"
         )
-        #expect(refusal(content(.profile(name: "a\nb")))?.contains("control character U+A") == true)
+        #expect(refusal(content(.profile(name: "a\nb")))?.contains("control character U+000A") == true)
         #expect(
             refusal(content(.post(caption: String(repeating: "é", count: 1025), photo: photo, location: nil)))
                 == "caption is 2050 bytes; the limit is 2048"

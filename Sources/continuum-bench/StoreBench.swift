@@ -1,0 +1,142 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Logging
+
+/// `continuum-bench store`: ingest rate, search latency and cold start of the feed, on 100,000 records.
+struct StoreBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store",
+        abstract: "Verify-and-store rate, caption search latency, and feed cold start on a large store."
+    )
+
+    @Option(help: "Records to ingest.")
+    var records = 100_000
+
+    @Option(help: "Authors the records come from.")
+    var authors = 50
+
+    @Option(help: "Ingest runs (each into a fresh store); the median is reported.")
+    var runs = 3
+
+    @Option(help: "Records per transaction.")
+    var batch = 1000
+
+    @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
+    var scratch: String?
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
+            .appendingPathComponent("continuum-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "bench")
+        print("continuum-bench store: \(records) records from \(authors) authors, batches of \(batch)")
+        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.hostName)")
+
+        // Baselines, measured now, on this machine.
+        let verify1 = median([await ed25519VerifyRate(threads: 1), await ed25519VerifyRate(threads: 1)])
+        let verify2 = median([
+            await ed25519VerifyRate(threads: 2), await ed25519VerifyRate(threads: 2),
+            await ed25519VerifyRate(threads: 2),
+        ])
+        print("baseline  Ed25519 verify, 1 thread:   \(format(verify1)) /s")
+        print("baseline  Ed25519 verify, 2 threads:  \(format(verify2)) /s")
+
+        // The corpus: a realistic mix of profiles, posts, comments, edits and deletes.
+        var factory = RecordFactory(authorCount: authors, seed: 2026)
+        let corpus = factory.history(count: records).map(\.bytes)
+        let bytes = corpus.reduce(0) { $0 + $1.count }
+        print("corpus    \(corpus.count) records, \(bytes / 1024) KiB")
+
+        // (1) Verify and store: parse + verify on both cores, overlapped with one transaction per batch.
+        var rates: [Double] = []
+        var lastStore: DataDirectory?
+        for run in 0..<runs {
+            let directory = DataDirectory(url: root.appendingPathComponent("ingest-\(run)"))
+            let store = try ContinuumStore.open(directory, logger: logger)
+            let elapsed = try await seconds { try await Self.ingest(corpus, into: store, batch: batch) }
+            let counts = try await store.counts()
+            precondition(counts.records == corpus.count, "stored \(counts.records) of \(corpus.count)")
+            rates.append(Double(corpus.count) / elapsed)
+            try store.close()
+            if run == runs - 1 { lastStore = directory } else { try? FileManager.default.removeItem(at: directory.url) }
+        }
+        let ingestRate = median(rates)
+        print(
+            "ingest    verified and stored: \(format(ingestRate)) records/s (median of \(runs): "
+                + "\(rates.map { format($0) }.joined(separator: ", "))); "
+                + "\(format(ingestRate / verify2, 2))x the 2-thread verify rate, "
+                + "\(format(ingestRate / verify1, 2))x the 1-thread rate"
+        )
+
+        // (2) Search latency on 100,000 posts: top the last store up with posts.
+        guard let directory = lastStore else { return }
+        let store = try ContinuumStore.open(directory, logger: logger)
+        var posts = try await store.counts().posts
+        while posts < records {
+            let more = (0..<min(batch, records - posts)).map { index in factory.post(by: index % authors) }
+            _ = try await store.ingest(more)
+            posts = try await store.counts().posts
+        }
+        let terms = ["water", "CAFE", "zurich", "crème brûlée", "lake", "Ålesund", "señor", "harb", "xyzzy", "ri"]
+        var latencies: [Double] = []
+        var perTerm: [String] = []
+        for term in terms {
+            var samples: [Double] = []
+            var hits = 0
+            for _ in 0..<21 {
+                samples.append(try await seconds { hits = try await store.search(term, limit: 50).count } * 1000)
+            }
+            latencies += samples
+            perTerm.append("\(term)=\(format(median(samples), 2))ms/\(hits)")
+        }
+        print(
+            "search    \(posts) posts: median \(format(median(latencies), 2)) ms, p95 \(format(percentile(latencies, 95), 2)) ms "
+                + "(target: median <= 10 ms; limit 50; \(terms.count) terms x 21)"
+        )
+        print("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
+        let counts = try await store.counts()
+        try store.close()
+
+        // (3) Cold start of `feed --limit 20`: a new process on the 100,000-record store, beside `--help`.
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("continuum-node")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            print("feed      skipped: \(binary.path) not built (swift build -c release)")
+            return
+        }
+        func launch(_ arguments: [String]) throws -> Double {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            let start = ContinuousClock.now
+            try process.run()
+            process.waitUntilExit()
+            let elapsed = ContinuousClock.now - start
+            precondition(process.terminationStatus == 0, "\(arguments) failed")
+            return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000
+        }
+        let help = median(try (0..<7).map { _ in try launch(["--help"]) })
+        let feed = median(try (0..<7).map { _ in try launch(["feed", "--limit", "20", "--data", directory.path]) })
+        print(
+            "feed      cold start of 'feed --limit 20' on \(counts.records) records: \(format(feed, 1)) ms median of 7 "
+                + "(baseline: process start with --help \(format(help, 1)) ms)"
+        )
+    }
+
+    /// Verifies batch k+1 on both cores while batch k is being written.
+    static func ingest(_ corpus: [[UInt8]], into store: ContinuumStore, batch: Int) async throws {
+        var pending: Task<IngestReport, any Error>?
+        for start in stride(from: 0, to: corpus.count, by: batch) {
+            let slice = Array(corpus[start..<min(start + batch, corpus.count)])
+            let verified = try await BatchVerifier.verify(slice, concurrency: 2).map { try $0.get() }
+            if let pending { _ = try await pending.value }
+            pending = Task { try await store.ingest(verified) }
+        }
+        if let pending { _ = try await pending.value }
+    }
+}
