@@ -15,21 +15,11 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Benchmarks, each beside a baseline measured in the same run.",
         subcommands: [StoreBench.self]
     )
+}
 
-    static func main() async {
-        // Figures appear as they are measured, even when stdout is a file.
-        setvbuf(stdout, nil, _IOLBF, 0)
-        do {
-            var command = try parseAsRoot()
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
+/// Prints a line at once, even when stdout is a file (no buffering).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
 /// Median of a sample.

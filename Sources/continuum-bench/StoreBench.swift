@@ -32,8 +32,8 @@ struct StoreBench: AsyncParsableCommand {
             .appendingPathComponent("continuum-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         let logger = Logger(label: "bench")
-        print("continuum-bench store: \(records) records from \(authors) authors, batches of \(batch)")
-        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.hostName)")
+        say("continuum-bench store: \(records) records from \(authors) authors, batches of \(batch)")
+        say("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.hostName)")
 
         // Baselines, measured now, on this machine.
         let verify1 = median([await ed25519VerifyRate(threads: 1), await ed25519VerifyRate(threads: 1)])
@@ -41,14 +41,14 @@ struct StoreBench: AsyncParsableCommand {
             await ed25519VerifyRate(threads: 2), await ed25519VerifyRate(threads: 2),
             await ed25519VerifyRate(threads: 2),
         ])
-        print("baseline  Ed25519 verify, 1 thread:   \(format(verify1)) /s")
-        print("baseline  Ed25519 verify, 2 threads:  \(format(verify2)) /s")
+        say("baseline  Ed25519 verify, 1 thread:   \(format(verify1)) /s")
+        say("baseline  Ed25519 verify, 2 threads:  \(format(verify2)) /s")
 
         // The corpus: a realistic mix of profiles, posts, comments, edits and deletes.
         var factory = RecordFactory(authorCount: authors, seed: 2026)
         let corpus = factory.history(count: records).map(\.bytes)
         let bytes = corpus.reduce(0) { $0 + $1.count }
-        print("corpus    \(corpus.count) records, \(bytes / 1024) KiB")
+        say("corpus    \(corpus.count) records, \(bytes / 1024) KiB")
 
         // (1) Verify and store: parse + verify on both cores, overlapped with one transaction per batch.
         var rates: [Double] = []
@@ -64,7 +64,7 @@ struct StoreBench: AsyncParsableCommand {
             if run == runs - 1 { lastStore = directory } else { try? FileManager.default.removeItem(at: directory.url) }
         }
         let ingestRate = median(rates)
-        print(
+        say(
             "ingest    verified and stored: \(format(ingestRate)) records/s (median of \(runs): "
                 + "\(rates.map { format($0) }.joined(separator: ", "))); "
                 + "\(format(ingestRate / verify2, 2))x the 2-thread verify rate, "
@@ -92,11 +92,11 @@ struct StoreBench: AsyncParsableCommand {
             latencies += samples
             perTerm.append("\(term)=\(format(median(samples), 2))ms/\(hits)")
         }
-        print(
+        say(
             "search    \(posts) posts: median \(format(median(latencies), 2)) ms, p95 \(format(percentile(latencies, 95), 2)) ms "
                 + "(target: median <= 10 ms; limit 50; \(terms.count) terms x 21)"
         )
-        print("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
+        say("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
         let counts = try await store.counts()
         try store.close()
 
@@ -104,7 +104,7 @@ struct StoreBench: AsyncParsableCommand {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("continuum-node")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            print("feed      skipped: \(binary.path) not built (swift build -c release)")
+            say("feed      skipped: \(binary.path) not built (swift build -c release)")
             return
         }
         func launch(_ arguments: [String]) throws -> Double {
@@ -122,7 +122,7 @@ struct StoreBench: AsyncParsableCommand {
         }
         let help = median(try (0..<7).map { _ in try launch(["--help"]) })
         let feed = median(try (0..<7).map { _ in try launch(["feed", "--limit", "20", "--data", directory.path]) })
-        print(
+        say(
             "feed      cold start of 'feed --limit 20' on \(counts.records) records: \(format(feed, 1)) ms median of 7 "
                 + "(baseline: process start with --help \(format(help, 1)) ms)"
         )
