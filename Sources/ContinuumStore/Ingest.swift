@@ -8,7 +8,17 @@ import GRDB
 /// The derived views are a function of the set of records held, whatever order they came in: every derived
 /// field of a post (caption, deleted, comment count) is recomputed from the base tables whenever a record that
 /// touches it arrives, and edits and tombstones count only when their author is the target's author.
-enum Ingest {
+struct Ingest {
+    let db: Database
+    let now: Int64
+    /// Log heads of the authors touched in this transaction, written back by ``finish()``.
+    private var heads: [Data: (contiguous: Int64, maxSeq: Int64)] = [:]
+
+    init(db: Database, now: Int64) {
+        self.db = db
+        self.now = now
+    }
+
     enum Outcome {
         /// Stored. `ignored` is set when the record breaks a rule that needs another record (such as an edit of
         /// someone else's post): it is kept in the log, so that every node holds the same set and no log has a
@@ -21,43 +31,41 @@ enum Ingest {
 
     /// - Parameter local: true for a record this node is signing now; one that breaks a rule is then refused
     ///   outright, storing nothing.
-    static func one(_ verified: VerifiedRecord, db: Database, now: Int64, local: Bool = false) throws -> Outcome {
+    mutating func one(_ verified: VerifiedRecord, local: Bool = false) throws -> Outcome {
         let record = verified.record
         let content = record.content
         let id = record.id.bytes
         let author = content.author.bytes
         let seq = Int64(content.sequence)
 
-        if try exists(db, "SELECT 1 FROM record WHERE id = ?", [id]) { return .duplicate }
-
-        // Forks: another record at this position, or a broken link to a neighbour.
-        if let held = try Data.fetchOne(
-            try db.cachedStatement(sql: "SELECT id FROM record WHERE author = ? AND seq = ?"),
-            arguments: [author, seq]
-        ) {
-            return .fork(try fork(record, conflictsWith: held, "a different record is held at this sequence", db, now))
+        // One look at the neighbourhood: the held records at seq - 1, seq and seq + 1.
+        var before: Data?
+        var next: (id: Data, previous: Data?)?
+        let neighbours = try Row.fetchCursor(
+            try db.cachedStatement(sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"),
+            arguments: [author, seq - 1, seq + 1]
+        )
+        while let row = try neighbours.next() {
+            let heldSeq: Int64 = row["seq"]
+            let heldID: Data = row["id"]
+            if heldSeq == seq {
+                // The same position: the same record (a duplicate) or a fork.
+                if heldID == id { return .duplicate }
+                return .fork(try fork(record, conflictsWith: heldID, "a different record is held at this sequence"))
+            } else if heldSeq == seq - 1 {
+                before = heldID
+            } else {
+                next = (heldID, row["previous"])
+            }
         }
-        if let previous = content.previous,
-            let held = try Data.fetchOne(
-                try db.cachedStatement(sql: "SELECT id FROM record WHERE author = ? AND seq = ?"),
-                arguments: [author, seq - 1]
-            ),
-            held != previous.bytes
-        {
-            return .fork(try fork(record, conflictsWith: held, "previous does not match the held record", db, now))
+        if let previous = content.previous, let before, before != previous.bytes {
+            return .fork(try fork(record, conflictsWith: before, "previous does not match the held record"))
         }
-        if let next = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT id, previous FROM record WHERE author = ? AND seq = ?"),
-            arguments: [author, seq + 1]
-        ),
-            (next["previous"] as Data?) != id
-        {
-            return .fork(
-                try fork(record, conflictsWith: next["id"], "the held next record does not link to this one", db, now)
-            )
+        if let next, next.previous != id {
+            return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
-        let ignored = try ownershipError(content, record.id, db)
+        let ignored = try Self.ownershipError(content, record.id, db)
         if local, let ignored { return .rejected(ignored) }
 
         try db.cachedStatement(
@@ -69,8 +77,8 @@ enum Ingest {
             id, author, seq, content.previous?.bytes, Int64(content.kind.rawValue), content.createdAt.milliseconds, now,
             Data(record.bytes),
         ])
-        try advanceHead(author: author, seq: seq, db)
-        try applyToViews(content, id: record.id, db)
+        try advanceHead(author: author, seq: seq)
+        try Self.applyToViews(content, id: record.id, db)
         return .stored(ignored: ignored)
     }
 
@@ -123,13 +131,7 @@ enum Ingest {
         return nil
     }
 
-    private static func fork(
-        _ record: SignedRecord,
-        conflictsWith held: Data,
-        _ reason: String,
-        _ db: Database,
-        _ now: Int64
-    ) throws -> ForkSummary {
+    private func fork(_ record: SignedRecord, conflictsWith held: Data, _ reason: String) throws -> ForkSummary {
         try db.execute(
             sql: """
                 INSERT OR IGNORE INTO fork (id, author, seq, conflicts_with, reason, bytes, detected_at)
@@ -149,27 +151,44 @@ enum Ingest {
         )
     }
 
-    /// Keeps `log_head` current: the contiguous prefix only grows when the missing next record arrives.
-    private static func advanceHead(author: Data, seq: Int64, _ db: Database) throws {
-        let head = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT contiguous, max_seq FROM log_head WHERE author = ?"),
-            arguments: [author]
-        )
-        var contiguous: Int64 = head?["contiguous"] ?? 0
-        let maxSeq = max(head?["max_seq"] ?? 0, seq)
-        if seq == contiguous + 1 {
-            contiguous = seq
-            let next = try db.cachedStatement(sql: "SELECT 1 FROM record WHERE author = ? AND seq = ?")
-            while contiguous < maxSeq, try Bool.fetchOne(next, arguments: [author, contiguous + 1]) != nil {
-                contiguous += 1
+    /// Keeps the log head current: the contiguous prefix only grows when the missing next record arrives.
+    /// Heads are cached for the transaction and written once per author by ``finish()``.
+    private mutating func advanceHead(author: Data, seq: Int64) throws {
+        var head: (contiguous: Int64, maxSeq: Int64)
+        if let cached = heads[author] {
+            head = cached
+        } else {
+            let row = try Row.fetchOne(
+                try db.cachedStatement(sql: "SELECT contiguous, max_seq FROM log_head WHERE author = ?"),
+                arguments: [author]
+            )
+            head = (row?["contiguous"] ?? 0, row?["max_seq"] ?? 0)
+        }
+        let hadGap = head.maxSeq > head.contiguous
+        head.maxSeq = max(head.maxSeq, seq)
+        if seq == head.contiguous + 1 {
+            head.contiguous = seq
+            if hadGap {
+                let next = try db.cachedStatement(sql: "SELECT 1 FROM record WHERE author = ? AND seq = ?")
+                while head.contiguous < head.maxSeq,
+                    try Bool.fetchOne(next, arguments: [author, head.contiguous + 1]) != nil
+                {
+                    head.contiguous += 1
+                }
             }
         }
-        try db.cachedStatement(
+        heads[author] = head
+    }
+
+    /// Writes the cached log heads. Call once, at the end of the transaction.
+    func finish() throws {
+        let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO log_head (author, contiguous, max_seq) VALUES (?, ?, ?)
                 ON CONFLICT (author) DO UPDATE SET contiguous = excluded.contiguous, max_seq = excluded.max_seq
                 """
-        ).execute(arguments: [author, contiguous, maxSeq])
+        )
+        for (author, head) in heads { try upsert.execute(arguments: [author, head.contiguous, head.maxSeq]) }
     }
 
     // MARK: Derived views
@@ -188,18 +207,47 @@ enum Ingest {
             ).execute(arguments: [author, name, seq])
 
         case .post(let caption, let photo, let location):
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO post (id, author, seq, created_at, original_caption, caption, photo_sha256,
-                                      photo_bytes, media_type, width, height, lat_e7, lon_e7)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                id.bytes, author, seq, content.createdAt.milliseconds, caption, caption, photo.sha256.bytes,
-                Int64(photo.byteCount), Int64(photo.mediaType.rawValue), Int64(photo.width), Int64(photo.height),
-                location?.latitudeE7, location?.longitudeE7,
-            ])
-            try refreshPost(id.bytes, db)
+            // Edits, tombstones and comments may have arrived first: fold them in as the row is written.
+            let pending = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT (SELECT caption FROM edit WHERE post = ?1 AND author = ?2 ORDER BY seq DESC LIMIT 1)
+                                   AS edited_caption,
+                               EXISTS (SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2) AS deleted,
+                               (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
+                               (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
+                        """
+                ),
+                arguments: [id.bytes, author, content.createdAt.milliseconds * 1024]
+            )!
+            let edited: String? = pending["edited_caption"]
+            let deleted: Bool = pending["deleted"]
+            // The rowid orders posts by creation time (milliseconds * 1024 + a tie-breaker), so that search can
+            // walk the full-text index newest first and stop after one page.
+            let base = content.createdAt.milliseconds * 1024
+            let taken: Int64? = pending["taken"]
+            let rowid: Int64? = taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
+            let inserted = try Int64.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
+                                          photo_sha256, photo_bytes, media_type, width, height, lat_e7, lon_e7,
+                                          deleted, comment_count)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        RETURNING rowid
+                        """
+                ),
+                arguments: [
+                    rowid, id.bytes, author, seq, content.createdAt.milliseconds, caption, edited ?? caption,
+                    edited != nil, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
+                    Int64(photo.width), Int64(photo.height), location?.latitudeE7, location?.longitudeE7, deleted,
+                    pending["comments"] as Int64,
+                ]
+            )!
+            if !deleted {
+                try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
+                    .execute(arguments: [inserted, TextFolding.fold(edited ?? caption)])
+            }
 
         case .comment(let post, let text):
             try db.cachedStatement(

@@ -45,7 +45,8 @@ extension ContinuumStore {
 
     /// Live posts whose caption contains the term, ignoring case and diacritics, newest first.
     ///
-    /// Terms of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions.
+    /// Terms of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions,
+    /// newest first, until a page is full.
     public func search(_ term: String, limit: Int = 50) async throws -> [PostSummary] {
         let folded = TextFolding.fold(term.trimmingCharacters(in: .whitespacesAndNewlines))
         guard !folded.isEmpty else {
@@ -59,17 +60,21 @@ extension ContinuumStore {
                 match = "post_search MATCH ?"
                 argument = "\"" + folded.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             } else {
-                match = "post_search.folded LIKE ? ESCAPE '\\'"
+                match = "folded LIKE ? ESCAPE '\\'"
                 let escaped = folded.replacingOccurrences(of: "\\", with: "\\\\")
                     .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
                 argument = "%" + escaped + "%"
             }
+            // post.rowid (= post_search.rowid) follows creation time, so the index is walked newest first and
+            // the walk stops after one page, however many captions match.
             let sql = """
+                WITH hits AS (
+                    SELECT rowid FROM post_search WHERE \(match) ORDER BY rowid DESC LIMIT \(limit)
+                )
                 \(PostSummary.selectSQL)
-                JOIN post_search ON post_search.rowid = post.rowid
-                WHERE \(match) AND post.deleted = 0
-                ORDER BY post.created_at DESC, post.id DESC
-                LIMIT \(limit)
+                JOIN hits ON hits.rowid = post.rowid
+                WHERE post.deleted = 0
+                ORDER BY post.rowid DESC
                 """
             return try Row.fetchAll(db, sql: sql, arguments: [argument]).map(PostSummary.init(row:))
         }

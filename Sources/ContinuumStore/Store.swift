@@ -32,6 +32,7 @@ public struct ContinuumStore: Sendable {
         configuration.prepareDatabase { db in
             // A write is durable on disk before it is acknowledged, power loss included.
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA cache_size = -32768")  // 32 MiB of page cache per connection, at most
             db.add(function: Self.distanceFunction)
         }
         do {
@@ -71,8 +72,9 @@ public struct ContinuumStore: Sendable {
         let now = Timestamp.now().milliseconds
         return try await write { db in
             var report = IngestReport()
+            var ingest = Ingest(db: db, now: now)
             for record in records {
-                switch try Ingest.one(record, db: db, now: now) {
+                switch try ingest.one(record) {
                 case .stored(let ignored):
                     report.stored.append(record.id)
                     if let ignored {
@@ -87,6 +89,7 @@ public struct ContinuumStore: Sendable {
                 case .rejected(let error): report.ignored.append(.init(id: record.id, error: error))
                 }
             }
+            try ingest.finish()
             return report
         }
     }
@@ -116,7 +119,8 @@ public struct ContinuumStore: Sendable {
     {
         let now = Timestamp.now().milliseconds
         return try await write { db in
-            try bodies.map { body in
+            var ingest = Ingest(db: db, now: now)
+            let records = try bodies.map { body in
                 let head = try Row.fetchOne(
                     db,
                     sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
@@ -135,13 +139,15 @@ public struct ContinuumStore: Sendable {
                 } catch let error as ContinuumCore.RecordError {
                     throw StoreError.record(error)
                 }
-                switch try Ingest.one(record, db: db, now: now, local: true) {
+                switch try ingest.one(record, local: true) {
                 case .stored: return record
                 case .rejected(let error): throw error
                 case .duplicate, .fork:
                     throw StoreError(.database, "the local log changed underneath this write; try again")
                 }
             }
+            try ingest.finish()
+            return records
         }
     }
 

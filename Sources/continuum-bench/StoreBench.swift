@@ -71,6 +71,27 @@ struct StoreBench: AsyncParsableCommand {
                 + "\(format(ingestRate / verify1, 2))x the 1-thread rate"
         )
 
+        // Where the time goes: verification alone, and storing alone (records verified beforehand).
+        let verifyOnly = try await seconds {
+            for start in stride(from: 0, to: corpus.count, by: batch) {
+                let slice = Array(corpus[start..<min(start + batch, corpus.count)])
+                _ = try await BatchVerifier.verify(slice, concurrency: 2).map { try $0.get() }
+            }
+        }
+        let verified = try await BatchVerifier.verify(corpus, concurrency: 2).map { try $0.get() }
+        let storeOnlyDirectory = DataDirectory(url: root.appendingPathComponent("store-only"))
+        let storeOnly = try ContinuumStore.open(storeOnlyDirectory, logger: logger)
+        let storeSeconds = try await seconds {
+            for start in stride(from: 0, to: verified.count, by: batch) {
+                _ = try await storeOnly.ingest(Array(verified[start..<min(start + batch, verified.count)]))
+            }
+        }
+        try storeOnly.close()
+        try? FileManager.default.removeItem(at: storeOnlyDirectory.url)
+        say(
+            "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
+                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s")
+
         // (2) Search latency on 100,000 posts: top the last store up with posts.
         guard let directory = lastStore else { return }
         let store = try ContinuumStore.open(directory, logger: logger)
