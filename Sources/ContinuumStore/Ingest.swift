@@ -42,7 +42,9 @@ struct Ingest {
         var before: Data?
         var next: (id: Data, previous: Data?)?
         let neighbours = try Row.fetchCursor(
-            try db.cachedStatement(sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"),
+            try db.cachedStatement(
+                sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"
+            ),
             arguments: [author, seq - 1, seq + 1]
         )
         while let row = try neighbours.next() {

@@ -90,7 +90,8 @@ struct StoreBench: AsyncParsableCommand {
         try? FileManager.default.removeItem(at: storeOnlyDirectory.url)
         say(
             "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
-                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s")
+                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s"
+        )
 
         // (2) Search latency on 100,000 posts: top the last store up with posts.
         guard let directory = lastStore else { return }
