@@ -21,6 +21,12 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // Pure: model, identity keys, canonical encoding, signatures, vector clocks, image headers. No I/O.
@@ -39,15 +45,60 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // SwiftNIO sessions over TLS 1.3 pinned to Ed25519 identities: anti-entropy, gossip, photos, dialling.
+        .target(
+            name: "ContinuumSync",
+            dependencies: [
+                "ContinuumCore",
+                "ContinuumStore",
+                "ContinuumWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The node: store, sync and lifecycle wired together; the lock and the control socket.
+        .target(
+            name: "ContinuumNode",
+            dependencies: [
+                "ContinuumCore",
+                "ContinuumStore",
+                "ContinuumWire",
+                "ContinuumSync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // Reproducible signed test data, shared by the tests and the benchmark.
         .target(name: "ContinuumTestSupport", dependencies: ["ContinuumCore"], swiftSettings: strict),
+        // Pure: frames and messages of sync protocol v1. No I/O, so that a fuzzer can drive it.
+        .target(
+            name: "ContinuumWire",
+            dependencies: ["ContinuumCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "continuum-node",
             dependencies: [
                 "ContinuumCore",
                 "ContinuumStore",
+                "ContinuumSync",
+                "ContinuumNode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -72,6 +123,11 @@ let package = Package(
         .testTarget(
             name: "ContinuumStoreTests",
             dependencies: ["ContinuumStore", "ContinuumCore", "ContinuumTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ContinuumWireTests",
+            dependencies: ["ContinuumWire", "ContinuumCore", "ContinuumTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

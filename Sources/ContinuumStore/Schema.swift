@@ -117,6 +117,25 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v2: peers met") { db in
+            try db.execute(
+                sql: """
+                    -- Every peer this node has had a session with, so that it can dial them again on start.
+                    CREATE TABLE peer (
+                        node BLOB PRIMARY KEY NOT NULL,
+                        name TEXT,
+                        host TEXT NOT NULL,
+                        port INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        last_seen INTEGER NOT NULL,
+                        records_in INTEGER NOT NULL DEFAULT 0,
+                        records_out INTEGER NOT NULL DEFAULT 0,
+                        bytes_in INTEGER NOT NULL DEFAULT 0,
+                        bytes_out INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    """
+            )
+        }
         return migrator
     }
 }

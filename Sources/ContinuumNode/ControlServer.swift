@@ -1,0 +1,93 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The local control channel: a Unix socket in the data directory (mode 0600 inside a 0700 directory) through
+/// which the other commands reach the running node.
+///
+/// Requests and replies are lines of JSON. `{"command":"sync"}` starts an anti-entropy round with every peer and
+/// replies with progress lines (`{"event":"progress",…}`) and a last line `{"event":"done",…}`.
+/// `{"command":"connected"}` replies `{"connected":[node ids]}`.
+final class ControlServer: Sendable {
+    private let node: Node
+    private let logger: Logger
+
+    init(node: Node, logger: Logger) {
+        self.node = node
+        self.logger = logger
+    }
+
+    static func socketURL(_ directory: DataDirectory) -> URL { directory.url.appendingPathComponent("control.sock") }
+
+    typealias LineChannel = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+
+    func bind(group: any EventLoopGroup) async throws -> NIOAsyncChannel<LineChannel, Never> {
+        let path = Self.socketURL(node.directory).path
+        return try await ServerBootstrap(group: group)
+            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
+                channel.eventLoop.makeCompletedFuture { try LineChannel(wrappingChannelSynchronously: channel) }
+            }
+    }
+
+    func serve(_ server: NIOAsyncChannel<LineChannel, Never>) async {
+        try? await server.executeThenClose { inbound in
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await connection in inbound {
+                    group.addTask { await self.handle(connection) }
+                }
+            }
+        }
+    }
+
+    private func handle(_ connection: LineChannel) async {
+        try? await connection.executeThenClose { inbound, outbound in
+            var pending = [UInt8]()
+            for try await buffer in inbound {
+                pending += buffer.readableBytesView
+                guard pending.count <= 4096 else { return }
+                guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { continue }
+                let line = Array(pending[..<newline])
+                let request = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+                let reply: @Sendable ([String: any Sendable]) async throws -> Void = { object in
+                    var data = try JSONSerialization.data(withJSONObject: object, options: .sortedKeys)
+                    data.append(UInt8(ascii: "\n"))
+                    try await outbound.write(ByteBuffer(bytes: data))
+                }
+                switch request?["command"] as? String {
+                case "sync":
+                    try await sync(reply: reply)
+                case "connected":
+                    let peers = await node.engine.connectedPeers().map(\.hex)
+                    try await reply(["connected": peers])
+                default:
+                    try await reply([
+                        "error": "unknown request; expected {\"command\":\"sync\"} or {\"command\":\"connected\"}"
+                    ])
+                }
+                return
+            }
+        }
+    }
+
+    private func sync(reply: @escaping @Sendable ([String: any Sendable]) async throws -> Void) async throws {
+        let events = await node.engine.events()
+        let peers = await node.engine.connectedPeers().count
+        let forward = Task {
+            for await event in events {
+                if case .progress(let from, let records, let ofRecords, let bytes, let ofBytes) = event {
+                    try? await reply([
+                        "event": "progress", "peer": from.hex, "records": records, "ofRecords": ofRecords,
+                        "bytes": bytes, "ofBytes": ofBytes,
+                    ])
+                }
+            }
+        }
+        let completed = await node.engine.syncNow(timeout: .seconds(120))
+        forward.cancel()
+        try await reply(["event": "done", "peers": peers, "completed": completed])
+    }
+}

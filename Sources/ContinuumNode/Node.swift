@@ -1,0 +1,102 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import ContinuumWire
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// How to run a node.
+public struct NodeConfiguration: Sendable {
+    public var listenHost = "0.0.0.0"
+    /// 0 picks a free port.
+    public var port = 7420
+    public var peers: [PeerAddress] = []
+    /// Dial the peers remembered from earlier sessions.
+    public var dialRemembered = true
+    public var sync = SyncConfiguration()
+
+    public init() {}
+}
+
+/// A running node: the store, the sync engine and network, the control socket, as one `Service`.
+///
+/// `run()` binds the sync port, dials peers, and serves until the service group is shut down (SIGINT or
+/// SIGTERM); then it closes every connection and the store.
+public final class Node: Service, Sendable {
+    public let directory: DataDirectory
+    public let store: ContinuumStore
+    public let identity: NodeIdentity
+    public let engine: SyncEngine
+    private let network: SyncNetwork
+    private let configuration: NodeConfiguration
+    private let group: MultiThreadedEventLoopGroup
+    private let logger: Logger
+    private let lock: DataDirectoryLock
+    private let bound: NIOLockedValueBox<[SocketAddress]>
+
+    /// Takes the data directory's lock and opens everything; nothing listens until `run()`.
+    public init(directory: DataDirectory, configuration: NodeConfiguration, logger: Logger) throws {
+        self.directory = directory
+        try directory.create()
+        lock = try DataDirectoryLock(directory)
+        store = try ContinuumStore.open(directory, logger: logger)
+        identity = try IdentityFile.loadOrCreate(at: directory.identityURL).0
+        self.configuration = configuration
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        engine = SyncEngine(store: store, identity: identity, configuration: configuration.sync, logger: logger)
+        network = try SyncNetwork(engine: engine, identity: identity, group: group, logger: logger)
+        bound = NIOLockedValueBox([])
+    }
+
+    /// The addresses the sync port is bound to, once `run()` has bound it.
+    public var listeningAddresses: [SocketAddress] { bound.withLockedValue { $0 } }
+
+    /// Binds the sync port (so that the caller can print it) and returns the server to hand to `run`.
+    public func run() async throws {
+        let server = try await network.bind(host: configuration.listenHost, port: configuration.port)
+        if let address = server.channel.localAddress { bound.withLockedValue { $0 = [address] } }
+        try? await store.resetPeerStates()
+        var addresses = configuration.peers
+        if configuration.dialRemembered {
+            for peer in (try? await store.peers()) ?? [] where peer.port > 0 {
+                let address = PeerAddress(host: peer.host, port: peer.port)
+                if !addresses.contains(address) { addresses.append(address) }
+            }
+        }
+        let control = ControlServer(node: self, logger: logger)
+        let controlChannel = try await control.bind(group: group)
+        await withDiscardingTaskGroup { tasks in
+            tasks.addTask { await self.engine.run() }
+            tasks.addTask { await self.network.serve(server) }
+            tasks.addTask { await control.serve(controlChannel) }
+            for address in addresses {
+                tasks.addTask { await self.network.maintain(address) }
+            }
+            tasks.addTask {
+                try? await gracefulShutdown()
+                // Shutting down: stop listening, close sessions; the group's tasks then end.
+                try? await server.channel.close()
+                try? await controlChannel.channel.close()
+            }
+            await withTaskCancellationOrGracefulShutdownHandler {
+                await self.waitForever()
+            } onCancelOrGracefulShutdown: {
+            }
+            tasks.cancelAll()
+        }
+        try? FileManager.default.removeItem(at: ControlServer.socketURL(directory))
+        try? store.close()
+        try? await group.shutdownGracefully()
+    }
+
+    private func waitForever() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// A stored record as sync sees it: its place in the log and its bytes.
+public struct StoredRecord: Sendable, Hashable {
+    /// Local arrival order: increases with every stored record.
+    public let rowid: Int64
+    public let id: RecordID
+    public let author: AuthorID
+    public let sequence: UInt64
+    public let bytes: [UInt8]
+}
+
+/// A post whose photo is not on this node yet.
+public struct MissingPhoto: Sendable, Hashable {
+    public let hash: AssetHash
+    public let bytes: UInt64
+    public let post: PostID
+}
+
+/// A peer this node has had a session with.
+public struct PeerRecord: Sendable, Hashable, Encodable {
+    public let id: AuthorID
+    public let name: String?
+    public let host: String
+    public let port: Int
+    public let state: String
+    public let lastSeen: Timestamp
+    public let recordsIn: Int64
+    public let recordsOut: Int64
+    public let bytesIn: Int64
+    public let bytesOut: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, address, state, lastSeen, recordsIn, recordsOut, bytesIn, bytesOut
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode("\(host.contains(":") ? "[\(host)]" : host):\(port)", forKey: .address)
+        try container.encode(state, forKey: .state)
+        try container.encode(lastSeen.rfc3339, forKey: .lastSeen)
+        try container.encode(recordsIn, forKey: .recordsIn)
+        try container.encode(recordsOut, forKey: .recordsOut)
+        try container.encode(bytesIn, forKey: .bytesIn)
+        try container.encode(bytesOut, forKey: .bytesOut)
+    }
+}
+
+extension ContinuumStore {
+    /// Records stored after `rowid`, oldest first, at most `limit`.
+    public func records(after rowid: Int64, limit: Int = 1000) async throws -> [StoredRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT rowid, id, author, seq, bytes FROM record WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                arguments: [rowid, limit]
+            ).map(StoredRecord.init(row:))
+        }
+    }
+
+    /// The rowid of the last stored record (0 when empty).
+    public func lastRecordRowid() async throws -> Int64 {
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM record") ?? 0 }
+    }
+
+    /// An author's records in a sequence range, in log order, at most `limit` of them and about `maxBytes`.
+    public func storedRecords(
+        of author: AuthorID,
+        in range: ClosedRange<UInt64>,
+        limit: Int,
+        maxBytes: Int
+    )
+        async throws -> [StoredRecord]
+    {
+        try await read { db in
+            let cursor = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT rowid, id, author, seq, bytes FROM record
+                    WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?
+                    """,
+                arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound), limit]
+            )
+            var result: [StoredRecord] = []
+            var total = 0
+            while let row = try cursor.next() {
+                let record = StoredRecord(row: row)
+                if !result.isEmpty && total + record.bytes.count > maxBytes { break }
+                total += record.bytes.count
+                result.append(record)
+            }
+            return result
+        }
+    }
+
+    /// Bytes of the records in the given ranges (for announcing how much a sync will send).
+    public func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) async throws -> (records: UInt64, bytes: UInt64) {
+        try await read { db in
+            var records: UInt64 = 0
+            var bytes: UInt64 = 0
+            for (author, range) in ranges {
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS b FROM record
+                        WHERE author = ? AND seq BETWEEN ? AND ?
+                        """,
+                    arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound)]
+                )!
+                records += UInt64(row["n"] as Int64)
+                bytes += UInt64(row["b"] as Int64)
+            }
+            return (records, bytes)
+        }
+    }
+
+    /// Live posts whose photo is not here yet, newest first.
+    public func missingPhotos(limit: Int = 100) async throws -> [MissingPhoto] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post FROM post
+                    WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
+                    GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
+                    """,
+                arguments: [limit]
+            ).map {
+                MissingPhoto(
+                    hash: AssetHash(unchecked: $0["photo_sha256"]),
+                    bytes: UInt64($0["bytes"] as Int64),
+                    post: PostID(unchecked: $0["post"])
+                )
+            }
+        }
+    }
+
+    /// True when the complete photo is here.
+    public func hasPhoto(_ hash: AssetHash) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM asset WHERE sha256 = ?", arguments: [hash.bytes]) != nil
+        }
+    }
+
+    // MARK: Peers
+
+    /// Records a session with a peer, and where to dial it.
+    public func rememberPeer(_ id: AuthorID, name: String?, host: String, port: Int, state: String) async throws {
+        let now = Timestamp.now().milliseconds
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO peer (node, name, host, port, state, last_seen) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (node) DO UPDATE SET name = coalesce(excluded.name, peer.name),
+                        host = excluded.host, port = CASE WHEN excluded.port > 0 THEN excluded.port ELSE peer.port END,
+                        state = excluded.state, last_seen = excluded.last_seen
+                    """,
+                arguments: [id.bytes, name, host, port, state, now]
+            )
+        }
+    }
+
+    /// Updates a peer's state and adds to its traffic counters.
+    public func updatePeer(
+        _ id: AuthorID,
+        state: String,
+        recordsIn: Int64 = 0,
+        recordsOut: Int64 = 0,
+        bytesIn: Int64 = 0,
+        bytesOut: Int64 = 0
+    ) async throws {
+        let now = Timestamp.now().milliseconds
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE peer SET state = ?, last_seen = ?, records_in = records_in + ?,
+                        records_out = records_out + ?, bytes_in = bytes_in + ?, bytes_out = bytes_out + ?
+                    WHERE node = ?
+                    """,
+                arguments: [state, now, recordsIn, recordsOut, bytesIn, bytesOut, id.bytes]
+            )
+        }
+    }
+
+    /// Every peer met, most recently seen first.
+    public func peers() async throws -> [PeerRecord] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM peer ORDER BY last_seen DESC").map { row in
+                PeerRecord(
+                    id: AuthorID(unchecked: row["node"]),
+                    name: row["name"],
+                    host: row["host"],
+                    port: row["port"],
+                    state: row["state"],
+                    lastSeen: Timestamp(milliseconds: row["last_seen"]),
+                    recordsIn: row["records_in"],
+                    recordsOut: row["records_out"],
+                    bytesIn: row["bytes_in"],
+                    bytesOut: row["bytes_out"]
+                )
+            }
+        }
+    }
+
+    /// Marks every peer as disconnected (on start, after a crash).
+    public func resetPeerStates() async throws {
+        try await write { db in try db.execute(sql: "UPDATE peer SET state = 'disconnected'") }
+    }
+}
+
+extension StoredRecord {
+    init(row: Row) {
+        rowid = row["rowid"]
+        id = RecordID(unchecked: row["id"])
+        author = AuthorID(unchecked: row["author"])
+        sequence = UInt64(row["seq"] as Int64)
+        bytes = [UInt8](row["bytes"] as Data)
+    }
+}

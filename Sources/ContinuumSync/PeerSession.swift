@@ -1,0 +1,356 @@
+import AsyncAlgorithms
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+import Foundation
+import Logging
+
+/// One authenticated session with one peer: the anti-entropy state machine, live gossip to the peer, and photo
+/// serving. Messages go out through ``outbox``, which one writer task drains into the socket, so every send is
+/// under the socket's back-pressure.
+actor PeerSession {
+    let peer: AuthorID
+    let hello: Hello
+    let initiator: Bool
+    let host: String
+    nonisolated let outbox = AsyncChannel<WireMessage>()
+    private let engine: SyncEngine
+    private let store: ContinuumStore
+    private let configuration: SyncConfiguration
+    private var logger: Logger
+
+    /// What the peer is known to hold: its clock, merged with every ACK and every record it sent us.
+    private(set) var peerClock = VectorClock()
+    /// Per author, the records sent down this connection contiguously from the peer's clock; plus single ones.
+    private var sentClock = VectorClock()
+    private var sentIDs: Set<RecordID> = []
+    /// RECORDS frames sent and not yet acknowledged.
+    private var inflight = 0
+    private var windowWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Our anti-entropy rounds: round number → waiters for the peer's DONE of our request.
+    private var round: UInt32 = 0
+    private var roundWaiters: [UInt32: [UUID: CheckedContinuation<Bool, Never>]] = [:]
+    private var finishedRounds: Set<UInt32> = []
+    /// True while the peer is streaming a round to us: gaps are checked at its DONE.
+    private var receivingRound = false
+    private var announced: (records: UInt64, bytes: UInt64) = (0, 0)
+    private var received: (records: UInt64, bytes: UInt64) = (0, 0)
+    /// The last clock the peer sent, and our clock when we answered it ("request skipping").
+    private var answered: (theirs: VectorClock, ours: VectorClock)?
+    private var tasks: [Task<Void, Never>] = []
+    private(set) var lastReceived = ContinuousClock.now
+    private(set) var stats = (recordsIn: Int64(0), recordsOut: Int64(0), bytesIn: Int64(0), bytesOut: Int64(0))
+
+    init(
+        peer: AuthorID,
+        hello: Hello,
+        initiator: Bool,
+        host: String,
+        engine: SyncEngine,
+        store: ContinuumStore,
+        configuration: SyncConfiguration,
+        logger: Logger
+    ) {
+        self.peer = peer
+        self.hello = hello
+        self.initiator = initiator
+        self.host = host
+        self.engine = engine
+        self.store = store
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "peer.id"] = "\(peer.short)"
+        self.logger = logger
+    }
+
+    func send(_ message: WireMessage) async {
+        if case .records(_, let records) = message {
+            inflight += 1
+            stats.recordsOut += Int64(records.count)
+            stats.bytesOut += Int64(records.reduce(0) { $0 + $1.count })
+        }
+        await outbox.send(message)
+    }
+
+    /// Starts an anti-entropy round: sends our clock; returns when the peer has sent what we lack (its DONE).
+    func startRound() async -> UInt32 {
+        round += 1
+        let current = round
+        let clock = (try? await store.clock()) ?? VectorClock()
+        await send(.clock(round: current, clock))
+        return current
+    }
+
+    /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
+    func waitForRound(_ number: UInt32, timeout: Duration) async -> Bool {
+        if finishedRounds.contains(number) { return true }
+        let id = UUID()
+        return await withCheckedContinuation { continuation in
+            roundWaiters[number, default: [:]][id] = continuation
+            Task {
+                try? await Task.sleep(for: timeout)
+                self.expireWaiter(number, id)
+            }
+        }
+    }
+
+    private func expireWaiter(_ number: UInt32, _ id: UUID) {
+        roundWaiters[number]?.removeValue(forKey: id)?.resume(returning: false)
+    }
+
+    /// Ends the session's background work.
+    func close() {
+        for task in tasks { task.cancel() }
+        tasks.removeAll()
+        for waiter in windowWaiters { waiter.resume() }
+        windowWaiters.removeAll()
+        for (_, waiters) in roundWaiters { for waiter in waiters.values { waiter.resume(returning: false) } }
+        roundWaiters.removeAll()
+        outbox.finish()
+    }
+
+    // MARK: Receiving
+
+    func receive(_ message: WireMessage) async throws(WireError) {
+        lastReceived = .now
+        switch message {
+        case .hello:
+            throw WireError(.unexpectedMessage, "HELLO after the handshake")
+        case .error(let error):
+            logger.notice("peer reported an error", metadata: ["error": "\(error)"])
+            throw error
+        case .ping(let nonce):
+            await send(.pong(nonce))
+        case .pong:
+            break
+        case .clock(let number, let clock):
+            peerClock = peerClock.merging(clock)
+            await answer(clock: clock, round: number)
+        case .offer(_, let records, let bytes):
+            receivingRound = true
+            announced = (records, bytes)
+            received = (0, 0)
+        case .records(let live, let batch):
+            try await ingest(batch, live: live)
+        case .ack(let clock):
+            peerClock = peerClock.merging(clock)
+            inflight = max(0, inflight - 1)
+            if inflight < configuration.window, !windowWaiters.isEmpty {
+                windowWaiters.removeFirst().resume()
+            }
+        case .request(let ranges):
+            var wanted: [AuthorID: ClosedRange<UInt64>] = [:]
+            for range in ranges { wanted[range.author] = range.range }
+            let ranges = wanted
+            spawn { session in await session.stream(ranges, round: nil) }
+        case .done(let number):
+            receivingRound = false
+            finishedRounds.insert(number)
+            for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
+            await engine.emit(.roundFinished(with: peer, round: number))
+            await requestGaps()
+        case .photoWant(let hash, let offset):
+            spawn { session in await session.servePhoto(hash, from: offset) }
+        case .photoData(let hash, let offset, let chunk):
+            stats.bytesIn += Int64(chunk.count)
+            try await engine.photos.received(hash, offset: offset, chunk: chunk, from: peer)
+        case .photoEnd(let hash, let total):
+            await engine.photos.ended(hash, total: total, from: peer)
+        case .photoMissing(let hash):
+            await engine.photos.missing(hash, from: peer)
+        }
+    }
+
+    private func spawn(_ work: @escaping @Sendable (PeerSession) async -> Void) {
+        tasks.removeAll { $0.isCancelled }
+        tasks.append(Task { await work(self) })
+    }
+
+    /// Verifies a batch on every core, stores it in one transaction, acknowledges it, and tells the engine.
+    private func ingest(_ batch: [[UInt8]], live: Bool) async throws(WireError) {
+        let results = await BatchVerifier.verify(batch, concurrency: configuration.verifyConcurrency)
+        var verified: [VerifiedRecord] = []
+        verified.reserveCapacity(results.count)
+        for result in results {
+            switch result {
+            case .success(let record): verified.append(record)
+            case .failure(let error):
+                // Trust nothing from the wire: a peer that sends an invalid record is disconnected.
+                throw WireError(.badRecord, "invalid record: \(error)")
+            }
+        }
+        let bytes = batch.reduce(0) { $0 + $1.count }
+        stats.recordsIn += Int64(batch.count)
+        stats.bytesIn += Int64(bytes)
+        let report: IngestReport
+        do {
+            report = try await store.ingest(verified)
+        } catch {
+            logger.error("storing records failed", metadata: ["error": "\(error)"])
+            throw WireError(.internal, "the receiving node could not store the records")
+        }
+        // The peer holds what it sent; never send those back.
+        var touched = Set<AuthorID>()
+        for record in verified {
+            touched.insert(record.content.author)
+            if record.content.sequence == peerClock[record.content.author] + 1 {
+                peerClock.advance(record.content.author, to: record.content.sequence)
+            }
+            sentIDs.insert(record.id)
+        }
+        let clock = (try? await store.clock()) ?? VectorClock()
+        await send(.ack(VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))))
+        if !live {
+            received.records += UInt64(batch.count)
+            received.bytes += UInt64(bytes)
+            await engine.emit(
+                .progress(
+                    from: peer,
+                    records: received.records,
+                    ofRecords: announced.records,
+                    bytes: received.bytes,
+                    ofBytes: announced.bytes
+                )
+            )
+        }
+        for fork in report.forks { await engine.emit(.forkDetected(fork)) }
+        if !report.stored.isEmpty {
+            await engine.didStore(from: self, count: report.stored.count)
+        }
+        // A live record beyond our contiguous head means we missed some: ask for them (unless a round is
+        // streaming them to us right now).
+        if live && !receivingRound {
+            var gaps: [LogRange] = []
+            for record in verified where record.content.sequence > clock[record.content.author] + 1 {
+                let author = record.content.author
+                gaps.append(LogRange(author: author, range: (clock[author] + 1)...(record.content.sequence - 1)))
+            }
+            if !gaps.isEmpty { await send(.request(gaps)) }
+        }
+    }
+
+    /// After the peer's round: anything its clock covers that we still lack is a gap; request it.
+    private func requestGaps() async {
+        guard let clock = try? await store.clock() else { return }
+        let gaps = peerClock.missing(from: clock).map { LogRange(author: $0.key, range: $0.value) }
+        if !gaps.isEmpty {
+            logger.debug("requesting gaps", metadata: ["sync.ranges": "\(gaps.count)"])
+            await send(.request(Array(gaps.prefix(WireLimits.maxRanges))))
+        }
+    }
+
+    // MARK: Sending
+
+    /// Answers the peer's clock: announce, then stream what it lacks, then DONE.
+    private func answer(clock theirs: VectorClock, round number: UInt32) async {
+        guard let ours = try? await store.clock() else { return }
+        if let answered, answered.theirs == theirs, answered.ours == ours {
+            // Request skipping: the same question as last time, and nothing new here.
+            await send(.offer(round: number, records: 0, bytes: 0))
+            await send(.done(round: number))
+            return
+        }
+        answered = (theirs, ours)
+        let missing = ours.missing(from: theirs)
+        let total = (try? await store.byteCount(of: missing)) ?? (records: 0, bytes: 0)
+        await send(.offer(round: number, records: total.records, bytes: total.bytes))
+        spawn { session in await session.stream(missing, round: number) }
+    }
+
+    /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window.
+    private func stream(_ ranges: [AuthorID: ClosedRange<UInt64>], round number: UInt32?) async {
+        for (author, range) in ranges.sorted(by: { $0.key < $1.key }) {
+            var next = range.lowerBound
+            while next <= range.upperBound, !Task.isCancelled {
+                guard
+                    let records = try? await store.storedRecords(
+                        of: author,
+                        in: next...range.upperBound,
+                        limit: configuration.batchRecords,
+                        maxBytes: WireLimits.maxBatchBytes
+                    ), let last = records.last
+                else { break }
+                await waitForWindow()
+                for record in records { markSent(record) }
+                await send(.records(live: false, records.map(\.bytes)))
+                next = last.sequence + 1
+            }
+        }
+        if let number, !Task.isCancelled { await send(.done(round: number)) }
+    }
+
+    private func waitForWindow() async {
+        while inflight >= configuration.window, !Task.isCancelled {
+            await withCheckedContinuation { windowWaiters.append($0) }
+        }
+    }
+
+    private func markSent(_ record: StoredRecord) {
+        if record.sequence == sentClock[record.author] + 1 {
+            sentClock.advance(record.author, to: record.sequence)
+        } else {
+            sentIDs.insert(record.id)
+        }
+    }
+
+    /// Live gossip: sends the records this peer is not known to hold and has not been sent on this connection.
+    func gossip(_ records: [StoredRecord]) async {
+        var batch: [StoredRecord] = []
+        for record in records {
+            if peerClock.covers(record.author, record.sequence) || sentClock.covers(record.author, record.sequence)
+                || sentIDs.contains(record.id)
+            {
+                continue
+            }
+            markSent(record)
+            batch.append(record)
+        }
+        var start = 0
+        while start < batch.count {
+            let chunk = Array(batch[start..<min(start + WireLimits.maxRecordsPerBatch, batch.count)])
+            await send(.records(live: true, chunk.map(\.bytes)))
+            start += chunk.count
+        }
+    }
+
+    // MARK: Photos
+
+    /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure.
+    private func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
+        let url = store.assets.url(for: hash)
+        guard let handle = try? FileHandle(forReadingFrom: url) else {
+            await send(.photoMissing(hash))
+            return
+        }
+        defer { try? handle.close() }
+        do {
+            let total = try handle.seekToEnd()
+            guard offset <= total else {
+                await send(.photoMissing(hash))
+                return
+            }
+            try handle.seek(toOffset: offset)
+            var position = offset
+            while position < total, !Task.isCancelled {
+                guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
+                await send(.photoData(hash, offset: position, chunk: [UInt8](data)))
+                stats.bytesOut += Int64(data.count)
+                position += UInt64(data.count)
+            }
+            if !Task.isCancelled { await send(.photoEnd(hash, totalBytes: total)) }
+        } catch {
+            logger.warning("reading a photo failed", metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"])
+            await send(.photoMissing(hash))
+        }
+    }
+
+    /// Asks the peer for a photo from `offset`.
+    func requestPhoto(_ hash: AssetHash, from offset: UInt64) async {
+        await send(.photoWant(hash, offset: offset))
+    }
+
+    func takeStats() -> (recordsIn: Int64, recordsOut: Int64, bytesIn: Int64, bytesOut: Int64) {
+        defer { stats = (0, 0, 0, 0) }
+        return stats
+    }
+}

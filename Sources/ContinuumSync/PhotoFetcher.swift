@@ -1,0 +1,196 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+import Crypto
+import Foundation
+import Logging
+
+/// Fetches photos whose posts have arrived, one at a time, from any connected peer that has them.
+///
+/// Bytes go to `photos/tmp/<hash>.partial` as they arrive, with a running SHA-256; each chunk was already checked
+/// against its own checksum by the frame decoder. The whole file is checked against the post's SHA-256 before it
+/// is renamed into place. A broken transfer leaves the partial file, and the next request resumes from its end.
+actor PhotoFetcher {
+    private let store: ContinuumStore
+    private let configuration: SyncConfiguration
+    private let logger: Logger
+    private weak var engine: SyncEngine?
+
+    private struct Transfer {
+        let hash: AssetHash
+        let expected: UInt64
+        let peer: AuthorID
+        let handle: FileHandle
+        var hasher: SHA256
+        var size: UInt64
+        let waiter: CheckedContinuation<Bool, Never>
+    }
+
+    private var current: Transfer?
+    /// Peers that said they do not have a photo (cleared when a new peer joins).
+    private var lacking: [AssetHash: Set<AuthorID>] = [:]
+    private var skipped: Set<AssetHash> = []
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    init(store: ContinuumStore, configuration: SyncConfiguration, logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func attach(_ engine: SyncEngine) { self.engine = engine }
+
+    /// Something changed (a post arrived, a peer joined): look for photos to fetch.
+    func poke(peerJoined: Bool = false) {
+        if peerJoined { lacking.removeAll() }
+        wake.yield()
+    }
+
+    /// The fetch loop; runs for the node's lifetime.
+    func run() async {
+        wake.yield()
+        for await _ in wakes {
+            var fetched = false
+            if let engine, let missing = try? await store.missingPhotos(limit: 50) {
+                for photo in missing where !Task.isCancelled {
+                    if photo.bytes > configuration.maxPhotoBytes {
+                        if skipped.insert(photo.hash).inserted {
+                            logger.notice(
+                                "photo larger than --max-photo-mb: not fetched",
+                                metadata: ["photo.sha256": "\(photo.hash.short)", "photo.bytes": "\(photo.bytes)"]
+                            )
+                            await engine.emit(.photoSkipped(photo.hash, bytes: photo.bytes))
+                        }
+                        continue
+                    }
+                    let peers = await engine.connectedPeers().filter { !(lacking[photo.hash]?.contains($0) ?? false) }
+                    guard let peer = peers.first else { continue }
+                    if await fetch(photo, from: peer, engine: engine) { fetched = true }
+                }
+            }
+            if fetched { wake.yield() }
+        }
+    }
+
+    private func partialURL(_ hash: AssetHash) -> URL {
+        store.assets.temporaryDirectory.appendingPathComponent("\(hash.hex).partial")
+    }
+
+    /// One photo from one peer; true when it was stored.
+    private func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
+        let url = partialURL(photo.hash)
+        let manager = FileManager.default
+        try? manager.createDirectory(at: store.assets.temporaryDirectory, withIntermediateDirectories: true)
+        if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
+        guard let handle = try? FileHandle(forUpdating: url) else { return false }
+        // Resume: hash what is already here, then ask for the rest.
+        var hasher = SHA256()
+        var size: UInt64 = 0
+        do {
+            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+                hasher.update(data: data)
+                size += UInt64(data.count)
+            }
+        } catch {
+            try? handle.close()
+            return false
+        }
+        if size > photo.bytes {
+            try? handle.close()
+            try? manager.removeItem(at: url)
+            return false
+        }
+        if size > 0 {
+            logger.info(
+                "resuming a photo",
+                metadata: ["photo.sha256": "\(photo.hash.short)", "photo.offset": "\(size)"]
+            )
+        }
+        let stored = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+            current = Transfer(
+                hash: photo.hash,
+                expected: photo.bytes,
+                peer: peer,
+                handle: handle,
+                hasher: hasher,
+                size: size,
+                waiter: waiter
+            )
+            let offset = size
+            Task { await engine.session(for: peer)?.requestPhoto(photo.hash, from: offset) }
+        }
+        return stored
+    }
+
+    private func finish(_ stored: Bool) {
+        guard let transfer = current else { return }
+        current = nil
+        try? transfer.handle.close()
+        transfer.waiter.resume(returning: stored)
+    }
+
+    /// A chunk arrived.
+    func received(_ hash: AssetHash, offset: UInt64, chunk: [UInt8], from peer: AuthorID) throws(WireError) {
+        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else {
+            throw WireError(.unexpectedMessage, "PHOTO_DATA for a photo that was not requested")
+        }
+        guard offset == transfer.size, transfer.size + UInt64(chunk.count) <= transfer.expected else {
+            finish(false)
+            throw WireError(.malformedFrame, "PHOTO_DATA at the wrong offset or past the photo's size")
+        }
+        do {
+            try transfer.handle.write(contentsOf: chunk)
+        } catch {
+            finish(false)
+            return
+        }
+        transfer.hasher.update(data: chunk)
+        transfer.size += UInt64(chunk.count)
+        current = transfer
+        let (size, expected) = (transfer.size, transfer.expected)
+        if let engine { Task { await engine.emit(.photoProgress(hash, bytes: size, of: expected)) } }
+    }
+
+    /// The peer sent everything: check the whole file and commit it.
+    func ended(_ hash: AssetHash, total: UInt64, from peer: AuthorID) async {
+        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else { return }
+        let url = partialURL(hash)
+        let digest = AssetHash(unchecked: Data(transfer.hasher.finalize()))
+        guard transfer.size == transfer.expected, digest == hash else {
+            logger.warning(
+                "a photo did not match its post's SHA-256; discarded",
+                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
+            )
+            try? FileManager.default.removeItem(at: url)
+            lacking[hash, default: []].insert(peer)
+            finish(false)
+            return
+        }
+        do {
+            try transfer.handle.synchronize()
+            try store.assets.commit(url, as: hash)
+            try await store.markPhotoAvailable(hash, bytes: Int64(transfer.size))
+        } catch {
+            logger.error("storing a photo failed", metadata: ["error": "\(error)"])
+            finish(false)
+            return
+        }
+        transfer.size = 0
+        current = transfer
+        finish(true)
+        if let engine { await engine.emit(.photoArrived(hash)) }
+    }
+
+    /// The peer does not have it: try another.
+    func missing(_ hash: AssetHash, from peer: AuthorID) {
+        lacking[hash, default: []].insert(peer)
+        if current?.hash == hash && current?.peer == peer { finish(false) }
+    }
+
+    /// A session ended: a transfer from it stops, keeping its partial file for the next attempt.
+    func peerLeft(_ peer: AuthorID) {
+        if current?.peer == peer { finish(false) }
+    }
+}

@@ -1,0 +1,49 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+
+/// How a node syncs.
+public struct SyncConfiguration: Sendable {
+    /// The network this node belongs to; peers of another network are refused.
+    public var network: NetworkID = .default
+    /// The display name sent in HELLO.
+    public var name: String?
+    /// The port this node listens on, sent in HELLO so that peers can dial back (0: not listening).
+    public var listenPort: UInt16 = 0
+    /// Debugging only: no TLS. Refused unless both peers set it.
+    public var plaintext = false
+    /// Photos up to this size are fetched as soon as their post arrives; larger ones are skipped.
+    public var maxPhotoBytes: UInt64 = 50 * 1024 * 1024
+    /// Records per RECORDS frame during anti-entropy.
+    public var batchRecords = 500
+    /// RECORDS frames sent but not yet acknowledged, at most.
+    public var window = 4
+    /// A new anti-entropy round with every peer this often (nil: only on connect and on `sync`).
+    public var antiEntropyInterval: Duration? = .seconds(60)
+    /// A peer must complete the handshake within this time.
+    public var handshakeTimeout: Duration = .seconds(10)
+    /// A session with no frame received for this long is closed (pings are sent at a third of it).
+    public var idleTimeout: Duration = .seconds(45)
+    /// How often the store is checked for records written by other processes (the CLI).
+    public var pollInterval: Duration = .milliseconds(50)
+    /// Cores used to verify signatures.
+    public var verifyConcurrency = 2
+
+    public init() {}
+}
+
+/// Something that happened, for `watch`, progress displays and tests.
+public enum SyncEvent: Sendable, Hashable {
+    case peerJoined(AuthorID, name: String?)
+    case peerLeft(AuthorID, reason: String)
+    /// Records from a peer were stored.
+    case recordsStored(from: AuthorID, count: Int)
+    /// Progress of an incoming anti-entropy round: records and bytes received of what the peer announced.
+    case progress(from: AuthorID, records: UInt64, ofRecords: UInt64, bytes: UInt64, ofBytes: UInt64)
+    /// A peer finished sending us what we lacked.
+    case roundFinished(with: AuthorID, round: UInt32)
+    case forkDetected(ForkSummary)
+    case photoArrived(AssetHash)
+    case photoSkipped(AssetHash, bytes: UInt64)
+    case photoProgress(AssetHash, bytes: UInt64, of: UInt64)
+}

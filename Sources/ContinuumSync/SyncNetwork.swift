@@ -1,0 +1,268 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// A peer's address as typed: `HOST:PORT`, or `[IPv6]:PORT`.
+public struct PeerAddress: Sendable, Hashable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `HOST:PORT` or `[V6]:PORT`; nil when malformed.
+    public init?(_ text: String) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            guard rest.hasPrefix(":") else { return nil }
+            portText = rest.dropFirst()
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else { return nil }
+        self.init(host: String(host), port: port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A connection carrying sync messages.
+public typealias WireChannel = NIOAsyncChannel<WireMessage, WireMessage>
+
+/// Sockets for sync: the listener, the dialers with back-off, and the handshake of every connection.
+public final class SyncNetwork: Sendable {
+    public let engine: SyncEngine
+    private let tls: TLSIdentity?
+    private let group: any EventLoopGroup
+    private let logger: Logger
+
+    /// `group` is owned by the caller, who shuts it down after the network has stopped.
+    public init(engine: SyncEngine, identity: NodeIdentity, group: any EventLoopGroup, logger: Logger) throws {
+        self.engine = engine
+        self.tls = engine.configuration.plaintext ? nil : try TLSIdentity(identity)
+        self.group = group
+        self.logger = logger
+    }
+
+    private func configure(_ channel: any Channel, tlsHandler: (any ChannelHandler)?) throws -> WireChannel {
+        if let tlsHandler { try channel.pipeline.syncOperations.addHandler(tlsHandler) }
+        try channel.pipeline.syncOperations.addHandler(WireDecodingHandler())
+        try channel.pipeline.syncOperations.addHandler(WireEncodingHandler())
+        return try WireChannel(wrappingChannelSynchronously: channel)
+    }
+
+    // MARK: Listening
+
+    /// Binds the sync port. Serve it with ``serve(_:)``.
+    public func bind(host: String, port: Int) async throws -> NIOAsyncChannel<WireChannel, Never> {
+        let tls = self.tls
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try self.configure(channel, tlsHandler: tls?.serverHandler())
+                }
+            }
+    }
+
+    /// Accepts connections until cancelled; one bad connection never ends the loop.
+    public func serve(_ server: NIOAsyncChannel<WireChannel, Never>) async {
+        do {
+            try await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        group.addTask {
+                            let host = connection.channel.remoteAddress?.ipAddress ?? "?"
+                            _ = await self.run(connection, initiator: false, host: host)
+                        }
+                    }
+                }
+            }
+        } catch {
+            if !Task.isCancelled { logger.error("the sync listener stopped", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    // MARK: Dialling
+
+    /// Connects once and runs the session to its end; returns why it ended.
+    public func connect(to address: PeerAddress, expected: AuthorID? = nil) async -> String {
+        let tls = self.tls
+        do {
+            let connection = try await ClientBootstrap(group: group)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connectTimeout(.seconds(10))
+                .connect(host: address.host, port: address.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try self.configure(channel, tlsHandler: try tls?.clientHandler(expected: expected))
+                    }
+                }
+            return await run(connection, initiator: true, host: address.host)
+        } catch {
+            return "cannot connect to \(address): \(error)"
+        }
+    }
+
+    /// Keeps a connection to `address` up: reconnects with exponential back-off and jitter, and stays idle while
+    /// a session with the same peer exists (for example one the peer dialled).
+    public func maintain(_ address: PeerAddress) async {
+        var attempt = 0
+        var known: AuthorID?
+        while !Task.isCancelled {
+            if let known, await engine.session(for: known) != nil {
+                try? await Task.sleep(for: .seconds(1))
+                continue
+            }
+            let started = ContinuousClock.now
+            let (reason, peer) = await connectLearning(address)
+            if let peer { known = peer }
+            logger.info("session ended", metadata: ["peer.address": "\(address)", "reason": "\(reason)"])
+            attempt = ContinuousClock.now - started > .seconds(10) ? 0 : attempt + 1
+            let base = min(60, 0.25 * pow(2, Double(min(attempt, 10))))
+            try? await Task.sleep(for: .milliseconds(Int(base * Double.random(in: 0.75...1.25) * 1000)))
+        }
+    }
+
+    private func connectLearning(_ address: PeerAddress) async -> (String, AuthorID?) {
+        let before = Set(await engine.connectedPeers())
+        let watcher = Task { () -> AuthorID? in
+            for _ in 0..<100 {
+                try? await Task.sleep(for: .milliseconds(100))
+                let now = Set(await engine.connectedPeers())
+                if let new = now.subtracting(before).first { return new }
+            }
+            return nil
+        }
+        let reason = await connect(to: address)
+        watcher.cancel()
+        return (reason, await watcher.value)
+    }
+
+    // MARK: Sessions
+
+    /// The handshake, then the session until either side closes. Returns the reason it ended, which is logged.
+    func run(_ connection: WireChannel, initiator: Bool, host: String) async -> String {
+        let channel = connection.channel
+        let timeout = channel.eventLoop.scheduleTask(
+            in: .nanoseconds(engine.configuration.handshakeTimeout.nanoseconds)
+        ) { channel.close(promise: nil) }
+        defer { timeout.cancel() }
+        var reason = "closed"
+        do {
+            reason = try await connection.executeThenClose { inbound, outbound in
+                var iterator = inbound.makeAsyncIterator()
+                try await outbound.write(.hello(await engine.hello))
+                let first: WireMessage?
+                do {
+                    first = try await iterator.next()
+                } catch {
+                    return "handshake failed: \(Self.describe(error))"
+                }
+                guard let first else { return "closed during the handshake (no HELLO within the time limit)" }
+                guard case .hello(let theirs) = first else {
+                    try? await outbound.write(.error(WireError(.unexpectedMessage, "expected HELLO")))
+                    return "refused: the first frame was \(first.typeName), not HELLO"
+                }
+                var tlsPeer: AuthorID?
+                if tls != nil {
+                    let certificate = try await channel.nioSSL_peerCertificate().get()
+                    tlsPeer = certificate.flatMap(TLSIdentity.author(of:))
+                    guard tlsPeer != nil else { return "refused: no Ed25519 certificate from the peer" }
+                }
+                do {
+                    try await engine.check(theirs, tlsPeer: tlsPeer)
+                } catch {
+                    let refusal = error as? WireError ?? WireError(.internal, "\(error)")
+                    try? await outbound.write(.error(refusal))
+                    return "refused: \(refusal.message)"
+                }
+                timeout.cancel()
+                let session = PeerSession(
+                    peer: theirs.node,
+                    hello: theirs,
+                    initiator: initiator,
+                    host: host,
+                    engine: engine,
+                    store: engine.store,
+                    configuration: engine.configuration,
+                    logger: logger
+                )
+                guard await engine.register(session) else {
+                    let error = WireError(.duplicateSession, "a session with this node already exists")
+                    try? await outbound.write(.error(error))
+                    return "duplicate session with \(theirs.node.short)"
+                }
+                let ended = await drive(session, iterator: &iterator, outbound: outbound)
+                await engine.unregister(session, reason: ended)
+                return ended
+            }
+        } catch {
+            reason = "connection failed: \(Self.describe(error))"
+        }
+        logger.notice("connection closed", metadata: ["peer.host": "\(host)", "reason": "\(reason)"])
+        return reason
+    }
+
+    private func drive(
+        _ session: PeerSession,
+        iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>
+    ) async -> String {
+        let idle = engine.configuration.idleTimeout
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await message in session.outbox { try await outbound.write(message) }
+                }
+                group.addTask { _ = await session.startRound() }
+                group.addTask {
+                    var nonce: UInt64 = 0
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: idle / 3)
+                        if ContinuousClock.now - (await session.lastReceived) > idle {
+                            throw WireError(.timeout, "nothing received for \(idle)")
+                        }
+                        nonce += 1
+                        await session.send(.ping(nonce))
+                    }
+                }
+                while let message = try await iterator.next() {
+                    try await session.receive(message)
+                }
+                group.cancelAll()
+            }
+            return "closed by the peer"
+        } catch let error as WireError {
+            await session.close()
+            try? await outbound.write(.error(error))
+            return "\(error.code): \(error.message)"
+        } catch {
+            return Self.describe(error)
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? WireError { return "\(error.code): \(error.message)" }
+        return "\(error)"
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,403 @@
+import ContinuumCore
+import Crypto
+import Foundation
+
+/// The encoder and decoder of sync protocol v1 messages (Docs/PROTOCOL.md §7). Pure: no I/O, no state.
+///
+/// ``FrameDecoder`` cuts a byte stream into frames and calls ``decodePayload(type:payload:)`` for each.
+public enum WireCodec {
+    /// The bytes of the length prefix of a frame.
+    public static let lengthPrefixBytes = 4
+    /// The bytes of the frame header that the length counts: version and type.
+    public static let headerBytes = 2
+
+    /// The complete frame of a message: length prefix, version, type and payload.
+    ///
+    /// The text fields are made to fit first (see ``Hello/name`` and ``WireError/message``). Every other limit of
+    /// ``WireLimits`` is the caller's to respect, as ``validate(_:)`` checks: a message that breaks one is a
+    /// programming error, and encoding it traps rather than send a frame that the peer must refuse.
+    public static func encode(_ message: WireMessage) -> [UInt8] {
+        let message = fitted(message)
+        do throws(WireError) {
+            try validate(message)
+        } catch {
+            preconditionFailure("cannot encode \(message.typeName): \(error.message)")
+        }
+        var writer = WireWriter(capacity: lengthPrefixBytes + headerBytes + estimatedPayloadBytes(message))
+        writer.u32(0)  // the length, patched below
+        writer.u8(WireLimits.frameVersion)
+        writer.u8(message.typeCode)
+        switch message {
+        case .hello(let hello):
+            writer.u16(hello.protocolVersion)
+            writer.raw(hello.network.bytes)
+            writer.raw(hello.node.bytes)
+            writer.u8(hello.plaintext ? 1 : 0)
+            writer.u16(hello.listenPort)
+            let name = Array((hello.name ?? "").utf8)
+            writer.u8(UInt8(name.count))
+            writer.raw(name)
+        case .error(let error):
+            let text = Array(error.message.utf8)
+            writer.u16(error.code.rawValue)
+            writer.u16(UInt16(text.count))
+            writer.raw(text)
+        case .clock(let round, let clock):
+            writer.u32(round)
+            writeClock(clock, to: &writer)
+        case .offer(let round, let records, let bytes):
+            writer.u32(round)
+            writer.u64(records)
+            writer.u64(bytes)
+        case .records(let live, let records):
+            writer.u8(live ? 1 : 0)
+            writer.u16(UInt16(records.count))
+            for record in records {
+                writer.u32(UInt32(record.count))
+                writer.raw(record)
+            }
+        case .ack(let clock):
+            writeClock(clock, to: &writer)
+        case .request(let ranges):
+            writer.u32(UInt32(ranges.count))
+            for range in ranges {
+                writer.raw(range.author.bytes)
+                writer.u64(range.range.lowerBound)
+                writer.u64(range.range.upperBound)
+            }
+        case .done(let round):
+            writer.u32(round)
+        case .photoWant(let hash, let offset):
+            writer.raw(hash.bytes)
+            writer.u64(offset)
+        case .photoData(let hash, let offset, let chunk):
+            writer.raw(hash.bytes)
+            writer.u64(offset)
+            writer.raw(SHA256.hash(data: chunk))
+            writer.u32(UInt32(chunk.count))
+            writer.raw(chunk)
+        case .photoEnd(let hash, let totalBytes):
+            writer.raw(hash.bytes)
+            writer.u64(totalBytes)
+        case .photoMissing(let hash):
+            writer.raw(hash.bytes)
+        case .ping(let nonce), .pong(let nonce):
+            writer.u64(nonce)
+        }
+        writer.patch(UInt32(writer.bytes.count - lengthPrefixBytes), at: 0)
+        return writer.bytes
+    }
+
+    /// Decodes the payload of a frame whose version has been checked: everything after the type byte.
+    ///
+    /// Refuses, with ``WireError/Code/malformedFrame``, an unknown type, a payload that ends early or has bytes
+    /// left over, and every count, length or value out of its range. Record bytes are not parsed here: the
+    /// receiver verifies them.
+    public static func decodePayload(type: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> WireMessage {
+        guard let kind = MessageKind(rawValue: type) else { throw unknownType(type) }
+        var reader = WireReader(payload, message: kind.name)
+        let message: WireMessage
+        switch kind {
+        case .hello: message = .hello(try readHello(&reader))
+        case .error:
+            let code = WireError.Code(rawValue: try reader.u16("code"))
+            let length = Int(try reader.u16("message length"))
+            guard length <= WireLimits.maxErrorMessageBytes else {
+                throw reader.malformed("message is \(length) bytes; the limit is \(WireLimits.maxErrorMessageBytes)")
+            }
+            let text = try reader.utf8(length: length, "message")
+            if let problem = WireText.problem(text, limit: .max, multiline: true, field: "message") {
+                throw reader.malformed(problem)
+            }
+            message = .error(WireError(code, text))
+        case .clock:
+            let round = try reader.u32("round")
+            message = .clock(round: round, try readClock(&reader))
+        case .offer:
+            message = .offer(
+                round: try reader.u32("round"),
+                records: try reader.u64("records"),
+                bytes: try reader.u64("bytes")
+            )
+        case .records: message = try readRecords(&reader)
+        case .ack: message = .ack(try readClock(&reader))
+        case .request: message = .request(try readRanges(&reader))
+        case .done: message = .done(round: try reader.u32("round"))
+        case .photoWant:
+            let hash: AssetHash = try reader.id("hash")
+            let offset = try reader.u64("offset")
+            guard offset <= Limits.photoBytes else {
+                throw reader.malformed("offset \(offset) is beyond the largest photo (\(Limits.photoBytes) bytes)")
+            }
+            message = .photoWant(hash, offset: offset)
+        case .photoData: message = try readPhotoData(&reader)
+        case .photoEnd:
+            let hash: AssetHash = try reader.id("hash")
+            let total = try reader.u64("total bytes")
+            guard (1...Limits.photoBytes).contains(total) else {
+                throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
+            }
+            message = .photoEnd(hash, totalBytes: total)
+        case .photoMissing: message = .photoMissing(try reader.id("hash"))
+        case .ping: message = .ping(try reader.u64("nonce"))
+        case .pong: message = .pong(try reader.u64("nonce"))
+        }
+        try reader.finish()
+        return message
+    }
+
+    /// Checks a message against every rule the decoder applies, and throws the error a receiver would.
+    ///
+    /// Every message that ``decodePayload(type:payload:)`` returns passes; ``encode(_:)`` traps on one that does not.
+    public static func validate(_ message: WireMessage) throws(WireError) {
+        let reader = WireReader([], message: message.typeName)
+        switch message {
+        case .hello(let hello):
+            if let name = hello.name,
+                let problem = WireText.problem(name, limit: Limits.nameBytes, multiline: false, field: "name")
+            {
+                throw reader.malformed(problem)
+            }
+        case .error(let error):
+            let problem = WireText.problem(
+                error.message,
+                limit: WireLimits.maxErrorMessageBytes,
+                multiline: true,
+                field: "message"
+            )
+            if let problem { throw reader.malformed(problem) }
+        case .clock(_, let clock), .ack(let clock):
+            try checkClock(clock, reader)
+        case .offer, .done, .photoMissing, .ping, .pong:
+            break
+        case .records(_, let records):
+            guard (1...WireLimits.maxRecordsPerBatch).contains(records.count) else {
+                throw reader.malformed("\(records.count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
+            }
+            var total = 0
+            for (index, record) in records.enumerated() {
+                guard (1...Limits.recordBytes).contains(record.count) else {
+                    throw reader.malformed(
+                        "record \(index) is \(record.count) bytes; it must be 1 ... \(Limits.recordBytes)"
+                    )
+                }
+                total += record.count
+            }
+            guard total <= WireLimits.maxBatchBytes else {
+                throw reader.malformed("the records add up to \(total) bytes; the limit is \(WireLimits.maxBatchBytes)")
+            }
+        case .request(let ranges):
+            guard (1...WireLimits.maxRanges).contains(ranges.count) else {
+                throw reader.malformed("\(ranges.count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
+            }
+            for (index, range) in ranges.enumerated() {
+                try checkRange(range.range.lowerBound, range.range.upperBound, index: index, reader)
+            }
+        case .photoWant(_, let offset):
+            guard offset <= Limits.photoBytes else {
+                throw reader.malformed("offset \(offset) is beyond the largest photo (\(Limits.photoBytes) bytes)")
+            }
+        case .photoData(_, let offset, let chunk):
+            try checkChunk(offset: offset, count: chunk.count, reader)
+        case .photoEnd(_, let total):
+            guard (1...Limits.photoBytes).contains(total) else {
+                throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
+            }
+        }
+    }
+
+    /// The error for a type byte that names no message.
+    static func unknownType(_ type: UInt8) -> WireError {
+        WireError(.malformedFrame, "unknown message type 0x\(String(type, radix: 16))")
+    }
+
+    /// Whether a frame of this type can exist; ``FrameDecoder`` refuses the others as soon as it sees the type byte.
+    static func isKnown(type: UInt8) -> Bool { MessageKind(rawValue: type) != nil }
+
+    // MARK: - Decoding
+
+    private static func readHello(_ reader: inout WireReader) throws(WireError) -> Hello {
+        let version = try reader.u16("protocol version")
+        let network = NetworkID(checked: Array(try reader.raw(32, "network")))
+        let node: AuthorID = try reader.id("node")
+        let flags = try reader.u8("flags")
+        guard flags & ~1 == 0 else {
+            throw reader.malformed("flags 0x\(String(flags, radix: 16)) have unknown bits set; only bit 0 is defined")
+        }
+        let port = try reader.u16("listen port")
+        let length = Int(try reader.u8("name length"))
+        var name: String?
+        if length > 0 {
+            let text = try reader.utf8(length: length, "name")
+            if let problem = WireText.problem(text, limit: Limits.nameBytes, multiline: false, field: "name") {
+                throw reader.malformed(problem)
+            }
+            name = text
+        }
+        return Hello(
+            protocolVersion: version,
+            network: network,
+            node: node,
+            name: name,
+            listenPort: port,
+            plaintext: flags & 1 == 1
+        )
+    }
+
+    /// Entry count, then entries of 32-byte author and sequence, authors strictly ascending.
+    private static func readClock(_ reader: inout WireReader) throws(WireError) -> VectorClock {
+        let count = Int(try reader.u32("entry count"))
+        guard count <= WireLimits.maxClockEntries else {
+            throw reader.malformed("\(count) clock entries; the limit is \(WireLimits.maxClockEntries)")
+        }
+        try reader.need(count * 40, "clock entries")
+        var heads: [AuthorID: UInt64] = [:]
+        heads.reserveCapacity(count)
+        var previous: ArraySlice<UInt8> = []
+        for index in 0..<count {
+            let author = try reader.raw(32, "author")
+            let sequence = try reader.u64("sequence")
+            guard index == 0 || previous.lexicographicallyPrecedes(author) else {
+                throw reader.malformed("clock entry \(index): authors must be in strictly ascending order")
+            }
+            guard (1...Limits.maxSequence).contains(sequence) else {
+                throw reader.malformed("clock entry \(index): sequence \(sequence) must be 1 ... \(Limits.maxSequence)")
+            }
+            heads[AuthorID(unchecked: Data(author))] = sequence
+            previous = author
+        }
+        return VectorClock(heads)
+    }
+
+    private static func readRecords(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let liveByte = try reader.u8("live")
+        guard liveByte <= 1 else { throw reader.malformed("live is \(liveByte); it must be 0 or 1") }
+        let count = Int(try reader.u16("record count"))
+        guard (1...WireLimits.maxRecordsPerBatch).contains(count) else {
+            throw reader.malformed("\(count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
+        }
+        var records: [[UInt8]] = []
+        records.reserveCapacity(count)
+        var total = 0
+        for index in 0..<count {
+            let length = Int(try reader.u32("record length"))
+            guard (1...Limits.recordBytes).contains(length) else {
+                throw reader.malformed("record \(index) is \(length) bytes; it must be 1 ... \(Limits.recordBytes)")
+            }
+            total += length
+            guard total <= WireLimits.maxBatchBytes else {
+                throw reader.malformed("the records add up to more than \(WireLimits.maxBatchBytes) bytes")
+            }
+            records.append(Array(try reader.raw(length, "record")))
+        }
+        return .records(live: liveByte == 1, records)
+    }
+
+    private static func readRanges(_ reader: inout WireReader) throws(WireError) -> [LogRange] {
+        let count = Int(try reader.u32("range count"))
+        guard (1...WireLimits.maxRanges).contains(count) else {
+            throw reader.malformed("\(count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
+        }
+        try reader.need(count * 48, "ranges")
+        var ranges: [LogRange] = []
+        ranges.reserveCapacity(count)
+        for index in 0..<count {
+            let author: AuthorID = try reader.id("author")
+            let from = try reader.u64("from")
+            let through = try reader.u64("through")
+            try checkRange(from, through, index: index, reader)
+            ranges.append(LogRange(author: author, range: from...through))
+        }
+        return ranges
+    }
+
+    private static func readPhotoData(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let hash: AssetHash = try reader.id("hash")
+        let offset = try reader.u64("offset")
+        let checksum = try reader.raw(32, "chunk sha256")
+        let length = Int(try reader.u32("chunk length"))
+        try checkChunk(offset: offset, count: length, reader)
+        let chunk = try reader.raw(length, "chunk")
+        guard SHA256.hash(data: chunk).elementsEqual(checksum) else {
+            throw reader.malformed("chunk checksum mismatch at offset \(offset) (\(length) bytes)")
+        }
+        return .photoData(hash, offset: offset, chunk: Array(chunk))
+    }
+
+    // MARK: - Shared checks
+
+    private static func checkClock(_ clock: VectorClock, _ reader: WireReader) throws(WireError) {
+        guard clock.heads.count <= WireLimits.maxClockEntries else {
+            throw reader.malformed("\(clock.heads.count) clock entries; the limit is \(WireLimits.maxClockEntries)")
+        }
+        for (author, sequence) in clock.heads where sequence > Limits.maxSequence {
+            throw reader.malformed(
+                "clock entry \(author.short): sequence \(sequence) must be 1 ... \(Limits.maxSequence)"
+            )
+        }
+    }
+
+    private static func checkRange(
+        _ from: UInt64,
+        _ through: UInt64,
+        index: Int,
+        _ reader: WireReader
+    ) throws(WireError) {
+        guard 1 <= from, from <= through, through <= Limits.maxSequence else {
+            throw reader.malformed(
+                "range \(index) is \(from) ... \(through); it must satisfy 1 <= from <= through <= \(Limits.maxSequence)"
+            )
+        }
+    }
+
+    private static func checkChunk(offset: UInt64, count: Int, _ reader: WireReader) throws(WireError) {
+        guard (1...WireLimits.photoChunkBytes).contains(count) else {
+            throw reader.malformed("chunk is \(count) bytes; it must be 1 ... \(WireLimits.photoChunkBytes)")
+        }
+        guard offset <= Limits.photoBytes, UInt64(count) <= Limits.photoBytes - offset else {
+            throw reader.malformed(
+                "chunk of \(count) bytes at offset \(offset) ends beyond the largest photo (\(Limits.photoBytes) bytes)"
+            )
+        }
+    }
+
+    // MARK: - Encoding
+
+    /// The message with its text fields made to fit the wire.
+    private static func fitted(_ message: WireMessage) -> WireMessage {
+        switch message {
+        case .hello(var hello):
+            if let name = hello.name {
+                let fitted = WireText.fitted(name, limit: Limits.nameBytes, multiline: false)
+                hello.name = TextRules.isBlank(fitted) ? nil : fitted
+            }
+            return .hello(hello)
+        case .error(var error):
+            error.message = WireText.fitted(error.message, limit: WireLimits.maxErrorMessageBytes, multiline: true)
+            return .error(error)
+        default:
+            return message
+        }
+    }
+
+    /// Entry count, then entries in ascending order of author.
+    private static func writeClock(_ clock: VectorClock, to writer: inout WireWriter) {
+        writer.u32(UInt32(clock.heads.count))
+        for (author, sequence) in clock.heads.sorted(by: { $0.key < $1.key }) {
+            writer.raw(author.bytes)
+            writer.u64(sequence)
+        }
+    }
+
+    private static func estimatedPayloadBytes(_ message: WireMessage) -> Int {
+        switch message {
+        case .hello: 70 + Limits.nameBytes
+        case .error(let error): 4 + error.message.utf8.count
+        case .clock(_, let clock), .ack(let clock): 8 + 40 * clock.heads.count
+        case .records(_, let records): 3 + records.reduce(0) { $0 + 4 + $1.count }
+        case .request(let ranges): 4 + 48 * ranges.count
+        case .photoData(_, _, let chunk): 76 + chunk.count
+        default: 48
+        }
+    }
+}

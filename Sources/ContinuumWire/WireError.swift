@@ -1,0 +1,76 @@
+/// Why a frame was refused or a session ended: the payload of an ERROR message, and the error the codec throws.
+///
+/// The code says what went wrong in a way a program can act on; the message says it to a person.
+public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A numbered error code (Docs/PROTOCOL.md §7.5). Codes this node does not know are kept as numbers.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The number on the wire.
+        public let rawValue: UInt16
+
+        /// Any number, known or not.
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+        /// A frame breaks the format: bad length, unknown type, truncated or trailing bytes, a count or value out
+        /// of range, a bad chunk checksum.
+        public static let malformedFrame = Code(rawValue: 1)
+        /// A frame's length is above the receiver's limit.
+        public static let frameTooLarge = Code(rawValue: 2)
+        /// An unknown frame version, or a protocol version in HELLO that the receiver does not speak.
+        public static let unsupportedVersion = Code(rawValue: 3)
+        /// HELLO names another network.
+        public static let wrongNetwork = Code(rawValue: 4)
+        /// HELLO comes from the receiving node itself.
+        public static let selfConnection = Code(rawValue: 5)
+        /// The node in HELLO is not the key of the peer's TLS certificate.
+        public static let identityMismatch = Code(rawValue: 6)
+        /// A record in RECORDS is invalid (its encoding or its signature).
+        public static let badRecord = Code(rawValue: 7)
+        /// The peer was silent for too long.
+        public static let timeout = Code(rawValue: 8)
+        /// There already is a session with this peer.
+        public static let duplicateSession = Code(rawValue: 9)
+        /// The sender is stopping.
+        public static let shuttingDown = Code(rawValue: 10)
+        /// One side runs with `--insecure-plaintext` and the other does not.
+        public static let plaintextRefused = Code(rawValue: 11)
+        /// A well-formed message that is not allowed in the session's current state.
+        public static let unexpectedMessage = Code(rawValue: 12)
+        /// The sender failed on its own side.
+        public static let `internal` = Code(rawValue: 13)
+
+        /// The code in words, such as `malformed frame`; `error 99` for a code this node does not know.
+        public var name: String {
+            switch rawValue {
+            case 1: "malformed frame"
+            case 2: "frame too large"
+            case 3: "unsupported version"
+            case 4: "wrong network"
+            case 5: "self connection"
+            case 6: "identity mismatch"
+            case 7: "bad record"
+            case 8: "timeout"
+            case 9: "duplicate session"
+            case 10: "shutting down"
+            case 11: "plaintext refused"
+            case 12: "unexpected message"
+            case 13: "internal error"
+            default: "error \(rawValue)"
+            }
+        }
+
+        public var description: String { name }
+    }
+
+    /// What kind of error.
+    public var code: Code
+    /// What was wrong, for a person. On the wire it is at most ``WireLimits/maxErrorMessageBytes`` of UTF-8.
+    public var message: String
+
+    /// An error with its code and message.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.name): \(message)" }
+}

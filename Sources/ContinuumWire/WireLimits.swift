@@ -1,0 +1,23 @@
+/// The versions and size limits of sync protocol v1 (Docs/PROTOCOL.md §7.6).
+///
+/// A receiver refuses a frame that breaks one of them: it sends ERROR with the code and closes the connection.
+public enum WireLimits {
+    /// The version byte of every frame.
+    public static let frameVersion: UInt8 = 1
+    /// The protocol version a node announces in HELLO.
+    public static let protocolVersion: UInt16 = 1
+    /// The largest frame body (version, type and payload; the 4-byte length prefix is not counted): 4 MiB.
+    public static let maxFrameBytes = 4 * 1024 * 1024
+    /// Records in one RECORDS frame.
+    public static let maxRecordsPerBatch = 1000
+    /// Sum of the record lengths in one RECORDS frame: 1 MiB.
+    public static let maxBatchBytes = 1024 * 1024
+    /// The largest chunk of photo bytes in one PHOTO_DATA frame: 256 KiB.
+    public static let photoChunkBytes = 256 * 1024
+    /// Entries of a vector clock in CLOCK or ACK.
+    public static let maxClockEntries = 100_000
+    /// Ranges in one REQUEST.
+    public static let maxRanges = 10_000
+    /// The message of an ERROR, in bytes of UTF-8.
+    public static let maxErrorMessageBytes = 1024
+}

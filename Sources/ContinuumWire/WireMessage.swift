@@ -1,0 +1,153 @@
+import ContinuumCore
+
+/// The first message each side sends: who it is, which network and protocol version it speaks, where it listens.
+public struct Hello: Hashable, Sendable {
+    /// The sync protocol version the sender speaks (``WireLimits/protocolVersion``). The codec accepts any value;
+    /// the session refuses one it does not speak.
+    public var protocolVersion: UInt16
+    /// The network the sender belongs to.
+    public var network: NetworkID
+    /// The sender's identity: the Ed25519 public key that its TLS certificate also carries.
+    public var node: AuthorID
+    /// The sender's display name, if it has one.
+    ///
+    /// On the wire a name follows the rules of a Profile name (Docs/PROTOCOL.md §3.1): 1 to 64 bytes of UTF-8
+    /// (``Limits/nameBytes``), not blank, no control characters but tab. When encoding, control characters are
+    /// replaced by U+FFFD and a longer name is cut to 64 bytes at a character boundary; an empty or blank name is
+    /// sent as no name.
+    public var name: String?
+    /// The TCP port the sender accepts connections on; 0 when it does not listen.
+    public var listenPort: UInt16
+    /// True when the sender runs with `--insecure-plaintext` (no TLS).
+    public var plaintext: Bool
+
+    /// A HELLO; by default for this protocol version, with no name, not listening, over TLS.
+    public init(
+        protocolVersion: UInt16 = WireLimits.protocolVersion,
+        network: NetworkID,
+        node: AuthorID,
+        name: String? = nil,
+        listenPort: UInt16 = 0,
+        plaintext: Bool = false
+    ) {
+        self.protocolVersion = protocolVersion
+        self.network = network
+        self.node = node
+        self.name = name
+        self.listenPort = listenPort
+        self.plaintext = plaintext
+    }
+}
+
+/// Some consecutive records of one author's log, by sequence number: what a REQUEST asks for.
+public struct LogRange: Hashable, Sendable, CustomStringConvertible {
+    /// Whose log.
+    public var author: AuthorID
+    /// The sequence numbers, both ends included; on the wire `1 <= lowerBound <= upperBound <= Limits.maxSequence`.
+    public var range: ClosedRange<UInt64>
+
+    /// The records `range` of the author's log.
+    public init(author: AuthorID, range: ClosedRange<UInt64>) {
+        self.author = author
+        self.range = range
+    }
+
+    public var description: String { "\(author.short):\(range.lowerBound)...\(range.upperBound)" }
+}
+
+/// One message of sync protocol v1 (Docs/PROTOCOL.md §7.4). ``WireCodec`` encodes and decodes them.
+public enum WireMessage: Hashable, Sendable {
+    /// The handshake: type 0x01.
+    case hello(Hello)
+    /// The sender refuses something and is about to close the connection: type 0x02.
+    case error(WireError)
+    /// The sender's vector clock at the start of an anti-entropy round: type 0x10.
+    case clock(round: UInt32, VectorClock)
+    /// How much the sender is about to send in this round: type 0x11.
+    case offer(round: UInt32, records: UInt64, bytes: UInt64)
+    /// A batch of whole records, as signed; `live` when forwarded as they are made rather than by a round: 0x12.
+    case records(live: Bool, [[UInt8]])
+    /// The receiver's clock after storing what it got: type 0x13.
+    case ack(VectorClock)
+    /// Asks for these records, to fill gaps: type 0x14.
+    case request([LogRange])
+    /// The sender has sent everything of this round: type 0x15.
+    case done(round: UInt32)
+    /// Asks for a photo's bytes from an offset: type 0x20.
+    case photoWant(AssetHash, offset: UInt64)
+    /// A chunk of a photo, at an offset: type 0x21.
+    case photoData(AssetHash, offset: UInt64, chunk: [UInt8])
+    /// The sender has sent every byte of the photo from the offset that was asked for: type 0x22.
+    case photoEnd(AssetHash, totalBytes: UInt64)
+    /// The sender does not hold the photo: type 0x23.
+    case photoMissing(AssetHash)
+    /// Asks for a PONG with the same nonce: type 0x30.
+    case ping(UInt64)
+    /// Answers a PING: type 0x31.
+    case pong(UInt64)
+
+    /// The type byte of the message's frame.
+    public var typeCode: UInt8 { kind.rawValue }
+
+    /// The message type's name, as in Docs/PROTOCOL.md: `HELLO`, `RECORDS`, `PHOTO_DATA`, …
+    public var typeName: String { kind.name }
+
+    /// The name of a type byte, such as `PING` for 0x30; nil for a type that does not exist.
+    public static func typeName(of typeCode: UInt8) -> String? { MessageKind(rawValue: typeCode)?.name }
+
+    var kind: MessageKind {
+        switch self {
+        case .hello: .hello
+        case .error: .error
+        case .clock: .clock
+        case .offer: .offer
+        case .records: .records
+        case .ack: .ack
+        case .request: .request
+        case .done: .done
+        case .photoWant: .photoWant
+        case .photoData: .photoData
+        case .photoEnd: .photoEnd
+        case .photoMissing: .photoMissing
+        case .ping: .ping
+        case .pong: .pong
+        }
+    }
+}
+
+/// The type byte of each message.
+enum MessageKind: UInt8, CaseIterable {
+    case hello = 0x01
+    case error = 0x02
+    case clock = 0x10
+    case offer = 0x11
+    case records = 0x12
+    case ack = 0x13
+    case request = 0x14
+    case done = 0x15
+    case photoWant = 0x20
+    case photoData = 0x21
+    case photoEnd = 0x22
+    case photoMissing = 0x23
+    case ping = 0x30
+    case pong = 0x31
+
+    var name: String {
+        switch self {
+        case .hello: "HELLO"
+        case .error: "ERROR"
+        case .clock: "CLOCK"
+        case .offer: "OFFER"
+        case .records: "RECORDS"
+        case .ack: "ACK"
+        case .request: "REQUEST"
+        case .done: "DONE"
+        case .photoWant: "PHOTO_WANT"
+        case .photoData: "PHOTO_DATA"
+        case .photoEnd: "PHOTO_END"
+        case .photoMissing: "PHOTO_MISSING"
+        case .ping: "PING"
+        case .pong: "PONG"
+        }
+    }
+}

@@ -1,0 +1,273 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the node: listen for peers, dial them, and keep everything in sync until stopped.",
+        discussion: """
+            SIGINT (Ctrl-C) or SIGTERM stops it cleanly. Only one node may run on a data directory; the other
+            commands keep working while it runs, and what they write reaches connected peers at once.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+
+    @Option(help: "The TCP port to listen on for peers (0 picks a free one).")
+    var port = 7420
+
+    @Option(help: ArgumentHelp("The address to listen on.", valueName: "ADDR"))
+    var listen = "0.0.0.0"
+
+    @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial (repeatable).", valueName: "HOST:PORT"))
+    var peers: [String] = []
+
+    @Option(name: .customLong("max-photo-mb"), help: "Fetch photos up to this size at once; larger ones are skipped.")
+    var maxPhotoMB = 50
+
+    @Option(
+        name: .customLong("anti-entropy-interval"),
+        help: "Seconds between anti-entropy rounds with every peer (0: only on connect and on 'sync')."
+    )
+    var antiEntropyInterval = 60
+
+    @Flag(name: .customLong("insecure-plaintext"), help: "Debugging only: no TLS. Refused unless both peers set it.")
+    var insecurePlaintext = false
+
+    @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
+    var noRememberedPeers = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+        for peer in peers where PeerAddress(peer) == nil {
+            throw ValidationError("--peer '\(peer)' is not HOST:PORT (for IPv6: [ADDR]:PORT)")
+        }
+        guard maxPhotoMB >= 0 else { throw ValidationError("--max-photo-mb must be 0 or more") }
+        guard antiEntropyInterval >= 0 else { throw ValidationError("--anti-entropy-interval must be 0 or more") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        var configuration = NodeConfiguration()
+        configuration.listenHost = listen
+        configuration.port = port
+        configuration.peers = peers.compactMap(PeerAddress.init)
+        configuration.dialRemembered = !noRememberedPeers
+        configuration.sync.name = try await context.store.displayName(of: identity.author)
+        configuration.sync.plaintext = insecurePlaintext
+        configuration.sync.maxPhotoBytes = UInt64(maxPhotoMB) * 1024 * 1024
+        configuration.sync.antiEntropyInterval = antiEntropyInterval == 0 ? nil : .seconds(antiEntropyInterval)
+        configuration.sync.listenPort = UInt16(port)
+        try context.store.close()
+        let logger = Logger(label: "continuum")
+        let node: Node
+        do {
+            node = try Node(directory: context.directory, configuration: configuration, logger: logger)
+        } catch let error as StoreError {
+            throw CLIError(error.message)
+        }
+        if insecurePlaintext {
+            FileHandle.standardError.write(
+                Data("warning: --insecure-plaintext: no encryption, no authentication\n".utf8)
+            )
+        }
+        let announce = Task {
+            while node.listeningAddresses.isEmpty && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+            // Unbuffered, so that a supervising script sees it at once.
+            var lines = "node id: \(identity.author.hex)\n"
+            for address in node.listeningAddresses {
+                let host = address.ipAddress ?? "\(address)"
+                let shown = host.contains(":") ? "[\(host)]" : host
+                lines += "listening on \(shown):\(address.port ?? 0)\n"
+            }
+            FileHandle.standardOutput.write(Data(lines.utf8))
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: node)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+        announce.cancel()
+        print("stopped")
+    }
+}
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync with every connected peer now, through the running node; shows progress on a terminal."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let directory = DataDirectory.resolve(explicit: options.data, environment: ProcessInfo.processInfo.environment)
+        let socket = directory.url.appendingPathComponent("control.sock").path
+        let connection = try ControlConnection(path: socket, directory: directory.path)
+        try connection.send(#"{"command":"sync"}"#)
+        let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
+        while let line = try connection.readLine() {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
+            switch object["event"] as? String {
+            case "progress":
+                progress.update(
+                    records: object["records"] as? Int ?? 0,
+                    ofRecords: object["ofRecords"] as? Int ?? 0,
+                    bytes: object["bytes"] as? Int ?? 0,
+                    ofBytes: object["ofBytes"] as? Int ?? 0
+                )
+            case "done":
+                progress.finish()
+                let peers = object["peers"] as? Int ?? 0
+                let completed = object["completed"] as? Int ?? 0
+                if output.json {
+                    print(line)
+                } else if peers == 0 {
+                    print("No peers are connected; nothing to sync.")
+                } else {
+                    print("Synced with \(completed) of \(peers) peer\(peers == 1 ? "" : "s").")
+                }
+                if completed < peers { throw ExitCode(1) }
+                return
+            default:
+                if let error = object["error"] as? String { throw CLIError(error) }
+            }
+        }
+        throw CLIError("the node closed the control connection before the sync finished")
+    }
+}
+
+struct PeersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peers",
+        abstract: "The peers this node has met: id, name, address, state, last seen, records and bytes each way."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let context = try options.open()
+        let peers = try await context.store.peers()
+        if output.json { return try Output.json(["peers": peers]) }
+        if peers.isEmpty {
+            print("No peers met yet. Start the node with 'continuum-node run --peer HOST:PORT'.")
+            return
+        }
+        for peer in peers {
+            print(
+                "\(peer.id.short)  \(peer.name ?? "-")  \(peer.host):\(peer.port)  \(peer.state)  "
+                    + "last seen \(peer.lastSeen.rfc3339)  records in/out \(peer.recordsIn)/\(peer.recordsOut)  "
+                    + "bytes in/out \(peer.bytesIn)/\(peer.bytesOut)"
+            )
+        }
+    }
+}
+
+/// A line-oriented connection to the running node's control socket.
+final class ControlConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(path: String, directory: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw CLIError("cannot create a socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw CLIError("the data directory path is too long for a control socket: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw CLIError(
+                "no node is running on \(directory); start one with 'continuum-node run' (in another terminal)"
+            )
+        }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ line: String) throws {
+        let bytes = Array((line + "\n").utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            throw CLIError("cannot talk to the node: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func readLine() throws -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = read(descriptor, &chunk, chunk.count)
+            if count <= 0 { return nil }
+            buffer += chunk[..<count]
+        }
+    }
+}
+
+/// Progress on a terminal: records, bytes, rate and ETA, redrawn in place; nothing when not a terminal.
+final class Progress {
+    private let enabled: Bool
+    private let started = Date()
+    private var drawn = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(records: Int, ofRecords: Int, bytes: Int, ofBytes: Int) {
+        guard enabled else { return }
+        let elapsed = max(0.001, Date().timeIntervalSince(started))
+        let rate = Double(bytes) / elapsed
+        let eta = rate > 0 && ofBytes > bytes ? Double(ofBytes - bytes) / rate : 0
+        let line = String(
+            format: "\r%d/%d records, %@ of %@, %@/s, ETA %.0fs   ",
+            records,
+            ofRecords,
+            ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file),
+            ByteCountFormatter.string(fromByteCount: Int64(ofBytes), countStyle: .file),
+            ByteCountFormatter.string(fromByteCount: Int64(rate), countStyle: .file),
+            eta
+        )
+        FileHandle.standardOutput.write(Data(line.utf8))
+        drawn = true
+    }
+
+    func finish() {
+        if drawn { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    }
+}
