@@ -131,6 +131,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "SyncTests",
+            dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CLITests",
             dependencies: ["ContinuumCore", "ContinuumStore"],
             swiftSettings: strict

@@ -59,7 +59,10 @@ public final class Node: Service, Sendable {
     /// Binds the sync port (so that the caller can print it) and returns the server to hand to `run`.
     public func run() async throws {
         let server = try await network.bind(host: configuration.listenHost, port: configuration.port)
-        if let address = server.channel.localAddress { bound.withLockedValue { $0 = [address] } }
+        if let address = server.channel.localAddress {
+            bound.withLockedValue { $0 = [address] }
+            if let port = address.port { await engine.setListenPort(UInt16(port)) }
+        }
         try? await store.resetPeerStates()
         var addresses = configuration.peers
         if configuration.dialRemembered {

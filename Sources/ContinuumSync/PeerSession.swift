@@ -214,6 +214,13 @@ actor PeerSession {
             )
         }
         for fork in report.forks { await engine.emit(.forkDetected(fork)) }
+        if let broken = report.ignored.first(where: { rejection in
+            verified.contains { $0.id == rejection.id && $0.content.author == peer }
+        }) {
+            // The peer itself signed a record that breaks a rule (such as an edit of someone else's post). It is
+            // kept in the log, where no view applies it, but the peer is not trusted further.
+            throw WireError(.badRecord, "the peer signed a record that breaks a rule: \(broken.error.message)")
+        }
         if !report.stored.isEmpty {
             await engine.didStore(from: self, count: report.stored.count)
         }
@@ -305,12 +312,19 @@ actor PeerSession {
             markSent(record)
             batch.append(record)
         }
-        var start = 0
-        while start < batch.count {
-            let chunk = Array(batch[start..<min(start + WireLimits.maxRecordsPerBatch, batch.count)])
-            await send(.records(live: true, chunk.map(\.bytes)))
-            start += chunk.count
+        // Frames within both limits: record count and bytes.
+        var chunk: [[UInt8]] = []
+        var size = 0
+        for record in batch {
+            if chunk.count == WireLimits.maxRecordsPerBatch || size + record.bytes.count > WireLimits.maxBatchBytes {
+                await send(.records(live: true, chunk))
+                chunk = []
+                size = 0
+            }
+            chunk.append(record.bytes)
+            size += record.bytes.count
         }
+        if !chunk.isEmpty { await send(.records(live: true, chunk)) }
     }
 
     // MARK: Photos
@@ -325,7 +339,7 @@ actor PeerSession {
         defer { try? handle.close() }
         do {
             let total = try handle.seekToEnd()
-            guard offset <= total else {
+            guard total > 0, offset <= total else {
                 await send(.photoMissing(hash))
                 return
             }
@@ -333,6 +347,7 @@ actor PeerSession {
             var position = offset
             while position < total, !Task.isCancelled {
                 guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
+                if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
                 await send(.photoData(hash, offset: position, chunk: [UInt8](data)))
                 stats.bytesOut += Int64(data.count)
                 position += UInt64(data.count)

@@ -28,6 +28,8 @@ public struct SyncConfiguration: Sendable {
     public var pollInterval: Duration = .milliseconds(50)
     /// Cores used to verify signatures.
     public var verifyConcurrency = 2
+    /// Fault injection for tests: a pause before each photo chunk sent, to make transfers slow enough to cut.
+    public var photoChunkDelay: Duration?
 
     public init() {}
 }

@@ -16,6 +16,11 @@ public actor SyncEngine {
     let photos: PhotoFetcher
 
     private var sessions: [AuthorID: PeerSession] = [:]
+    /// The port actually bound, once known (the configuration may say 0: any free port).
+    private var listenPort: UInt16?
+
+    /// Sets the port sent in HELLO, so that peers can dial this node back.
+    public func setListenPort(_ port: UInt16) { listenPort = port }
     private var gossipedThrough: Int64 = 0
     private var subscribers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
     private let wakes: AsyncStream<Void>
@@ -37,7 +42,7 @@ public actor SyncEngine {
             network: configuration.network,
             node: identity.author,
             name: configuration.name,
-            listenPort: configuration.listenPort,
+            listenPort: listenPort ?? configuration.listenPort,
             plaintext: configuration.plaintext
         )
     }

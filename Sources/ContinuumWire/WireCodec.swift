@@ -15,14 +15,12 @@ public enum WireCodec {
     ///
     /// The text fields are made to fit first (see ``Hello/name`` and ``WireError/message``). Every other limit of
     /// ``WireLimits`` is the caller's to respect, as ``validate(_:)`` checks: a message that breaks one is a
-    /// programming error, and encoding it traps rather than send a frame that the peer must refuse.
+    /// programming error. A debug build stops on it (an assertion); a release build encodes it as it is, and the
+    /// peer refuses the frame and closes the connection, which is better than bringing the node down. Call
+    /// ``validate(_:)`` first where a value comes from outside the program, such as a file's size.
     public static func encode(_ message: WireMessage) -> [UInt8] {
         let message = fitted(message)
-        do throws(WireError) {
-            try validate(message)
-        } catch {
-            preconditionFailure("cannot encode \(message.typeName): \(error.message)")
-        }
+        assert(isEncodable(message))
         var writer = WireWriter(capacity: lengthPrefixBytes + headerBytes + estimatedPayloadBytes(message))
         writer.u32(0)  // the length, patched below
         writer.u8(WireLimits.frameVersion)
@@ -362,6 +360,17 @@ public enum WireCodec {
     }
 
     // MARK: - Encoding
+
+    /// True when the message passes ``validate(_:)``; stops with the reason otherwise. Only called from `assert`.
+    private static func isEncodable(_ message: WireMessage) -> Bool {
+        do throws(WireError) {
+            try validate(message)
+            return true
+        } catch {
+            assertionFailure("cannot encode \(message.typeName): \(error.message)")
+            return false
+        }
+    }
 
     /// The message with its text fields made to fit the wire.
     private static func fitted(_ message: WireMessage) -> WireMessage {

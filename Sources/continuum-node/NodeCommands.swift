@@ -50,6 +50,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
     var noRememberedPeers = false
 
+    @Option(name: .customLong("handshake-timeout-ms"), help: .hidden)
+    var handshakeTimeoutMS = 10_000
+
+    @Option(name: .customLong("test-photo-chunk-delay-ms"), help: .hidden)
+    var testPhotoChunkDelayMS = 0
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         for peer in peers where PeerAddress(peer) == nil {
@@ -72,6 +78,8 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.maxPhotoBytes = UInt64(maxPhotoMB) * 1024 * 1024
         configuration.sync.antiEntropyInterval = antiEntropyInterval == 0 ? nil : .seconds(antiEntropyInterval)
         configuration.sync.listenPort = UInt16(port)
+        configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
+        if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")
         let node: Node

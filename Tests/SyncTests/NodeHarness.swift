@@ -1,0 +1,164 @@
+import ContinuumCore
+import ContinuumStore
+import Foundation
+import Logging
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `continuum-node`, run as real processes on loopback with real data directories.
+enum Binary {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
+    static var url: URL {
+        if let path = ProcessInfo.processInfo.environment["CONTINUUM_NODE_BIN"] { return URL(fileURLWithPath: path) }
+        return packageRoot.appendingPathComponent(".build/debug/continuum-node")
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs a command to completion.
+    static func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self)
+        )
+    }
+}
+
+/// One node: a data directory, and a `continuum-node run` process when started.
+final class TestNode: @unchecked Sendable {
+    // @unchecked: a TestNode is used by one test at a time, from one task; no state is shared across tasks.
+    let name: String
+    let data: URL
+    private(set) var process: Process?
+    private(set) var port = 0
+    private var runs = 0
+
+    init(_ name: String, data: URL? = nil) throws {
+        self.name = name
+        self.data =
+            data ?? FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
+        try cli("init", "--name", name)
+    }
+
+    var log: URL { data.appendingPathComponent("test-run-\(runs).log") }
+    var stdoutFile: URL { data.appendingPathComponent("test-run-\(runs).out") }
+
+    /// Runs a CLI command on this node's data directory; it must succeed. Returns trimmed stdout.
+    @discardableResult
+    func cli(_ arguments: String...) throws -> String {
+        let result = try Binary.run(arguments + ["--data", data.path])
+        #expect(result.status == 0, "\(name): \(arguments) failed: \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func fixture(_ file: String) -> String { Binary.fixtures.appendingPathComponent(file).path }
+
+    /// Starts `run` on 127.0.0.1 and a free port, and waits for it to listen.
+    func start(peers: [TestNode] = [], extra: [String] = []) async throws {
+        runs += 1
+        let process = Process()
+        process.executableURL = Binary.url
+        var arguments = [
+            "run", "--data", data.path, "--listen", "127.0.0.1", "--port", "\(port)", "--no-remembered-peers",
+            "--log-level", "info",
+        ]
+        for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer.port)"] }
+        process.arguments = arguments + extra
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
+        process.standardError = try FileHandle(forWritingTo: log)
+        try process.run()
+        self.process = process
+        try await eventually("\(name) listening", timeout: .seconds(20)) {
+            let text = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+                let port = Int(line.split(separator: ":").last ?? "")
+            else { return false }
+            self.port = port
+            return true
+        }
+    }
+
+    /// SIGINT, and a clean exit within 10 s.
+    func stop() async throws {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGINT)
+        try await eventually("\(name) stopped", timeout: .seconds(10)) { !process.isRunning }
+        #expect(process.terminationStatus == 0, "\(name) exit status; log: \(logText)")
+        self.process = nil
+    }
+
+    /// SIGKILL: a crash.
+    func crash() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    var logText: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Every log of every run so far.
+    var allLogs: String {
+        (1...max(1, runs)).map { run in
+            (try? String(contentsOf: data.appendingPathComponent("test-run-\(run).log"), encoding: .utf8)) ?? ""
+        }.joined(separator: "\n")
+    }
+
+    func remove() {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: data)
+    }
+
+    /// The store, opened read-only for checks (SQLite lets the running node keep writing).
+    func withStore<T>(_ body: (ContinuumStore) async throws -> T) async throws -> T {
+        let store = try ContinuumStore.open(DataDirectory(url: data), logger: Logger(label: "test"))
+        defer { try? store.close() }
+        return try await body(store)
+    }
+
+    func feedJSON() throws -> String { try cli("feed", "--json", "--limit", "500") }
+
+    func postIDs() async throws -> [PostID] {
+        try await withStore { try await $0.feed(FeedQuery(limit: 500)).posts.map(\.id) }
+    }
+
+    func clock() async throws -> VectorClock { try await withStore { try await $0.clock() } }
+}
+
+/// Polls until the condition holds, or fails the test after the timeout.
+func eventually(
+    _ what: String,
+    timeout: Duration = .seconds(30),
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw CancellationError()
+}

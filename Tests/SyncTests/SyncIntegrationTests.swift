@@ -1,0 +1,237 @@
+import ContinuumCore
+import ContinuumStore
+import Foundation
+import Testing
+
+@Suite("Real nodes on loopback: convergence, catch-up, partitions, photos, forks", .serialized)
+struct SyncIntegrationTests {
+    @Test("two nodes converge on posts, comments, edits, deletes and photos, with identical photo bytes")
+    func twoNodes() async throws {
+        let a = try TestNode("alice")
+        let b = try TestNode("bob")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        let waterfall = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "Waterfall at dusk")
+        let lake = try a.cli("post", a.fixture("lake.png"), "--caption", "Lake")
+        try a.cli("comment", waterfall, "first")
+        try await a.start()
+        try await b.start(peers: [a])
+        try await eventually("bob has alice's posts and photos") {
+            try await b.withStore { store in
+                let posts = try await store.feed(FeedQuery()).posts
+                return posts.count == 2 && posts.allSatisfy(\.photo.available)
+            }
+        }
+        // Writes on either side while connected: edits, deletes, comments, a new post.
+        try a.cli("edit", waterfall, "--caption", "Waterfall at dawn")
+        let comment = try b.cli("comment", waterfall, "from bob")
+        try a.cli("delete", lake)
+        let forest = try b.cli("post", b.fixture("forest.webp"), "--caption", "Forest")
+        try await eventually("both nodes show the same feed") {
+            let left = try a.feedJSON()
+            return left == (try b.feedJSON()) && left.contains("Waterfall at dawn") && left.contains(forest)
+                && !left.contains(lake) && left.contains("\"available\" : false") == false
+        }
+        let shownA = try a.cli("show", waterfall, "--json")
+        #expect(shownA == (try b.cli("show", waterfall, "--json")))
+        #expect(shownA.contains(comment))
+        // The photo bytes are the same on both sides.
+        for file in ["waterfall.jpg", "forest.webp"] {
+            let original = try Data(contentsOf: URL(fileURLWithPath: a.fixture(file)))
+            let hash = AssetHash.of(original)
+            for node in [a, b] {
+                let stored = node.data.appendingPathComponent("photos/\(hash.hex.prefix(2))/\(hash.hex)")
+                #expect(try Data(contentsOf: stored) == original, "\(node.name) \(file)")
+            }
+        }
+        #expect(try await a.clock() == (try await b.clock()))
+        let peers = try a.cli("peers", "--json")
+        #expect(peers.contains("\"name\" : \"bob\"") && peers.contains("\"state\" : \"connected\""))
+        try await a.stop()
+        try await b.stop()
+    }
+
+    @Test("three nodes in a line converge through the middle one")
+    func lineOfThree() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        let c = try TestNode("c")
+        defer { [a, b, c].forEach { $0.remove() } }
+        try await a.start()
+        try await b.start(peers: [a])
+        try await c.start(peers: [b])
+        try await eventually("b connected to both") {
+            try b.cli("peers", "--json").components(separatedBy: "\"connected\"").count == 3
+        }
+        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "From A")
+        try await eventually("the post reaches C with its photo") {
+            try await c.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
+        }
+        let comment = try c.cli("comment", post, "From C")
+        try await eventually("the comment reaches A") {
+            try await a.withStore { try await $0.post(PostID(hex: post)!)?.comments.map(\.id.hex) == [comment] }
+        }
+        #expect(try a.feedJSON() == (try c.feedJSON()))
+        for node in [a, b, c] { try await node.stop() }
+    }
+
+    @Test("a node that was offline catches up when it returns")
+    func offlineCatchUp() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        try await a.start()
+        try await b.start(peers: [a])
+        let first = try a.cli("post", a.fixture("lake.png"), "--caption", "before")
+        try await eventually("b has the first post") { try await b.postIDs().map(\.hex) == [first] }
+        try await b.stop()
+        let second = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "while b was away")
+        for index in 0..<3 { try a.cli("comment", first, "comment \(index)") }
+        try await b.start(peers: [a])
+        try await eventually("b caught up") {
+            let caughtUp = try await b.clock() == (try await a.clock())
+            let photo = try await b.withStore { try await $0.post(PostID(hex: second)!)?.post.photo.available }
+            return caughtUp && photo == true
+        }
+        #expect(try a.feedJSON() == (try b.feedJSON()))
+        try await a.stop()
+        try await b.stop()
+    }
+
+    @Test("concurrent writes on both sides of a partition converge when it heals")
+    func partition() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        try await a.start()
+        try await b.start(peers: [a])
+        let shared = try a.cli("post", a.fixture("lake.png"), "--caption", "shared")
+        try await eventually("b has the shared post") { try await b.postIDs().map(\.hex) == [shared] }
+        // Partition: stop B, and write on both sides (B writes offline through the CLI).
+        try await b.stop()
+        try a.cli("comment", shared, "a while apart")
+        try a.cli("post", a.fixture("forest.webp"), "--caption", "a's side")
+        try b.cli("comment", shared, "b while apart")
+        try b.cli("post", b.fixture("anim.gif"), "--caption", "b's side")
+        try b.cli("edit", try b.cli("post", b.fixture("waterfall.jpg"), "--caption", "b typo"), "--caption", "b fixed")
+        #expect(try a.feedJSON() != (try b.feedJSON()))
+        // Heal.
+        try await b.start(peers: [a])
+        try await eventually("identical feeds") {
+            let left = try a.feedJSON()
+            return left == (try b.feedJSON()) && !left.contains("\"available\" : false")
+        }
+        #expect(try a.cli("show", shared, "--json") == (try b.cli("show", shared, "--json")))
+        #expect(try a.feedJSON().contains("b fixed"))
+        try await a.stop()
+        try await b.stop()
+    }
+
+    /// A valid PNG of about `megabytes` MiB: signature, IHDR, one big IDAT of random bytes, IEND.
+    static func bigPNG(megabytes: Int, at url: URL) throws {
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + Array(type.utf8) + data + [0, 0, 0, 0]
+        }
+        var random = SystemRandomNumberGenerator()
+        let body = (0..<(megabytes << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let ihdr: [UInt8] = [0, 0, 4, 0, 0, 0, 3, 0, 8, 2, 0, 0, 0]
+        let bytes =
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", body)
+            + chunk("IEND", [])
+        try Data(bytes).write(to: url)
+    }
+
+    @Test("an interrupted photo transfer resumes from where it stopped")
+    func photoResume() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        let image = a.data.appendingPathComponent("big.png")
+        try Self.bigPNG(megabytes: 8, at: image)
+        let post = try a.cli("post", image.path, "--caption", "big")
+        let original = try Data(contentsOf: image)
+        let hash = AssetHash.of(original)
+        // A sends slowly (fault injection), so that B can be cut off mid-transfer.
+        try await a.start(extra: ["--test-photo-chunk-delay-ms", "40"])
+        try await b.start(peers: [a])
+        let partial = b.data.appendingPathComponent("photos/tmp/\(hash.hex).partial")
+        try await eventually("part of the photo arrived") {
+            let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
+            return size >= 2 << 20
+        }
+        b.crash()
+        let cut = try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int ?? 0
+        #expect(cut > 0 && cut < original.count)
+        try await b.start(peers: [a])
+        try await eventually("the photo is complete on b", timeout: .seconds(60)) {
+            try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
+        }
+        let stored = b.data.appendingPathComponent("photos/\(hash.hex.prefix(2))/\(hash.hex)")
+        #expect(try Data(contentsOf: stored) == original)
+        #expect(b.logText.contains("resuming a photo"), "b's log: \(b.logText)")
+        #expect(b.logText.contains("photo.offset=\(cut)") || b.logText.contains("photo.offset="))
+        try await a.stop()
+        try await b.stop()
+    }
+
+    @Test("two different records for one author and sequence are detected as a fork and shown in status")
+    func fork() async throws {
+        let a = try TestNode("a")
+        let twin = try TestNode("twin")
+        let b = try TestNode("b")
+        defer { [a, twin, b].forEach { $0.remove() } }
+        // The twin uses a copy of A's key but keeps its own log: both sign different records at the same
+        // sequence numbers (A: profile, post; twin: three posts), and the twin's log is longer.
+        let twinKey = twin.data.appendingPathComponent("identity.key")
+        try FileManager.default.removeItem(at: twinKey)
+        try FileManager.default.copyItem(at: a.data.appendingPathComponent("identity.key"), to: twinKey)
+        try a.cli("post", a.fixture("lake.png"), "--caption", "the original")
+        try twin.cli("post", twin.fixture("anim.gif"), "--caption", "the impostor")
+        try twin.cli("post", twin.fixture("forest.webp"), "--caption", "the impostor again")
+        try twin.cli("post", twin.fixture("waterfall.jpg"), "--caption", "and again")
+        try await a.start()
+        try await b.start(peers: [a])
+        try await eventually("b has a's log") { try await b.clock() == (try await a.clock()) }
+        try await a.stop()
+        // B now meets the twin: its third record links to a second record B does not hold.
+        try await twin.start()
+        try await b.stop()
+        try await b.start(peers: [twin])
+        try await eventually("b detected the fork") {
+            try await b.withStore { try await $0.counts().forks } >= 1
+        }
+        let status = try b.cli("status", "--json")
+        #expect(status.contains("previous does not match the held record"), "\(status)")
+        #expect(try b.cli("status").contains("detected (refused records kept as evidence)"))
+        // The fork is kept out: B still shows only the original's post.
+        #expect(try await b.withStore { try await $0.feed(FeedQuery()).posts.map(\.caption) } == ["the original"])
+        for node in [twin, b] { try await node.stop() }
+    }
+
+    @Test("a second run on the same data directory is refused while the first holds the lock")
+    func lock() async throws {
+        let a = try TestNode("a")
+        defer { a.remove() }
+        try await a.start()
+        let second = try Binary.run(["run", "--data", a.data.path, "--port", "0", "--listen", "127.0.0.1"])
+        #expect(second.status != 0)
+        #expect(second.stderr.contains("another continuum-node is already running"), "\(second.stderr)")
+        // Commands keep working while the node runs.
+        #expect(try a.cli("feed") == "No posts yet.")
+        a.crash()
+        // A crash releases the lock.
+        try await a.start()
+        try await a.stop()
+    }
+}
