@@ -58,7 +58,7 @@ struct SyncIntegrationTests {
         let a = try TestNode("a")
         let b = try TestNode("b")
         let c = try TestNode("c")
-        defer { [a, b, c].forEach { $0.remove() } }
+        defer { for node in [a, b, c] { node.remove() } }
         try await a.start()
         try await b.start(peers: [a])
         try await c.start(peers: [b])
@@ -190,7 +190,7 @@ struct SyncIntegrationTests {
         let a = try TestNode("a")
         let twin = try TestNode("twin")
         let b = try TestNode("b")
-        defer { [a, twin, b].forEach { $0.remove() } }
+        defer { for node in [a, twin, b] { node.remove() } }
         // The twin uses a copy of A's key but keeps its own log: both sign different records at the same
         // sequence numbers (A: profile, post; twin: three posts), and the twin's log is longer.
         let twinKey = twin.data.appendingPathComponent("identity.key")
