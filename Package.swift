@@ -108,6 +108,8 @@ let package = Package(
                 "ContinuumCore",
                 "ContinuumStore",
                 "ContinuumTestSupport",
+                "ContinuumSync",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

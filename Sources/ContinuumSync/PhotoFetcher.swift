@@ -53,7 +53,7 @@ actor PhotoFetcher {
         wake.yield()
         for await _ in wakes {
             var fetched = false
-            if let engine, let missing = try? await store.missingPhotos(limit: 50) {
+            if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
                 for photo in missing where !Task.isCancelled {
                     if photo.bytes > configuration.maxPhotoBytes {
                         if skipped.insert(photo.hash).inserted {

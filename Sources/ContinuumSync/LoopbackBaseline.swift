@@ -1,0 +1,106 @@
+import ContinuumCore
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// Baselines for the benchmarks, measured with the same stack the node uses: the raw throughput of a mutual
+/// TLS 1.3 connection on loopback (same certificates, same library), and the round trip of a bare TCP one.
+public enum LoopbackBaseline {
+    /// MB/s (10^6 bytes per second) of `bytes` pushed through one TLS connection on loopback, in 64 KiB writes.
+    public static func tlsThroughput(bytes: Int, group: any EventLoopGroup) async throws -> Double {
+        let server = try TLSIdentity(.generate())
+        let client = try TLSIdentity(.generate())
+        typealias Bytes = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let listener = try await ServerBootstrap(group: group)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(server.serverHandler())
+                    return try Bytes(wrappingChannelSynchronously: channel)
+                }
+            }
+        let port = listener.channel.localAddress!.port!
+        return try await withThrowingTaskGroup(of: Double.self) { tasks in
+            tasks.addTask {
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        return try await connection.executeThenClose { input, _ in
+                            var received = 0
+                            let start = ContinuousClock.now
+                            for try await buffer in input {
+                                received += buffer.readableBytes
+                                if received >= bytes { break }
+                            }
+                            let elapsed = ContinuousClock.now - start
+                            let seconds =
+                                Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                            return Double(received) / seconds / 1e6
+                        }
+                    }
+                    return 0
+                }
+            }
+            let connection = try await ClientBootstrap(group: group)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(try client.clientHandler(expected: nil))
+                        return try Bytes(wrappingChannelSynchronously: channel)
+                    }
+                }
+            return try await connection.executeThenClose { _, output in
+                let chunk = ByteBuffer(repeating: 0x5A, count: 64 * 1024)
+                var sent = 0
+                while sent < bytes {
+                    try await output.write(chunk)
+                    sent += chunk.readableBytes
+                }
+                // Keep the connection open until the server has read everything.
+                let rate = try await tasks.next() ?? 0
+                tasks.cancelAll()
+                try? await listener.channel.close()
+                return rate
+            }
+        }
+    }
+
+    /// Median round trip, in microseconds, of a 64-byte ping-pong on a bare TCP loopback connection.
+    public static func tcpRoundTrip(samples: Int = 1000, group: any EventLoopGroup) async throws -> [Double] {
+        typealias Bytes = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let listener = try await ServerBootstrap(group: group)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture { try Bytes(wrappingChannelSynchronously: channel) }
+            }
+        let port = listener.channel.localAddress!.port!
+        let echo = Task {
+            try await listener.executeThenClose { inbound in
+                for try await connection in inbound {
+                    try await connection.executeThenClose { input, output in
+                        for try await buffer in input { try await output.write(buffer) }
+                    }
+                    return
+                }
+            }
+        }
+        defer { echo.cancel() }
+        let connection = try await ClientBootstrap(group: group)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture { try Bytes(wrappingChannelSynchronously: channel) }
+            }
+        var times: [Double] = []
+        try await connection.executeThenClose { input, output in
+            var iterator = input.makeAsyncIterator()
+            let ping = ByteBuffer(repeating: 1, count: 64)
+            for _ in 0..<samples {
+                let start = ContinuousClock.now
+                try await output.write(ping)
+                var received = 0
+                while received < 64, let buffer = try await iterator.next() { received += buffer.readableBytes }
+                let elapsed = ContinuousClock.now - start
+                times.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
+            }
+        }
+        try? await listener.channel.close()
+        return times
+    }
+}

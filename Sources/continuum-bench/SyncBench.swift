@@ -1,0 +1,273 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import ContinuumTestSupport
+import Foundation
+import Logging
+import NIOPosix
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `continuum-bench sync`: two real `continuum-node run` processes on loopback.
+struct SyncBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Initial sync, delta sync, photo transfer and peak memory of two nodes on loopback."
+    )
+
+    @Option(help: "Records for the initial sync.")
+    var records = 100_000
+
+    @Option(help: "Authors of those records.")
+    var authors = 50
+
+    @Option(help: "Photos to transfer.")
+    var photos = 200
+
+    @Option(help: "Size of each photo, in MiB.")
+    var photoMB = 2
+
+    @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
+    var scratch: String?
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
+            .appendingPathComponent("continuum-bench-sync-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "bench")
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+        say("continuum-bench sync: \(records) records from \(authors) authors; \(photos) photos of \(photoMB) MiB")
+
+        let verify2 = median([
+            await ed25519VerifyRate(threads: 2), await ed25519VerifyRate(threads: 2),
+            await ed25519VerifyRate(threads: 2),
+        ])
+        var tls: [Double] = []
+        for _ in 0..<3 { tls.append(try await LoopbackBaseline.tlsThroughput(bytes: 256 << 20, group: group)) }
+        let tlsRate = median(tls)
+        say("baseline  Ed25519 verify, 2 threads: \(format(verify2)) /s")
+        say(
+            "baseline  raw TLS 1.3 loopback (same certificates and library), 256 MiB: \(format(tlsRate)) MB/s (median of 3)"
+        )
+
+        // (a) Initial sync of the record corpus.
+        let a = try BenchNode(root.appendingPathComponent("a"), logger: logger)
+        var factory = RecordFactory(authorCount: authors, seed: 7)
+        let corpus = factory.history(count: records)
+        for start in stride(from: 0, to: corpus.count, by: 1000) {
+            _ = try await a.store.ingest(Array(corpus[start..<min(start + 1000, corpus.count)]))
+        }
+        let target = try await a.store.clock()
+        try a.store.close()
+        try a.start(extra: ["--max-photo-mb", "0"])
+        let proxy = try CountingProxy(to: a.port)
+        let b = try BenchNode(root.appendingPathComponent("b"), logger: logger)
+        try b.store.close()
+        let started = ContinuousClock.now
+        try b.start(peer: proxy.port, extra: ["--max-photo-mb", "0"])
+        try await b.waitForClock(target, timeout: .seconds(600))
+        let initial = seconds(since: started)
+        let rate = Double(records) / initial
+        let rssA = b.peakRSS()
+        say(
+            "(a)       initial sync: \(records) records in \(format(initial, 2)) s = \(format(rate)) records/s; "
+                + "\(format(rate / verify2, 2))x the 2-thread verify rate (target >= 0.6x); "
+                + "wire \(proxy.counts.withLock { $0.up + $0.down } / 1024) KiB"
+        )
+
+        // (b) Delta: B comes back after one new record on A. Compared with an idle reconnect.
+        try b.stop()
+        proxy.reset()
+        try b.start(peer: proxy.port, extra: ["--max-photo-mb", "0"])
+        try await b.waitForClock(target, timeout: .seconds(60))
+        try await Task.sleep(for: .milliseconds(500))
+        let idle = proxy.counts.withLock { $0 }
+        try b.stop()
+        _ = try a.cli(["comment", try a.anyPostID(), "one more"])
+        let newTarget = try await a.openStore().clock()
+        proxy.reset()
+        let deltaStart = ContinuousClock.now
+        try b.start(peer: proxy.port, extra: ["--max-photo-mb", "0"])
+        try await b.waitForClock(newTarget, timeout: .seconds(60))
+        let deltaTime = seconds(since: deltaStart)
+        try await Task.sleep(for: .milliseconds(500))
+        let delta = proxy.counts.withLock { $0 }
+        say(
+            "(b)       delta sync of 1 record, both holding \(records): \(delta.up + delta.down) bytes on the wire "
+                + "(B→A \(delta.up), A→B \(delta.down)) in \(format(deltaTime * 1000, 0)) ms from B's start; "
+                + "an idle reconnect (nothing new) costs \(idle.up + idle.down) bytes, TLS handshake included "
+                + "(target <= 4096 bytes)"
+        )
+        try b.stop()
+        try a.stop()
+
+        // (c) Photos: PHOTOS x MiB from C to D.
+        let c = try BenchNode(root.appendingPathComponent("c"), logger: logger)
+        let identity = try IdentityFile.loadOrCreate(at: c.directory.identityURL).0
+        var random = SplitMix64(seed: 3)
+        var totalBytes = 0
+        for index in 0..<photos {
+            var bytes = [UInt8](repeating: 0, count: photoMB << 20)
+            for offset in stride(from: 0, to: bytes.count, by: 8) {
+                withUnsafeBytes(of: random.next()) { word in
+                    for k in 0..<min(8, bytes.count - offset) { bytes[offset + k] = word[k] }
+                }
+            }
+            let data = Data(bytes)
+            let hash = try await c.store.storePhoto(data)
+            totalBytes += data.count
+            _ = try await c.store.append(
+                .post(
+                    caption: "photo \(index)",
+                    photo: PhotoReference(
+                        sha256: hash,
+                        byteCount: UInt64(data.count),
+                        mediaType: .png,
+                        width: 1,
+                        height: 1
+                    ),
+                    location: nil
+                ),
+                by: identity
+            )
+        }
+        try c.store.close()
+        try c.start()
+        let d = try BenchNode(root.appendingPathComponent("d"), logger: logger)
+        try d.store.close()
+        let photoStart = ContinuousClock.now
+        try d.start(peer: c.port)
+        try await d.waitForPhotos(photos, timeout: .seconds(600))
+        let photoTime = seconds(since: photoStart)
+        let photoRate = Double(totalBytes) / photoTime / 1e6
+        let rssPhotos = d.peakRSS()
+        say(
+            "(c)       photos: \(photos) x \(photoMB) MiB in \(format(photoTime, 2)) s = \(format(photoRate)) MB/s; "
+                + "\(format(photoRate / tlsRate, 2))x raw TLS loopback (target >= 0.6x)"
+        )
+        say(
+            "(d)       peak RSS of the receiving node: \(rssA / 1024) MiB during the record sync, \(rssPhotos / 1024) MiB "
+                + "during the photo transfer (target <= 100 MB)"
+        )
+        try d.stop()
+        try c.stop()
+        try await group.shutdownGracefully()
+    }
+
+    func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+/// A data directory and, when started, a `continuum-node run` process on it.
+final class BenchNode {
+    let directory: DataDirectory
+    var store: ContinuumStore
+    private var process: Process?
+    private(set) var port = 0
+    private let logger: Logger
+
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "continuum-node"
+        )
+    }
+
+    init(_ url: URL, logger: Logger) throws {
+        directory = DataDirectory(url: url)
+        self.logger = logger
+        store = try ContinuumStore.open(directory, logger: logger)
+        _ = try IdentityFile.loadOrCreate(at: directory.identityURL)
+    }
+
+    func openStore() throws -> ContinuumStore { try ContinuumStore.open(directory, logger: logger) }
+
+    func start(peer: Int? = nil, extra: [String] = []) throws {
+        let output = directory.url.appendingPathComponent("bench.out")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments =
+            [
+                "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "0", "--no-remembered-peers",
+                "--anti-entropy-interval", "0", "--log-level", "error",
+            ] + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.standardError
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+                let port = Int(line.split(separator: ":").last ?? "")
+            {
+                self.port = port
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw ValidationError("the node at \(directory.path) did not start")
+    }
+
+    func stop() throws {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    func cli(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments + ["--data", directory.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func anyPostID() throws -> String {
+        try cli(["feed", "--limit", "1", "--json"]).split(separator: "\"id\" : \"").dropFirst().first.map {
+            String($0.prefix(64))
+        } ?? ""
+    }
+
+    func waitForClock(_ target: VectorClock, timeout: Duration) async throws {
+        let store = try openStore()
+        defer { try? store.close() }
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await store.clock() == target { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ValidationError("sync did not finish within \(timeout)")
+    }
+
+    func waitForPhotos(_ count: Int, timeout: Duration) async throws {
+        let store = try openStore()
+        defer { try? store.close() }
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await store.counts().photos >= count { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ValidationError("the photos did not arrive within \(timeout)")
+    }
+
+    /// Peak resident set of the running process (VmHWM), in KiB.
+    func peakRSS() -> Int {
+        guard let process,
+            let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+    }
+}
