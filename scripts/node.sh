@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds continuum-node in release mode, and runs it on the default data directory
 # ($CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node, else ~/.local/share/continuum-node).
-# Arguments are passed to continuum-node; with none, it creates the identity if needed and shows the status.
+# Arguments are passed to continuum-node; with none, it creates the identity if needed and runs the node
+# (listening on port 7420 until Ctrl-C).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -11,4 +12,4 @@ if (($#)); then
     exec "$bin" "$@"
 fi
 "$bin" init
-exec "$bin" status
+exec "$bin" run
