@@ -32,7 +32,7 @@ public struct ContinuumStore: Sendable {
         configuration.prepareDatabase { db in
             // A write is durable on disk before it is acknowledged, power loss included.
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA cache_size = -32768")  // 32 MiB of page cache per connection, at most
+            try db.execute(sql: "PRAGMA cache_size = -8192")  // 8 MiB of page cache per connection, at most
             db.add(function: Self.distanceFunction)
         }
         do {

@@ -18,6 +18,8 @@ actor PeerSession {
     private let store: ContinuumStore
     private let configuration: SyncConfiguration
     private var logger: Logger
+    /// Closes the TCP connection (when the engine ends this session, for example for a duplicate).
+    private let closeConnection: @Sendable () -> Void
 
     /// What the peer is known to hold: its clock, merged with every ACK and every record it sent us.
     private(set) var peerClock = VectorClock()
@@ -49,8 +51,10 @@ actor PeerSession {
         engine: SyncEngine,
         store: ContinuumStore,
         configuration: SyncConfiguration,
-        logger: Logger
+        logger: Logger,
+        closeConnection: @escaping @Sendable () -> Void = {}
     ) {
+        self.closeConnection = closeConnection
         self.peer = peer
         self.hello = hello
         self.initiator = initiator
@@ -107,6 +111,7 @@ actor PeerSession {
         for (_, waiters) in roundWaiters { for waiter in waiters.values { waiter.resume(returning: false) } }
         roundWaiters.removeAll()
         outbox.finish()
+        closeConnection()
     }
 
     // MARK: Receiving

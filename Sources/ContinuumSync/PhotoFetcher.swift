@@ -27,8 +27,10 @@ actor PhotoFetcher {
     }
 
     private var current: Transfer?
-    /// Peers that said they do not have a photo (cleared when a new peer joins).
-    private var lacking: [AssetHash: Set<AuthorID>] = [:]
+    /// Peers that said they do not have a photo, and when. A peer may get it later (from someone else), so
+    /// it is asked again after a while, and at once when a peer joins.
+    private var lacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
+    private static let askAgainAfter: Duration = .seconds(2)
     private var skipped: Set<AssetHash> = []
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -51,21 +53,33 @@ actor PhotoFetcher {
     /// The fetch loop; runs for the node's lifetime.
     func run() async {
         wake.yield()
+        // Photos that no connected peer had are asked for again now and then.
+        let retry = Task { [wake] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.askAgainAfter)
+                wake.yield()
+            }
+        }
+        defer { retry.cancel() }
         for await _ in wakes {
             var fetched = false
             if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
                 for photo in missing where !Task.isCancelled {
                     if photo.bytes > configuration.maxPhotoBytes {
                         if skipped.insert(photo.hash).inserted {
-                            logger.notice(
-                                "photo larger than --max-photo-mb: not fetched",
+                            logger.warning(
+                                "photo larger than --max-photo-mb: not fetched; its post shows without it",
                                 metadata: ["photo.sha256": "\(photo.hash.short)", "photo.bytes": "\(photo.bytes)"]
                             )
                             await engine.emit(.photoSkipped(photo.hash, bytes: photo.bytes))
                         }
                         continue
                     }
-                    let peers = await engine.connectedPeers().filter { !(lacking[photo.hash]?.contains($0) ?? false) }
+                    let now = ContinuousClock.now
+                    let peers = await engine.connectedPeers().filter { peer in
+                        guard let when = lacking[photo.hash]?[peer] else { return true }
+                        return now - when > Self.askAgainAfter
+                    }
                     guard let peer = peers.first else { continue }
                     if await fetch(photo, from: peer, engine: engine) { fetched = true }
                 }
@@ -164,7 +178,8 @@ actor PhotoFetcher {
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
             )
             try? FileManager.default.removeItem(at: url)
-            lacking[hash, default: []].insert(peer)
+            // A peer that sent bytes that do not match is not asked for this photo again.
+            lacking[hash, default: [:]][peer] = .now + .seconds(365 * 86_400)
             finish(false)
             return
         }
@@ -185,7 +200,7 @@ actor PhotoFetcher {
 
     /// The peer does not have it: try another.
     func missing(_ hash: AssetHash, from peer: AuthorID) {
-        lacking[hash, default: []].insert(peer)
+        lacking[hash, default: [:]][peer] = .now
         if current?.hash == hash && current?.peer == peer { finish(false) }
     }
 

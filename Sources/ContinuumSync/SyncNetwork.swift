@@ -3,6 +3,7 @@ import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -99,7 +100,7 @@ public final class SyncNetwork: Sendable {
     // MARK: Dialling
 
     /// Connects once and runs the session to its end; returns why it ended.
-    public func connect(to address: PeerAddress, expected: AuthorID? = nil) async -> String {
+    public func connect(to address: PeerAddress, expected: AuthorID? = nil) async -> (reason: String, peer: AuthorID?) {
         let tls = self.tls
         do {
             let connection = try await ClientBootstrap(group: group)
@@ -112,7 +113,7 @@ public final class SyncNetwork: Sendable {
                 }
             return await run(connection, initiator: true, host: address.host)
         } catch {
-            return "cannot connect to \(address): \(error)"
+            return ("cannot connect to \(address): \(error)", nil)
         }
     }
 
@@ -127,7 +128,7 @@ public final class SyncNetwork: Sendable {
                 continue
             }
             let started = ContinuousClock.now
-            let (reason, peer) = await connectLearning(address)
+            let (reason, peer) = await connect(to: address)
             if let peer { known = peer }
             logger.info("session ended", metadata: ["peer.address": "\(address)", "reason": "\(reason)"])
             attempt = ContinuousClock.now - started > .seconds(10) ? 0 : attempt + 1
@@ -136,31 +137,17 @@ public final class SyncNetwork: Sendable {
         }
     }
 
-    private func connectLearning(_ address: PeerAddress) async -> (String, AuthorID?) {
-        let before = Set(await engine.connectedPeers())
-        let watcher = Task { () -> AuthorID? in
-            for _ in 0..<100 {
-                try? await Task.sleep(for: .milliseconds(100))
-                let now = Set(await engine.connectedPeers())
-                if let new = now.subtracting(before).first { return new }
-            }
-            return nil
-        }
-        let reason = await connect(to: address)
-        watcher.cancel()
-        return (reason, await watcher.value)
-    }
-
     // MARK: Sessions
 
     /// The handshake, then the session until either side closes. Returns the reason it ended, which is logged.
-    func run(_ connection: WireChannel, initiator: Bool, host: String) async -> String {
+    func run(_ connection: WireChannel, initiator: Bool, host: String) async -> (reason: String, peer: AuthorID?) {
         let channel = connection.channel
         let timeout = channel.eventLoop.scheduleTask(
             in: .nanoseconds(engine.configuration.handshakeTimeout.nanoseconds)
         ) { channel.close(promise: nil) }
         defer { timeout.cancel() }
         var reason = "closed"
+        let learned = NIOLockedValueBox<AuthorID?>(nil)
         do {
             reason = try await connection.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
@@ -169,6 +156,8 @@ public final class SyncNetwork: Sendable {
                 do {
                     first = try await iterator.next()
                 } catch {
+                    // A refused first frame (too large, TLS at a plaintext node, ...) is answered with its ERROR.
+                    if let refusal = error as? WireError { try? await outbound.write(.error(refusal)) }
                     return "handshake failed: \(Self.describe(error))"
                 }
                 guard let first else { return "closed during the handshake (no HELLO within the time limit)" }
@@ -190,6 +179,7 @@ public final class SyncNetwork: Sendable {
                     return "refused: \(refusal.message)"
                 }
                 timeout.cancel()
+                learned.withLockedValue { $0 = theirs.node }
                 let session = PeerSession(
                     peer: theirs.node,
                     hello: theirs,
@@ -198,7 +188,8 @@ public final class SyncNetwork: Sendable {
                     engine: engine,
                     store: engine.store,
                     configuration: engine.configuration,
-                    logger: logger
+                    logger: logger,
+                    closeConnection: { channel.close(promise: nil) }
                 )
                 guard await engine.register(session) else {
                     let error = WireError(.duplicateSession, "a session with this node already exists")
@@ -213,7 +204,7 @@ public final class SyncNetwork: Sendable {
             reason = "connection failed: \(Self.describe(error))"
         }
         logger.notice("connection closed", metadata: ["peer.host": "\(host)", "reason": "\(reason)"])
-        return reason
+        return (reason, learned.withLockedValue { $0 })
     }
 
     private func drive(
@@ -246,7 +237,6 @@ public final class SyncNetwork: Sendable {
             }
             return "closed by the peer"
         } catch let error as WireError {
-            await session.close()
             try? await outbound.write(.error(error))
             return "\(error.code): \(error.message)"
         } catch {

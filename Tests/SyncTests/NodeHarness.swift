@@ -75,14 +75,14 @@ final class TestNode: @unchecked Sendable {
     func fixture(_ file: String) -> String { Binary.fixtures.appendingPathComponent(file).path }
 
     /// Starts `run` on 127.0.0.1 and a free port, and waits for it to listen.
-    func start(peers: [TestNode] = [], extra: [String] = []) async throws {
+    func start(peers: [TestNode] = [], remembered: Bool = false, extra: [String] = []) async throws {
         runs += 1
         let process = Process()
         process.executableURL = Binary.url
         var arguments = [
-            "run", "--data", data.path, "--listen", "127.0.0.1", "--port", "\(port)", "--no-remembered-peers",
-            "--log-level", "info",
+            "run", "--data", data.path, "--listen", "127.0.0.1", "--port", "\(port)", "--log-level", "info",
         ]
+        if !remembered { arguments.append("--no-remembered-peers") }
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer.port)"] }
         process.arguments = arguments + extra
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)

@@ -219,6 +219,67 @@ struct SyncIntegrationTests {
         for node in [twin, b] { try await node.stop() }
     }
 
+    @Test("both nodes dialling each other at once end up with one session")
+    func simultaneousDial() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        try await a.start()
+        try await b.start()
+        try await a.stop()
+        try await b.stop()
+        // Both now know each other's port; each dials the other.
+        try await a.start(peers: [b])
+        try await b.start(peers: [a])
+        try await eventually("connected") {
+            try a.cli("peers", "--json").contains("\"connected\"") && b.cli("peers", "--json").contains("\"connected\"")
+        }
+        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "once")
+        try await eventually("the post crossed") { try await b.postIDs().map(\.hex) == [post] }
+        try await Task.sleep(for: .seconds(2))
+        // One TCP connection between them (each connection shows twice in /proc/net/tcp: both ends).
+        #expect(Self.established(ports: [a.port, b.port]) == 2, "a's log: \(a.logText)")
+        try await a.stop()
+        try await b.stop()
+    }
+
+    /// Established TCP sockets on loopback whose local or remote port is one of `ports`.
+    static func established(ports: [Int]) -> Int {
+        // /proc files report a size of 0: read them to the end rather than by size.
+        let handle = FileHandle(forReadingAtPath: "/proc/net/tcp")
+        let table = String(decoding: handle?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count > 3, fields[3] == "01" else { return false }
+            let local = Int(fields[1].split(separator: ":").last ?? "", radix: 16) ?? -1
+            let remote = Int(fields[2].split(separator: ":").last ?? "", radix: 16) ?? -1
+            return ports.contains(local) || ports.contains(remote)
+        }.count
+    }
+
+    @Test("a node remembers the peers it met and dials them on start")
+    func rememberedPeers() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        try await a.start()
+        try await b.start(peers: [a])
+        try await eventually("met") { try b.cli("peers", "--json").contains("\"connected\"") }
+        try await b.stop()
+        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "while b was away")
+        // No --peer this time: B dials A from its memory.
+        try await b.start(remembered: true)
+        try await eventually("b dialled a by itself and caught up") { try await b.postIDs().map(\.hex) == [post] }
+        try await a.stop()
+        try await b.stop()
+    }
+
     @Test("a second run on the same data directory is refused while the first holds the lock")
     func lock() async throws {
         let a = try TestNode("a")
