@@ -63,25 +63,25 @@ enum Schema {
                     );
                     CREATE INDEX post_feed ON post (created_at DESC, id DESC) WHERE deleted = 0;
                     CREATE INDEX post_by_author ON post (author, created_at DESC, id DESC) WHERE deleted = 0;
-                    CREATE INDEX post_by_photo ON post (photo_sha256);
                     -- A comment may arrive before its post; it is kept and shows when the post does.
+                    -- Rows in arrival order (rowid), looked up by the random id through a small index.
                     CREATE TABLE comment (
-                        id BLOB PRIMARY KEY NOT NULL,
+                        id BLOB NOT NULL UNIQUE,
                         post BLOB NOT NULL,
                         author BLOB NOT NULL,
                         seq INTEGER NOT NULL,
                         created_at INTEGER NOT NULL,
                         text TEXT NOT NULL,
                         deleted INTEGER NOT NULL DEFAULT 0
-                    ) WITHOUT ROWID;
+                    );
                     CREATE INDEX comment_by_post ON comment (post, created_at, id);
                     CREATE TABLE edit (
-                        id BLOB PRIMARY KEY NOT NULL,
+                        id BLOB NOT NULL UNIQUE,
                         post BLOB NOT NULL,
                         author BLOB NOT NULL,
                         seq INTEGER NOT NULL,
                         caption TEXT NOT NULL
-                    ) WITHOUT ROWID;
+                    );
                     CREATE INDEX edit_by_post ON edit (post, author, seq DESC);
                     -- One row per (deleted record, delete record). Applies only when the authors match.
                     CREATE TABLE tombstone (

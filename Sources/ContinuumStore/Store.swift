@@ -33,6 +33,8 @@ public struct ContinuumStore: Sendable {
             // A write is durable on disk before it is acknowledged, power loss included.
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA cache_size = -8192")  // 8 MiB of page cache per connection, at most
+            // Checkpoint the WAL less often: a page changed by many transactions is copied back once.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
             db.add(function: Self.distanceFunction)
         }
         do {

@@ -15,7 +15,7 @@ public struct SyncConfiguration: Sendable {
     /// Photos up to this size are fetched as soon as their post arrives; larger ones are skipped.
     public var maxPhotoBytes: UInt64 = 50 * 1024 * 1024
     /// Records per RECORDS frame during anti-entropy.
-    public var batchRecords = 500
+    public var batchRecords = 1000
     /// RECORDS frames sent but not yet acknowledged, at most.
     public var window = 4
     /// A new anti-entropy round with every peer this often (nil: only on connect and on `sync`).

@@ -104,6 +104,11 @@ struct RunCommand: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
+        // On a terminal, show what happens: peers, records, photos and their progress.
+        let activity = Task { [engine = node.engine] in
+            guard isatty(STDOUT_FILENO) == 1 else { return }
+            for await event in await engine.events() { Activity.show(event) }
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: node)],
@@ -113,6 +118,7 @@ struct RunCommand: AsyncParsableCommand {
         )
         try await group.run()
         announce.cancel()
+        activity.cancel()
         print("stopped")
     }
 }
@@ -277,5 +283,29 @@ final class Progress {
 
     func finish() {
         if drawn { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    }
+}
+
+/// One line per event on a terminal; photo progress redraws its line in place.
+enum Activity {
+    static func show(_ event: SyncEvent) {
+        let line: String
+        switch event {
+        case .peerJoined(let peer, let name): line = "peer joined: \(name ?? "(no name)") \(peer.short)"
+        case .peerLeft(let peer, let reason): line = "peer left: \(peer.short) (\(reason))"
+        case .recordsStored(let peer, let count):
+            line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
+        case .roundFinished, .progress: return
+        case .forkDetected(let fork):
+            line = "fork detected: author \(fork.author.short) at \(fork.sequence) (see 'continuum-node status')"
+        case .photoArrived(let hash): line = "photo \(hash.short) complete"
+        case .photoSkipped(let hash, let bytes):
+            line = "photo \(hash.short) skipped: \(bytes / 1_048_576) MiB is over --max-photo-mb"
+        case .photoProgress(let hash, let bytes, let total):
+            let percent = total > 0 ? Int(bytes * 100 / total) : 0
+            FileHandle.standardOutput.write(Data("\rphoto \(hash.short): \(percent)% of \(total / 1024) KiB ".utf8))
+            return
+        }
+        FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K\n".utf8))
     }
 }
