@@ -27,10 +27,13 @@ final class ControlServer: Sendable {
 
     func bind(group: any EventLoopGroup) async throws -> NIOAsyncChannel<LineChannel, Never> {
         let path = Self.socketURL(node.directory).path
-        return try await ServerBootstrap(group: group)
+        let server = try await ServerBootstrap(group: group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
                 channel.eventLoop.makeCompletedFuture { try LineChannel(wrappingChannelSynchronously: channel) }
             }
+        // Only this user may talk to the node (the data directory is 0700 as well).
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return server
     }
 
     func serve(_ server: NIOAsyncChannel<LineChannel, Never>) async {

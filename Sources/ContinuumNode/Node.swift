@@ -58,7 +58,16 @@ public final class Node: Service, Sendable {
 
     /// Binds the sync port (so that the caller can print it) and returns the server to hand to `run`.
     public func run() async throws {
-        let server = try await network.bind(host: configuration.listenHost, port: configuration.port)
+        let server: NIOAsyncChannel<WireChannel, Never>
+        do {
+            server = try await network.bind(host: configuration.listenHost, port: configuration.port)
+        } catch let error as IOError {
+            throw StoreError(
+                .io,
+                "cannot listen on \(configuration.listenHost):\(configuration.port): "
+                    + "\(String(cString: strerror(error.errnoCode))); choose another --port or --listen"
+            )
+        }
         if let address = server.channel.localAddress {
             bound.withLockedValue { $0 = [address] }
             if let port = address.port { await engine.setListenPort(UInt16(port)) }

@@ -116,14 +116,14 @@ actor PeerSession {
 
     // MARK: Receiving
 
-    func receive(_ message: WireMessage) async throws(WireError) {
+    func receive(_ message: WireMessage) async throws {
         lastReceived = .now
         switch message {
         case .hello:
             throw WireError(.unexpectedMessage, "HELLO after the handshake")
         case .error(let error):
             logger.notice("peer reported an error", metadata: ["error": "\(error)"])
-            throw error
+            throw PeerReportedError(error: error)
         case .ping(let nonce):
             await send(.pong(nonce))
         case .pong:
@@ -144,9 +144,6 @@ actor PeerSession {
                 windowWaiters.removeFirst().resume()
             }
         case .request(let ranges):
-            var wanted: [AuthorID: ClosedRange<UInt64>] = [:]
-            for range in ranges { wanted[range.author] = range.range }
-            let ranges = wanted
             spawn { session in await session.stream(ranges, round: nil) }
         case .done(let number):
             receivingRound = false
@@ -266,12 +263,13 @@ actor PeerSession {
         let missing = ours.missing(from: theirs)
         let total = (try? await store.byteCount(of: missing)) ?? (records: 0, bytes: 0)
         await send(.offer(round: number, records: total.records, bytes: total.bytes))
-        spawn { session in await session.stream(missing, round: number) }
+        let ranges = missing.sorted { $0.key < $1.key }.map { LogRange(author: $0.key, range: $0.value) }
+        spawn { session in await session.stream(ranges, round: number) }
     }
 
     /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window.
-    private func stream(_ ranges: [AuthorID: ClosedRange<UInt64>], round number: UInt32?) async {
-        for (author, range) in ranges.sorted(by: { $0.key < $1.key }) {
+    private func stream(_ ranges: [LogRange], round number: UInt32?) async {
+        for (author, range) in ranges.map({ ($0.author, $0.range) }) {
             var next = range.lowerBound
             while next <= range.upperBound, !Task.isCancelled {
                 guard
@@ -373,4 +371,9 @@ actor PeerSession {
         defer { stats = (0, 0, 0, 0) }
         return stats
     }
+}
+
+/// An ERROR frame received from the peer: the session ends without answering it.
+struct PeerReportedError: Error {
+    let error: WireError
 }

@@ -24,7 +24,11 @@ actor PhotoFetcher {
         var hasher: SHA256
         var size: UInt64
         let waiter: CheckedContinuation<Bool, Never>
+        var lastProgress = ContinuousClock.now
     }
+
+    /// A transfer with no chunk for this long is abandoned (its partial file stays, to resume later).
+    private static let stallTimeout: Duration = .seconds(30)
 
     private var current: Transfer?
     /// Peers that said they do not have a photo, and when. A peer may get it later (from someone else), so
@@ -133,9 +137,36 @@ actor PhotoFetcher {
                 waiter: waiter
             )
             let offset = size
-            Task { await engine.session(for: peer)?.requestPhoto(photo.hash, from: offset) }
+            let hash = photo.hash
+            Task {
+                guard let session = await engine.session(for: peer) else {
+                    // The peer left in the meantime.
+                    self.abandon(hash)
+                    return
+                }
+                await session.requestPhoto(hash, from: offset)
+                // Watchdog: a request that goes unanswered does not block the fetcher.
+                while self.isCurrent(hash) {
+                    try? await Task.sleep(for: .seconds(5))
+                    self.abandonIfStalled(hash)
+                }
+            }
         }
         return stored
+    }
+
+    private func isCurrent(_ hash: AssetHash) -> Bool { current?.hash == hash }
+
+    private func abandon(_ hash: AssetHash) {
+        if current?.hash == hash { finish(false) }
+    }
+
+    private func abandonIfStalled(_ hash: AssetHash) {
+        guard let transfer = current, transfer.hash == hash,
+            ContinuousClock.now - transfer.lastProgress > Self.stallTimeout
+        else { return }
+        logger.warning("a photo transfer stalled; will try again", metadata: ["photo.sha256": "\(hash.short)"])
+        finish(false)
     }
 
     private func finish(_ stored: Bool) {
@@ -147,10 +178,10 @@ actor PhotoFetcher {
 
     /// A chunk arrived.
     func received(_ hash: AssetHash, offset: UInt64, chunk: [UInt8], from peer: AuthorID) throws(WireError) {
-        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else {
-            throw WireError(.unexpectedMessage, "PHOTO_DATA for a photo that was not requested")
-        }
-        guard offset == transfer.size, transfer.size + UInt64(chunk.count) <= transfer.expected else {
+        // A chunk of a transfer abandoned a moment ago may still arrive: ignore it.
+        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else { return }
+        // Posts only declare a size; the hash decides. The hard limit bounds what a peer can make us write.
+        guard offset == transfer.size, transfer.size + UInt64(chunk.count) <= Limits.photoBytes else {
             finish(false)
             throw WireError(.malformedFrame, "PHOTO_DATA at the wrong offset or past the photo's size")
         }
@@ -162,6 +193,7 @@ actor PhotoFetcher {
         }
         transfer.hasher.update(data: chunk)
         transfer.size += UInt64(chunk.count)
+        transfer.lastProgress = .now
         current = transfer
         let (size, expected) = (transfer.size, transfer.expected)
         if let engine { Task { await engine.emit(.photoProgress(hash, bytes: size, of: expected)) } }
@@ -172,7 +204,7 @@ actor PhotoFetcher {
         guard var transfer = current, transfer.hash == hash, transfer.peer == peer else { return }
         let url = partialURL(hash)
         let digest = AssetHash(unchecked: Data(transfer.hasher.finalize()))
-        guard transfer.size == transfer.expected, digest == hash else {
+        guard digest == hash else {
             logger.warning(
                 "a photo did not match its post's SHA-256; discarded",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]

@@ -135,14 +135,18 @@ public actor SyncEngine {
         await session.close()
         guard sessions[session.peer] === session else { return }
         sessions[session.peer] = nil
-        try? await store.updatePeer(
-            session.peer,
-            state: "disconnected",
-            recordsIn: stats.recordsIn,
-            recordsOut: stats.recordsOut,
-            bytesIn: stats.bytesIn,
-            bytesOut: stats.bytesOut
-        )
+        // Recorded even while the node shuts down: a new task does not inherit this one's cancellation.
+        let store = self.store
+        await Task {
+            try? await store.updatePeer(
+                session.peer,
+                state: "disconnected",
+                recordsIn: stats.recordsIn,
+                recordsOut: stats.recordsOut,
+                bytesIn: stats.bytesIn,
+                bytesOut: stats.bytesOut
+            )
+        }.value
         await photos.peerLeft(session.peer)
         emit(.peerLeft(session.peer, reason: reason))
         logger.info("peer disconnected", metadata: ["peer.id": "\(session.peer.short)", "reason": "\(reason)"])

@@ -196,7 +196,7 @@ public final class SyncNetwork: Sendable {
                     try? await outbound.write(.error(error))
                     return "duplicate session with \(theirs.node.short)"
                 }
-                let ended = await drive(session, iterator: &iterator, outbound: outbound)
+                let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
                 await engine.unregister(session, reason: ended)
                 return ended
             }
@@ -210,9 +210,11 @@ public final class SyncNetwork: Sendable {
     private func drive(
         _ session: PeerSession,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
-        outbound: NIOAsyncChannelOutboundWriter<WireMessage>
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
+        channel: any Channel
     ) async -> String {
         let idle = engine.configuration.idleTimeout
+        let timedOut = NIOLockedValueBox<WireError?>(nil)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -220,11 +222,17 @@ public final class SyncNetwork: Sendable {
                 }
                 group.addTask { _ = await session.startRound() }
                 group.addTask {
+                    // Keepalive: a ping every third of the idle time; silence for the whole idle time ends the
+                    // session (closing the channel ends the read loop below).
                     var nonce: UInt64 = 0
                     while !Task.isCancelled {
                         try await Task.sleep(for: idle / 3)
                         if ContinuousClock.now - (await session.lastReceived) > idle {
-                            throw WireError(.timeout, "nothing received for \(idle)")
+                            let error = WireError(.timeout, "nothing received for \(idle)")
+                            timedOut.withLockedValue { $0 = error }
+                            try? await outbound.write(.error(error))
+                            channel.close(promise: nil)
+                            return
                         }
                         nonce += 1
                         await session.send(.ping(nonce))
@@ -235,11 +243,19 @@ public final class SyncNetwork: Sendable {
                 }
                 group.cancelAll()
             }
+            if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }
             return "closed by the peer"
+        } catch let error as PeerReportedError {
+            // Never answer an ERROR with an ERROR.
+            return "the peer refused: \(error.error.code): \(error.error.message)"
         } catch let error as WireError {
             try? await outbound.write(.error(error))
             return "\(error.code): \(error.message)"
+        } catch is CancellationError {
+            try? await outbound.write(.error(WireError(.shuttingDown, "the node is shutting down")))
+            return "this node is shutting down"
         } catch {
+            if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }
             return Self.describe(error)
         }
     }

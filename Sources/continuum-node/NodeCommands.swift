@@ -53,6 +53,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("handshake-timeout-ms"), help: .hidden)
     var handshakeTimeoutMS = 10_000
 
+    @Option(name: .customLong("idle-timeout-ms"), help: .hidden)
+    var idleTimeoutMS = 45_000
+
     @Option(name: .customLong("test-photo-chunk-delay-ms"), help: .hidden)
     var testPhotoChunkDelayMS = 0
 
@@ -79,6 +82,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.antiEntropyInterval = antiEntropyInterval == 0 ? nil : .seconds(antiEntropyInterval)
         configuration.sync.listenPort = UInt16(port)
         configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
+        configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
         if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")

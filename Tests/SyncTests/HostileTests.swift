@@ -14,7 +14,9 @@ import Glibc
 /// good peer, and (3) the node's visible state is unchanged by the hostile input.
 @Suite("Hostile peers: bad frames, forged records, bad handshakes", .serialized)
 struct HostileTests {
-    private static let plaintext = ["--insecure-plaintext", "--handshake-timeout-ms", "1500"]
+    private static let plaintext = [
+        "--insecure-plaintext", "--handshake-timeout-ms", "1500", "--idle-timeout-ms", "3000",
+    ]
 
     // MARK: 1. Malformed frame
 
@@ -172,6 +174,20 @@ struct HostileTests {
     }
 
     // MARK: 6. Silent connection
+
+    @Test("a peer that goes silent after the handshake is closed with ERROR timeout")
+    func silentAfterHandshake() async throws {
+        try await Self.withTarget { target in
+            let started = ContinuousClock.now
+            let client = try await RawClient.handshake(port: target.node.port)
+            // The client answers nothing, not even the node's PINGs.
+            _ = try await client.expectRefusal(.timeout)
+            #expect(ContinuousClock.now - started >= .milliseconds(2500), "not before the 3 s idle timeout")
+            try await target.expectLogged("nothing received for")
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
 
     @Test("a connection that sends nothing is closed after the handshake timeout")
     func silentConnection() async throws {

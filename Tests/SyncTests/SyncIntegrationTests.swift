@@ -51,6 +51,11 @@ struct SyncIntegrationTests {
         #expect(peers.contains("\"name\" : \"bob\"") && peers.contains("\"state\" : \"connected\""))
         try await a.stop()
         try await b.stop()
+        // After a clean stop, the peer is recorded as disconnected, with the session's traffic.
+        let after = try JSONSerialization.jsonObject(with: Data(try b.cli("peers", "--json").utf8)) as? [String: Any]
+        let alice = try #require((after?["peers"] as? [[String: Any]])?.first)
+        #expect(alice["state"] as? String == "disconnected")
+        #expect((alice["recordsIn"] as? Int ?? 0) > 0 && (alice["bytesIn"] as? Int ?? 0) > 50_000)
     }
 
     @Test("three nodes in a line converge through the middle one")
