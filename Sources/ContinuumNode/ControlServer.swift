@@ -63,6 +63,12 @@ final class ControlServer: Sendable {
                 switch request?["command"] as? String {
                 case "sync":
                     try await sync(reply: reply)
+                case "fetch":
+                    guard let hex = request?["sha256"] as? String, let hash = AssetHash(hex: hex) else {
+                        try await reply(["error": "fetch needs \"sha256\": 64 hex digits"])
+                        return
+                    }
+                    try await fetch(hash, reply: reply)
                 case "connected":
                     let peers = await node.engine.connectedPeers().map(\.hex)
                     try await reply(["connected": peers])
@@ -74,6 +80,38 @@ final class ControlServer: Sendable {
                 return
             }
         }
+    }
+
+    private func fetch(
+        _ hash: AssetHash,
+        reply: @escaping @Sendable ([String: any Sendable]) async throws -> Void
+    )
+        async throws
+    {
+        if try await node.store.hasPhoto(hash) {
+            try await reply(["event": "done", "sha256": hash.hex, "path": node.store.assets.url(for: hash).path])
+            return
+        }
+        guard !(await node.engine.connectedPeers().isEmpty) else {
+            try await reply(["error": "no peer is connected; the photo will be fetched when one that has it connects"])
+            return
+        }
+        let events = await node.engine.events()
+        await node.engine.fetchPhoto(hash)
+        let deadline = ContinuousClock.now + .seconds(600)
+        for await event in events {
+            switch event {
+            case .photoProgress(let got, let bytes, let total) where got == hash:
+                try await reply(["event": "progress", "bytes": bytes, "ofBytes": total])
+            case .photoArrived(let got) where got == hash:
+                try await reply(["event": "done", "sha256": hash.hex, "path": node.store.assets.url(for: hash).path])
+                return
+            default:
+                break
+            }
+            if ContinuousClock.now > deadline { break }
+        }
+        try await reply(["error": "the photo did not arrive; no connected peer may have it yet"])
     }
 
     private func sync(reply: @escaping @Sendable ([String: any Sendable]) async throws -> Void) async throws {

@@ -36,6 +36,14 @@ actor PhotoFetcher {
     private var lacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
     private static let askAgainAfter: Duration = .seconds(2)
     private var skipped: Set<AssetHash> = []
+    /// Photos over the size limit that a person asked for (`continuum-node fetch`).
+    private var onDemand: Set<AssetHash> = []
+
+    /// Fetches a photo whatever its size, as soon as a connected peer has it.
+    func fetchOnDemand(_ hash: AssetHash) {
+        onDemand.insert(hash)
+        wake.yield()
+    }
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -69,7 +77,7 @@ actor PhotoFetcher {
             var fetched = false
             if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
                 for photo in missing where !Task.isCancelled {
-                    if photo.bytes > configuration.maxPhotoBytes {
+                    if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
                         if skipped.insert(photo.hash).inserted {
                             logger.warning(
                                 "photo larger than --max-photo-mb: not fetched; its post shows without it",

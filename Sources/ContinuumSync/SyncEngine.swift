@@ -154,6 +154,11 @@ public actor SyncEngine {
 
     func session(for peer: AuthorID) -> PeerSession? { sessions[peer] }
 
+    /// Fetches a photo now, whatever its size (photos over `--max-photo-mb` are otherwise skipped).
+    public func fetchPhoto(_ hash: AssetHash) async {
+        await photos.fetchOnDemand(hash)
+    }
+
     /// Peers with a session now.
     public func connectedPeers() -> [AuthorID] { sessions.keys.sorted() }
 

@@ -15,7 +15,7 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, StatusCommand.self, PostCommand.self, CommentCommand.self, FeedCommand.self,
             SearchCommand.self, ShowCommand.self, EditCommand.self, DeleteCommand.self, ExportCommand.self,
-            RunCommand.self, SyncCommand.self, PeersCommand.self,
+            RunCommand.self, SyncCommand.self, FetchCommand.self, PeersCommand.self,
         ]
     )
 }

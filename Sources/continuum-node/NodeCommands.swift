@@ -175,6 +175,62 @@ struct SyncCommand: AsyncParsableCommand {
     }
 }
 
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch a post's photo now, through the running node, even if it is over --max-photo-mb."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The post's id, or a unique prefix of it.", valueName: "POST"))
+    var post: String
+
+    func run() async throws {
+        let context = try options.open()
+        let id = try await context.store.resolvePost(post)
+        guard let photo = try await context.store.post(id)?.post.photo else {
+            throw CLIError("post \(post) was deleted")
+        }
+        try context.store.close()
+        let connection = try ControlConnection(
+            path: context.directory.url.appendingPathComponent("control.sock").path,
+            directory: context.directory.path
+        )
+        try connection.send(#"{"command":"fetch","sha256":"\#(photo.sha256.hex)"}"#)
+        let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
+        while let line = try connection.readLine() {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
+            if let error = object["error"] as? String { throw CLIError(error) }
+            switch object["event"] as? String {
+            case "progress":
+                progress.update(
+                    records: 0,
+                    ofRecords: 0,
+                    bytes: object["bytes"] as? Int ?? 0,
+                    ofBytes: object["ofBytes"] as? Int ?? 0
+                )
+            case "done":
+                progress.finish()
+                if output.json {
+                    try Output.json([
+                        "post": id.hex, "sha256": photo.sha256.hex, "path": object["path"] as? String ?? "",
+                    ])
+                } else {
+                    print(object["path"] as? String ?? "")
+                }
+                return
+            default:
+                continue
+            }
+        }
+        throw CLIError("the node closed the control connection before the photo arrived")
+    }
+}
+
 struct PeersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peers",
@@ -273,9 +329,8 @@ final class Progress {
         let rate = Double(bytes) / elapsed
         let eta = rate > 0 && ofBytes > bytes ? Double(ofBytes - bytes) / rate : 0
         let line = String(
-            format: "\r%d/%d records, %@ of %@, %@/s, ETA %.0fs   ",
-            records,
-            ofRecords,
+            format: "\r%@%@ of %@, %@/s, ETA %.0fs   ",
+            ofRecords > 0 ? "\(records)/\(ofRecords) records, " : "",
             ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file),
             ByteCountFormatter.string(fromByteCount: Int64(ofBytes), countStyle: .file),
             ByteCountFormatter.string(fromByteCount: Int64(rate), countStyle: .file),

@@ -190,6 +190,37 @@ struct SyncIntegrationTests {
         try await b.stop()
     }
 
+    @Test("a photo over --max-photo-mb is skipped, the post shows without it, and 'fetch' gets it on demand")
+    func onDemandPhoto() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        let image = a.data.appendingPathComponent("big.png")
+        try Self.bigPNG(megabytes: 2, at: image)
+        let big = try a.cli("post", image.path, "--caption", "big")
+        let small = try a.cli("post", a.fixture("lake.png"), "--caption", "small")
+        try await a.start()
+        try await b.start(peers: [a], extra: ["--max-photo-mb", "1"])
+        try await eventually("the small photo arrived") {
+            try await b.withStore { try await $0.post(PostID(hex: small)!)?.post.photo.available == true }
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == false)
+        #expect(b.logText.contains("photo larger than --max-photo-mb"))
+        #expect(try b.cli("show", big).contains("(not here yet)"))
+        let path = try b.cli("fetch", String(big.prefix(12)))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == (try Data(contentsOf: image)))
+        #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == true)
+        // Without a running node, fetch says so.
+        try await b.stop()
+        let offline = try Binary.run(["fetch", big, "--data", b.data.path])
+        #expect(offline.status == 1 && offline.stderr.contains("no node is running"))
+        try await a.stop()
+    }
+
     @Test("two different records for one author and sequence are detected as a fork and shown in status")
     func fork() async throws {
         let a = try TestNode("a")
