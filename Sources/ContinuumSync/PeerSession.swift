@@ -197,8 +197,10 @@ actor PeerSession {
             touched.insert(record.content.author)
             if record.content.sequence == peerClock[record.content.author] + 1 {
                 peerClock.advance(record.content.author, to: record.content.sequence)
+            } else if !peerClock.covers(record.content.author, record.content.sequence) {
+                // Out of order: remember the single record (in order, the clock covers it for free).
+                sentIDs.insert(record.id)
             }
-            sentIDs.insert(record.id)
         }
         let clock = (try? await store.clock()) ?? VectorClock()
         await send(.ack(VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))))
