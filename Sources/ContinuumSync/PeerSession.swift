@@ -118,6 +118,11 @@ actor PeerSession {
 
     func receive(_ message: WireMessage) async throws {
         lastReceived = .now
+        if !pending.isEmpty && !message.carriesRecords {
+            // Everything before this message is stored before it is acted on (a DONE's gap check, a CLOCK's
+            // answer).
+            try await flush()
+        }
         switch message {
         case .hello:
             throw WireError(.unexpectedMessage, "HELLO after the handshake")
@@ -168,7 +173,14 @@ actor PeerSession {
         tasks.append(Task { await work(self) })
     }
 
-    /// Verifies a batch on every core, stores it in one transaction, acknowledges it, and tells the engine.
+    /// Verified records waiting to be stored together, and how many RECORDS frames they came in.
+    private var pending: [VerifiedRecord] = []
+    private var pendingFrames = 0
+    private var pendingLive = false
+    private var flushGeneration = 0
+
+    /// Verifies a batch on every core. Batches are then stored several at a time, in one transaction (fewer,
+    /// larger transactions write each index page once for many records), and acknowledged once stored.
     private func ingest(_ batch: [[UInt8]], live: Bool) async throws(WireError) {
         let results = await BatchVerifier.verify(batch, concurrency: configuration.verifyConcurrency)
         var verified: [VerifiedRecord] = []
@@ -184,6 +196,47 @@ actor PeerSession {
         let bytes = batch.reduce(0) { $0 + $1.count }
         stats.recordsIn += Int64(batch.count)
         stats.bytesIn += Int64(bytes)
+        pending += verified
+        pendingFrames += 1
+        pendingLive = pendingLive || live
+        if !live {
+            received.records += UInt64(batch.count)
+            received.bytes += UInt64(bytes)
+        }
+        if live || pending.count >= configuration.flushRecords {
+            try await flush()
+        } else {
+            // Store what is pending soon even if no more frames come (the end of a REQUEST's answer).
+            flushGeneration += 1
+            let generation = flushGeneration
+            spawn { session in
+                try? await Task.sleep(for: .milliseconds(30))
+                await session.flushIfIdle(generation)
+            }
+        }
+    }
+
+    private func flushIfIdle(_ generation: Int) async {
+        guard generation == flushGeneration, !pending.isEmpty else { return }
+        do {
+            try await flush()
+        } catch {
+            logger.notice("closing the session", metadata: ["reason": "\(error)"])
+            await outbox.send(.error(error))
+            close()
+        }
+    }
+
+    /// Stores the pending records in one transaction, acknowledges every frame they came in, and tells the
+    /// engine.
+    private func flush() async throws(WireError) {
+        guard !pending.isEmpty else { return }
+        let verified = pending
+        let frames = pendingFrames
+        let live = pendingLive
+        pending = []
+        pendingFrames = 0
+        pendingLive = false
         let report: IngestReport
         do {
             report = try await store.ingest(verified)
@@ -203,10 +256,9 @@ actor PeerSession {
             }
         }
         let clock = (try? await store.clock()) ?? VectorClock()
-        await send(.ack(VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))))
-        if !live {
-            received.records += UInt64(batch.count)
-            received.bytes += UInt64(bytes)
+        let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))
+        for _ in 0..<frames { await send(.ack(heads)) }
+        if announced.records > 0 {
             await engine.emit(
                 .progress(
                     from: peer,
@@ -378,4 +430,10 @@ actor PeerSession {
 /// An ERROR frame received from the peer: the session ends without answering it.
 struct PeerReportedError: Error {
     let error: WireError
+}
+
+extension WireMessage {
+    fileprivate var carriesRecords: Bool {
+        if case .records = self { true } else { false }
+    }
 }

@@ -16,8 +16,10 @@ public struct SyncConfiguration: Sendable {
     public var maxPhotoBytes: UInt64 = 50 * 1024 * 1024
     /// Records per RECORDS frame during anti-entropy.
     public var batchRecords = 1000
-    /// RECORDS frames sent but not yet acknowledged, at most.
-    public var window = 4
+    /// RECORDS frames sent but not yet acknowledged, at most. Must exceed `flushRecords / batchRecords`.
+    public var window = 6
+    /// A receiver stores up to this many records in one transaction (several frames' worth).
+    public var flushRecords = 3000
     /// A new anti-entropy round with every peer this often (nil: only on connect and on `sync`).
     public var antiEntropyInterval: Duration? = .seconds(60)
     /// A peer must complete the handshake within this time.
