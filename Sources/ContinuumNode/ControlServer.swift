@@ -92,26 +92,46 @@ final class ControlServer: Sendable {
             try await reply(["event": "done", "sha256": hash.hex, "path": node.store.assets.url(for: hash).path])
             return
         }
+        let events = await node.engine.events()
+        // Marked for fetching whatever happens next: a peer that has it may connect later.
+        await node.engine.fetchPhoto(hash)
         guard !(await node.engine.connectedPeers().isEmpty) else {
-            try await reply(["error": "no peer is connected; the photo will be fetched when one that has it connects"])
+            try await reply([
+                "error": "no peer is connected; the node will fetch the photo when a peer that has it connects"
+            ])
             return
         }
-        let events = await node.engine.events()
-        await node.engine.fetchPhoto(hash)
-        let deadline = ContinuousClock.now + .seconds(600)
-        for await event in events {
-            switch event {
-            case .photoProgress(let got, let bytes, let total) where got == hash:
-                try await reply(["event": "progress", "bytes": bytes, "ofBytes": total])
-            case .photoArrived(let got) where got == hash:
-                try await reply(["event": "done", "sha256": hash.hex, "path": node.store.assets.url(for: hash).path])
-                return
-            default:
-                break
+        let path = node.store.assets.url(for: hash).path
+        let arrived = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .photoProgress(let got, let bytes, let total) where got == hash:
+                        try await reply(["event": "progress", "bytes": bytes, "ofBytes": total])
+                    case .photoArrived(let got) where got == hash:
+                        return true
+                    default:
+                        break
+                    }
+                }
+                return false
             }
-            if ContinuousClock.now > deadline { break }
+            group.addTask {
+                try await Task.sleep(for: .seconds(120))
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
         }
-        try await reply(["error": "the photo did not arrive; no connected peer may have it yet"])
+        let here = try await node.store.hasPhoto(hash)
+        if arrived || here {
+            try await reply(["event": "done", "sha256": hash.hex, "path": path])
+        } else {
+            try await reply([
+                "error": "the photo did not arrive within 120 s: no connected peer has it yet; the node keeps trying"
+            ])
+        }
     }
 
     private func sync(reply: @escaping @Sendable ([String: any Sendable]) async throws -> Void) async throws {

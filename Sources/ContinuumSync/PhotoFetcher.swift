@@ -174,6 +174,8 @@ actor PhotoFetcher {
             ContinuousClock.now - transfer.lastProgress > Self.stallTimeout
         else { return }
         logger.warning("a photo transfer stalled; will try again", metadata: ["photo.sha256": "\(hash.short)"])
+        // Another peer goes first next time.
+        lacking[hash, default: [:]][transfer.peer] = .now
         finish(false)
     }
 

@@ -252,7 +252,9 @@ public final class SyncNetwork: Sendable {
             try? await outbound.write(.error(error))
             return "\(error.code): \(error.message)"
         } catch is CancellationError {
-            try? await outbound.write(.error(WireError(.shuttingDown, "the node is shutting down")))
+            // This task is cancelled, and NIO refuses writes from a cancelled task: say goodbye from a new one.
+            await Task { try? await outbound.write(.error(WireError(.shuttingDown, "the node is shutting down"))) }
+                .value
             return "this node is shutting down"
         } catch {
             if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }

@@ -189,6 +189,17 @@ struct HostileTests {
         }
     }
 
+    @Test("a node that shuts down says so to its peers: ERROR shutting down, then the close")
+    func shutdownIsAnnounced() async throws {
+        let node = try TestNode("stopping")
+        defer { node.remove() }
+        try await node.start(extra: Self.plaintext)
+        let client = try await RawClient.handshake(port: node.port)
+        try await node.stop()
+        let error = try await client.expectRefusal(.shuttingDown)
+        #expect(error?.message.contains("shutting down") == true)
+    }
+
     @Test("a connection that sends nothing is closed after the handshake timeout")
     func silentConnection() async throws {
         try await Self.withTarget { target in
