@@ -88,6 +88,13 @@ struct StatusCommand: AsyncParsableCommand {
         let dataDirectory: String
         let store: StoreCounts
         let forks: [ForkSummary]
+        /// Peers met, and how many of them have a session with the running node now.
+        let peers: PeerCounts
+    }
+
+    struct PeerCounts: Encodable {
+        let known: Int
+        let connected: Int
     }
 
     func run() async throws {
@@ -103,11 +110,13 @@ struct StatusCommand: AsyncParsableCommand {
         }
         if let author { name = try await context.store.displayName(of: author) }
         let node = Result.Node(id: author, name: name, identityError: identityError)
+        let met = try await context.store.peers()
         let result = Result(
             node: node,
             dataDirectory: context.directory.path,
             store: try await context.store.counts(),
-            forks: try await context.store.forks()
+            forks: try await context.store.forks(),
+            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count)
         )
         if output.json { return try Output.json(result) }
         print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
@@ -122,6 +131,7 @@ struct StatusCommand: AsyncParsableCommand {
         print(
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
+        print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
         if result.forks.isEmpty {
             print("forks:    none")
         } else {

@@ -49,6 +49,7 @@ struct SyncIntegrationTests {
         #expect(try await a.clock() == (try await b.clock()))
         let peers = try a.cli("peers", "--json")
         #expect(peers.contains("\"name\" : \"bob\"") && peers.contains("\"state\" : \"connected\""))
+        #expect(try a.cli("status").contains("peers:    1 connected, 1 met"))
         try await a.stop()
         try await b.stop()
         // After a clean stop, the peer is recorded as disconnected, with the session's traffic.
