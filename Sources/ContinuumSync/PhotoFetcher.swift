@@ -30,7 +30,10 @@ actor PhotoFetcher {
     /// A transfer with no chunk for this long is abandoned (its partial file stays, to resume later).
     private static let stallTimeout: Duration = .seconds(30)
 
-    private var current: Transfer?
+    /// Transfers under way, at most `parallelTransfers` (while one photo is being synced to disk, the next
+    /// ones are already arriving).
+    private var transfers: [AssetHash: Transfer] = [:]
+    private static let parallelTransfers = 3
     /// Peers that said they do not have a photo, and when. A peer may get it later (from someone else), so
     /// it is asked again after a while, and at once when a peer joins.
     private var lacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
@@ -76,7 +79,8 @@ actor PhotoFetcher {
         for await _ in wakes {
             var fetched = false
             if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
-                for photo in missing where !Task.isCancelled {
+                var candidates: [(MissingPhoto, AuthorID)] = []
+                for photo in missing where !Task.isCancelled && transfers[photo.hash] == nil {
                     if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
                         if skipped.insert(photo.hash).inserted {
                             logger.warning(
@@ -93,7 +97,23 @@ actor PhotoFetcher {
                         return now - when > Self.askAgainAfter
                     }
                     guard let peer = peers.first else { continue }
-                    if await fetch(photo, from: peer, engine: engine) { fetched = true }
+                    candidates.append((photo, peer))
+                }
+                // A few at a time: each one's fsync and rename overlap the next one's bytes.
+                fetched = await withTaskGroup(of: Bool.self) { group in
+                    var any = false
+                    var next = candidates.makeIterator()
+                    for _ in 0..<Self.parallelTransfers {
+                        guard let (photo, peer) = next.next() else { break }
+                        group.addTask { await self.fetch(photo, from: peer, engine: engine) }
+                    }
+                    while let stored = await group.next() {
+                        any = any || stored
+                        if let (photo, peer) = next.next(), !Task.isCancelled {
+                            group.addTask { await self.fetch(photo, from: peer, engine: engine) }
+                        }
+                    }
+                    return any
                 }
             }
             if fetched { wake.yield() }
@@ -135,7 +155,7 @@ actor PhotoFetcher {
             )
         }
         let stored = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
-            current = Transfer(
+            transfers[photo.hash] = Transfer(
                 hash: photo.hash,
                 expected: photo.bytes,
                 peer: peer,
@@ -163,25 +183,21 @@ actor PhotoFetcher {
         return stored
     }
 
-    private func isCurrent(_ hash: AssetHash) -> Bool { current?.hash == hash }
+    private func isCurrent(_ hash: AssetHash) -> Bool { transfers[hash] != nil }
 
-    private func abandon(_ hash: AssetHash) {
-        if current?.hash == hash { finish(false) }
-    }
+    private func abandon(_ hash: AssetHash) { finish(hash, false) }
 
     private func abandonIfStalled(_ hash: AssetHash) {
-        guard let transfer = current, transfer.hash == hash,
-            ContinuousClock.now - transfer.lastProgress > Self.stallTimeout
+        guard let transfer = transfers[hash], ContinuousClock.now - transfer.lastProgress > Self.stallTimeout
         else { return }
         logger.warning("a photo transfer stalled; will try again", metadata: ["photo.sha256": "\(hash.short)"])
         // Another peer goes first next time.
         lacking[hash, default: [:]][transfer.peer] = .now
-        finish(false)
+        finish(hash, false)
     }
 
-    private func finish(_ stored: Bool) {
-        guard let transfer = current else { return }
-        current = nil
+    private func finish(_ hash: AssetHash, _ stored: Bool) {
+        guard let transfer = transfers.removeValue(forKey: hash) else { return }
         try? transfer.handle.close()
         transfer.waiter.resume(returning: stored)
     }
@@ -189,29 +205,30 @@ actor PhotoFetcher {
     /// A chunk arrived.
     func received(_ hash: AssetHash, offset: UInt64, chunk: [UInt8], from peer: AuthorID) throws(WireError) {
         // A chunk of a transfer abandoned a moment ago may still arrive: ignore it.
-        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else { return }
+        guard var transfer = transfers[hash], transfer.peer == peer else { return }
         // Posts only declare a size; the hash decides. The hard limit bounds what a peer can make us write.
         guard offset == transfer.size, transfer.size + UInt64(chunk.count) <= Limits.photoBytes else {
-            finish(false)
+            finish(hash, false)
             throw WireError(.malformedFrame, "PHOTO_DATA at the wrong offset or past the photo's size")
         }
         do {
             try transfer.handle.write(contentsOf: chunk)
         } catch {
-            finish(false)
+            finish(hash, false)
             return
         }
         transfer.hasher.update(data: chunk)
         transfer.size += UInt64(chunk.count)
         transfer.lastProgress = .now
-        current = transfer
+        transfers[hash] = transfer
         let (size, expected) = (transfer.size, transfer.expected)
         if let engine { Task { await engine.emit(.photoProgress(hash, bytes: size, of: expected)) } }
     }
 
     /// The peer sent everything: check the whole file and commit it.
     func ended(_ hash: AssetHash, total: UInt64, from peer: AuthorID) async {
-        guard var transfer = current, transfer.hash == hash, transfer.peer == peer else { return }
+        guard let transfer = transfers[hash], transfer.peer == peer else { return }
+        transfers[hash] = nil
         let url = partialURL(hash)
         let digest = AssetHash(unchecked: Data(transfer.hasher.finalize()))
         guard digest == hash else {
@@ -219,35 +236,47 @@ actor PhotoFetcher {
                 "a photo did not match its post's SHA-256; discarded",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
             )
+            try? transfer.handle.close()
             try? FileManager.default.removeItem(at: url)
             // A peer that sent bytes that do not match is not asked for this photo again.
             lacking[hash, default: [:]][peer] = .now + .seconds(365 * 86_400)
-            finish(false)
+            transfer.waiter.resume(returning: false)
             return
         }
+        // The fsyncs happen off the actor, so that other transfers' chunks keep flowing meanwhile.
+        let stored = await Self.commit(transfer.handle, url, hash, transfer.size, store, logger)
+        transfer.waiter.resume(returning: stored)
+        if stored, let engine { await engine.emit(.photoArrived(hash)) }
+    }
+
+    private nonisolated static func commit(
+        _ handle: FileHandle,
+        _ url: URL,
+        _ hash: AssetHash,
+        _ size: UInt64,
+        _ store: ContinuumStore,
+        _ logger: Logger
+    ) async -> Bool {
+        defer { try? handle.close() }
         do {
-            try transfer.handle.synchronize()
+            try handle.synchronize()
             try store.assets.commit(url, as: hash)
-            try await store.markPhotoAvailable(hash, bytes: Int64(transfer.size))
+            try await store.markPhotoAvailable(hash, bytes: Int64(size))
+            return true
         } catch {
             logger.error("storing a photo failed", metadata: ["error": "\(error)"])
-            finish(false)
-            return
+            return false
         }
-        transfer.size = 0
-        current = transfer
-        finish(true)
-        if let engine { await engine.emit(.photoArrived(hash)) }
     }
 
     /// The peer does not have it: try another.
     func missing(_ hash: AssetHash, from peer: AuthorID) {
         lacking[hash, default: [:]][peer] = .now
-        if current?.hash == hash && current?.peer == peer { finish(false) }
+        if transfers[hash]?.peer == peer { finish(hash, false) }
     }
 
     /// A session ended: a transfer from it stops, keeping its partial file for the next attempt.
     func peerLeft(_ peer: AuthorID) {
-        if current?.peer == peer { finish(false) }
+        for (hash, transfer) in transfers where transfer.peer == peer { finish(hash, false) }
     }
 }
