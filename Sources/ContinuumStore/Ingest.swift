@@ -92,7 +92,14 @@ struct Ingest {
     private static func ownershipError(_ content: RecordContent, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind)? {
             try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT author, kind FROM record WHERE id = ?"),
+                // Only posts and comments can be targets; a target of another kind is never applied either.
+                try db.cachedStatement(
+                    sql: """
+                        SELECT author, 2 AS kind FROM post WHERE id = ?1
+                        UNION ALL SELECT author, 3 AS kind FROM comment WHERE id = ?1
+                        LIMIT 1
+                        """
+                ),
                 arguments: [target.bytes]
             ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile) }
         }

@@ -8,8 +8,9 @@ enum Schema {
             // Every record, verbatim. `bytes` is exactly what was signed plus the signature.
             try db.execute(
                 sql: """
+                    -- No index on the random id: duplicates and forks are found by (author, seq).
                     CREATE TABLE record (
-                        id BLOB NOT NULL UNIQUE,
+                        id BLOB NOT NULL,
                         author BLOB NOT NULL,
                         seq INTEGER NOT NULL,
                         previous BLOB,
