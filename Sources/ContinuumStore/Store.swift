@@ -29,10 +29,12 @@ public struct ContinuumStore: Sendable {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "continuum"
+        configuration.maximumReaderCount = 3
         configuration.prepareDatabase { db in
             // A write is durable on disk before it is acknowledged, power loss included.
             try db.execute(sql: "PRAGMA synchronous = FULL")
-            try db.execute(sql: "PRAGMA cache_size = -8192")  // 8 MiB of page cache per connection, at most
+            // Page cache: 8 MiB for the one writer, 2 MiB for each reader (readers run short queries).
+            try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -8192")
             // Checkpoint the WAL less often: a page changed by many transactions is copied back once.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
             db.add(function: Self.distanceFunction)
