@@ -281,17 +281,6 @@ extension ContinuumStore {
         }
     }
 
-    /// The stored bytes of an author's records in `range`, in log order.
-    public func records(of author: AuthorID, in range: ClosedRange<UInt64>) async throws -> [[UInt8]] {
-        try await read { db in
-            try Data.fetchAll(
-                db,
-                sql: "SELECT bytes FROM record WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-                arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound)]
-            ).map { [UInt8]($0) }
-        }
-    }
-
     /// Every stored record's bytes, in no particular order (for tests and tools).
     public func allRecordBytes() async throws -> [[UInt8]] {
         try await read { db in

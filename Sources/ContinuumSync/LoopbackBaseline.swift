@@ -4,7 +4,7 @@ import NIOPosix
 import NIOSSL
 
 /// Baselines for the benchmarks, measured with the same stack the node uses: the raw throughput of a mutual
-/// TLS 1.3 connection on loopback (same certificates, same library), and the round trip of a bare TCP one.
+/// TLS 1.3 connection on loopback (same certificates, same library).
 public enum LoopbackBaseline {
     /// MB/s (10^6 bytes per second) of `bytes` pushed through one TLS connection on loopback, in 64 KiB writes.
     public static func tlsThroughput(bytes: Int, group: any EventLoopGroup) async throws -> Double {
@@ -60,47 +60,5 @@ public enum LoopbackBaseline {
                 return rate
             }
         }
-    }
-
-    /// Median round trip, in microseconds, of a 64-byte ping-pong on a bare TCP loopback connection.
-    public static func tcpRoundTrip(samples: Int = 1000, group: any EventLoopGroup) async throws -> [Double] {
-        typealias Bytes = NIOAsyncChannel<ByteBuffer, ByteBuffer>
-        let listener = try await ServerBootstrap(group: group)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: "127.0.0.1", port: 0) { channel in
-                channel.eventLoop.makeCompletedFuture { try Bytes(wrappingChannelSynchronously: channel) }
-            }
-        let port = listener.channel.localAddress!.port!
-        let echo = Task {
-            try await listener.executeThenClose { inbound in
-                for try await connection in inbound {
-                    try await connection.executeThenClose { input, output in
-                        for try await buffer in input { try await output.write(buffer) }
-                    }
-                    return
-                }
-            }
-        }
-        defer { echo.cancel() }
-        let connection = try await ClientBootstrap(group: group)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture { try Bytes(wrappingChannelSynchronously: channel) }
-            }
-        var times: [Double] = []
-        try await connection.executeThenClose { input, output in
-            var iterator = input.makeAsyncIterator()
-            let ping = ByteBuffer(repeating: 1, count: 64)
-            for _ in 0..<samples {
-                let start = ContinuousClock.now
-                try await output.write(ping)
-                var received = 0
-                while received < 64, let buffer = try await iterator.next() { received += buffer.readableBytes }
-                let elapsed = ContinuousClock.now - start
-                times.append(Double(elapsed.components.attoseconds) / 1e12 + Double(elapsed.components.seconds) * 1e6)
-            }
-        }
-        try? await listener.channel.close()
-        return times
     }
 }

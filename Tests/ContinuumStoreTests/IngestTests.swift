@@ -179,7 +179,7 @@ struct IngestTests {
         _ = try await temporary.store.ingest([records[3]])
         #expect(try await temporary.store.clock()[author] == 5)
         #expect(
-            try await temporary.store.records(of: author, in: 2...4).map { try SignedRecord(bytes: $0).id }
+            try await temporary.store.storedRecords(of: author, in: 2...4, limit: 10, maxBytes: 1 << 20).map(\.id)
                 == records[1...3].map(\.id)
         )
     }
