@@ -110,6 +110,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumTestSupport",
                 "ContinuumSync",
+                "ContinuumNode",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

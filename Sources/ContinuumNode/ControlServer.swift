@@ -11,7 +11,11 @@ import NIOPosix
 ///
 /// Requests and replies are lines of JSON. `{"command":"sync"}` starts an anti-entropy round with every peer and
 /// replies with progress lines (`{"event":"progress",…}`) and a last line `{"event":"done",…}`.
-/// `{"command":"connected"}` replies `{"connected":[node ids]}`.
+/// `{"command":"connected"}` replies `{"connected":[node ids],"interest":{node id: posts it wants pushed}}`.
+/// `{"command":"stored"}` says another process just stored records: the node sends them to its peers now rather
+/// than at its next look (within 50 ms); it replies `{"ok":true}`. `{"command":"follows-changed"}` makes the node re-read the followed posts and tell its peers; it replies
+/// `{"ok":true}`. `{"command":"watch"}` replies `{"type":"watching",…}`, then one ``WatchEvent`` per line until
+/// either side closes.
 final class ControlServer: Sendable {
     private let node: Node
     private let logger: Logger
@@ -71,10 +75,30 @@ final class ControlServer: Sendable {
                     try await fetch(hash, reply: reply)
                 case "connected":
                     let peers = await node.engine.connectedPeers().map(\.hex)
-                    try await reply(["connected": peers])
+                    let interest = await node.engine.peerInterest()
+                    let counts = Dictionary(uniqueKeysWithValues: interest.map { ($0.key.hex, $0.value) })
+                    try await reply(["connected": peers, "interest": counts])
+                case "stored":
+                    await node.engine.recordsWritten()
+                    try await reply(["ok": true])
+                case "follows-changed":
+                    await node.engine.followsChanged()
+                    try await reply(["ok": true])
+                case "watch":
+                    let events = await node.engine.events()
+                    try await reply([
+                        "type": "watching", "node": node.identity.author.hex,
+                        "at": Timestamp.now().rfc3339, "summary": "watching node \(node.identity.author.short)",
+                    ])
+                    for await event in events {
+                        var line = try WatchEvent(event).jsonLine()
+                        line.append(UInt8(ascii: "\n"))
+                        try await outbound.write(ByteBuffer(bytes: line))
+                    }
                 default:
                     try await reply([
-                        "error": "unknown request; expected {\"command\":\"sync\"} or {\"command\":\"connected\"}"
+                        "error":
+                            "unknown request; expected a command: sync, fetch, connected, stored, follows-changed or watch"
                     ])
                 }
                 return

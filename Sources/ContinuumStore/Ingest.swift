@@ -11,12 +11,18 @@ import GRDB
 struct Ingest {
     let db: Database
     let now: Int64
+    /// How the records being ingested reached the node.
+    var delivery: Delivery
+    /// Who is notified of what; nil: nobody (benchmarks, tools).
+    let notifications: NotificationPolicy?
     /// Log heads of the authors touched in this transaction, written back by ``finish()``.
     private var heads: [Data: (contiguous: Int64, maxSeq: Int64)] = [:]
 
-    init(db: Database, now: Int64) {
+    init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
         self.now = now
+        self.delivery = delivery
+        self.notifications = notifications
     }
 
     enum Outcome {
@@ -81,6 +87,7 @@ struct Ingest {
         ])
         try advanceHead(author: author, seq: seq)
         try Self.applyToViews(content, id: record.id, db)
+        if ignored == nil { try notify(content, id: record.id) }
         return .stored(ignored: ignored)
     }
 

@@ -137,6 +137,18 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v3: notification details") { db in
+            try db.execute(
+                sql: """
+                    -- How the record reached this node (local, live, push, catch-up), who made it, and its text
+                    -- (the comment, or the new caption) as it was when the notification was made.
+                    ALTER TABLE notification ADD COLUMN delivery TEXT NOT NULL DEFAULT 'live';
+                    ALTER TABLE notification ADD COLUMN author BLOB;
+                    ALTER TABLE notification ADD COLUMN text TEXT;
+                    CREATE INDEX notification_unread ON notification (post) WHERE read_at IS NULL;
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -72,25 +72,42 @@ public struct ContinuumStore: Sendable {
     /// Records already held are no-ops. Forks are refused, kept as evidence and reported. A record that breaks
     /// a rule needing another record (an edit of someone else's post) is stored, so that logs stay gap-free and
     /// every node holds the same set, but no view applies it; it is reported in `ignored`.
-    public func ingest(_ records: [VerifiedRecord]) async throws -> IngestReport {
+    ///
+    /// Newly stored records make the notifications that `policy` calls for, marked with `delivery`.
+    public func ingest(
+        _ records: [VerifiedRecord],
+        delivery: Delivery = .live,
+        notifying policy: NotificationPolicy? = nil
+    ) async throws -> IngestReport {
+        try await ingest([(delivery, records)], notifying: policy)
+    }
+
+    /// Stores groups of records that came by different paths, in one transaction.
+    public func ingest(
+        _ groups: [(delivery: Delivery, records: [VerifiedRecord])],
+        notifying policy: NotificationPolicy?
+    ) async throws -> IngestReport {
         let now = Timestamp.now().milliseconds
         return try await write { db in
             var report = IngestReport()
-            var ingest = Ingest(db: db, now: now)
-            for record in records {
-                switch try ingest.one(record) {
-                case .stored(let ignored):
-                    report.stored.append(record.id)
-                    if let ignored {
-                        report.ignored.append(.init(id: record.id, error: ignored))
-                        logger.notice(
-                            "stored a record that no view will apply",
-                            metadata: ["record.id": "\(record.id.short)", "reason": "\(ignored.message)"]
-                        )
+            var ingest = Ingest(db: db, now: now, notifications: policy)
+            for (delivery, records) in groups {
+                ingest.delivery = delivery
+                for record in records {
+                    switch try ingest.one(record) {
+                    case .stored(let ignored):
+                        report.stored.append(record.id)
+                        if let ignored {
+                            report.ignored.append(.init(id: record.id, error: ignored))
+                            logger.notice(
+                                "stored a record that no view will apply",
+                                metadata: ["record.id": "\(record.id.short)", "reason": "\(ignored.message)"]
+                            )
+                        }
+                    case .duplicate: report.duplicates += 1
+                    case .fork(let fork): report.forks.append(fork)
+                    case .rejected(let error): report.ignored.append(.init(id: record.id, error: error))
                     }
-                case .duplicate: report.duplicates += 1
-                case .fork(let fork): report.forks.append(fork)
-                case .rejected(let error): report.ignored.append(.init(id: record.id, error: error))
                 }
             }
             try ingest.finish()
@@ -106,18 +123,21 @@ public struct ContinuumStore: Sendable {
     public func append(
         _ body: RecordBody,
         createdAt: Timestamp = .now(),
-        by identity: NodeIdentity
+        by identity: NodeIdentity,
+        autoFollow: Bool = false
     ) async throws
         -> VerifiedRecord
     {
-        try await append([body], createdAt: createdAt, by: identity)[0]
+        try await append([body], createdAt: createdAt, by: identity, autoFollow: autoFollow)[0]
     }
 
     /// Signs several new records of this node's and stores them in one transaction: all of them, or none.
+    /// With `autoFollow`, the node follows each new post of its own in the same transaction.
     public func append(
         _ bodies: [RecordBody],
         createdAt: Timestamp = .now(),
-        by identity: NodeIdentity
+        by identity: NodeIdentity,
+        autoFollow: Bool = false
     ) async throws
         -> [VerifiedRecord]
     {
@@ -144,7 +164,14 @@ public struct ContinuumStore: Sendable {
                     throw StoreError.record(error)
                 }
                 switch try ingest.one(record, local: true) {
-                case .stored: return record
+                case .stored:
+                    if autoFollow, case .post = body {
+                        try db.execute(
+                            sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
+                            arguments: [record.id.bytes, now]
+                        )
+                    }
+                    return record
                 case .rejected(let error): throw error
                 case .duplicate, .fork:
                     throw StoreError(.database, "the local log changed underneath this write; try again")

@@ -4,16 +4,19 @@ import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// One authenticated session with one peer: the anti-entropy state machine, live gossip to the peer, and photo
 /// serving. Messages go out through ``outbox``, which one writer task drains into the socket, so every send is
-/// under the socket's back-pressure.
+/// under the socket's back-pressure. Pushes go ahead of everything queued there: they wait in ``urgent``, which the
+/// writer empties before each message it writes, and a `nil` in the outbox wakes the writer for them.
 actor PeerSession {
     let peer: AuthorID
     let hello: Hello
     let initiator: Bool
     let host: String
-    nonisolated let outbox = AsyncChannel<WireMessage>()
+    nonisolated let outbox = AsyncChannel<WireMessage?>()
+    nonisolated let urgent = NIOLockedValueBox<[WireMessage]>([])
     private let engine: SyncEngine
     private let store: ContinuumStore
     private let configuration: SyncConfiguration
@@ -39,9 +42,14 @@ actor PeerSession {
     private var received: (records: UInt64, bytes: UInt64) = (0, 0)
     /// The last clock the peer sent, and our clock when we answered it ("request skipping").
     private var answered: (theirs: VectorClock, ours: VectorClock)?
+    /// What we last told the peer we want pushed (nil: nothing told yet).
+    private var advertised: [PostID: UInt8]?
+    private var advertisedVersion: UInt64 = 0
     private var tasks: [Task<Void, Never>] = []
     private(set) var lastReceived = ContinuousClock.now
     private(set) var stats = (recordsIn: Int64(0), recordsOut: Int64(0), bytesIn: Int64(0), bytesOut: Int64(0))
+    /// Records pushed to the peer, and pushed by it, in this session.
+    private(set) var pushes = (sent: 0, received: 0)
 
     init(
         peer: AuthorID,
@@ -141,7 +149,12 @@ actor PeerSession {
             announced = (records, bytes)
             received = (0, 0)
         case .records(let live, let batch):
-            try await ingest(batch, live: live)
+            try await ingest(batch, delivery: live ? .live : .catchUp)
+        case .push(let batch):
+            pushes.received += batch.count
+            try await ingest(batch, delivery: .push)
+        case .interest(let replace, let entries):
+            try await engine.receivedInterest(from: peer, replace: replace, entries)
         case .ack(let clock):
             peerClock = peerClock.merging(clock)
             inflight = max(0, inflight - 1)
@@ -152,6 +165,7 @@ actor PeerSession {
             spawn { session in await session.stream(ranges, round: nil) }
         case .done(let number):
             receivingRound = false
+            announced = (0, 0)
             finishedRounds.insert(number)
             for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
             await engine.emit(.roundFinished(with: peer, round: number))
@@ -173,15 +187,18 @@ actor PeerSession {
         tasks.append(Task { await work(self) })
     }
 
-    /// Verified records waiting to be stored together, and how many RECORDS frames they came in.
-    private var pending: [VerifiedRecord] = []
+    /// Verified records waiting to be stored together, by how they came, and how many RECORDS frames they came
+    /// in (each is acknowledged once stored; PUSH frames are not).
+    private var pending: [(delivery: Delivery, records: [VerifiedRecord])] = []
+    private var pendingCount = 0
     private var pendingFrames = 0
     private var pendingLive = false
     private var flushGeneration = 0
 
     /// Verifies a batch on every core. Batches are then stored several at a time, in one transaction (fewer,
     /// larger transactions write each index page once for many records), and acknowledged once stored.
-    private func ingest(_ batch: [[UInt8]], live: Bool) async throws(WireError) {
+    private func ingest(_ batch: [[UInt8]], delivery: Delivery) async throws(WireError) {
+        let live = delivery != .catchUp
         let results = await BatchVerifier.verify(batch, concurrency: configuration.verifyConcurrency)
         var verified: [VerifiedRecord] = []
         verified.reserveCapacity(results.count)
@@ -196,14 +213,15 @@ actor PeerSession {
         let bytes = batch.reduce(0) { $0 + $1.count }
         stats.recordsIn += Int64(batch.count)
         stats.bytesIn += Int64(bytes)
-        pending += verified
-        pendingFrames += 1
+        pending.append((delivery, verified))
+        pendingCount += verified.count
+        if delivery != .push { pendingFrames += 1 }
         pendingLive = pendingLive || live
         if !live {
             received.records += UInt64(batch.count)
             received.bytes += UInt64(bytes)
         }
-        if live || pending.count >= configuration.flushRecords {
+        if live || pendingCount >= configuration.flushRecords {
             try await flush()
         } else {
             // Store what is pending soon even if no more frames come (the end of a REQUEST's answer).
@@ -231,15 +249,17 @@ actor PeerSession {
     /// engine.
     private func flush() async throws(WireError) {
         guard !pending.isEmpty else { return }
-        let verified = pending
+        let groups = pending
+        let verified = groups.flatMap(\.records)
         let frames = pendingFrames
         let live = pendingLive
         pending = []
+        pendingCount = 0
         pendingFrames = 0
         pendingLive = false
         let report: IngestReport
         do {
-            report = try await store.ingest(verified)
+            report = try await store.ingest(groups, notifying: engine.policy)
         } catch {
             logger.error("storing records failed", metadata: ["error": "\(error)"])
             throw WireError(.internal, "the receiving node could not store the records")
@@ -282,9 +302,12 @@ actor PeerSession {
         }
         // A live record beyond our contiguous head means we missed some: ask for them (unless a round is
         // streaming them to us right now).
+        // Pushed records are not checked: they jump the queue, so the records before them are usually still on
+        // their way by live gossip (and a round finds any that are not).
         if live && !receivingRound {
             var gaps: [LogRange] = []
-            for record in verified where record.content.sequence > clock[record.content.author] + 1 {
+            let gossiped = groups.filter { $0.delivery == .live }.flatMap(\.records)
+            for record in gossiped where record.content.sequence > clock[record.content.author] + 1 {
                 let author = record.content.author
                 gaps.append(LogRange(author: author, range: (clock[author] + 1)...(record.content.sequence - 1)))
             }
@@ -359,6 +382,31 @@ actor PeerSession {
 
     /// Live gossip: sends the records this peer is not known to hold and has not been sent on this connection.
     func gossip(_ records: [StoredRecord]) async {
+        for chunk in Self.frames(unsent(records)) { await send(.records(live: true, chunk)) }
+    }
+
+    /// Push: like gossip, but ahead of everything already queued for the peer, and not acknowledged.
+    func push(_ records: [StoredRecord]) async {
+        let records = unsent(records)
+        guard !records.isEmpty else { return }
+        pushes.sent += records.count
+        stats.recordsOut += Int64(records.count)
+        stats.bytesOut += Int64(records.reduce(0) { $0 + $1.bytes.count })
+        let frames = Self.frames(records).map { WireMessage.push($0) }
+        urgent.withLockedValue { $0 += frames }
+        await outbox.send(nil)
+    }
+
+    /// Messages the writer sends before the next one from the outbox.
+    nonisolated func takeUrgent() -> [WireMessage] {
+        urgent.withLockedValue { queued in
+            defer { queued = [] }
+            return queued
+        }
+    }
+
+    /// The records the peer is not known to hold and that were not sent down this connection; marks them sent.
+    private func unsent(_ records: [StoredRecord]) -> [StoredRecord] {
         var batch: [StoredRecord] = []
         for record in records {
             if peerClock.covers(record.author, record.sequence) || sentClock.covers(record.author, record.sequence)
@@ -369,19 +417,58 @@ actor PeerSession {
             markSent(record)
             batch.append(record)
         }
-        // Frames within both limits: record count and bytes.
+        return batch
+    }
+
+    /// Record bytes cut into frames within both limits: record count and bytes.
+    private static func frames(_ records: [StoredRecord]) -> [[[UInt8]]] {
+        var frames: [[[UInt8]]] = []
         var chunk: [[UInt8]] = []
         var size = 0
-        for record in batch {
+        for record in records {
             if chunk.count == WireLimits.maxRecordsPerBatch || size + record.bytes.count > WireLimits.maxBatchBytes {
-                await send(.records(live: true, chunk))
+                frames.append(chunk)
                 chunk = []
                 size = 0
             }
             chunk.append(record.bytes)
             size += record.bytes.count
         }
-        if !chunk.isEmpty { await send(.records(live: true, chunk)) }
+        if !chunk.isEmpty { frames.append(chunk) }
+        return frames
+    }
+
+    // MARK: Interest
+
+    /// Tells the peer which posts to push to us: everything the first time (a replacing INTEREST), then only what
+    /// changed; at most ``WireLimits/maxInterestEntries`` entries per frame. The frames of one advertisement are
+    /// queued together, ahead of everything else, so that two advertisements never interleave; one computed
+    /// before the last one sent (an older `version`) is dropped.
+    func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
+        guard version > advertisedVersion else { return }
+        advertisedVersion = version
+        var entries: [PostInterest]
+        let replace = advertised == nil
+        if let advertised {
+            entries = wanted.compactMap { post, hops in
+                advertised[post] == hops ? nil : PostInterest(post: post, hops: hops)
+            }
+            entries += advertised.keys.filter { wanted[$0] == nil }.map { PostInterest(post: $0, hops: nil) }
+            guard !entries.isEmpty else { return }
+        } else {
+            entries = wanted.map { PostInterest(post: $0.key, hops: $0.value) }
+        }
+        advertised = wanted
+        entries.sort { $0.post < $1.post }
+        var frames: [WireMessage] = []
+        var start = 0
+        repeat {
+            let end = min(start + WireLimits.maxInterestEntries, entries.count)
+            frames.append(.interest(replace: replace && start == 0, Array(entries[start..<end])))
+            start = end
+        } while start < entries.count
+        urgent.withLockedValue { $0 += frames }
+        await outbox.send(nil)
     }
 
     // MARK: Photos

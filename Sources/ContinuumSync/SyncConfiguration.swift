@@ -30,6 +30,8 @@ public struct SyncConfiguration: Sendable {
     public var pollInterval: Duration = .milliseconds(50)
     /// Cores used to verify signatures.
     public var verifyConcurrency = 2
+    /// Whether a new post from another node makes a notification (it always makes a ``SyncEvent/postAdded``).
+    public var notifyNewPosts = false
     /// Fault injection for tests: a pause before each photo chunk sent, to make transfers slow enough to cut.
     public var photoChunkDelay: Duration?
 
@@ -50,4 +52,14 @@ public enum SyncEvent: Sendable, Hashable {
     case photoArrived(AssetHash)
     case photoSkipped(AssetHash, bytes: UInt64)
     case photoProgress(AssetHash, bytes: UInt64, of: UInt64)
+    /// A post was stored (made here, or received).
+    case postAdded(PostID, author: AuthorID, caption: String)
+    /// A comment was stored.
+    case commentAdded(CommentID, post: PostID, author: AuthorID, text: String)
+    /// An edit of a post's caption was stored (it applies when its author is the post's).
+    case postEdited(PostID, author: AuthorID, caption: String)
+    /// A deletion was stored (it applies to the targets of the same author).
+    case deleted([RecordID], author: AuthorID)
+    /// A notification was made.
+    case notification(NotificationSummary)
 }

@@ -14,6 +14,8 @@ public actor SyncEngine {
     let configuration: SyncConfiguration
     let logger: Logger
     let photos: PhotoFetcher
+    /// Who is notified of what: records from others on followed posts (and new posts, if configured).
+    nonisolated let policy: NotificationPolicy
 
     private var sessions: [AuthorID: PeerSession] = [:]
     /// The port actually bound, once known (the configuration may say 0: any free port).
@@ -23,6 +25,14 @@ public actor SyncEngine {
     public func setListenPort(_ port: UInt16) { listenPort = port }
     private var gossipedThrough: Int64 = 0
     private var subscribers: [UUID: AsyncStream<SyncEvent>.Continuation] = [:]
+    /// The newest notification already emitted as an event.
+    private var notifiedThrough: Int64 = 0
+    /// Posts this node follows, as last read from the store.
+    private var follows: Set<PostID> = []
+    /// Per connected peer: the posts it asked to have pushed, and how many hops away their follower is.
+    private var interest: [AuthorID: [PostID: UInt8]] = [:]
+    /// Increases with every advertisement computed, so that a session can drop one overtaken by a newer one.
+    private var interestVersion: UInt64 = 0
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -32,6 +42,7 @@ public actor SyncEngine {
         self.configuration = configuration
         self.logger = logger
         photos = PhotoFetcher(store: store, configuration: configuration, logger: logger)
+        policy = NotificationPolicy(me: identity.author, newPosts: configuration.notifyNewPosts)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -135,6 +146,7 @@ public actor SyncEngine {
         await session.close()
         guard sessions[session.peer] === session else { return }
         sessions[session.peer] = nil
+        if interest.removeValue(forKey: session.peer) != nil { await advertiseInterest() }
         // Recorded even while the node shuts down: a new task does not inherit this one's cancellation.
         let store = self.store
         await Task {
@@ -169,32 +181,176 @@ public actor SyncEngine {
         await photos.poke()
     }
 
+    // MARK: Follows and push
+
+    /// Re-reads the followed posts from the store (`follow` and `unfollow` may run in another process) and tells
+    /// every peer what changed.
+    public func followsChanged() async {
+        guard let current = try? await store.followedPosts(), current != follows else { return }
+        follows = current
+        await advertiseInterest()
+    }
+
+    /// Follows (true), unfollows (false) or toggles (nil) a post, and tells the peers; returns whether the post is
+    /// followed now. Following twice is following once.
+    public func setFollowing(_ post: PostID, _ on: Bool?) async throws -> Bool {
+        let followed: Bool
+        switch on {
+        case true?:
+            try await store.follow(post)
+            followed = true
+        case false?:
+            try await store.unfollow(post)
+            followed = false
+        case nil:
+            followed = try await store.toggleFollow(post)
+        }
+        await followsChanged()
+        return followed
+    }
+
+    /// For each connected peer, how many posts it asked to have pushed (for itself or for nodes beyond it).
+    public func peerInterest() -> [AuthorID: Int] { interest.mapValues(\.count) }
+
+    /// An INTEREST frame from a peer.
+    func receivedInterest(from peer: AuthorID, replace: Bool, _ entries: [PostInterest]) async throws(WireError) {
+        var wanted = replace ? [:] : interest[peer] ?? [:]
+        for entry in entries { wanted[entry.post] = entry.hops }
+        guard wanted.count <= WireLimits.maxInterestPerPeer else {
+            throw WireError(
+                .malformedFrame,
+                "the peer asked for pushes on \(wanted.count) posts; the limit is \(WireLimits.maxInterestPerPeer)"
+            )
+        }
+        let changed = wanted != interest[peer] ?? [:]
+        interest[peer] = wanted
+        if changed { await advertiseInterest() }
+    }
+
+    /// What to tell `peer` we want pushed: our own follows (0 hops), and every other peer's interest one hop
+    /// further, up to ``WireLimits/maxInterestHops``. Interest from `peer` itself is never echoed back to it.
+    func advertisement(for peer: AuthorID) -> (wanted: [PostID: UInt8], version: UInt64) {
+        interestVersion += 1
+        return (computeAdvertisement(for: peer), interestVersion)
+    }
+
+    private func computeAdvertisement(for peer: AuthorID) -> [PostID: UInt8] {
+        var wanted: [PostID: UInt8] = [:]
+        for post in follows { wanted[post] = 0 }
+        for (other, posts) in interest where other != peer {
+            for (post, hops) in posts where hops < WireLimits.maxInterestHops {
+                if let current = wanted[post], current <= hops + 1 { continue }
+                wanted[post] = hops + 1
+            }
+        }
+        return wanted
+    }
+
+    private func advertiseInterest() async {
+        for (peer, session) in sessions {
+            let (wanted, version) = advertisement(for: peer)
+            await session.advertise(wanted, version: version)
+        }
+    }
+
     // MARK: Gossip
 
     /// Forwards records stored since the last look (by any path: a peer, this process, or another process such
-    /// as the CLI) to every session whose peer does not hold them.
+    /// as the CLI) to every session whose peer does not hold them: pushed ahead of everything else when they
+    /// concern a post the peer asked for, live gossip otherwise. Then tells `watch` what was stored.
     private func gossipNewRecords() async {
+        var stored = false
         while true {
             guard let records = try? await store.records(after: gossipedThrough, limit: 1000), !records.isEmpty
-            else { return }
+            else { break }
+            stored = true
             gossipedThrough = records.last!.rowid
-            for session in sessions.values { await session.gossip(records) }
-            if records.count < 1000 { return }
+            let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
+            let contents = wantsContents ? records.map { try? RecordFormat.decode($0.bytes).content } : []
+            for (peer, session) in sessions {
+                guard let wanted = interest[peer], !wanted.isEmpty else {
+                    await session.gossip(records)
+                    continue
+                }
+                var pushes: [StoredRecord] = []
+                var rest: [StoredRecord] = []
+                for (record, content) in zip(records, contents) {
+                    if let content, Self.concernedPosts(content).contains(where: { wanted[$0] != nil }) {
+                        pushes.append(record)
+                    } else {
+                        rest.append(record)
+                    }
+                }
+                if !pushes.isEmpty { await session.push(pushes) }
+                if !rest.isEmpty { await session.gossip(rest) }
+            }
+            if !subscribers.isEmpty {
+                for (record, content) in zip(records, contents) {
+                    if let content { emitStored(content, id: record.id) }
+                }
+            }
+            if records.count < 1000 { break }
+        }
+        if stored { await emitNotifications() }
+    }
+
+    /// The posts a record is about: a comment's or an edit's post, a deletion's targets.
+    static func concernedPosts(_ content: RecordContent) -> [PostID] {
+        switch content.body {
+        case .comment(let post, _), .edit(let post, _): [post]
+        case .delete(let targets): targets.map { PostID(unchecked: $0.bytes) }
+        case .post, .profile: []
+        }
+    }
+
+    private func emitStored(_ content: RecordContent, id: RecordID) {
+        switch content.body {
+        case .post(let caption, _, _):
+            emit(.postAdded(PostID(unchecked: id.bytes), author: content.author, caption: caption))
+        case .comment(let post, let text):
+            emit(.commentAdded(CommentID(unchecked: id.bytes), post: post, author: content.author, text: text))
+        case .edit(let post, let caption):
+            emit(.postEdited(post, author: content.author, caption: caption))
+        case .delete(let targets):
+            emit(.deleted(targets, author: content.author))
+        case .profile:
+            break
+        }
+    }
+
+    private func emitNotifications() async {
+        while let fresh = try? await store.notifications(after: notifiedThrough), let last = fresh.last {
+            notifiedThrough = last.id
+            for notification in fresh { emit(.notification(notification)) }
+            if fresh.count < 1000 { break }
         }
     }
 
     func wakeGossip() { wake.yield() }
 
+    /// Records were just stored by someone else on this store (the CLI, the HTTP API): send them now.
+    public func recordsWritten() { wake.yield() }
+
     /// Runs the background loops (gossip, photo fetching, periodic anti-entropy) until cancelled.
     public func run() async {
         await photos.attach(self)
         gossipedThrough = (try? await store.lastRecordRowid()) ?? 0
+        notifiedThrough = (try? await store.lastNotificationID()) ?? 0
+        follows = (try? await store.followedPosts()) ?? []
         await withTaskGroup(of: Void.self) { group in
             // Records written by other processes (the CLI) are noticed within one poll interval.
             group.addTask { [configuration, wake] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: configuration.pollInterval)
                     wake.yield()
+                }
+            }
+            // Follows changed by another process are normally announced on the control socket; this catches
+            // the rest.
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    await self.followsChanged()
                 }
             }
             group.addTask {

@@ -218,9 +218,17 @@ public final class SyncNetwork: Sendable {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await message in session.outbox { try await outbound.write(message) }
+                    for await message in session.outbox {
+                        for pushed in session.takeUrgent() { try await outbound.write(pushed) }
+                        if let message { try await outbound.write(message) }
+                    }
                 }
-                group.addTask { _ = await session.startRound() }
+                group.addTask {
+                    // What we want pushed, then the first anti-entropy round.
+                    let (wanted, version) = await self.engine.advertisement(for: session.peer)
+                    await session.advertise(wanted, version: version)
+                    _ = await session.startRound()
+                }
                 group.addTask {
                     // Keepalive: a ping every third of the idle time; silence for the whole idle time ends the
                     // session (closing the channel ends the read loop below).

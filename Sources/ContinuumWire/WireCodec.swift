@@ -81,6 +81,19 @@ public enum WireCodec {
             writer.raw(hash.bytes)
         case .ping(let nonce), .pong(let nonce):
             writer.u64(nonce)
+        case .interest(let replace, let entries):
+            writer.u8(replace ? 1 : 0)
+            writer.u16(UInt16(entries.count))
+            for entry in entries.sorted(by: { $0.post < $1.post }) {
+                writer.raw(entry.post.bytes)
+                writer.u8(entry.hops ?? 0xFF)
+            }
+        case .push(let records):
+            writer.u16(UInt16(records.count))
+            for record in records {
+                writer.u32(UInt32(record.count))
+                writer.raw(record)
+            }
         }
         writer.patch(UInt32(writer.bytes.count - lengthPrefixBytes), at: 0)
         return writer.bytes
@@ -117,7 +130,12 @@ public enum WireCodec {
                 records: try reader.u64("records"),
                 bytes: try reader.u64("bytes")
             )
-        case .records: message = try readRecords(&reader)
+        case .records:
+            let liveByte = try reader.u8("live")
+            guard liveByte <= 1 else { throw reader.malformed("live is \(liveByte); it must be 0 or 1") }
+            message = .records(live: liveByte == 1, try readRecords(&reader))
+        case .push: message = .push(try readRecords(&reader))
+        case .interest: message = try readInterest(&reader)
         case .ack: message = .ack(try readClock(&reader))
         case .request: message = .request(try readRanges(&reader))
         case .done: message = .done(round: try reader.u32("round"))
@@ -168,7 +186,17 @@ public enum WireCodec {
             try checkClock(clock, reader)
         case .offer, .done, .photoMissing, .ping, .pong:
             break
-        case .records(_, let records):
+        case .interest(let replace, let entries):
+            guard entries.count <= WireLimits.maxInterestEntries else {
+                throw reader.malformed("\(entries.count) entries; the limit is \(WireLimits.maxInterestEntries)")
+            }
+            guard Set(entries.map(\.post)).count == entries.count else {
+                throw reader.malformed("a post appears twice")
+            }
+            for (index, entry) in entries.enumerated() {
+                try checkInterest(entry, index: index, replace: replace, reader)
+            }
+        case .records(_, let records), .push(let records):
             guard (1...WireLimits.maxRecordsPerBatch).contains(records.count) else {
                 throw reader.malformed("\(records.count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
             }
@@ -267,9 +295,8 @@ public enum WireCodec {
         return VectorClock(heads)
     }
 
-    private static func readRecords(_ reader: inout WireReader) throws(WireError) -> WireMessage {
-        let liveByte = try reader.u8("live")
-        guard liveByte <= 1 else { throw reader.malformed("live is \(liveByte); it must be 0 or 1") }
+    /// Record count, then each record's length and bytes (RECORDS after its `live` byte, and PUSH).
+    private static func readRecords(_ reader: inout WireReader) throws(WireError) -> [[UInt8]] {
         let count = Int(try reader.u16("record count"))
         guard (1...WireLimits.maxRecordsPerBatch).contains(count) else {
             throw reader.malformed("\(count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
@@ -288,7 +315,34 @@ public enum WireCodec {
             }
             records.append(Array(try reader.raw(length, "record")))
         }
-        return .records(live: liveByte == 1, records)
+        return records
+    }
+
+    private static func readInterest(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let flags = try reader.u8("flags")
+        guard flags & ~1 == 0 else {
+            throw reader.malformed("flags 0x\(String(flags, radix: 16)) have unknown bits set; only bit 0 is defined")
+        }
+        let count = Int(try reader.u16("entry count"))
+        guard count <= WireLimits.maxInterestEntries else {
+            throw reader.malformed("\(count) entries; the limit is \(WireLimits.maxInterestEntries)")
+        }
+        try reader.need(count * 33, "entries")
+        var entries: [PostInterest] = []
+        entries.reserveCapacity(count)
+        var previous: ArraySlice<UInt8> = []
+        for index in 0..<count {
+            let post = try reader.raw(32, "post")
+            let hops = try reader.u8("hops")
+            guard index == 0 || previous.lexicographicallyPrecedes(post) else {
+                throw reader.malformed("entry \(index): posts must be in strictly ascending order")
+            }
+            let entry = PostInterest(post: PostID(unchecked: Data(post)), hops: hops == 0xFF ? nil : hops)
+            try checkInterest(entry, index: index, replace: flags == 1, reader)
+            entries.append(entry)
+            previous = post
+        }
+        return .interest(replace: flags == 1, entries)
     }
 
     private static func readRanges(_ reader: inout WireReader) throws(WireError) -> [LogRange] {
@@ -332,6 +386,23 @@ public enum WireCodec {
             throw reader.malformed(
                 "clock entry \(author.short): sequence \(sequence) must be 1 ... \(Limits.maxSequence)"
             )
+        }
+    }
+
+    private static func checkInterest(
+        _ entry: PostInterest,
+        index: Int,
+        replace: Bool,
+        _ reader: WireReader
+    ) throws(WireError) {
+        if let hops = entry.hops {
+            guard hops <= WireLimits.maxInterestHops else {
+                throw reader.malformed(
+                    "entry \(index): hops \(hops) must be 0 ... \(WireLimits.maxInterestHops), or 255 to withdraw"
+                )
+            }
+        } else if replace {
+            throw reader.malformed("entry \(index): a replacing INTEREST cannot withdraw (hops 255)")
         }
     }
 
@@ -403,7 +474,8 @@ public enum WireCodec {
         case .hello: 70 + Limits.nameBytes
         case .error(let error): 4 + error.message.utf8.count
         case .clock(_, let clock), .ack(let clock): 8 + 40 * clock.heads.count
-        case .records(_, let records): 3 + records.reduce(0) { $0 + 4 + $1.count }
+        case .records(_, let records), .push(let records): 3 + records.reduce(0) { $0 + 4 + $1.count }
+        case .interest(_, let entries): 3 + 33 * entries.count
         case .request(let ranges): 4 + 48 * ranges.count
         case .photoData(_, _, let chunk): 76 + chunk.count
         default: 48

@@ -18,6 +18,13 @@ public enum WireLimits {
     public static let maxClockEntries = 100_000
     /// Ranges in one REQUEST.
     public static let maxRanges = 10_000
+    /// Entries in one INTEREST frame.
+    public static let maxInterestEntries = 4096
+    /// Posts one peer may ask to have pushed, in all.
+    public static let maxInterestPerPeer = 100_000
+    /// The farthest a follower may be from the node that pushes to it: interest relayed further is dropped, so
+    /// that interest circulating in a cycle of peers dies out after a withdrawal.
+    public static let maxInterestHops: UInt8 = 8
     /// The message of an ERROR, in bytes of UTF-8.
     public static let maxErrorMessageBytes = 1024
 }

@@ -39,6 +39,22 @@ public struct Hello: Hashable, Sendable {
     }
 }
 
+/// One entry of INTEREST: a post, and the distance in hops from the sender to a node that follows it.
+public struct PostInterest: Hashable, Sendable, CustomStringConvertible {
+    /// The post whose comments, edits and deletions are wanted.
+    public var post: PostID
+    /// 0 when the sender follows the post itself, n when a follower is n sessions beyond it
+    /// (at most ``WireLimits/maxInterestHops``); nil withdraws the sender's interest (0xFF on the wire).
+    public var hops: UInt8?
+
+    public init(post: PostID, hops: UInt8?) {
+        self.post = post
+        self.hops = hops
+    }
+
+    public var description: String { "\(post.short):\(hops.map(String.init) ?? "withdrawn")" }
+}
+
 /// Some consecutive records of one author's log, by sequence number: what a REQUEST asks for.
 public struct LogRange: Hashable, Sendable, CustomStringConvertible {
     /// Whose log.
@@ -85,6 +101,11 @@ public enum WireMessage: Hashable, Sendable {
     case ping(UInt64)
     /// Answers a PING: type 0x31.
     case pong(UInt64)
+    /// The posts whose comments, edits and deletions the sender wants pushed to it, and how many hops away the
+    /// follower is; `replace` when the list is the sender's whole set, replacing what it said before: type 0x40.
+    case interest(replace: Bool, [PostInterest])
+    /// Records concerning a post the receiver announced interest in, sent ahead of everything else: type 0x41.
+    case push([[UInt8]])
 
     /// The type byte of the message's frame.
     public var typeCode: UInt8 { kind.rawValue }
@@ -111,6 +132,8 @@ public enum WireMessage: Hashable, Sendable {
         case .photoMissing: .photoMissing
         case .ping: .ping
         case .pong: .pong
+        case .interest: .interest
+        case .push: .push
         }
     }
 }
@@ -131,6 +154,8 @@ enum MessageKind: UInt8, CaseIterable {
     case photoMissing = 0x23
     case ping = 0x30
     case pong = 0x31
+    case interest = 0x40
+    case push = 0x41
 
     var name: String {
         switch self {
@@ -148,6 +173,8 @@ enum MessageKind: UInt8, CaseIterable {
         case .photoMissing: "PHOTO_MISSING"
         case .ping: "PING"
         case .pong: "PONG"
+        case .interest: "INTEREST"
+        case .push: "PUSH"
         }
     }
 }

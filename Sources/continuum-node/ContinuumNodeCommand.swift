@@ -15,7 +15,8 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, StatusCommand.self, PostCommand.self, CommentCommand.self, FeedCommand.self,
             SearchCommand.self, ShowCommand.self, EditCommand.self, DeleteCommand.self, ExportCommand.self,
-            RunCommand.self, SyncCommand.self, FetchCommand.self, PeersCommand.self,
+            RunCommand.self, SyncCommand.self, FetchCommand.self, PeersCommand.self, FollowCommand.self,
+            UnfollowCommand.self, FollowingCommand.self, NotificationsCommand.self, WatchCommand.self,
         ]
     )
 }

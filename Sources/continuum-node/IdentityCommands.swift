@@ -45,6 +45,7 @@ struct InitCommand: AsyncParsableCommand {
         var current = try await context.store.displayName(of: identity.author)
         if let name, name != current {
             _ = try await context.store.append(.profile(name: name), by: identity)
+            context.tellRunningNode()
             current = name
         }
         let result = Result(id: identity.author, name: current, created: created, dataDirectory: context.directory.path)
@@ -90,11 +91,18 @@ struct StatusCommand: AsyncParsableCommand {
         let forks: [ForkSummary]
         /// Peers met, and how many of them have a session with the running node now.
         let peers: PeerCounts
+        /// Posts followed, and unread notifications.
+        let following: FollowCounts
     }
 
     struct PeerCounts: Encodable {
         let known: Int
         let connected: Int
+    }
+
+    struct FollowCounts: Encodable {
+        let posts: Int
+        let unreadNotifications: Int
     }
 
     func run() async throws {
@@ -116,7 +124,11 @@ struct StatusCommand: AsyncParsableCommand {
             dataDirectory: context.directory.path,
             store: try await context.store.counts(),
             forks: try await context.store.forks(),
-            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count)
+            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count),
+            following: FollowCounts(
+                posts: try await context.store.followedPosts().count,
+                unreadNotifications: try await context.store.unreadNotificationCount()
+            )
         )
         if output.json { return try Output.json(result) }
         print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
@@ -132,6 +144,10 @@ struct StatusCommand: AsyncParsableCommand {
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
         print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
+        print(
+            "follows:  \(plural(result.following.posts, "post")), "
+                + "\(plural(result.following.unreadNotifications, "unread notification"))"
+        )
         if result.forks.isEmpty {
             print("forks:    none")
         } else {

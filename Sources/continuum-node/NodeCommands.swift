@@ -50,6 +50,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
     var noRememberedPeers = false
 
+    @Flag(
+        name: .customLong("notify-new-posts"),
+        help: "Make a notification for every new post from another node (there is always a 'watch' event)."
+    )
+    var notifyNewPosts = false
+
     @Option(name: .customLong("handshake-timeout-ms"), help: .hidden)
     var handshakeTimeoutMS = 10_000
 
@@ -83,6 +89,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.listenPort = UInt16(port)
         configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
         configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
+        configuration.sync.notifyNewPosts = notifyNewPosts
         if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")
@@ -138,8 +145,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let directory = DataDirectory.resolve(explicit: options.data, environment: ProcessInfo.processInfo.environment)
-        let socket = directory.url.appendingPathComponent("control.sock").path
-        let connection = try ControlConnection(path: socket, directory: directory.path)
+        let connection = try ControlClient(directory)
         try connection.send(#"{"command":"sync"}"#)
         let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
         while let line = try connection.readLine() {
@@ -194,10 +200,7 @@ struct FetchCommand: AsyncParsableCommand {
             throw CLIError("post \(post) was deleted")
         }
         try context.store.close()
-        let connection = try ControlConnection(
-            path: context.directory.url.appendingPathComponent("control.sock").path,
-            directory: context.directory.path
-        )
+        let connection = try ControlClient(context.directory)
         try connection.send(#"{"command":"fetch","sha256":"\#(photo.sha256.hex)"}"#)
         let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
         while let line = try connection.readLine() {
@@ -240,77 +243,47 @@ struct PeersCommand: AsyncParsableCommand {
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
 
+    /// A peer as `peers --json` shows it: what the store remembers, and, from the running node, how many posts
+    /// the peer asked to have pushed (null when the node is not running or the peer is not connected).
+    struct PeerLine: Encodable {
+        let peer: PeerRecord
+        let pushInterest: Int?
+
+        enum CodingKeys: String, CodingKey { case pushInterest }
+
+        func encode(to encoder: any Encoder) throws {
+            try peer.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(pushInterest, forKey: .pushInterest)
+        }
+    }
+
     func run() async throws {
         let context = try options.open()
         let peers = try await context.store.peers()
-        if output.json { return try Output.json(["peers": peers]) }
+        var interest: [String: Int] = [:]
+        if let connection = try? ControlClient(context.directory) {
+            try? connection.send(#"{"command":"connected"}"#)
+            if let line = try? connection.readLine(),
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            {
+                interest = object["interest"] as? [String: Int] ?? [:]
+            }
+        }
+        let lines = peers.map { PeerLine(peer: $0, pushInterest: interest[$0.id.hex]) }
+        if output.json { return try Output.json(["peers": lines]) }
         if peers.isEmpty {
             print("No peers met yet. Start the node with 'continuum-node run --peer HOST:PORT'.")
             return
         }
-        for peer in peers {
+        for line in lines {
+            let peer = line.peer
+            let pushes = line.pushInterest.map { "  wants pushes for \($0) post\($0 == 1 ? "" : "s")" } ?? ""
             print(
                 "\(peer.id.short)  \(peer.name ?? "-")  \(peer.host):\(peer.port)  \(peer.state)  "
                     + "last seen \(peer.lastSeen.rfc3339)  records in/out \(peer.recordsIn)/\(peer.recordsOut)  "
-                    + "bytes in/out \(peer.bytesIn)/\(peer.bytesOut)"
+                    + "bytes in/out \(peer.bytesIn)/\(peer.bytesOut)\(pushes)"
             )
-        }
-    }
-}
-
-/// A line-oriented connection to the running node's control socket.
-final class ControlConnection {
-    private let descriptor: Int32
-    private var buffer: [UInt8] = []
-
-    init(path: String, directory: String) throws {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw CLIError("cannot create a socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
-            throw CLIError("the data directory path is too long for a control socket: \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw CLIError(
-                "no node is running on \(directory); start one with 'continuum-node run' (in another terminal)"
-            )
-        }
-        descriptor = fd
-    }
-
-    deinit { close(descriptor) }
-
-    func send(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
-        guard write(descriptor, bytes, bytes.count) == bytes.count else {
-            throw CLIError("cannot talk to the node: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    func readLine() throws -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = read(descriptor, &chunk, chunk.count)
-            if count <= 0 { return nil }
-            buffer += chunk[..<count]
         }
     }
 }
@@ -354,7 +327,8 @@ enum Activity {
         case .peerLeft(let peer, let reason): line = "peer left: \(peer.short) (\(reason))"
         case .recordsStored(let peer, let count):
             line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
-        case .roundFinished, .progress: return
+        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted: return
+        case .notification(let notification): line = "notification: " + WatchEvent(.notification(notification)).summary
         case .forkDetected(let fork):
             line = "fork detected: author \(fork.author.short) at \(fork.sequence) (see 'continuum-node status')"
         case .photoArrived(let hash): line = "photo \(hash.short) complete"

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumNode
 import ContinuumStore
 import Foundation
 import Logging
@@ -39,6 +40,13 @@ struct CommandContext {
     let directory: DataDirectory
     let store: ContinuumStore
 
+    /// Tells the node running on this directory, if any, that records were just stored (so that it sends them to
+    /// its peers now rather than at its next look, within 50 ms) and, if so, that the follows changed.
+    func tellRunningNode(followsChanged: Bool = false) {
+        ControlClient.tell(directory, "stored")
+        if followsChanged { ControlClient.tell(directory, "follows-changed") }
+    }
+
     /// The node's identity, created on first use.
     func identity() throws -> NodeIdentity {
         try IdentityFile.loadOrCreate(at: directory.identityURL).0
@@ -67,6 +75,9 @@ enum Output {
         return lines.joined(separator: "\n")
     }
 }
+
+/// "1 post", "2 posts".
+func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
 /// Parsing of the value types commands take.
 enum Parse {

@@ -22,6 +22,12 @@ struct PostCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where the photo was taken, in decimal degrees.", valueName: "LAT,LON"))
     var location: String?
 
+    @Flag(
+        name: .customLong("no-auto-follow"),
+        help: "Do not follow the new post (by default you follow your own posts, and are notified of comments)."
+    )
+    var noAutoFollow = false
+
     func validate() throws {
         guard let caption, !TextRules.isBlank(caption) else {
             throw ValidationError("a caption is required and must not be blank: --caption TEXT")
@@ -59,8 +65,9 @@ struct PostCommand: AsyncParsableCommand {
         // Check the record before touching the disk, so a refused post stores nothing at all.
         try CLIError.check(body)
         _ = try await context.store.storePhoto(data)
-        let record = try await context.store.append(body, by: identity)
+        let record = try await context.store.append(body, by: identity, autoFollow: !noAutoFollow)
         let id = PostID(record.id)
+        context.tellRunningNode(followsChanged: !noAutoFollow)
         if output.json {
             return try Output.json(try await context.store.post(id))
         }
@@ -109,6 +116,7 @@ struct CommentCommand: AsyncParsableCommand {
         let body = RecordBody.comment(post: postID, text: text)
         try CLIError.check(body)
         let record = try await context.store.append(body, by: identity)
+        context.tellRunningNode()
         if output.json {
             return try Output.json(["id": record.id.hex, "post": postID.hex])
         }
@@ -145,6 +153,7 @@ struct EditCommand: AsyncParsableCommand {
         let body = RecordBody.edit(post: postID, caption: caption)
         try CLIError.check(body)
         let record = try await context.store.append(body, by: identity)
+        context.tellRunningNode()
         if output.json { return try Output.json(try await context.store.post(postID)) }
         print(record.id.hex)
     }
@@ -188,6 +197,7 @@ struct DeleteCommand: AsyncParsableCommand {
             RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
         }
         let records = try await context.store.append(bodies, by: identity).map(\.id)
+        context.tellRunningNode()
         if output.json {
             return try Output.json(["deleted": sorted.map(\.hex), "records": records.map(\.hex)])
         }

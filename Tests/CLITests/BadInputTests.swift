@@ -69,6 +69,22 @@ struct BadInputTests {
             message: "name is 65 bytes; the limit is 64",
             status: 1
         ),
+        Case(arguments: ["follow", "0000000000"], message: "no post matches '0000000000'", status: 1),
+        Case(arguments: ["follow", "not-hex"], message: "is not an id", status: 1),
+        Case(arguments: ["follow", "AMBIGUOUS"], message: "matches several", status: 1),
+        Case(arguments: ["unfollow", "0000000000"], message: "no post matches '0000000000'", status: 1),
+        Case(arguments: ["notifications", "--mark-read", "9999"], message: "no notification 9999", status: 1),
+        Case(arguments: ["notifications", "--mark-read"], message: "--mark-read needs the numbers", status: 64),
+        Case(arguments: ["notifications", "5"], message: "only taken with --mark-read", status: 64),
+        Case(arguments: ["notifications", "--mark-read", "x1"], message: "'x1' is not a notification", status: 64),
+        Case(
+            arguments: ["notifications", "--mark-read", "--all", "3"],
+            message: "either notification numbers or --all",
+            status: 64
+        ),
+        Case(arguments: ["notifications", "--all"], message: "--all goes with --mark-read", status: 64),
+        Case(arguments: ["notifications", "--limit", "0"], message: "--limit must be 1 to 1000", status: 64),
+        Case(arguments: ["watch"], message: "no node is running", status: 1),
         Case(
             arguments: ["export", "POST", "--to", "EXISTING"],
             message: "already exists; nothing was written",

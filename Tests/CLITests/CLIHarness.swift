@@ -78,6 +78,8 @@ struct CLI {
             )
         }
         for id in try feedIDs() { parts.append(try run("show", id, "--json").stdout) }
+        parts.append(try run("following", "--json").stdout)
+        parts.append(try run("notifications", "--json").stdout)
         let photos = data.appendingPathComponent("photos")
         let files = (FileManager.default.enumerator(atPath: photos.path)?.allObjects as? [String] ?? []).sorted()
         parts.append(files.joined(separator: ","))

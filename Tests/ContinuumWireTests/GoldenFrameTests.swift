@@ -111,6 +111,21 @@ struct GoldenFrameTests {
         ),
         // length 34 | PHOTO_MISSING | hash 01…
         Golden(message: .photoMissing(asset(0x01)), hex: "00000022 01 23 \(repeated("01", 32))"),
+        // length 71 | INTEREST | replace | 2 entries, ascending: 11… 0 hops, 22… 3 hops
+        Golden(
+            message: .interest(
+                replace: true,
+                [PostInterest(post: post(0x11), hops: 0), PostInterest(post: post(0x22), hops: 3)]
+            ),
+            hex: "00000047 01 40 01 0002 \(repeated("11", 32)) 00 \(repeated("22", 32)) 03"
+        ),
+        // length 38 | INTEREST | a change | 1 entry: 33… withdrawn
+        Golden(
+            message: .interest(replace: false, [PostInterest(post: post(0x33), hops: nil)]),
+            hex: "00000026 01 40 00 0001 \(repeated("33", 32)) ff"
+        ),
+        // length 10 | PUSH | 1 record: dead
+        Golden(message: .push([[0xde, 0xad]]), hex: "0000000a 01 41 0001 00000002 dead"),
     ]
 
     @Test("encoding gives the hand-written bytes", arguments: goldens)

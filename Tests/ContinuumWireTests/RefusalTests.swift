@@ -78,7 +78,10 @@ struct RefusalTests {
         Self.expectRefused(frame(type: 0x30, payload: be64(1), version: 0), .unsupportedVersion, "frame version 0")
     }
 
-    @Test("an unknown message type is refused", arguments: [0x00, 0x03, 0x0f, 0x16, 0x24, 0x32, 0x7f, 0xff] as [UInt8])
+    @Test(
+        "an unknown message type is refused",
+        arguments: [0x00, 0x03, 0x0f, 0x16, 0x24, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+    )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
         #expect(throws: WireError.self) { try WireCodec.decodePayload(type: type, payload: []) }
@@ -217,6 +220,38 @@ struct RefusalTests {
         )
     }
 
+    @Test("INTEREST: unknown flags, over 4096 entries, posts out of order, hops over 8, a withdrawal that replaces")
+    func interest() {
+        func interest(_ entries: [(UInt8, UInt8)], flags: UInt8 = 0, count: Int? = nil) -> [UInt8] {
+            var payload = [flags] + be16(UInt16(count ?? entries.count))
+            for (post, hops) in entries { payload += [UInt8](repeating: post, count: 32) + [hops] }
+            return frame(type: 0x40, payload: payload)
+        }
+        #expect(feed(interest([(1, 0), (2, 8), (3, 0xFF)])).error == nil)
+        Self.expectRefused(interest([(1, 0)], flags: 2), .malformedFrame, "flags 0x2")
+        Self.expectRefused(interest([(1, 0)], count: 4097), .malformedFrame, "4097 entries")
+        Self.expectRefused(interest([(2, 0), (1, 0)]), .malformedFrame, "entry 1: posts must be in strictly ascending")
+        Self.expectRefused(interest([(1, 0), (1, 1)]), .malformedFrame, "strictly ascending")
+        Self.expectRefused(interest([(1, 9)]), .malformedFrame, "entry 0: hops 9 must be 0 ... 8")
+        Self.expectRefused(interest([(1, 0xFF)], flags: 1), .malformedFrame, "a replacing INTEREST cannot withdraw")
+        Self.expectRefused(interest([(1, 0)], count: 2), .malformedFrame, "truncated")
+    }
+
+    @Test("PUSH: the same rules as RECORDS, with no live byte")
+    func push() {
+        func push(_ lengths: [Int], count: Int? = nil) -> [UInt8] {
+            var payload = be16(UInt16(count ?? lengths.count))
+            for length in lengths { payload += be32(UInt32(length)) + [UInt8](repeating: 7, count: length) }
+            return frame(type: 0x41, payload: payload)
+        }
+        #expect(feed(push([3, 4])).messages == [.push([[7, 7, 7], [7, 7, 7, 7]])])
+        Self.expectRefused(push([]), .malformedFrame, "0 records")
+        Self.expectRefused(push([1], count: 1001), .malformedFrame, "1001 records")
+        Self.expectRefused(push([0]), .malformedFrame, "record 0 is 0 bytes")
+        Self.expectRefused(push([16_385]), .malformedFrame, "record 0 is 16385 bytes")
+        Self.expectRefused(push(Array(repeating: 16_384, count: 65)), .malformedFrame, "more than 1048576 bytes")
+    }
+
     @Test("REQUEST: count 0 or over 10,000, ranges out of order or out of bounds")
     func requests() {
         func request(_ ranges: [(UInt64, UInt64)], count: Int? = nil) -> [UInt8] {
@@ -286,6 +321,12 @@ struct RefusalTests {
             .hello(Hello(network: .default, node: author(1), name: "")),
             .hello(Hello(network: .default, node: author(1), name: "a\u{0}")),
             .error(WireError(.internal, String(repeating: "x", count: 1025))),
+            .push([]),
+            .push([[]]),
+            .interest(replace: false, [PostInterest(post: post(1), hops: 9)]),
+            .interest(replace: true, [PostInterest(post: post(1), hops: nil)]),
+            .interest(replace: false, [PostInterest(post: post(1), hops: 0), PostInterest(post: post(1), hops: 1)]),
+            .interest(replace: false, (0..<4097).map { PostInterest(post: post(number: $0), hops: 0) }),
         ]
         for message in bad {
             #expect(throws: WireError.self, "\(message.typeName)") { try WireCodec.validate(message) }

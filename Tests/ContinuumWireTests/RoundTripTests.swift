@@ -32,12 +32,19 @@ struct RoundTripTests {
         #expect(
             names == [
                 "HELLO", "ERROR", "CLOCK", "OFFER", "RECORDS", "ACK", "REQUEST", "DONE", "PHOTO_WANT", "PHOTO_DATA",
-                "PHOTO_END", "PHOTO_MISSING", "PING", "PONG",
+                "PHOTO_END", "PHOTO_MISSING", "PING", "PONG", "INTEREST", "PUSH",
             ]
         )
         for message in Samples.messages { #expect(WireMessage.typeName(of: message.typeCode) == message.typeName) }
         #expect(WireMessage.typeName(of: 0x00) == nil)
         #expect(WireMessage.typeName(of: 0x24) == nil)
+    }
+
+    @Test("INTEREST entries are sent in ascending order of post, whatever order they are given in")
+    func interestOrder() {
+        let entries = (0..<300).map { PostInterest(post: post(number: $0), hops: UInt8($0 % 9)) }
+        let decoded = Self.roundTrip(.interest(replace: true, entries.reversed()))
+        #expect(decoded == .interest(replace: true, entries))
     }
 
     @Test("a stream of many frames decodes in order")

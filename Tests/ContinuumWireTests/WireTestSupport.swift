@@ -15,6 +15,11 @@ func repeated(_ byte: String, _ count: Int) -> String { String(repeating: byte, 
 func author(_ byte: UInt8) -> AuthorID { AuthorID(bytes: [UInt8](repeating: byte, count: 32))! }
 
 /// An asset hash made of 32 copies of one byte.
+func post(_ byte: UInt8) -> PostID { PostID(bytes: [UInt8](repeating: byte, count: 32))! }
+/// A different post for each number (its first two bytes), in ascending order.
+func post(number: Int) -> PostID {
+    PostID(bytes: [UInt8(number >> 8), UInt8(number & 0xFF)] + [UInt8](repeating: 0, count: 30))!
+}
 func asset(_ byte: UInt8) -> AssetHash { AssetHash(bytes: [UInt8](repeating: byte, count: 32))! }
 
 /// A frame put together by hand: length prefix, version, type and payload, with no checks.
@@ -90,5 +95,12 @@ enum Samples {
         .photoMissing(asset(0xac)),
         .ping(0),
         .pong(UInt64.max),
+        .interest(replace: true, [PostInterest(post: post(0x01), hops: 0), PostInterest(post: post(0x02), hops: 8)]),
+        .interest(replace: true, []),
+        .interest(
+            replace: false,
+            [PostInterest(post: post(0x03), hops: nil), PostInterest(post: post(0x04), hops: 1)]
+        ),
+        .push([[0x43, 0x4e, 0x54, 0x4d], Array(repeating: 9, count: 200)]),
     ]
 }

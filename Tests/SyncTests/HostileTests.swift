@@ -117,6 +117,47 @@ struct HostileTests {
         }
     }
 
+    @Test("a forged record in a PUSH is refused with bad record, like one in RECORDS")
+    func forgedPush() async throws {
+        try await Self.withTarget { target in
+            let identity = NodeIdentity.generate()
+            let valid = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 1,
+                    previous: nil,
+                    createdAt: .now(),
+                    body: .comment(post: PostID(hex: target.post)!, text: "forged push")
+                )
+            )
+            var forged = valid.bytes
+            forged[forged.count - 1] ^= 0x80
+            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
+            try client.send(.push([forged]))
+            try await client.expectRefusal(.badRecord)
+            try await target.expectLogged("bad record")
+            try await target.expectUnchanged()
+            #expect(!(try target.node.cli("show", target.post)).contains("forged push"))
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("an INTEREST with hops over 8 is refused with malformed frame; interest is not taken from it")
+    func badInterest() async throws {
+        try await Self.withTarget { target in
+            let client = try await RawClient.handshake(port: target.node.port)
+            // INTEREST, a change, 1 entry: the target's post, 9 hops.
+            let payload: [UInt8] = [0x00, 0x00, 0x01] + Array(PostID(hex: target.post)!.bytes) + [9]
+            try client.send([0, 0, 0, UInt8(payload.count + 2), 1, 0x40] + payload)
+            let error = try await client.expectRefusal(.malformedFrame)
+            #expect(error?.message.contains("hops 9 must be 0 ... 8") == true, "\(String(describing: error))")
+            try await target.expectLogged("malformed frame")
+            try await target.expectUnchanged()
+            #expect(!(try target.node.cli("peers", "--json")).contains("\"pushInterest\" : 1"))
+            try await target.expectStillServing()
+        }
+    }
+
     // MARK: 4. Edit of someone else's post
 
     @Test("a validly signed edit of another author's post is refused with bad record and not applied")
@@ -382,7 +423,7 @@ private struct Snapshot {
 }
 
 /// A hostile peer: a plain TCP socket speaking frames by hand, reading with a ``FrameDecoder``.
-private final class RawClient {
+final class RawClient {
     enum End: Equatable {
         /// The node closed the connection in order (recv returned 0).
         case eof
@@ -518,7 +559,7 @@ private final class RawClient {
     }
 }
 
-private struct ClientError: Error, CustomStringConvertible {
+struct ClientError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,142 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import Foundation
+
+/// One event of the node's live stream, as `watch` prints it and the web UI will receive it: JSON with a `type`,
+/// the event's fields, the time, and a one-line `summary` for people (Docs/CLI.md lists every type).
+public struct WatchEvent: Sendable, Encodable {
+    public let event: SyncEvent
+    public let at: Timestamp
+
+    public init(_ event: SyncEvent, at: Timestamp = .now()) {
+        self.event = event
+        self.at = at
+    }
+
+    /// Events worth a line in `watch` (photo progress is many per second; it is only shown with `--progress`).
+    public var isFrequent: Bool {
+        if case .photoProgress = event { true } else { false }
+    }
+
+    public var type: String {
+        switch event {
+        case .peerJoined: "peerJoined"
+        case .peerLeft: "peerLeft"
+        case .recordsStored: "recordsStored"
+        case .progress: "syncProgress"
+        case .roundFinished: "syncFinished"
+        case .forkDetected: "fork"
+        case .photoArrived: "photoArrived"
+        case .photoSkipped: "photoSkipped"
+        case .photoProgress: "photoProgress"
+        case .postAdded: "post"
+        case .commentAdded: "comment"
+        case .postEdited: "postEdited"
+        case .deleted: "deleted"
+        case .notification: "notification"
+        }
+    }
+
+    /// The event in one line of text.
+    public var summary: String {
+        switch event {
+        case .peerJoined(let peer, let name): "peer joined: \(name ?? "(no name)") \(peer.short)"
+        case .peerLeft(let peer, let reason): "peer left: \(peer.short) (\(reason))"
+        case .recordsStored(let peer, let count): "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
+        case .progress(let peer, let records, let ofRecords, _, _):
+            "sync with \(peer.short): \(records) of \(ofRecords) records"
+        case .roundFinished(let peer, _): "sync with \(peer.short) finished"
+        case .forkDetected(let fork): "fork detected: author \(fork.author.short) at \(fork.sequence)"
+        case .photoArrived(let hash): "photo \(hash.short) complete"
+        case .photoSkipped(let hash, let bytes):
+            "photo \(hash.short) skipped: \(bytes / 1_048_576) MiB is over --max-photo-mb (fetch it with 'fetch')"
+        case .photoProgress(let hash, let bytes, let total): "photo \(hash.short): \(bytes) of \(total) bytes"
+        case .postAdded(let post, let author, let caption): "new post \(post.short) by \(author.short): \(caption)"
+        case .commentAdded(_, let post, let author, let text): "comment on \(post.short) by \(author.short): \(text)"
+        case .postEdited(let post, _, let caption): "post \(post.short) edited: \(caption)"
+        case .deleted(let targets, let author):
+            "deleted by \(author.short): \(targets.map(\.short).joined(separator: ", "))"
+        case .notification(let notification): Self.describe(notification)
+        }
+    }
+
+    static func describe(_ notification: NotificationSummary) -> String {
+        let who = notification.authorName ?? notification.author?.short ?? "someone"
+        let offline = notification.whileOffline ? " (while you were offline)" : ""
+        return switch notification.kind {
+        case .comment: "\(who) commented on \(notification.post.short): \(notification.text ?? "")\(offline)"
+        case .edited: "\(who) edited \(notification.post.short): \(notification.text ?? "")\(offline)"
+        case .deleted: "\(who) deleted \(notification.post.short), a post you follow\(offline)"
+        case .post: "\(who) posted \(notification.post.short): \(notification.text ?? "")\(offline)"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, at, summary, peer, name, reason, count, records, ofRecords, bytes, ofBytes, round, fork, sha256
+        case post, comment, author, caption, text, targets, notification
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(at.rfc3339, forKey: .at)
+        try container.encode(summary, forKey: .summary)
+        switch event {
+        case .peerJoined(let peer, let name):
+            try container.encode(peer, forKey: .peer)
+            try container.encode(name, forKey: .name)
+        case .peerLeft(let peer, let reason):
+            try container.encode(peer, forKey: .peer)
+            try container.encode(reason, forKey: .reason)
+        case .recordsStored(let peer, let count):
+            try container.encode(peer, forKey: .peer)
+            try container.encode(count, forKey: .count)
+        case .progress(let peer, let records, let ofRecords, let bytes, let ofBytes):
+            try container.encode(peer, forKey: .peer)
+            try container.encode(records, forKey: .records)
+            try container.encode(ofRecords, forKey: .ofRecords)
+            try container.encode(bytes, forKey: .bytes)
+            try container.encode(ofBytes, forKey: .ofBytes)
+        case .roundFinished(let peer, let round):
+            try container.encode(peer, forKey: .peer)
+            try container.encode(round, forKey: .round)
+        case .forkDetected(let fork):
+            try container.encode(fork, forKey: .fork)
+        case .photoArrived(let hash):
+            try container.encode(hash, forKey: .sha256)
+        case .photoSkipped(let hash, let bytes):
+            try container.encode(hash, forKey: .sha256)
+            try container.encode(bytes, forKey: .bytes)
+        case .photoProgress(let hash, let bytes, let total):
+            try container.encode(hash, forKey: .sha256)
+            try container.encode(bytes, forKey: .bytes)
+            try container.encode(total, forKey: .ofBytes)
+        case .postAdded(let post, let author, let caption):
+            try container.encode(post, forKey: .post)
+            try container.encode(author, forKey: .author)
+            try container.encode(caption, forKey: .caption)
+        case .commentAdded(let comment, let post, let author, let text):
+            try container.encode(comment, forKey: .comment)
+            try container.encode(post, forKey: .post)
+            try container.encode(author, forKey: .author)
+            try container.encode(text, forKey: .text)
+        case .postEdited(let post, let author, let caption):
+            try container.encode(post, forKey: .post)
+            try container.encode(author, forKey: .author)
+            try container.encode(caption, forKey: .caption)
+        case .deleted(let targets, let author):
+            try container.encode(targets, forKey: .targets)
+            try container.encode(author, forKey: .author)
+        case .notification(let notification):
+            try container.encode(notification, forKey: .notification)
+        }
+    }
+
+    /// The event as one line of JSON (keys sorted), without the newline.
+    public func jsonLine() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,360 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// How a record reached this node; notifications keep it, so that a person (and a test) can tell a push from a
+/// catch-up.
+public enum Delivery: String, Sendable, Hashable, Codable {
+    /// Made on this node.
+    case local
+    /// Forwarded by a peer as it was made (live gossip).
+    case live
+    /// Pushed by a peer because this node follows the post.
+    case push
+    /// Sent in an anti-entropy round, after being apart from the peer.
+    case catchUp = "catch-up"
+}
+
+/// Which records make notifications, and for whom.
+public struct NotificationPolicy: Sendable, Hashable {
+    /// This node's identity: its own records never notify it.
+    public var me: AuthorID
+    /// Whether a new post from anyone else makes a notification (it always makes a `watch` event).
+    public var newPosts: Bool
+
+    public init(me: AuthorID, newPosts: Bool = false) {
+        self.me = me
+        self.newPosts = newPosts
+    }
+}
+
+/// What a notification is about.
+public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A new comment on a followed post.
+    case comment
+    /// A followed post's caption was edited by its author.
+    case edited
+    /// A followed post was deleted by its author.
+    case deleted
+    /// A new post (only with `--notify-new-posts`).
+    case post
+}
+
+/// A notification as listed by `notifications`.
+public struct NotificationSummary: Sendable, Hashable, Encodable {
+    /// A small number, increasing, to mark it read by.
+    public let id: Int64
+    public let kind: NotificationKind
+    public let post: PostID
+    /// The record that caused it: the comment, the edit, the deletion or the post.
+    public let record: RecordID
+    public let author: AuthorID?
+    public let authorName: String?
+    /// The comment's text, or the new caption; nil for a deletion.
+    public let text: String?
+    /// When this node made the notification.
+    public let createdAt: Timestamp
+    public let read: Bool
+    /// True when the record arrived by catch-up after this node and the author's were apart.
+    public let whileOffline: Bool
+    public let delivery: Delivery
+
+    enum CodingKeys: String, CodingKey {
+        case id, kind, post, record, author, authorName, text, createdAt, read, whileOffline, delivery
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(post, forKey: .post)
+        try container.encode(record, forKey: .record)
+        try container.encode(author, forKey: .author)
+        try container.encode(authorName, forKey: .authorName)
+        try container.encode(text, forKey: .text)
+        try container.encode(createdAt.rfc3339, forKey: .createdAt)
+        try container.encode(read, forKey: .read)
+        try container.encode(whileOffline, forKey: .whileOffline)
+        try container.encode(delivery, forKey: .delivery)
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        kind = NotificationKind(rawValue: row["kind"]) ?? .comment
+        post = PostID(unchecked: row["post"])
+        record = RecordID(unchecked: row["record"])
+        author = (row["author"] as Data?).map(AuthorID.init(unchecked:))
+        authorName = row["author_name"]
+        text = row["text"]
+        createdAt = Timestamp(milliseconds: row["created_at"])
+        read = (row["read_at"] as Int64?) != nil
+        whileOffline = row["while_offline"]
+        delivery = Delivery(rawValue: row["delivery"]) ?? .live
+    }
+
+    static let selectSQL = """
+        SELECT notification.*, profile.name AS author_name FROM notification
+        LEFT JOIN profile ON profile.author = notification.author
+        """
+}
+
+/// A followed post, as listed by `following`.
+public struct FollowedPost: Sendable, Hashable, Encodable {
+    public let post: PostID
+    public let followedAt: Timestamp
+    /// Unread notifications about the post.
+    public let unread: Int
+    /// The post as it is now; nil once its author has deleted it.
+    public let summary: PostSummary?
+
+    enum CodingKeys: String, CodingKey {
+        case post, followedAt, unread, deleted, caption, author, authorName, commentCount
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(post, forKey: .post)
+        try container.encode(followedAt.rfc3339, forKey: .followedAt)
+        try container.encode(unread, forKey: .unread)
+        try container.encode(summary == nil, forKey: .deleted)
+        try container.encode(summary?.caption, forKey: .caption)
+        try container.encode(summary?.author, forKey: .author)
+        try container.encode(summary?.authorName, forKey: .authorName)
+        try container.encode(summary?.commentCount, forKey: .commentCount)
+    }
+}
+
+extension ContinuumStore {
+    // MARK: Following
+
+    /// Follows a live post; false when it was already followed (following twice is following once).
+    @discardableResult
+    public func follow(_ post: PostID) async throws -> Bool {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT deleted FROM post WHERE id = ?", arguments: [post.bytes]) == false
+            else {
+                throw StoreError(.notFound, "post \(post.short) is not on this node or was deleted; nothing to follow")
+            }
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
+                arguments: [post.bytes, now]
+            )
+            return db.changesCount == 1
+        }
+    }
+
+    /// Stops following a post; false when it was not followed.
+    @discardableResult
+    public func unfollow(_ post: PostID) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM follow WHERE post = ?", arguments: [post.bytes])
+            return db.changesCount == 1
+        }
+    }
+
+    /// Follows the post if it is not followed, and the other way round; returns whether it is followed now.
+    public func toggleFollow(_ post: PostID) async throws -> Bool {
+        if try await isFollowing(post) {
+            try await unfollow(post)
+            return false
+        }
+        try await follow(post)
+        return true
+    }
+
+    public func isFollowing(_ post: PostID) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM follow WHERE post = ?", arguments: [post.bytes]) != nil
+        }
+    }
+
+    /// The followed post whose id starts with `text` (deleted posts included, so that they can be unfollowed).
+    public func resolveFollowed(_ text: String) async throws -> PostID {
+        guard let prefix = IDPrefix(text) else {
+            throw StoreError(.invalidInput, "'\(text)' is not an id: ids are 1 to 64 hex digits (0-9, a-f)")
+        }
+        let matches = try await read { db in
+            try Data.fetchAll(
+                db,
+                sql: "SELECT post FROM follow WHERE post BETWEEN ? AND ? LIMIT 11",
+                arguments: [prefix.lowerBound, prefix.upperBound]
+            )
+        }
+        switch matches.count {
+        case 1: return PostID(unchecked: matches[0])
+        case 0: throw StoreError(.notFound, "no followed post matches '\(prefix)'")
+        default:
+            throw StoreError(.ambiguous, "'\(prefix)' matches several followed posts; type more digits")
+        }
+    }
+
+    /// Every followed post's id.
+    public func followedPosts() async throws -> Set<PostID> {
+        try await read { db in
+            Set(try Data.fetchAll(db, sql: "SELECT post FROM follow").map(PostID.init(unchecked:)))
+        }
+    }
+
+    /// Followed posts, most recently followed first, with their unread notification counts.
+    public func following() async throws -> [FollowedPost] {
+        try await read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT follow.post AS followed, follow.followed_at,
+                           (SELECT count(*) FROM notification
+                            WHERE notification.post = follow.post AND read_at IS NULL) AS unread
+                    FROM follow ORDER BY follow.followed_at DESC, follow.post
+                    """
+            )
+            return try rows.map { row in
+                let post: Data = row["followed"]
+                let summary = try Row.fetchOne(
+                    db,
+                    sql: "\(PostSummary.selectSQL) WHERE post.id = ? AND post.deleted = 0",
+                    arguments: [post]
+                ).map(PostSummary.init(row:))
+                return FollowedPost(
+                    post: PostID(unchecked: post),
+                    followedAt: Timestamp(milliseconds: row["followed_at"]),
+                    unread: row["unread"],
+                    summary: summary
+                )
+            }
+        }
+    }
+
+    // MARK: Notifications
+
+    /// Notifications, newest first.
+    public func notifications(unreadOnly: Bool = false, limit: Int = 100) async throws -> [NotificationSummary] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    \(NotificationSummary.selectSQL)
+                    \(unreadOnly ? "WHERE notification.read_at IS NULL" : "")
+                    ORDER BY notification.id DESC LIMIT ?
+                    """,
+                arguments: [limit]
+            ).map(NotificationSummary.init(row:))
+        }
+    }
+
+    /// Notifications made after the one numbered `id`, oldest first (for the event stream).
+    public func notifications(after id: Int64, limit: Int = 1000) async throws -> [NotificationSummary] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "\(NotificationSummary.selectSQL) WHERE notification.id > ? ORDER BY notification.id LIMIT ?",
+                arguments: [id, limit]
+            ).map(NotificationSummary.init(row:))
+        }
+    }
+
+    /// The number of the newest notification (0 when there is none).
+    public func lastNotificationID() async throws -> Int64 {
+        try await read { db in try Int64.fetchOne(db, sql: "SELECT max(id) FROM notification") ?? 0 }
+    }
+
+    /// Unread notifications.
+    public func unreadNotificationCount() async throws -> Int {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM notification WHERE read_at IS NULL") ?? 0
+        }
+    }
+
+    /// Marks these notifications read; all of them or none: an unknown number is an error and changes nothing.
+    /// Returns how many were unread before.
+    @discardableResult
+    public func markNotificationsRead(_ ids: [Int64]) async throws -> Int {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            let unique = Array(Set(ids)).sorted()
+            let known = try Int64.fetchSet(
+                db,
+                sql: "SELECT id FROM notification WHERE id IN (\(unique.map { _ in "?" }.joined(separator: ",")))",
+                arguments: StatementArguments(unique)
+            )
+            let unknown = unique.filter { !known.contains($0) }
+            guard unknown.isEmpty else {
+                throw StoreError(
+                    .notFound,
+                    "no notification \(unknown.map(String.init).joined(separator: ", ")); "
+                        + "see the numbers with 'notifications'; nothing was marked"
+                )
+            }
+            try db.execute(
+                sql: """
+                    UPDATE notification SET read_at = ?
+                    WHERE read_at IS NULL AND id IN (\(unique.map { _ in "?" }.joined(separator: ",")))
+                    """,
+                arguments: StatementArguments([now] + unique)
+            )
+            return db.changesCount
+        }
+    }
+
+    /// Marks every notification read; returns how many were unread.
+    @discardableResult
+    public func markAllNotificationsRead() async throws -> Int {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            try db.execute(sql: "UPDATE notification SET read_at = ? WHERE read_at IS NULL", arguments: [now])
+            return db.changesCount
+        }
+    }
+}
+
+extension Ingest {
+    /// Makes the notifications a newly stored, rule-abiding record calls for (at most one per kind and record, so
+    /// that the same record arriving again by another path notifies nobody twice).
+    func notify(_ content: RecordContent, id: RecordID) throws {
+        guard let policy = notifications, content.author != policy.me else { return }
+        switch content.body {
+        case .comment(let post, let text):
+            if try isFollowed(post.bytes) { try insertNotification(.comment, post: post.bytes, id, content, text) }
+        case .edit(let post, let caption):
+            if try isFollowed(post.bytes), try postAuthor(post.bytes) == content.author.bytes {
+                try insertNotification(.edited, post: post.bytes, id, content, caption)
+            }
+        case .delete(let targets):
+            for target in targets where try isFollowed(target.bytes) {
+                if try postAuthor(target.bytes) == content.author.bytes {
+                    try insertNotification(.deleted, post: target.bytes, id, content, nil)
+                }
+            }
+        case .post(let caption, _, _):
+            if policy.newPosts { try insertNotification(.post, post: id.bytes, id, content, caption) }
+        case .profile:
+            break
+        }
+    }
+
+    private func isFollowed(_ post: Data) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM follow WHERE post = ?"), arguments: [post]) != nil
+    }
+
+    private func postAuthor(_ post: Data) throws -> Data? {
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT author FROM post WHERE id = ?"), arguments: [post])
+    }
+
+    private func insertNotification(
+        _ kind: NotificationKind,
+        post: Data,
+        _ id: RecordID,
+        _ content: RecordContent,
+        _ text: String?
+    ) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO notification
+                    (kind, post, record, created_at, while_offline, delivery, author, text)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            kind.rawValue, post, id.bytes, now, delivery == .catchUp, delivery.rawValue, content.author.bytes, text,
+        ])
+    }
+}

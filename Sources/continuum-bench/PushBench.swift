@@ -1,0 +1,173 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `continuum-bench push`: three real nodes in a line A – B – C on loopback; C follows a post of A's.
+struct PushBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Latency from a comment's creation to the follower's notification: one hop, and relayed."
+    )
+
+    @Option(help: "Comments timed for each path.")
+    var samples = 30
+
+    @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
+    var scratch: String?
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
+            .appendingPathComponent("continuum-bench-push-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "bench")
+        say(
+            "continuum-bench push: nodes A - B - C in a line on loopback, TLS; C follows a post of A's; \(samples) comments per path"
+        )
+        let rtt = try Self.loopbackRoundTrip(count: 2000)
+        say("baseline  raw TCP loopback round trip, 1 byte each way: \(format(rtt * 1e6, 1)) µs (median of 2000)")
+
+        let nodes = try ["a", "b", "c"].map { try BenchNode(root.appendingPathComponent($0), logger: logger) }
+        let (a, b, c) = (nodes[0], nodes[1], nodes[2])
+        let ids = try nodes.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0 }
+        defer { for node in nodes { try? node.stop() } }
+        try a.start()
+        try b.start(peer: a.port)
+        try c.start(peer: b.port)
+
+        let photo = PhotoReference(
+            sha256: AssetHash.of(Data("bench photo".utf8)),
+            byteCount: 11,
+            mediaType: .png,
+            width: 1,
+            height: 1
+        )
+        let followed = PostID(
+            try await a.store.append(.post(caption: "followed", photo: photo, location: nil), by: ids[0]).id
+        )
+        let unfollowed = PostID(
+            try await a.store.append(.post(caption: "not followed", photo: photo, location: nil), by: ids[0]).id
+        )
+        ControlClient.tell(a.directory, "stored")
+        try await Self.waitUntil("C has both posts") { try await c.store.post(unfollowed) != nil }
+        try await c.store.follow(followed)
+        ControlClient.tell(c.directory, "follows-changed")
+        try await Self.waitUntil("A knows B relays C's interest") {
+            Self.interest(on: a.directory, from: ids[1].author) == 1
+        }
+
+        var notified = 0
+        /// Times comments made on `node` until C has made the notification for each.
+        func time(on node: BenchNode, by identity: NodeIdentity) async throws -> [Double] {
+            var latencies: [Double] = []
+            for index in 0..<samples {
+                _ = try await node.store.append(.comment(post: followed, text: "comment \(index)"), by: identity)
+                let start = ContinuousClock.now
+                ControlClient.tell(node.directory, "stored")
+                notified += 1
+                let target = notified
+                while try await c.store.notifications(limit: 1).first.map({ Int($0.id) }) ?? 0 < target {
+                    try await Task.sleep(for: .microseconds(200))
+                }
+                latencies.append(Self.seconds(since: start))
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return latencies
+        }
+        let oneHop = try await time(on: b, by: ids[1])
+        let twoHops = try await time(on: a, by: ids[0])
+        // For comparison: live gossip of a comment on a post nobody follows, B -> C.
+        var gossip: [Double] = []
+        for index in 0..<samples {
+            _ = try await b.store.append(.comment(post: unfollowed, text: "gossip \(index)"), by: ids[1])
+            let start = ContinuousClock.now
+            ControlClient.tell(b.directory, "stored")
+            while try await c.store.post(unfollowed)?.comments.count ?? 0 < index + 1 {
+                try await Task.sleep(for: .microseconds(200))
+            }
+            gossip.append(Self.seconds(since: start))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for (name, values) in [
+            ("push, 1 hop (B -> C)", oneHop), ("push, 2 hops (A -> B -> C, B does not follow)", twoHops),
+            ("live gossip, 1 hop, for comparison (stored on C, no notification)", gossip),
+        ] {
+            say(
+                "          \(name): median \(format(median(values) * 1000, 2)) ms, p95 "
+                    + "\(format(percentile(values, 95) * 1000, 2)) ms = \(format(median(values) / rtt, 0))x the "
+                    + "loopback round trip"
+            )
+        }
+    }
+
+    static func interest(on directory: DataDirectory, from peer: AuthorID) -> Int? {
+        guard let client = try? ControlClient(directory) else { return nil }
+        try? client.send(#"{"command":"connected"}"#)
+        guard let line = try? client.readLine(),
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else { return nil }
+        return (object["interest"] as? [String: Int])?[peer.hex]
+    }
+
+    static func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw ValidationError("timed out: \(what)")
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// The median time for one byte to go to an echo thread and back over TCP on 127.0.0.1.
+    static func loopbackRoundTrip(count: Int) throws -> Double {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = CountingProxy.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound else { throw ValidationError("cannot listen on loopback") }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            let peer = accept(listener, nil, nil)
+            var byte: UInt8 = 0
+            while recv(peer, &byte, 1, 0) == 1 { _ = send(peer, &byte, 1, 0) }
+            close(peer)
+        }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var yes: Int32 = 1
+        setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var target = CountingProxy.loopback(port: port)
+        let connected = withUnsafePointer(to: &target) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw ValidationError("cannot connect on loopback") }
+        var times: [Double] = []
+        var byte: UInt8 = 1
+        for _ in 0..<count {
+            let start = ContinuousClock.now
+            guard send(client, &byte, 1, 0) == 1, recv(client, &byte, 1, 0) == 1 else {
+                throw ValidationError("loopback echo failed")
+            }
+            times.append(seconds(since: start))
+        }
+        return median(times)
+    }
+}
