@@ -149,6 +149,16 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v4: clocks exchanged with each peer") { db in
+            try db.execute(
+                sql: """
+                    -- The last clock sent to the peer in a round and the last received from it (CLOCK's encoding),
+                    -- so that the next round, even after a reconnect, sends only what changed (CLOCK_SINCE).
+                    ALTER TABLE peer ADD COLUMN clock_sent BLOB;
+                    ALTER TABLE peer ADD COLUMN clock_received BLOB;
+                    """
+            )
+        }
         return migrator
     }
 }

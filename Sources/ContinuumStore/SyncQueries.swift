@@ -164,6 +164,38 @@ extension ContinuumStore {
         }
     }
 
+    /// The last clock this node sent the peer at the start of a round, and the last it received from it, as the
+    /// sync layer encoded them; nil when there is none (or the peer is unknown).
+    public func peerClocks(_ id: AuthorID) async throws -> (sent: [UInt8]?, received: [UInt8]?) {
+        try await read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT clock_sent, clock_received FROM peer WHERE node = ?",
+                    arguments: [id.bytes]
+                )
+            else { return (nil, nil) }
+            return (
+                (row["clock_sent"] as Data?).map { [UInt8]($0) }, (row["clock_received"] as Data?).map { [UInt8]($0) }
+            )
+        }
+    }
+
+    /// Remembers the clock just sent to a peer (`sent`) or received from it.
+    public func setPeerClock(_ id: AuthorID, sent: [UInt8]? = nil, received: [UInt8]? = nil) async throws {
+        try await write { db in
+            if let sent {
+                try db.execute(sql: "UPDATE peer SET clock_sent = ? WHERE node = ?", arguments: [Data(sent), id.bytes])
+            }
+            if let received {
+                try db.execute(
+                    sql: "UPDATE peer SET clock_received = ? WHERE node = ?",
+                    arguments: [Data(received), id.bytes]
+                )
+            }
+        }
+    }
+
     /// Updates a peer's state and adds to its traffic counters.
     public func updatePeer(
         _ id: AuthorID,

@@ -61,4 +61,49 @@ public enum LoopbackBaseline {
             }
         }
     }
+
+    /// One mutual TLS 1.3 connection between two fresh identities, with the node's TLS settings: the client
+    /// dials `dialPort(server port)` (so that a counting relay can sit in between), sends one byte, gets it
+    /// back, and closes. What crosses is the handshake, session tickets included, and two one-byte records.
+    public static func tlsHandshake(group: any EventLoopGroup, dialPort: (Int) throws -> Int) async throws {
+        let server = try TLSIdentity(.generate())
+        let client = try TLSIdentity(.generate())
+        typealias Bytes = NIOAsyncChannel<ByteBuffer, ByteBuffer>
+        let listener = try await ServerBootstrap(group: group)
+            .bind(host: "127.0.0.1", port: 0) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(server.serverHandler())
+                    return try Bytes(wrappingChannelSynchronously: channel)
+                }
+            }
+        let port = try dialPort(listener.channel.localAddress!.port!)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                try await listener.executeThenClose { inbound in
+                    for try await connection in inbound {
+                        try await connection.executeThenClose { input, output in
+                            for try await buffer in input {
+                                try await output.write(buffer)
+                                break
+                            }
+                        }
+                        return
+                    }
+                }
+            }
+            let connection = try await ClientBootstrap(group: group)
+                .connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(try client.clientHandler(expected: nil))
+                        return try Bytes(wrappingChannelSynchronously: channel)
+                    }
+                }
+            try await connection.executeThenClose { input, output in
+                try await output.write(ByteBuffer(bytes: [1]))
+                for try await _ in input { break }
+            }
+            try await tasks.next()
+            try? await listener.channel.close()
+        }
+    }
 }

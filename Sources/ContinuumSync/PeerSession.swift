@@ -42,6 +42,13 @@ actor PeerSession {
     private var received: (records: UInt64, bytes: UInt64) = (0, 0)
     /// The last clock the peer sent, and our clock when we answered it ("request skipping").
     private var answered: (theirs: VectorClock, ours: VectorClock)?
+    /// The clock we last sent the peer at the start of a round, and the last it sent us, as the store keeps them
+    /// between sessions (CLOCK_SINCE names one of them); loaded at the first round.
+    private var lastSentClock: VectorClock?
+    private var lastReceivedClock: VectorClock?
+    private var loadedClocks = false
+    /// Our clock at the start of each of our rounds not yet done, to send whole on CLOCK_UNKNOWN.
+    private var roundClocks: [UInt32: VectorClock] = [:]
     /// What we last told the peer we want pushed (nil: nothing told yet).
     private var advertised: [PostID: UInt8]?
     private var advertisedVersion: UInt64 = 0
@@ -85,12 +92,46 @@ actor PeerSession {
     }
 
     /// Starts an anti-entropy round: sends our clock; returns when the peer has sent what we lack (its DONE).
+    ///
+    /// When the peer was sent a clock before (in this session or an earlier one), only the entries that changed
+    /// since go, as CLOCK_SINCE naming that clock; a peer that no longer holds it answers CLOCK_UNKNOWN and gets
+    /// the whole clock.
     func startRound() async -> UInt32 {
         round += 1
         let current = round
         let clock = (try? await store.clock()) ?? VectorClock()
-        await send(.clock(round: current, clock))
+        await loadClocks()
+        roundClocks[current] = clock
+        if let base = lastSentClock, !base.heads.contains(where: { clock[$0.key] < $0.value }) {
+            let changed = VectorClock(clock.heads.filter { base[$0.key] != $0.value })
+            await send(.clockSince(round: current, base: WireCodec.clockDigest(base), changed))
+        } else {
+            await send(.clock(round: current, clock))
+        }
+        await rememberSent(clock)
         return current
+    }
+
+    /// The clocks last exchanged with this peer, from the store, once per session.
+    private func loadClocks() async {
+        guard !loadedClocks else { return }
+        loadedClocks = true
+        guard let (sent, received) = try? await store.peerClocks(peer) else { return }
+        lastSentClock = sent.flatMap { try? WireCodec.clock(from: $0) }
+        lastReceivedClock = received.flatMap { try? WireCodec.clock(from: $0) }
+    }
+
+    private func rememberSent(_ clock: VectorClock) async {
+        lastSentClock = clock
+        try? await store.setPeerClock(peer, sent: WireCodec.clockBytes(clock))
+    }
+
+    /// The peer's clock for a round, whole (from CLOCK, or rebuilt from CLOCK_SINCE): remember it and answer it.
+    private func received(clock: VectorClock, round number: UInt32) async {
+        lastReceivedClock = clock
+        try? await store.setPeerClock(peer, received: WireCodec.clockBytes(clock))
+        peerClock = peerClock.merging(clock)
+        await answer(clock: clock, round: number)
     }
 
     /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
@@ -142,8 +183,20 @@ actor PeerSession {
         case .pong:
             break
         case .clock(let number, let clock):
-            peerClock = peerClock.merging(clock)
-            await answer(clock: clock, round: number)
+            await received(clock: clock, round: number)
+        case .clockSince(let number, let base, let changes):
+            await loadClocks()
+            if let last = lastReceivedClock, WireCodec.clockDigest(last) == base {
+                await received(clock: VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+            } else {
+                await send(.clockUnknown(round: number))
+            }
+        case .clockUnknown(let number):
+            guard let clock = roundClocks[number] else {
+                throw WireError(.unexpectedMessage, "CLOCK_UNKNOWN for round \(number), which this node did not start")
+            }
+            await send(.clock(round: number, clock))
+            await rememberSent(clock)
         case .offer(_, let records, let bytes):
             receivingRound = true
             announced = (records, bytes)
@@ -164,6 +217,7 @@ actor PeerSession {
         case .request(let ranges):
             spawn { session in await session.stream(ranges, round: nil) }
         case .done(let number):
+            roundClocks[number] = nil
             receivingRound = false
             announced = (0, 0)
             finishedRounds.insert(number)

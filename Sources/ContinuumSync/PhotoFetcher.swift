@@ -30,10 +30,8 @@ actor PhotoFetcher {
     /// A transfer with no chunk for this long is abandoned (its partial file stays, to resume later).
     private static let stallTimeout: Duration = .seconds(30)
 
-    /// Transfers under way, at most `parallelTransfers` (while one photo is being synced to disk, the next
-    /// ones are already arriving).
+    /// Transfers under way, at most `configuration.parallelPhotoTransfers`.
     private var transfers: [AssetHash: Transfer] = [:]
-    private static let parallelTransfers = 3
     /// Peers that said they do not have a photo, and when. A peer may get it later (from someone else), so
     /// it is asked again after a while, and at once when a peer joins.
     private var lacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
@@ -103,7 +101,7 @@ actor PhotoFetcher {
                 fetched = await withTaskGroup(of: Bool.self) { group in
                     var any = false
                     var next = candidates.makeIterator()
-                    for _ in 0..<Self.parallelTransfers {
+                    for _ in 0..<configuration.parallelPhotoTransfers {
                         guard let (photo, peer) = next.next() else { break }
                         group.addTask { await self.fetch(photo, from: peer, engine: engine) }
                     }

@@ -43,6 +43,12 @@ public enum WireCodec {
         case .clock(let round, let clock):
             writer.u32(round)
             writeClock(clock, to: &writer)
+        case .clockSince(let round, let base, let clock):
+            writer.u32(round)
+            writer.raw(base.bytes)
+            writeClock(clock, to: &writer)
+        case .clockUnknown(let round):
+            writer.u32(round)
         case .offer(let round, let records, let bytes):
             writer.u32(round)
             writer.u64(records)
@@ -124,6 +130,11 @@ public enum WireCodec {
         case .clock:
             let round = try reader.u32("round")
             message = .clock(round: round, try readClock(&reader))
+        case .clockSince:
+            let round = try reader.u32("round")
+            let base = ClockDigest(checked: Array(try reader.raw(32, "base")))
+            message = .clockSince(round: round, base: base, try readClock(&reader))
+        case .clockUnknown: message = .clockUnknown(round: try reader.u32("round"))
         case .offer:
             message = .offer(
                 round: try reader.u32("round"),
@@ -182,9 +193,9 @@ public enum WireCodec {
                 field: "message"
             )
             if let problem { throw reader.malformed(problem) }
-        case .clock(_, let clock), .ack(let clock):
+        case .clock(_, let clock), .ack(let clock), .clockSince(_, _, let clock):
             try checkClock(clock, reader)
-        case .offer, .done, .photoMissing, .ping, .pong:
+        case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown:
             break
         case .interest(let replace, let entries):
             guard entries.count <= WireLimits.maxInterestEntries else {
@@ -230,6 +241,26 @@ public enum WireCodec {
                 throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
             }
         }
+    }
+
+    /// The encoding of a vector clock as CLOCK carries it (entry count, then entries in ascending order of author).
+    public static func clockBytes(_ clock: VectorClock) -> [UInt8] {
+        var writer = WireWriter(capacity: 4 + 40 * clock.heads.count)
+        writeClock(clock, to: &writer)
+        return writer.bytes
+    }
+
+    /// A clock from ``clockBytes(_:)``; refuses anything else.
+    public static func clock(from bytes: [UInt8]) throws(WireError) -> VectorClock {
+        var reader = WireReader(bytes[...], message: "clock")
+        let clock = try readClock(&reader)
+        try reader.finish()
+        return clock
+    }
+
+    /// The SHA-256 of ``clockBytes(_:)``: how CLOCK_SINCE names the clock it changes.
+    public static func clockDigest(_ clock: VectorClock) -> ClockDigest {
+        ClockDigest(checked: Array(SHA256.hash(data: clockBytes(clock))))
     }
 
     /// The error for a type byte that names no message.
@@ -474,6 +505,7 @@ public enum WireCodec {
         case .hello: 70 + Limits.nameBytes
         case .error(let error): 4 + error.message.utf8.count
         case .clock(_, let clock), .ack(let clock): 8 + 40 * clock.heads.count
+        case .clockSince(_, _, let clock): 40 + 40 * clock.heads.count
         case .records(_, let records), .push(let records): 3 + records.reduce(0) { $0 + 4 + $1.count }
         case .interest(_, let entries): 3 + 33 * entries.count
         case .request(let ranges): 4 + 48 * ranges.count

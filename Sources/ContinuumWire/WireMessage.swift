@@ -39,6 +39,21 @@ public struct Hello: Hashable, Sendable {
     }
 }
 
+/// The SHA-256 of a vector clock's encoding (``WireCodec/clockDigest(_:)``): names a clock both sides hold.
+public struct ClockDigest: Hashable, Sendable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    /// 32 bytes, or nil.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.bytes = bytes
+    }
+
+    init(checked bytes: [UInt8]) { self.bytes = bytes }
+
+    public var description: String { bytes.prefix(6).map { String(format: "%02x", $0) }.joined() }
+}
+
 /// One entry of INTEREST: a post, and the distance in hops from the sender to a node that follows it.
 public struct PostInterest: Hashable, Sendable, CustomStringConvertible {
     /// The post whose comments, edits and deletions are wanted.
@@ -79,6 +94,12 @@ public enum WireMessage: Hashable, Sendable {
     case error(WireError)
     /// The sender's vector clock at the start of an anti-entropy round: type 0x10.
     case clock(round: UInt32, VectorClock)
+    /// The sender's vector clock at the start of a round, as a change to a clock it sent this receiver before:
+    /// `base` is ``WireCodec/clockDigest(_:)`` of that clock, and the entries listed replace its entries (the
+    /// others are unchanged): type 0x16.
+    case clockSince(round: UInt32, base: ClockDigest, VectorClock)
+    /// The receiver of a CLOCK_SINCE does not hold its base: send the round's whole clock in a CLOCK: type 0x17.
+    case clockUnknown(round: UInt32)
     /// How much the sender is about to send in this round: type 0x11.
     case offer(round: UInt32, records: UInt64, bytes: UInt64)
     /// A batch of whole records, as signed; `live` when forwarded as they are made rather than by a round: 0x12.
@@ -122,6 +143,8 @@ public enum WireMessage: Hashable, Sendable {
         case .error: .error
         case .clock: .clock
         case .offer: .offer
+        case .clockSince: .clockSince
+        case .clockUnknown: .clockUnknown
         case .records: .records
         case .ack: .ack
         case .request: .request
@@ -148,6 +171,8 @@ enum MessageKind: UInt8, CaseIterable {
     case ack = 0x13
     case request = 0x14
     case done = 0x15
+    case clockSince = 0x16
+    case clockUnknown = 0x17
     case photoWant = 0x20
     case photoData = 0x21
     case photoEnd = 0x22
@@ -167,6 +192,8 @@ enum MessageKind: UInt8, CaseIterable {
         case .ack: "ACK"
         case .request: "REQUEST"
         case .done: "DONE"
+        case .clockSince: "CLOCK_SINCE"
+        case .clockUnknown: "CLOCK_UNKNOWN"
         case .photoWant: "PHOTO_WANT"
         case .photoData: "PHOTO_DATA"
         case .photoEnd: "PHOTO_END"

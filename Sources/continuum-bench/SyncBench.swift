@@ -49,7 +49,23 @@ struct SyncBench: AsyncParsableCommand {
         var tls: [Double] = []
         for _ in 0..<3 { tls.append(try await LoopbackBaseline.tlsThroughput(bytes: 256 << 20, group: group)) }
         let tlsRate = median(tls)
+        var handshakes: [Double] = []
+        for _ in 0..<3 {
+            var relay: CountingProxy?
+            try await LoopbackBaseline.tlsHandshake(group: group) { port in
+                relay = try CountingProxy(to: port)
+                return relay!.port
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            handshakes.append(Double(relay!.counts.withLock { $0.up + $0.down }))
+            relay?.close()
+        }
+        let handshake = median(handshakes)
         say("baseline  Ed25519 verify, 2 threads: \(format(verify2)) /s")
+        say(
+            "baseline  one TLS 1.3 connection on loopback (node's settings: mutual Ed25519 certificates, "
+                + "X25519MLKEM768 key exchange), handshake and 1 byte each way: \(format(handshake)) bytes"
+        )
         say(
             "baseline  raw TLS 1.3 loopback (same certificates and library), 256 MiB: \(format(tlsRate)) MB/s (median of 3)"
         )
@@ -96,11 +112,13 @@ struct SyncBench: AsyncParsableCommand {
         let deltaTime = seconds(since: deltaStart)
         try await Task.sleep(for: .milliseconds(500))
         let delta = proxy.counts.withLock { $0 }
+        let deltaBytes = delta.up + delta.down
         say(
-            "(b)       delta sync of 1 record, both holding \(records): \(delta.up + delta.down) bytes on the wire "
-                + "(B→A \(delta.up), A→B \(delta.down)) in \(format(deltaTime * 1000, 0)) ms from B's start; "
-                + "an idle reconnect (nothing new) costs \(idle.up + idle.down) bytes, TLS handshake included "
-                + "(target <= 4096 bytes)"
+            "(b)       delta sync of 1 record on reconnect, both holding \(records): \(deltaBytes) bytes on the wire "
+                + "(B→A \(delta.up), A→B \(delta.down)) in \(format(deltaTime * 1000, 0)) ms from B's start = "
+                + "TLS connection baseline \(format(handshake)) + \(deltaBytes - Int(handshake)) bytes of sync; "
+                + "the idle reconnect before it (B's first clock delta after the initial sync) cost "
+                + "\(idle.up + idle.down) bytes (target <= 4096 bytes)"
         )
         try b.stop()
         try a.stop()
@@ -136,6 +154,17 @@ struct SyncBench: AsyncParsableCommand {
             )
         }
         try c.store.close()
+        // Baseline: the same bytes stored durably on this disk the way a receiver stores them (hash, write, fsync,
+        // rename), as many at a time as the photo fetcher runs transfers.
+        let diskRate = try await Self.durableWriteRate(
+            c.directory,
+            into: root.appendingPathComponent("disk-baseline"),
+            parallel: SyncConfiguration().parallelPhotoTransfers
+        )
+        say(
+            "baseline  durable photo writes on this disk (SHA-256, write, fsync, rename; "
+                + "\(SyncConfiguration().parallelPhotoTransfers) at a time): \(format(diskRate)) MB/s"
+        )
         try c.start()
         let d = try BenchNode(root.appendingPathComponent("d"), logger: logger)
         try d.store.close()
@@ -147,7 +176,8 @@ struct SyncBench: AsyncParsableCommand {
         let rssPhotos = d.peakRSS()
         say(
             "(c)       photos: \(photos) x \(photoMB) MiB in \(format(photoTime, 2)) s = \(format(photoRate)) MB/s; "
-                + "\(format(photoRate / tlsRate, 2))x raw TLS loopback (target >= 0.6x)"
+                + "\(format(photoRate / tlsRate, 2))x raw TLS loopback (target >= 0.6x); "
+                + "\(format(photoRate / diskRate, 2))x durable disk writes"
         )
         say(
             "(d)       peak RSS of the receiving node: \(rssA / 1024) MiB during the record sync, \(rssPhotos / 1024) MiB "
@@ -156,6 +186,30 @@ struct SyncBench: AsyncParsableCommand {
         try d.stop()
         try c.stop()
         try await group.shutdownGracefully()
+    }
+
+    /// MB/s of storing every photo of `source` again under `target` through an AssetStore, `parallel` at a time.
+    static func durableWriteRate(_ source: DataDirectory, into target: URL, parallel: Int) async throws -> Double {
+        let files = try FileManager.default.subpathsOfDirectory(atPath: source.photosURL.path)
+            .map { source.photosURL.appendingPathComponent($0) }
+            .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+        let assets = AssetStore(root: target)
+        defer { try? FileManager.default.removeItem(at: target) }
+        let contents = try files.map { try Data(contentsOf: $0) }
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var next = contents.makeIterator()
+            for _ in 0..<parallel {
+                guard let data = next.next() else { break }
+                group.addTask { try assets.store(data) }
+            }
+            while try await group.next() != nil {
+                if let data = next.next() { group.addTask { try assets.store(data) } }
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(contents.reduce(0) { $0 + $1.count }) / seconds / 1e6
     }
 
     func seconds(since start: ContinuousClock.Instant) -> Double {

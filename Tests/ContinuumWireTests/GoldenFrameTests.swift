@@ -124,9 +124,39 @@ struct GoldenFrameTests {
             message: .interest(replace: false, [PostInterest(post: post(0x33), hops: nil)]),
             hex: "00000026 01 40 00 0001 \(repeated("33", 32)) ff"
         ),
+        // length 82 | CLOCK_SINCE | round 4 | base: the digest of the empty clock | 1 entry: 11… seq 7
+        Golden(
+            message: .clockSince(
+                round: 4,
+                base: ClockDigest(bytes: hex("df3f619804a92fdb4057192dc43dd748ea778adc52bc498ce80524c014b81119"))!,
+                VectorClock([author(0x11): 7])
+            ),
+            hex: """
+                00000052 01 16 00000004
+                df3f619804a92fdb4057192dc43dd748ea778adc52bc498ce80524c014b81119 00000001
+                \(repeated("11", 32)) 0000000000000007
+                """
+        ),
+        // length 6 | CLOCK_UNKNOWN | round 4
+        Golden(message: .clockUnknown(round: 4), hex: "00000006 01 17 00000004"),
         // length 10 | PUSH | 1 record: dead
         Golden(message: .push([[0xde, 0xad]]), hex: "0000000a 01 41 0001 00000002 dead"),
     ]
+
+    @Test("clock digests: SHA-256 of the clock's encoding (Docs/PROTOCOL.md §7.4.16)")
+    func clockDigests() {
+        #expect(
+            WireCodec.clockDigest(VectorClock()).bytes
+                == hex("df3f619804a92fdb4057192dc43dd748ea778adc52bc498ce80524c014b81119")
+        )
+        #expect(
+            WireCodec.clockDigest(VectorClock([author(0x22): 5, author(0x11): 3])).bytes
+                == hex("9644ea14f041a47585f02f76f74e2c42d5cc207b2519ba22a0d57d379699bf40")
+        )
+        let clock = VectorClock([author(1): 9, author(0xfe): Limits.maxSequence])
+        #expect(try! WireCodec.clock(from: WireCodec.clockBytes(clock)) == clock)
+        #expect(throws: WireError.self) { try WireCodec.clock(from: WireCodec.clockBytes(clock) + [0]) }
+    }
 
     @Test("encoding gives the hand-written bytes", arguments: goldens)
     func encode(golden: Golden) {

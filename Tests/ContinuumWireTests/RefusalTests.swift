@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type is refused",
-        arguments: [0x00, 0x03, 0x0f, 0x16, 0x24, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+        arguments: [0x00, 0x03, 0x0f, 0x18, 0x24, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
@@ -180,7 +180,7 @@ struct RefusalTests {
         Self.expectRefused(frame(type: 0x02, payload: be16(1) + be16(1) + [0x1b]), .malformedFrame, "U+001B")
     }
 
-    @Test("CLOCK and ACK: unsorted or repeated authors, sequence 0 or too high, too many entries")
+    @Test("CLOCK, CLOCK_SINCE and ACK: unsorted or repeated authors, sequence 0 or too high, too many entries")
     func clocks() {
         let cases: [([UInt8], String)] = [
             (be32(2) + Self.entry(2, 1) + Self.entry(1, 1), "strictly ascending"),
@@ -195,7 +195,14 @@ struct RefusalTests {
         for (entries, fragment) in cases {
             Self.expectRefused(frame(type: 0x10, payload: be32(1) + entries), .malformedFrame, fragment)
             Self.expectRefused(frame(type: 0x13, payload: entries), .malformedFrame, fragment)
+            Self.expectRefused(
+                frame(type: 0x16, payload: be32(1) + [UInt8](repeating: 0xab, count: 32) + entries),
+                .malformedFrame,
+                fragment
+            )
         }
+        // CLOCK_SINCE cut inside its base.
+        Self.expectRefused(frame(type: 0x16, payload: be32(1) + [1, 2, 3]), .malformedFrame, "truncated")
     }
 
     @Test("RECORDS: count 0 or over 1000, a record empty or over 16 KiB, a batch over 1 MiB, live not 0 or 1")

@@ -32,7 +32,7 @@ struct RoundTripTests {
         #expect(
             names == [
                 "HELLO", "ERROR", "CLOCK", "OFFER", "RECORDS", "ACK", "REQUEST", "DONE", "PHOTO_WANT", "PHOTO_DATA",
-                "PHOTO_END", "PHOTO_MISSING", "PING", "PONG", "INTEREST", "PUSH",
+                "PHOTO_END", "PHOTO_MISSING", "PING", "PONG", "INTEREST", "PUSH", "CLOCK_SINCE", "CLOCK_UNKNOWN",
             ]
         )
         for message in Samples.messages { #expect(WireMessage.typeName(of: message.typeCode) == message.typeName) }

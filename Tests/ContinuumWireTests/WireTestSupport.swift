@@ -102,5 +102,12 @@ enum Samples {
             [PostInterest(post: post(0x03), hops: nil), PostInterest(post: post(0x04), hops: 1)]
         ),
         .push([[0x43, 0x4e, 0x54, 0x4d], Array(repeating: 9, count: 200)]),
+        .clockSince(
+            round: 9,
+            base: ClockDigest(bytes: Array(repeating: 0x5c, count: 32))!,
+            VectorClock([author(3): 4, author(4): 1])
+        ),
+        .clockSince(round: 0, base: ClockDigest(bytes: Array(repeating: 0, count: 32))!, VectorClock()),
+        .clockUnknown(round: 9),
     ]
 }

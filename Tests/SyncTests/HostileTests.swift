@@ -455,13 +455,16 @@ final class RawClient {
         }
         guard connected == 0 else {
             let reason = String(cString: strerror(errno))
-            close(descriptor)
+            Glibc.close(descriptor)
             throw ClientError("connect to port \(port): \(reason)")
         }
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { Glibc.close(descriptor) }
+
+    /// Ends the connection (the descriptor itself is closed on deinit).
+    func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     /// A plaintext HELLO on the default network for `identity`.
     static func hello(for identity: NodeIdentity) -> Hello {
@@ -472,10 +475,15 @@ final class RawClient {
     static func handshake(port: Int, identity: NodeIdentity = .generate()) async throws -> RawClient {
         let client = try RawClient(port: port)
         try client.send(.hello(hello(for: identity)))
-        try await client.read(timeout: .seconds(10)) { messages in
-            messages.contains { if case .clock = $0 { true } else { false } }
+        // The node's first round starts with CLOCK, or CLOCK_SINCE when it has met this identity before.
+        let started = { (message: WireMessage) in
+            switch message {
+            case .clock, .clockSince: true
+            default: false
+            }
         }
-        guard client.received.contains(where: { if case .clock = $0 { true } else { false } }) else {
+        try await client.read(timeout: .seconds(10)) { messages in messages.contains(where: started) }
+        guard client.received.contains(where: started) else {
             throw ClientError(
                 "no session: received \(client.received.map(\.typeName)), end \(String(describing: client.end))"
             )

@@ -1,0 +1,69 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+import Foundation
+import Testing
+
+/// Rounds after the first send only what changed (CLOCK_SINCE), also across reconnects; a peer that lost the
+/// base says CLOCK_UNKNOWN and gets the whole clock. Driven by a raw plaintext peer, so that every frame is seen.
+@Suite("Clock deltas between peers that met before", .serialized)
+struct ClockDeltaTests {
+    @Test("a reconnect sends CLOCK_SINCE naming the clock sent last time; CLOCK_UNKNOWN gets the whole clock")
+    func reconnect() async throws {
+        let node = try TestNode("node")
+        defer { node.remove() }
+        try node.cli("post", node.fixture("lake.png"), "--caption", "one")
+        try await node.start(extra: ["--insecure-plaintext", "--anti-entropy-interval", "600"])
+        let peer = NodeIdentity.generate()
+
+        // First session: nothing exchanged before, so whole clocks both ways.
+        let first = try await RawClient.handshake(port: node.port, identity: peer)
+        guard case .clock(_, let sent)? = first.received.first(where: { if case .clock = $0 { true } else { false } })
+        else {
+            Issue.record("no CLOCK first: \(first.received.map(\.typeName))")
+            return
+        }
+        #expect(sent == (try await node.clock()))
+        let ours = VectorClock()
+        try first.send(.clock(round: 1, ours))
+        try await first.read(timeout: .seconds(10)) { $0.contains(.done(round: 1)) }
+        #expect(first.received.contains(.done(round: 1)))
+        first.close()
+
+        // The node writes one more record while apart.
+        try node.cli("comment", try #require(try await node.postIDs().first).hex, "two")
+        let now = try await node.clock()
+
+        // Second session: the node names the clock it sent last time and lists only the entry that changed.
+        let second = try await RawClient.handshake(port: node.port, identity: peer)
+        let since = second.received.compactMap { message -> (UInt32, ClockDigest, VectorClock)? in
+            if case .clockSince(let round, let base, let clock) = message { (round, base, clock) } else { nil }
+        }.first
+        let (round, base, changes) = try #require(since, "CLOCK_SINCE: \(second.received.map(\.typeName))")
+        #expect(base == WireCodec.clockDigest(sent))
+        #expect(changes == now, "the one author's entry changed; it is the whole clock here")
+        #expect(changes.heads.count == 1)
+
+        // Our own round as a change to the clock we sent last time: answered like a CLOCK.
+        try second.send(.clockSince(round: 2, base: WireCodec.clockDigest(ours), VectorClock()))
+        try await second.read(timeout: .seconds(10)) { $0.contains(.done(round: 2)) }
+        let offered = second.received.compactMap { message -> UInt64? in
+            if case .offer(2, let records, _) = message { records } else { nil }
+        }
+        #expect(offered == [now.heads.values.reduce(0, +)], "the node offers every record it holds")
+
+        // A base the node does not hold: CLOCK_UNKNOWN for that round.
+        try second.send(
+            .clockSince(round: 3, base: ClockDigest(bytes: [UInt8](repeating: 7, count: 32))!, VectorClock())
+        )
+        try await second.read(timeout: .seconds(10)) { $0.contains(.clockUnknown(round: 3)) }
+        #expect(second.received.contains(.clockUnknown(round: 3)))
+
+        // We claim not to hold the node's base: it sends the round's whole clock.
+        try second.send(.clockUnknown(round: round))
+        try await second.read(timeout: .seconds(10)) { $0.contains(.clock(round: round, now)) }
+        #expect(second.received.contains(.clock(round: round, now)))
+        second.close()
+        try await node.stop()
+    }
+}
