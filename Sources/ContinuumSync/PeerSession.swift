@@ -151,6 +151,20 @@ actor PeerSession {
         roundWaiters[number]?.removeValue(forKey: id)?.resume(returning: false)
     }
 
+    /// Tells the peer why (an ERROR, ahead of anything still queued), then ends the session.
+    func close(reporting error: WireError) async {
+        urgent.withLockedValue { $0.append(.error(error)) }
+        // The writer sends queued urgent frames before its next message; give it that message, unless the
+        // connection is already stuck (then the ERROR is lost, and the close below ends it anyway).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.outbox.send(nil) }
+            group.addTask { try? await Task.sleep(for: .seconds(1)) }
+            await group.next()
+            group.cancelAll()
+        }
+        close()
+    }
+
     /// Ends the session's background work.
     func close() {
         for task in tasks { task.cancel() }

@@ -115,7 +115,9 @@ public actor SyncEngine {
             let newWins = keeps(initiator: session.initiator, peer: session.peer)
             let oldWins = keeps(initiator: existing.initiator, peer: existing.peer)
             if oldWins || !newWins { return false }
-            await existing.close()
+            await existing.close(
+                reporting: WireError(.duplicateSession, "a newer session with this node replaces this one")
+            )
         }
         sessions[session.peer] = session
         try? await store.rememberPeer(

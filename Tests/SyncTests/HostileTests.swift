@@ -461,6 +461,9 @@ final class RawClient {
         self.descriptor = descriptor
     }
 
+    /// Takes over a connected socket (one accepted by a ``RawListener``).
+    init(adopting descriptor: Int32) { self.descriptor = descriptor }
+
     deinit { Glibc.close(descriptor) }
 
     /// Ends the connection (the descriptor itself is closed on deinit).
@@ -570,4 +573,41 @@ final class RawClient {
 struct ClientError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A listening socket on 127.0.0.1 for a node to dial.
+final class RawListener {
+    private let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && listen(descriptor, 4) == 0
+                    && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        guard ok else { throw ClientError("listen: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { Glibc.close(descriptor) }
+
+    /// The next connection, waiting at most `timeout`.
+    func accept(timeout: Duration) async throws -> RawClient {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            if poll(&entry, 1, 0) == 1 { return RawClient(adopting: Glibc.accept(descriptor, nil, nil)) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw ClientError("nobody dialled port \(port)")
+    }
 }
