@@ -203,12 +203,20 @@ actor PeerSession {
             if let last = lastReceivedClock, WireCodec.clockDigest(last) == base {
                 await received(clock: VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
             } else {
+                logger.info(
+                    "the peer's clock names a base this node does not hold; asking for it whole",
+                    metadata: ["sync.round": "\(number)", "sync.base": "\(base)"]
+                )
                 await send(.clockUnknown(round: number))
             }
         case .clockUnknown(let number):
             guard let clock = roundClocks[number] else {
                 throw WireError(.unexpectedMessage, "CLOCK_UNKNOWN for round \(number), which this node did not start")
             }
+            logger.info(
+                "the peer does not hold the base of our clock; sending it whole",
+                metadata: ["sync.round": "\(number)"]
+            )
             await send(.clock(round: number, clock))
             await rememberSent(clock)
         case .offer(_, let records, let bytes):
