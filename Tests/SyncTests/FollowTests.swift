@@ -64,6 +64,37 @@ struct FollowTests {
         for node in [a, b, c] { try await node.stop() }
     }
 
+    @Test("in a cycle of three nodes, interest withdrawn by the follower dies out everywhere (hop limit)")
+    func cycleWithdrawal() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        let c = try TestNode("c")
+        defer { for node in [a, b, c] { node.remove() } }
+        try await a.start(extra: Self.slowRounds)
+        try await b.start(peers: [a], extra: Self.slowRounds)
+        try await c.start(peers: [a, b], extra: Self.slowRounds)
+        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "Round and round", "--no-auto-follow")
+        try await eventually("the post reaches C") { try await c.postIDs().map(\.hex) == [post] }
+        let ids = try [a, b, c].map { try $0.nodeID() }
+        /// Every node's view of how many posts each of its two peers wants pushed.
+        func interest() throws -> [Int?] {
+            try [
+                a.pushInterest(of: ids[1]), a.pushInterest(of: ids[2]), b.pushInterest(of: ids[0]),
+                b.pushInterest(of: ids[2]), c.pushInterest(of: ids[0]), c.pushInterest(of: ids[1]),
+            ]
+        }
+        try await eventually("a triangle of sessions, nobody following") { try interest() == [0, 0, 0, 0, 0, 0] }
+        try c.cli("follow", post)
+        try await eventually("C's interest reaches A and B, and goes round the cycle") {
+            try interest() == [1, 1, 1, 1, 1, 1]
+        }
+        try c.cli("unfollow", post)
+        try await eventually("after the withdrawal no node wants the post pushed any more", timeout: .seconds(20)) {
+            try interest() == [0, 0, 0, 0, 0, 0]
+        }
+        for node in [a, b, c] { try await node.stop() }
+    }
+
     @Test("a follower offline during three comments gets three notifications on return; follows survive restarts")
     func offlineFollower() async throws {
         let a = try TestNode("a")
