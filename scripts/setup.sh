@@ -5,6 +5,9 @@ set -euo pipefail
 
 # System packages the build and the tests need, from Debian's archive.
 packages=(libsqlite3-dev pkg-config)
+# LAN discovery (libavahi-client) and its end-to-end test in network namespaces (scripts/netns-e2e.sh).
+# policy-rc.d keeps avahi-daemon from starting on install; --no-install-recommends keeps libnss-mdns out.
+packages+=(libavahi-client-dev avahi-daemon avahi-utils dbus iproute2)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumStore
 import ContinuumSync
 import Foundation
@@ -12,6 +13,7 @@ import NIOPosix
 /// Requests and replies are lines of JSON. `{"command":"sync"}` starts an anti-entropy round with every peer and
 /// replies with progress lines (`{"event":"progress",…}`) and a last line `{"event":"done",…}`.
 /// `{"command":"connected"}` replies `{"connected":[node ids]}`.
+/// `{"command":"discovery"}` replies `{"discovery":{…}}`, LAN discovery's state (Docs/CLI.md).
 final class ControlServer: Sendable {
     private let node: Node
     private let logger: Logger
@@ -72,6 +74,11 @@ final class ControlServer: Sendable {
                 case "connected":
                     let peers = await node.engine.connectedPeers().map(\.hex)
                     try await reply(["connected": peers])
+                case "discovery":
+                    // {"discovery":{state, lastError, peersSeen, ...}} (Docs/CLI.md, status --json).
+                    var data = try JSONEncoder().encode(["discovery": node.discoveryStatus])
+                    data.append(UInt8(ascii: "\n"))
+                    try await outbound.write(ByteBuffer(bytes: data))
                 default:
                     try await reply([
                         "error": "unknown request; expected {\"command\":\"sync\"} or {\"command\":\"connected\"}"

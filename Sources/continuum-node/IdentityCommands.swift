@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumStore
 import Foundation
 
@@ -90,6 +91,8 @@ struct StatusCommand: AsyncParsableCommand {
         let forks: [ForkSummary]
         /// Peers met, and how many of them have a session with the running node now.
         let peers: PeerCounts
+        /// LAN discovery in the running node (state `stopped` when no node runs).
+        let discovery: DiscoveryStatus
     }
 
     struct PeerCounts: Encodable {
@@ -116,7 +119,8 @@ struct StatusCommand: AsyncParsableCommand {
             dataDirectory: context.directory.path,
             store: try await context.store.counts(),
             forks: try await context.store.forks(),
-            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count)
+            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count),
+            discovery: DiscoveryQuery.status(of: context.directory)
         )
         if output.json { return try Output.json(result) }
         print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
@@ -132,6 +136,7 @@ struct StatusCommand: AsyncParsableCommand {
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
         print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
+        print("discovery: \(DiscoveryQuery.describe(result.discovery))")
         if result.forks.isEmpty {
             print("forks:    none")
         } else {

@@ -1,8 +1,10 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
+import ContinuumWire
 import Foundation
 import Logging
 import NIOCore
@@ -50,6 +52,26 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
     var noRememberedPeers = false
 
+    @Flag(name: .customLong("no-discovery"), help: "Do not announce this node on the LAN, nor look for peers there.")
+    var noDiscovery = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Join the network of this name (default: 'default'); nodes of other networks are refused.",
+            valueName: "NAME"
+        )
+    )
+    var network: String?
+
+    @Option(
+        name: .customLong("network-key"),
+        help: ArgumentHelp(
+            "Join the network of the key in this file (e.g. 32 random bytes); see Docs/PROTOCOL.md.",
+            valueName: "FILE"
+        )
+    )
+    var networkKey: String?
+
     @Option(name: .customLong("handshake-timeout-ms"), help: .hidden)
     var handshakeTimeoutMS = 10_000
 
@@ -66,12 +88,46 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard maxPhotoMB >= 0 else { throw ValidationError("--max-photo-mb must be 0 or more") }
         guard antiEntropyInterval >= 0 else { throw ValidationError("--anti-entropy-interval must be 0 or more") }
+        if network != nil && networkKey != nil {
+            throw ValidationError("--network and --network-key both name the network; give only one of them")
+        }
+        if let network, TextRules.isBlank(network) {
+            throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
+        }
+    }
+
+    /// The network to join, from --network or --network-key; read before anything is opened or stored.
+    func networkID() throws -> NetworkID {
+        if let network { return .named(network) }
+        guard let networkKey else { return .default }
+        guard let handle = FileHandle(forReadingAtPath: networkKey) else {
+            let reason = FileManager.default.fileExists(atPath: networkKey) ? "permission denied" : "no such file"
+            throw CLIError("cannot read --network-key '\(networkKey)': \(reason)")
+        }
+        defer { try? handle.close() }
+        let bytes: Data
+        do {
+            bytes = try handle.read(upToCount: NetworkID.maxKeyBytes + 1) ?? Data()
+        } catch {
+            throw CLIError("cannot read --network-key '\(networkKey)': \(error.localizedDescription)")
+        }
+        guard bytes.count <= NetworkID.maxKeyBytes else {
+            throw CLIError("--network-key '\(networkKey)' is over 64 KiB; a key is a few dozen bytes")
+        }
+        guard let id = NetworkID.key(bytes) else {
+            throw CLIError(
+                "--network-key '\(networkKey)' is empty; put a key in it, e.g. 'head -c 32 /dev/urandom > \(networkKey)'"
+            )
+        }
+        return id
     }
 
     func run() async throws {
+        let networkID = try networkID()
         let context = try options.open()
         let identity = try context.identity()
         var configuration = NodeConfiguration()
+        configuration.sync.network = networkID
         configuration.listenHost = listen
         configuration.port = port
         configuration.peers = peers.compactMap(PeerAddress.init)
@@ -88,7 +144,12 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "continuum")
         let node: Node
         do {
-            node = try Node(directory: context.directory, configuration: configuration, logger: logger)
+            node = try Node(
+                directory: context.directory,
+                configuration: configuration,
+                logger: logger,
+                discovery: noDiscovery ? nil : AvahiDiscovery(logger: logger)
+            )
         } catch let error as StoreError {
             throw CLIError(error.message)
         }
