@@ -14,6 +14,7 @@
 #   --only-scenarios   the scenarios without the main test
 #   --bench [RUNS]     time from node start to first sync, and from post to photo on every host (RUNS, default 5)
 #   --bin PATH         the continuum-node binary (default: the debug build, `swift build --show-bin-path`)
+#   --show-status      print host 1's `status` and `status --json` at the end of the main test
 #
 # Teardown (on success, failure or Ctrl-C) kills only the processes this script started, by PID, and deletes
 # only the namespaces it created. Namespace names carry this script's PID, so runs never collide.
@@ -26,6 +27,7 @@ main=1
 bench=0
 bench_runs=5
 bin=""
+show_status=0
 while (($#)); do
     case "$1" in
     --hosts) hosts="$2"; shift 2 ;;
@@ -36,6 +38,7 @@ while (($#)); do
         if (($#)) && [[ "$1" =~ ^[0-9]+$ ]]; then bench_runs="$1"; shift; fi
         ;;
     --bin) bin="$2"; shift 2 ;;
+    --show-status) show_status=1; shift ;;
     *) echo "netns-e2e: unknown argument '$1' (see the header of $0)" >&2; exit 64 ;;
     esac
 done
@@ -298,6 +301,11 @@ main_test() {
         peers_present_at_least "$i" $((n - 1)) || fail "host $i: sees fewer than $((n - 1)) peers: $(discovery_json "$i")"
     done
     grep -q "LAN discovery is off" "$(dir_of 1)/node.log" && fail "host 1 said discovery was off"
+    if ((show_status)); then
+        cli 1 status
+        cli 1 status --json
+        cli 1 peers
+    fi
     end_world
     log "main: PASS ($n hosts; the comment from host $n reached host 1; every node sees $((n - 1)) peers)"
 }
