@@ -363,7 +363,11 @@ two_networks_test() {
     head -c 32 /dev/urandom >"$state/b/network-b.key"
     for i in 1 2 3 4; do add_host "$i"; done
     for i in 1 2 3 4; do start_dbus "$i"; start_avahi "$i"; done
-    for i in 1 2 3 4; do init_node "$i"; done
+    # Hosts 1 and 3 share a display name: the second to publish gets Avahi's alternative name.
+    init_node 1 twin
+    init_node 2
+    init_node 3 twin
+    init_node 4
     start_node 1 --network "alpha team"
     start_node 2 --network "alpha team"
     start_node 3 --network-key "$state/b/network-b.key"
@@ -383,6 +387,10 @@ two_networks_test() {
         has_post "$i" "$a" && fail "host $i (network B) holds network A's post"
         [ "$(feed_count "$i")" = 1 ] || fail "host $i (network B) feed: $(feed_count "$i") posts, expected 1"
     done
+    local names
+    names="$(discovery_field 1 serviceName)|$(discovery_field 3 serviceName)"
+    [[ "$names" == "twin|twin #2" || "$names" == "twin #2|twin" ]] ||
+        fail "hosts 1 and 3 are both named twin; service names: $names (expected twin and twin #2)"
     # The handshake refuses the other network too, with the reason, even when dialled on purpose.
     add_host 5
     start_dbus 5
@@ -396,41 +404,65 @@ two_networks_test() {
         (($(discovery_field "$i" peersPresent) == 1)) || fail "host $i: $(discovery_json "$i")"
     done
     end_world
-    log "scenario b: PASS (each pair synced within itself, never across; each node saw and skipped the other network)"
+    log "scenario b: PASS (each pair synced within itself, never across; each node saw and skipped the other network; the name collision gave '${names/|/' and '}')"
 }
 
-# --bench: start-to-first-sync and post-to-photo-everywhere, RUNS times, 3 hosts.
-bench_test() {
-    local runs="$1" n=3 r
-    local first_sync=() photo=()
-    for r in $(seq 1 "$runs"); do
-        new_world "r$r"
-        for i in $(seq 1 $n); do add_host "$i"; done
-        for i in $(seq 1 $n); do start_dbus "$i"; start_avahi "$i"; done
-        for i in $(seq 1 $n); do init_node "$i"; done
-        local seed t0 t1 t2
-        seed="$(cli 1 post "$fixture" --caption seed)"
-        t0=$(date +%s%N)
-        for i in $(seq 1 $n); do start_node "$i"; done
-        wait_for 60 "first sync (host 1's post on host 2)" has_post 2 "$seed"
-        t1=$(date +%s%N)
-        first_sync+=($(((t1 - t0) / 1000000)))
-        local hash post
-        hash="$(sha256sum "$PWD/Tests/Fixtures/lake.png" | cut -d' ' -f1)"
-        t0=$(date +%s%N)
-        post="$(cli 1 post "$PWD/Tests/Fixtures/lake.png" --caption "bench $r")"
-        for i in $(seq 2 $n); do
-            until has_photo "$i" "$hash"; do sleep 0.01; done
-        done
-        t2=$(date +%s%N)
-        photo+=($(((t2 - t0) / 1000000)))
-        log "bench run $r: start to first sync ${first_sync[-1]} ms; post to photo on every host ${photo[-1]} ms"
-        end_world
+# --bench: start-to-first-sync and post-to-photo-everywhere, RUNS times, 3 hosts; each run once with discovery
+# and once with static --peer addresses and --no-discovery (the baseline, same machine, same run).
+bench_once() {
+    local variant="$1" r="$2" n=3 i seed start t0 t1 t2 hash
+    new_world "r$r$variant"
+    for i in $(seq 1 $n); do add_host "$i"; done
+    for i in $(seq 1 $n); do start_dbus "$i"; start_avahi "$i"; done
+    for i in $(seq 1 $n); do init_node "$i"; done
+    seed="$(cli 1 post "$fixture" --caption seed)"
+    start=$(date +%s%N)
+    for i in $(seq 1 $n); do
+        if [ "$variant" = d ]; then
+            start_node "$i"
+        elif ((i == 1)); then
+            start_node "$i" --no-discovery
+        else
+            start_node "$i" --no-discovery --peer 10.77.0.1:7420
+        fi
     done
+    until has_post 2 "$seed"; do
+        (($(date +%s%N) - start < 60000000000)) || fail "bench: no first sync within 60 s"
+        sleep 0.02
+    done
+    t1=$(date +%s%N)
+    hash="$(sha256sum "$PWD/Tests/Fixtures/lake.png" | cut -d' ' -f1)"
+    t0=$(date +%s%N)
+    cli 1 post "$PWD/Tests/Fixtures/lake.png" --caption "bench $r" >/dev/null
+    for i in $(seq 2 $n); do
+        until has_photo "$i" "$hash"; do
+            (($(date +%s%N) - t0 < 60000000000)) || fail "bench: the photo did not reach host $i within 60 s"
+            sleep 0.005
+        done
+    done
+    t2=$(date +%s%N)
+    end_world
+    bench_first=$(((t1 - start) / 1000000))
+    bench_photo=$(((t2 - t0) / 1000000))
+}
+
+bench_test() {
+    local runs="$1" r v
+    local first_d=() photo_d=() first_s=() photo_s=()
     median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-    echo "bench: $runs runs, $n hosts, binary $bin"
-    echo "bench: start to first sync, ms: ${first_sync[*]} (median $(median "${first_sync[@]}"))"
-    echo "bench: post on host 1 to photo complete on every other host, ms: ${photo[*]} (median $(median "${photo[@]}"))"
+    for r in $(seq 1 "$runs"); do
+        for v in d s; do
+            bench_once "$v" "$r"
+            if [ "$v" = d ]; then first_d+=("$bench_first"); photo_d+=("$bench_photo"); else
+                first_s+=("$bench_first"); photo_s+=("$bench_photo"); fi
+            log "bench run $r ($([ "$v" = d ] && echo discovery || echo 'static --peer')): start to first sync ${bench_first} ms; post to photo on every other host ${bench_photo} ms"
+        done
+    done
+    echo "bench: $runs runs, 3 hosts, binary $bin"
+    echo "bench: start to first sync, discovery:     ${first_d[*]} ms (median $(median "${first_d[@]}"))"
+    echo "bench: start to first sync, static --peer: ${first_s[*]} ms (median $(median "${first_s[@]}"))"
+    echo "bench: post to photo on hosts 2-3, discovery:     ${photo_d[*]} ms (median $(median "${photo_d[@]}"))"
+    echo "bench: post to photo on hosts 2-3, static --peer: ${photo_s[*]} ms (median $(median "${photo_s[@]}"))"
 }
 
 begin=$SECONDS

@@ -21,7 +21,7 @@ import Glibc
 /// `avahi_threaded_poll_stop` has joined that thread and before `run` returns. The lock serializes (a) and (b),
 /// and (c) is single-threaded; so no two threads ever touch that state at once, which is what makes the
 /// `@unchecked Sendable` below sound. `snapshot` is a `Mutex`, readable from any thread. `run` must be called
-/// at most once at a time (it asserts this).
+/// once per instance (a second call returns at once).
 public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     public let events: AsyncStream<DiscoveryEvent>
     private let continuation: AsyncStream<DiscoveryEvent>.Continuation
