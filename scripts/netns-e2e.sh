@@ -70,6 +70,7 @@ prefix="cn$$"
 namespaces=() # created by this run, deleted on exit
 pidfiles=()   # each holds the PID of one process this run started
 failed=0
+ipv6_only=0
 
 log() { printf '%s netns-e2e: %s\n' "$(date +%T.%3N)" "$*" >&2; }
 
@@ -175,10 +176,16 @@ add_host() {
     dir="$(dir_of "$i")"
     ip netns add "$ns"
     namespaces+=("$ns")
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    if ((ipv6_only)); then
+        # Link-local IPv6 only (no duplicate address detection delay): what discovery must handle with the
+        # interface index.
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0
+    else
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    fi
     ip -n "${prefix}${world}br" link add "v$i" type veth peer name eth0 netns "$ns"
     ip -n "${prefix}${world}br" link set "v$i" master br0 up
-    ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
+    ((ipv6_only)) || ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
     mkdir -p "$dir/run/dbus" "$dir/run/avahi-daemon" "$dir/etc"
@@ -200,8 +207,8 @@ EOF
     cat >"$dir/etc/avahi.conf" <<EOF
 [server]
 host-name=${world}h$i
-use-ipv4=yes
-use-ipv6=no
+use-ipv4=$( ((ipv6_only)) && echo no || echo yes)
+use-ipv6=$( ((ipv6_only)) && echo yes || echo no)
 allow-interfaces=eth0
 enable-dbus=yes
 ratelimit-interval-usec=1000000
@@ -265,6 +272,10 @@ has_comment() { cli "$1" show "$2" --json 2>/dev/null | grep -q "$3"; }
 discovery_json() { cli "$1" status --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["discovery"]))'; }
 discovery_field() { cli "$1" status --json | python3 -c "import json,sys; print(json.load(sys.stdin)['discovery']['$2'])"; }
 discovery_is() { [ "$(discovery_field "$1" state)" = "$2" ]; }
+node_id() { cli "$1" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["node"]["id"])'; }
+connected_to() {
+    cli "$1" peers --json | python3 -c 'import json,sys; sys.exit(0 if any(p["id"] == sys.argv[1] and p["state"] == "connected" for p in json.load(sys.stdin)["peers"]) else 1)' "$2"
+}
 other_networks_at_least() { (($(discovery_field "$1" otherNetworksSeen) >= $2)); }
 peers_present_at_least() { (($(discovery_field "$1" peersPresent) >= $2)); }
 feed_count() { cli "$1" feed --json --limit 500 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["posts"]))'; }
@@ -341,11 +352,17 @@ late_daemon_test() {
 
     stop_pidfile "$(dir_of 3)/avahi.pid"
     wait_for 10 "host 3 noticing the daemon is gone" discovery_is 3 unavailable
+    # Its peers are gone from discovery, but the working session with host 2 (found by discovery, not a --peer;
+    # no remembered peers) is kept.
+    local host2
+    host2="$(node_id 2)"
+    sleep 1
+    connected_to 3 "$host2" || fail "host 3 dropped its session with host 2 when the daemon went away"
     start_avahi 3
     wait_for 20 "discovery on host 3 after the daemon restarted" discovery_is 3 on
     wait_for 20 "host 3 finds both peers again" peers_present_at_least 3 2
     local id
-    id="$(cli 3 status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["node"]["id"])')"
+    id="$(node_id 3)"
     wait_for 20 "host 3's service re-published, seen from host 1 with avahi-browse" \
         sh -c "ip netns exec $(ns_of 1) env DBUS_SYSTEM_BUS_ADDRESS=$(bus_of 1) avahi-browse -ptr _continuum._tcp | grep -q '^=.*node=$id'"
     local comment
@@ -405,6 +422,26 @@ two_networks_test() {
     done
     end_world
     log "scenario b: PASS (each pair synced within itself, never across; each node saw and skipped the other network; the name collision gave '${names/|/' and '}')"
+}
+
+# (c) Link-local IPv6 only: the address is dialled with its interface (fe80::…%eth0).
+ipv6_test() {
+    log "scenario c: 2 hosts with link-local IPv6 only"
+    ipv6_only=1
+    new_world "c"
+    for i in 1 2; do add_host "$i"; done
+    for i in 1 2; do start_dbus "$i"; start_avahi "$i"; done
+    for i in 1 2; do init_node "$i"; done
+    for i in 1 2; do start_node "$i" --listen "::"; done
+    local post
+    post="$(cli 1 post "$fixture" --caption "over IPv6")"
+    wait_for 30 "the post on host 2 over link-local IPv6" has_post 2 "$post"
+    wait_for 30 "the photo on host 2" has_photo 2 "$fixture_hash"
+    grep -q 'peer.address=\[fe80:.*%eth0\]:7420' "$(dir_of 1)/node.log" "$(dir_of 2)/node.log" ||
+        fail "no peer dialled at a link-local address with its interface"
+    ipv6_only=0
+    end_world
+    log "scenario c: PASS (a link-local IPv6 peer, dialled as fe80::…%eth0)"
 }
 
 # --bench: start-to-first-sync and post-to-photo-everywhere, RUNS times, 3 hosts; each run once with discovery
@@ -470,6 +507,7 @@ begin=$SECONDS
 if ((scenarios)); then
     late_daemon_test
     two_networks_test
+    ipv6_test
 fi
 ((bench)) && bench_test "$bench_runs"
 log "all passed in $((SECONDS - begin))s"
