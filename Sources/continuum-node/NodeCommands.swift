@@ -4,7 +4,6 @@ import ContinuumDiscovery
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
-import ContinuumWire
 import Foundation
 import Logging
 import NIOCore
@@ -96,34 +95,8 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 
-    /// The network to join, from --network or --network-key; read before anything is opened or stored.
-    func networkID() throws -> NetworkID {
-        if let network { return .named(network) }
-        guard let networkKey else { return .default }
-        guard let handle = FileHandle(forReadingAtPath: networkKey) else {
-            let reason = FileManager.default.fileExists(atPath: networkKey) ? "permission denied" : "no such file"
-            throw CLIError("cannot read --network-key '\(networkKey)': \(reason)")
-        }
-        defer { try? handle.close() }
-        let bytes: Data
-        do {
-            bytes = try handle.read(upToCount: NetworkID.maxKeyBytes + 1) ?? Data()
-        } catch {
-            throw CLIError("cannot read --network-key '\(networkKey)': \(error.localizedDescription)")
-        }
-        guard bytes.count <= NetworkID.maxKeyBytes else {
-            throw CLIError("--network-key '\(networkKey)' is over 64 KiB; a key is a few dozen bytes")
-        }
-        guard let id = NetworkID.key(bytes) else {
-            throw CLIError(
-                "--network-key '\(networkKey)' is empty; put a key in it, e.g. 'head -c 32 /dev/urandom > \(networkKey)'"
-            )
-        }
-        return id
-    }
-
     func run() async throws {
-        let networkID = try networkID()
+        let networkID = try self.networkID()
         let context = try options.open()
         let identity = try context.identity()
         var configuration = NodeConfiguration()
