@@ -150,7 +150,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ContinuumDiscoveryTests",
-            dependencies: ["ContinuumDiscovery", "ContinuumCore", "ContinuumWire"],
+            dependencies: [
+                "ContinuumDiscovery", "ContinuumCore", "ContinuumWire", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -334,9 +334,9 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
         let previous = resolved[key]
         guard parsed.networkHash == advertisement.networkHash else {
             otherNetworks.insert(parsed.node)
-            if previous != nil {
+            if let previous {
                 resolved[key] = nil
-                recompute(previous!.txt.node)
+                recompute(previous.txt.node)
             }
             publishSnapshot()
             return

@@ -58,8 +58,8 @@ public struct ServiceTXT: Sendable, Hashable {
     public let protocolVersion: UInt16
     public let networkHash: String
 
-    /// Parses `key=value` entries in any order; unknown keys are ignored. Nil, with the reason, when a required
-    /// key is missing or malformed.
+    /// Parses `key=value` entries in any order; unknown keys are ignored, and the first of repeated keys wins.
+    /// Fails, with the reason, when a required key is missing or malformed.
     public static func parse(_ entries: [String]) -> Result<ServiceTXT, ParseError> {
         var values: [String: String] = [:]
         for entry in entries {

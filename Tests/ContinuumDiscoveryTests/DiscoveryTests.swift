@@ -1,8 +1,13 @@
 import ContinuumCore
 import ContinuumWire
+import Logging
 import Testing
 
 @testable import ContinuumDiscovery
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct ServiceTXTTests {
     let node = AuthorID(hex: String(repeating: "ab", count: 32))!
@@ -99,5 +104,39 @@ import Testing
     @Test func noDaemonSaysSo() {
         #expect(AvahiDiscovery.describe(-26) == "avahi-daemon not running (Daemon not running)")
         #expect(AvahiDiscovery.describe(-23).hasPrefix("lost the connection to avahi-daemon"))
+    }
+}
+
+@Suite struct AvahiNoBusTests {
+    /// With no system bus, the client cannot be created: status says why at once, and cancelling ends `run`
+    /// and its event stream. (No daemon is contacted: the bus address points nowhere.)
+    @Test func noBusIsReportedAndCancellationEndsRun() async throws {
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/continuum-discovery-test-bus", 1)
+        let discovery = AvahiDiscovery(logger: Logger(label: "test"), retryInterval: .milliseconds(200))
+        #expect(discovery.status().state == .starting)
+        let node = AuthorID(hex: String(repeating: "cd", count: 32))!
+        let running = Task {
+            await discovery.run(
+                advertising: ServiceAdvertisement(
+                    name: "test",
+                    port: 1,
+                    node: node,
+                    protocolVersion: 1,
+                    networkHash: NetworkID.default.advertisedHash
+                )
+            )
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while discovery.status().state != .unavailable && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(discovery.status().state == .unavailable)
+        #expect(discovery.status().lastError == "avahi-daemon not running (Daemon not running)")
+        #expect(discovery.status().peersSeen == 0)
+        running.cancel()
+        await running.value
+        var events = 0
+        for await _ in discovery.events { events += 1 }
+        #expect(events == 0)
     }
 }
