@@ -45,6 +45,9 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private var advertisement: ServiceAdvertisement?
     private var serviceName: String?
 
+    /// Services resolved at once, at most (per interface and address family); more are ignored.
+    static let maxServices = 512
+
     /// `retryInterval`: how often to try again to reach the daemon while it is unavailable.
     public init(logger: Logger, retryInterval: Duration = .seconds(1)) {
         (events, continuation) = AsyncStream<DiscoveryEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
@@ -241,11 +244,16 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private func groupChanged(_ group: OpaquePointer, _ state: AvahiEntryGroupState) {
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
-            snapshot.withLock {
-                $0.state = .on
-                $0.serviceName = serviceName
+            let name = serviceName
+            let wasOff = snapshot.withLock { status in
+                let wasOff = status.state == .unavailable
+                status.state = .on
+                status.serviceName = name
+                return wasOff
             }
-            logger.info(
+            // After the line saying it was off, say (at the same level) that it is back.
+            logger.log(
+                level: wasOff ? .warning : .info,
                 "LAN discovery is on",
                 metadata: [
                     "discovery.name": "\(serviceName ?? "")", "discovery.type": "\(ServiceAdvertisement.serviceType)",
@@ -276,6 +284,15 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
         switch event {
         case AVAHI_BROWSER_NEW:
             guard resolvers[key] == nil, let client = avahi_service_browser_get_client(browser) else { return }
+            guard resolvers.count < Self.maxServices else {
+                // Anyone on the LAN can advertise: a flood of services must not become a flood of resolvers
+                // and diallers.
+                logger.notice(
+                    "too many _continuum._tcp services on the LAN; ignoring this one",
+                    metadata: ["discovery.service": "\(key.name)", "discovery.limit": "\(Self.maxServices)"]
+                )
+                return
+            }
             let userdata = Unmanaged.passUnretained(self).toOpaque()
             // Resolve to an address of the family the service was seen on; the resolver stays alive to report
             // TXT and address changes, until the service is removed.
