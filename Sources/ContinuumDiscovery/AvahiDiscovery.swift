@@ -44,6 +44,8 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private var otherNetworks: Set<AuthorID> = []
     private var advertisement: ServiceAdvertisement?
     private var serviceName: String?
+    /// After a collision, publish again no sooner than this (see `groupChanged`).
+    private var republishAt = ContinuousClock.now
 
     /// Services resolved at once, at most (per interface and address family); more are ignored.
     static let maxServices = 512
@@ -122,6 +124,10 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
         if let created {
             client = created
         } else {
+            // Avahi freed whatever it had made (the callback may have seen it): forget it.
+            client = nil
+            clientRunning = false
+            failure = nil
             unavailable(Self.describe(error))
         }
     }
@@ -181,7 +187,7 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
             )
             if group == nil { return unavailable("cannot publish: \(Self.message(avahi_client_errno(client)))") }
         }
-        if let group, avahi_entry_group_is_empty(group) != 0 { publish(group) }
+        if let group, avahi_entry_group_is_empty(group) != 0, ContinuousClock.now >= republishAt { publish(group) }
         if browser == nil {
             browser = avahi_service_browser_new(
                 client,
@@ -268,7 +274,10 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
                 metadata: ["discovery.name": "\(old)", "discovery.alternative": "\(serviceName ?? "")"]
             )
             avahi_entry_group_reset(group)
-            publish(group)
+            // Two nodes that took the same name at the same moment can both be told they lost (avahi compares
+            // their records one by one), then both pick the same alternative, and again. A random pause breaks
+            // the step; the run loop publishes once it is over.
+            republishAt = .now + .milliseconds(Int.random(in: 100...1200))
         case AVAHI_ENTRY_GROUP_FAILURE:
             let code = avahi_client_errno(avahi_entry_group_get_client(group))
             unavailable("cannot publish: \(Self.message(code))")
