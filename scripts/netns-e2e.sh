@@ -9,8 +9,9 @@
 #
 # Usage: scripts/netns-e2e.sh [--hosts N] [--scenarios] [--only-scenarios] [--bench [RUNS]] [--bin PATH]
 #   --hosts N          hosts in the main test (default 3)
-#   --scenarios        also: a node started with no daemon (then a late daemon, then a daemon restart), and two
-#                      networks on one bridge
+#   --scenarios        also: (a) a node started with no daemon (then a late daemon, then a daemon restart);
+#                      (b) two networks on one bridge, and a name collision; (c) link-local IPv6 only;
+#                      (d) a TXT record changed in place
 #   --only-scenarios   the scenarios without the main test
 #   --bench [RUNS]     time from node start to first sync, and from post to photo on every host (RUNS, default 5)
 #   --bin PATH         the continuum-node binary (default: the debug build, `swift build --show-bin-path`)
@@ -50,7 +51,7 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "netns-e2e: needs root (network namespaces, bridges, per-namespace daemons); run it with sudo" >&2
     exit 1
 fi
-for tool in ip dbus-daemon avahi-daemon avahi-browse sha256sum setsid; do
+for tool in ip dbus-daemon avahi-daemon avahi-browse sha256sum setsid python3 /usr/bin/python3; do
     if ! command -v "$tool" >/dev/null; then
         echo "netns-e2e: '$tool' is missing; run scripts/setup.sh" >&2
         exit 1
@@ -453,6 +454,35 @@ ipv6_test() {
     log "scenario c: PASS (a link-local IPv6 peer, dialled as fe80::…%eth0)"
 }
 
+# (d) A TXT change reaches a live resolver: a service published over D-Bus from host 2 (not a node,
+# scripts/netns-fake-service.py) first claims another network, then changes its TXT in place to this network;
+# host 1's node must see the change, with the service never removed.
+txt_change_test() {
+    log "scenario d: a TXT record changed in place is seen by the resolver kept alive"
+    new_world "d"
+    for i in 1 2; do add_host "$i"; done
+    for i in 1 2; do start_dbus "$i"; start_avahi "$i"; done
+    init_node 1
+    start_node 1
+    local dir fake
+    dir="$(dir_of 2)"
+    fake="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    spawn "$(ns_of 2)" "$dir/run" "$dir/publish.pid" "$dir/publish.log" \
+        env "DBUS_SYSTEM_BUS_ADDRESS=$(bus_of 2)" /usr/bin/python3 "$PWD/scripts/netns-fake-service.py" "$fake" \
+        00000000000000000000000000000000 feffc8d5566192b8349bcd457113eb7b "$dir/update-now"
+    wait_for 10 "the fake service published" grep -q published "$dir/publish.log"
+    wait_for 20 "host 1 seeing the fake service, of another network" other_networks_at_least 1 1
+    (($(discovery_field 1 peersPresent) == 0)) || fail "host 1 counts a service of another network: $(discovery_json 1)"
+    touch "$dir/update-now"
+    wait_for 10 "the TXT changed" grep -q updated "$dir/publish.log"
+    wait_for 20 "host 1 seeing the TXT change (now this network)" peers_present_at_least 1 1
+    grep -q "peer.id=${fake:0:12} peer.name=fake .*discovered a peer" "$(dir_of 1)/node.log" ||
+        fail "host 1 did not log the peer as discovered"
+    grep -q "a discovered peer is gone" "$(dir_of 1)/node.log" && fail "the service was removed, not changed"
+    end_world
+    log "scenario d: PASS (a service's TXT, changed in place, was seen by the live resolver)"
+}
+
 # --bench: start-to-first-sync and post-to-photo-everywhere, RUNS times, 3 hosts; each run once with discovery
 # and once with static --peer addresses and --no-discovery (the baseline, same machine, same run).
 bench_once() {
@@ -517,6 +547,7 @@ if ((scenarios)); then
     late_daemon_test
     two_networks_test
     ipv6_test
+    txt_change_test
 fi
 ((bench)) && bench_test "$bench_runs"
 log "all passed in $((SECONDS - begin))s"
