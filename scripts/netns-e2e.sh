@@ -10,7 +10,8 @@
 # Usage: scripts/netns-e2e.sh [--hosts N] [--scenarios] [--only-scenarios] [--bench [RUNS]] [--bin PATH]
 #   --hosts N          hosts in the main test (default 3)
 #   --scenarios        also: (a) a node started with no daemon (then a late daemon, then a daemon restart);
-#                      (b) two networks on one bridge, and a name collision; (c) link-local IPv6 only;
+#                      (b) two networks on one bridge, and a name collision; (c) link-local IPv6 only, then
+#                      dual stack (IPv4 preferred);
 #                      (d) a TXT record changed in place
 #   --only-scenarios   the scenarios without the main test
 #   --bench [RUNS]     time from node start to first sync, and from post to photo on every host (RUNS, default 5)
@@ -71,7 +72,7 @@ prefix="cn$$"
 namespaces=() # created by this run, deleted on exit
 pidfiles=()   # each holds the PID of one process this run started
 failed=0
-ipv6_only=0
+ip_mode=v4 # v4: IPv4 only (IPv6 off); v6: link-local IPv6 only; dual: both
 
 log() { printf '%s netns-e2e: %s\n' "$(date +%T.%3N)" "$*" >&2; }
 
@@ -124,7 +125,7 @@ spawn() {
     shift 4
     pidfiles+=("$pidfile")
     # `ip netns exec` gives the command a private mount namespace: the bind mount over /run stays in it.
-    ip netns exec "$ns" setsid sh -c 'echo $$ > "$0"; mount --bind "$1" /run; shift 2; exec "$@"' \
+    ip netns exec "$ns" setsid sh -c 'echo $$ > "$0"; mount --bind "$1" /run || exit 1; shift 2; exec "$@"' \
         "$pidfile" "$rundir" -- "$@" >"$logfile" 2>&1 </dev/null &
     wait_for 5 "pid of $*" test -s "$pidfile"
 }
@@ -177,8 +178,8 @@ add_host() {
     dir="$(dir_of "$i")"
     ip netns add "$ns"
     namespaces+=("$ns")
-    if ((ipv6_only)); then
-        # Link-local IPv6 only (no duplicate address detection delay): what discovery must handle with the
+    if [ "$ip_mode" != v4 ]; then
+        # Link-local IPv6 (no duplicate address detection delay): what discovery must handle with the
         # interface index.
         ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0
     else
@@ -186,7 +187,7 @@ add_host() {
     fi
     ip -n "${prefix}${world}br" link add "v$i" type veth peer name eth0 netns "$ns"
     ip -n "${prefix}${world}br" link set "v$i" master br0 up
-    ((ipv6_only)) || ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
+    [ "$ip_mode" = v6 ] || ip -n "$ns" addr add "10.77.0.$i/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
     mkdir -p "$dir/run/dbus" "$dir/run/avahi-daemon" "$dir/etc"
@@ -208,8 +209,8 @@ EOF
     cat >"$dir/etc/avahi.conf" <<EOF
 [server]
 host-name=${world}h$i
-use-ipv4=$( ((ipv6_only)) && echo no || echo yes)
-use-ipv6=$( ((ipv6_only)) && echo yes || echo no)
+use-ipv4=$([ "$ip_mode" = v6 ] && echo no || echo yes)
+use-ipv6=$([ "$ip_mode" = v4 ] && echo no || echo yes)
 allow-interfaces=eth0
 enable-dbus=yes
 ratelimit-interval-usec=1000000
@@ -437,7 +438,7 @@ two_networks_test() {
 # (c) Link-local IPv6 only: the address is dialled with its interface (fe80::…%eth0).
 ipv6_test() {
     log "scenario c: 2 hosts with link-local IPv6 only"
-    ipv6_only=1
+    ip_mode=v6
     new_world "c"
     for i in 1 2; do add_host "$i"; done
     for i in 1 2; do start_dbus "$i"; start_avahi "$i"; done
@@ -449,9 +450,26 @@ ipv6_test() {
     wait_for 30 "the photo on host 2" has_photo 2 "$fixture_hash"
     grep -q 'peer.address=\[fe80:.*%eth0\]:7420' "$(dir_of 1)/node.log" "$(dir_of 2)/node.log" ||
         fail "no peer dialled at a link-local address with its interface"
-    ipv6_only=0
     end_world
     log "scenario c: PASS (a link-local IPv6 peer, dialled as fe80::…%eth0)"
+    log "scenario c: 2 hosts with IPv4 and link-local IPv6: each peer seen twice, dialled once, over IPv4"
+    ip_mode=dual
+    new_world "c2"
+    for i in 1 2; do add_host "$i"; done
+    for i in 1 2; do start_dbus "$i"; start_avahi "$i"; done
+    for i in 1 2; do init_node "$i"; done
+    for i in 1 2; do start_node "$i" --listen "::"; done
+    post="$(cli 1 post "$fixture" --caption "dual stack")"
+    wait_for 30 "the post on host 2" has_post 2 "$post"
+    for i in 1 2; do
+        wait_for 10 "host $i seeing its peer" peers_present_at_least "$i" 1
+        (($(discovery_field "$i" peersPresent) == 1)) || fail "host $i: $(discovery_json "$i")"
+        grep -q 'peer.address=10\.77\.0\.[12]:7420' "$(dir_of "$i")/node.log" || fail "host $i did not prefer IPv4"
+        grep -q 'peer.address=\[fe80' "$(dir_of "$i")/node.log" && fail "host $i announced an IPv6 address for a peer with IPv4"
+    done
+    ip_mode=v4
+    end_world
+    log "scenario c: PASS (dual stack: IPv4 preferred)"
 }
 
 # (d) A TXT change reaches a live resolver: a service published over D-Bus from host 2 (not a node,

@@ -40,6 +40,8 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private var resolvers: [ServiceKey: OpaquePointer] = [:]
     private var resolved: [ServiceKey: ResolvedService] = [:]
     private var announced: [AuthorID: DiscoveredPeer] = [:]
+    /// Peers resolved only over IPv6 so far, held back until this time in case IPv4 follows.
+    private var deferred: [AuthorID: ContinuousClock.Instant] = [:]
     private var seen: Set<AuthorID> = []
     private var otherNetworks: Set<AuthorID> = []
     private var advertisement: ServiceAdvertisement?
@@ -94,6 +96,7 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
                 } else if clientRunning {
                     startServices()
                 }
+                for (node, deadline) in deferred where ContinuousClock.now >= deadline { recompute(node) }
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
@@ -169,6 +172,7 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
         clientRunning = false
         for node in announced.keys.sorted() { continuation.yield(.removed(node)) }
         announced = [:]
+        deferred = [:]
         publishSnapshot()
     }
 
@@ -384,7 +388,16 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
 
     /// Announces a peer's best address, or its removal, when that changed (lock held).
     private func recompute(_ node: AuthorID) {
-        if let best = preferred(resolved.values.filter { $0.txt.node == node }) {
+        let services = resolved.filter { $0.value.txt.node == node }
+        if let best = preferred(services.values) {
+            if !best.isIPv4, announced[node] == nil, ipv4Pending(for: services.keys) {
+                // Only IPv6 so far, but the same service is being resolved over IPv4 too: wait a little for it
+                // (`run` calls again once the deadline has passed), rather than dial IPv6 and switch.
+                let deadline = deferred[node] ?? .now + .milliseconds(500)
+                deferred[node] = deadline
+                if ContinuousClock.now < deadline { return }
+            }
+            deferred[node] = nil
             let peer = DiscoveredPeer(
                 node: node,
                 name: best.name,
@@ -396,10 +409,20 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
                 announced[node] = peer
                 continuation.yield(.found(peer))
             }
-        } else if announced.removeValue(forKey: node) != nil {
-            continuation.yield(.removed(node))
+        } else {
+            deferred[node] = nil
+            if announced.removeValue(forKey: node) != nil { continuation.yield(.removed(node)) }
         }
         publishSnapshot()
+    }
+
+    /// Whether one of these services is also browsed over IPv4 and not resolved there yet (lock held).
+    private func ipv4Pending(for keys: some Collection<ServiceKey>) -> Bool {
+        let inet = AvahiProtocol(AVAHI_PROTO_INET)
+        return resolvers.keys.contains { pending in
+            pending.proto == inet && resolved[pending] == nil
+                && keys.contains { $0.name == pending.name && $0.domain == pending.domain }
+        }
     }
 
     // MARK: Helpers
