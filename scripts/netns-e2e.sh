@@ -280,6 +280,9 @@ twin_names_differ() {
     b="$(discovery_field 3 serviceName)"
     [[ "$a" == twin* && "$b" == twin* && "$a" != "$b" ]]
 }
+connected_at_least() {
+    (($(cli "$1" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["peers"]["connected"])') >= $2))
+}
 node_id() { cli "$1" status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["node"]["id"])'; }
 connected_to() {
     cli "$1" peers --json | python3 -c 'import json,sys; sys.exit(0 if any(p["id"] == sys.argv[1] and p["state"] == "connected" for p in json.load(sys.stdin)["peers"]) else 1)' "$2"
@@ -525,6 +528,13 @@ bench_once() {
         sleep 0.02
     done
     t1=$(date +%s%N)
+    # The second figure is for a settled network: every node connected to every other (or, for the baseline,
+    # to host 1).
+    for i in $(seq 1 $n); do
+        local want=$((n - 1))
+        [ "$variant" = s ] && ((i != 1)) && want=1
+        wait_for 30 "host $i connected to $want peers" connected_at_least "$i" "$want"
+    done
     hash="$(sha256sum "$PWD/Tests/Fixtures/lake.png" | cut -d' ' -f1)"
     t0=$(date +%s%N)
     cli 1 post "$PWD/Tests/Fixtures/lake.png" --caption "bench $r" >/dev/null
