@@ -13,7 +13,6 @@ import NIOPosix
 /// Requests and replies are lines of JSON. `{"command":"sync"}` starts an anti-entropy round with every peer and
 /// replies with progress lines (`{"event":"progress",…}`) and a last line `{"event":"done",…}`.
 /// `{"command":"connected"}` replies `{"connected":[node ids]}`.
-/// `{"command":"discovery"}` replies `{"discovery":{…}}`, LAN discovery's state (Docs/CLI.md).
 final class ControlServer: Sendable {
     private let node: Node
     private let logger: Logger
@@ -71,14 +70,15 @@ final class ControlServer: Sendable {
                         return
                     }
                     try await fetch(hash, reply: reply)
-                case "connected":
-                    let peers = await node.engine.connectedPeers().map(\.hex)
-                    try await reply(["connected": peers])
                 case "discovery":
-                    // {"discovery":{state, lastError, peersSeen, ...}} (Docs/CLI.md, status --json).
+                    // Replies {"discovery":{state, lastError, peersSeen, ...}}: LAN discovery's state, for
+                    // `status` (Docs/CLI.md).
                     var data = try JSONEncoder().encode(["discovery": node.discoveryStatus])
                     data.append(UInt8(ascii: "\n"))
                     try await outbound.write(ByteBuffer(bytes: data))
+                case "connected":
+                    let peers = await node.engine.connectedPeers().map(\.hex)
+                    try await reply(["connected": peers])
                 default:
                     try await reply([
                         "error": "unknown request; expected {\"command\":\"sync\"} or {\"command\":\"connected\"}"

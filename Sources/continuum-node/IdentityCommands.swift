@@ -87,12 +87,12 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let node: Node
         let dataDirectory: String
+        /// LAN discovery in the running node (state `stopped` when no node runs).
+        let discovery: DiscoveryStatus
         let store: StoreCounts
         let forks: [ForkSummary]
         /// Peers met, and how many of them have a session with the running node now.
         let peers: PeerCounts
-        /// LAN discovery in the running node (state `stopped` when no node runs).
-        let discovery: DiscoveryStatus
     }
 
     struct PeerCounts: Encodable {
@@ -117,10 +117,10 @@ struct StatusCommand: AsyncParsableCommand {
         let result = Result(
             node: node,
             dataDirectory: context.directory.path,
+            discovery: DiscoveryQuery.status(of: context.directory),
             store: try await context.store.counts(),
             forks: try await context.store.forks(),
-            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count),
-            discovery: DiscoveryQuery.status(of: context.directory)
+            peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count)
         )
         if output.json { return try Output.json(result) }
         print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
@@ -135,8 +135,8 @@ struct StatusCommand: AsyncParsableCommand {
         print(
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
-        print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
         print("discovery: \(DiscoveryQuery.describe(result.discovery))")
+        print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
         if result.forks.isEmpty {
             print("forks:    none")
         } else {

@@ -36,21 +36,6 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial (repeatable).", valueName: "HOST:PORT"))
     var peers: [String] = []
 
-    @Option(name: .customLong("max-photo-mb"), help: "Fetch photos up to this size at once; larger ones are skipped.")
-    var maxPhotoMB = 50
-
-    @Option(
-        name: .customLong("anti-entropy-interval"),
-        help: "Seconds between anti-entropy rounds with every peer (0: only on connect and on 'sync')."
-    )
-    var antiEntropyInterval = 60
-
-    @Flag(name: .customLong("insecure-plaintext"), help: "Debugging only: no TLS. Refused unless both peers set it.")
-    var insecurePlaintext = false
-
-    @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
-    var noRememberedPeers = false
-
     @Flag(name: .customLong("no-discovery"), help: "Do not announce this node on the LAN, nor look for peers there.")
     var noDiscovery = false
 
@@ -70,6 +55,21 @@ struct RunCommand: AsyncParsableCommand {
         )
     )
     var networkKey: String?
+
+    @Option(name: .customLong("max-photo-mb"), help: "Fetch photos up to this size at once; larger ones are skipped.")
+    var maxPhotoMB = 50
+
+    @Option(
+        name: .customLong("anti-entropy-interval"),
+        help: "Seconds between anti-entropy rounds with every peer (0: only on connect and on 'sync')."
+    )
+    var antiEntropyInterval = 60
+
+    @Flag(name: .customLong("insecure-plaintext"), help: "Debugging only: no TLS. Refused unless both peers set it.")
+    var insecurePlaintext = false
+
+    @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
+    var noRememberedPeers = false
 
     @Option(name: .customLong("handshake-timeout-ms"), help: .hidden)
     var handshakeTimeoutMS = 10_000
