@@ -64,11 +64,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // libavahi-client, seen from Swift. Only ContinuumDiscovery imports it (.ci/run checks).
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // LAN discovery: publishes and browses `_continuum._tcp` through avahi-daemon, behind `PeerDiscovery`.
+        .target(
+            name: "ContinuumDiscovery",
+            dependencies: ["CAvahi", "ContinuumCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
         // The node: store, sync and lifecycle wired together; the lock and the control socket.
         .target(
             name: "ContinuumNode",
             dependencies: [
                 "ContinuumCore",
+                "ContinuumDiscovery",
                 "ContinuumStore",
                 "ContinuumWire",
                 "ContinuumSync",
@@ -92,6 +101,7 @@ let package = Package(
             name: "continuum-node",
             dependencies: [
                 "ContinuumCore",
+                "ContinuumDiscovery",
                 "ContinuumStore",
                 "ContinuumSync",
                 "ContinuumNode",
@@ -137,6 +147,13 @@ let package = Package(
         .testTarget(
             name: "SyncTests",
             dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ContinuumDiscoveryTests",
+            dependencies: [
+                "ContinuumDiscovery", "ContinuumCore", "ContinuumWire", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

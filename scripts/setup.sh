@@ -5,6 +5,10 @@ set -euo pipefail
 
 # System packages the build and the tests need, from Debian's archive.
 packages=(libsqlite3-dev pkg-config)
+# LAN discovery (libavahi-client) and its end-to-end test in network namespaces (scripts/netns-e2e.sh; its fake
+# service, scripts/netns-fake-service.py, uses python3-dbus).
+# policy-rc.d keeps avahi-daemon from starting on install; --no-install-recommends keeps libnss-mdns out.
+packages+=(libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 python3-dbus)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
-# Sets up the machine and runs every test: unit, store and end-to-end CLI tests.
+# Sets up the machine and runs every test: unit, store and end-to-end CLI tests, then LAN discovery end to end in
+# network namespaces (3 hosts, plus the no-daemon and two-network scenarios; needs root or sudo).
 # Our targets are built with warnings as errors (Package.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2
+
+# LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
+netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
+if [ "$(id -u)" -eq 0 ]; then
+    "${netns[@]}"
+elif command -v sudo >/dev/null; then
+    sudo "${netns[@]}"
+else
+    echo "test.sh: the LAN discovery test needs root (network namespaces): run as root, or allow sudo" >&2
+    exit 1
+fi

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumStore
 import ContinuumSync
 import Foundation
@@ -73,6 +74,12 @@ final class ControlServer: Sendable {
                         return
                     }
                     try await fetch(hash, reply: reply)
+                case "discovery":
+                    // Replies {"discovery":{state, lastError, peersSeen, ...}}: LAN discovery's state, for
+                    // `status` (Docs/CLI.md).
+                    var data = try JSONEncoder().encode(["discovery": node.discoveryStatus])
+                    data.append(UInt8(ascii: "\n"))
+                    try await outbound.write(ByteBuffer(bytes: data))
                 case "connected":
                     let peers = await node.engine.connectedPeers().map(\.hex)
                     let interest = await node.engine.peerInterest()

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumStore
 import ContinuumSync
 import ContinuumWire
@@ -37,9 +38,18 @@ public final class Node: Service, Sendable {
     private let logger: Logger
     private let lock: DataDirectoryLock
     private let bound: NIOLockedValueBox<[SocketAddress]>
+    /// LAN discovery (nil: off); its peers are dialled by a ``DiscoveryDialer``.
+    private let discovery: (any PeerDiscovery)?
 
     /// Takes the data directory's lock and opens everything; nothing listens until `run()`.
-    public init(directory: DataDirectory, configuration: NodeConfiguration, logger: Logger) throws {
+    /// `discovery`: how to find peers on the LAN and be found (nil: only configured and remembered peers).
+    public init(
+        directory: DataDirectory,
+        configuration: NodeConfiguration,
+        logger: Logger,
+        discovery: (any PeerDiscovery)? = nil
+    ) throws {
+        self.discovery = discovery
         self.directory = directory
         try directory.create()
         lock = try DataDirectoryLock(directory)
@@ -52,6 +62,9 @@ public final class Node: Service, Sendable {
         network = try SyncNetwork(engine: engine, identity: identity, group: group, logger: logger)
         bound = NIOLockedValueBox([])
     }
+
+    /// LAN discovery's state, for `status`.
+    public var discoveryStatus: DiscoveryStatus { discovery?.status() ?? DiscoveryStatus(state: .off) }
 
     /// The addresses the sync port is bound to, once `run()` has bound it.
     public var listeningAddresses: [SocketAddress] { bound.withLockedValue { $0 } }
@@ -88,6 +101,18 @@ public final class Node: Service, Sendable {
             tasks.addTask { await control.serve(controlChannel) }
             for address in addresses {
                 tasks.addTask { await self.network.maintain(address) }
+            }
+            if let discovery {
+                let advertisement = ServiceAdvertisement(
+                    name: configuration.sync.name ?? "continuum \(identity.author.short)",
+                    port: UInt16(listeningAddresses.first?.port ?? configuration.port),
+                    node: identity.author,
+                    protocolVersion: WireLimits.protocolVersion,
+                    networkHash: configuration.sync.network.advertisedHash
+                )
+                let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger)
+                tasks.addTask { await discovery.run(advertising: advertisement) }
+                tasks.addTask { await dialer.run(discovery.events) }
             }
             tasks.addTask {
                 try? await gracefulShutdown()

@@ -267,10 +267,12 @@ actor PhotoFetcher {
         }
     }
 
-    /// The peer does not have it: try another.
+    /// The peer does not have it: try another, at once (in a mesh, a post often arrives through a peer that is
+    /// still fetching its photo; waiting for the next periodic look cost up to 2 s).
     func missing(_ hash: AssetHash, from peer: AuthorID) {
         lacking[hash, default: [:]][peer] = .now
         if transfers[hash]?.peer == peer { finish(hash, false) }
+        wake.yield()
     }
 
     /// A session ended: a transfer from it stops, keeping its partial file for the next attempt.

@@ -89,7 +89,11 @@ public actor SyncEngine {
             )
         }
         guard theirs.network == configuration.network else {
-            throw WireError(.wrongNetwork, "the peer belongs to another network (\(theirs.network.hex.prefix(12)))")
+            throw WireError(
+                .wrongNetwork,
+                "the peer belongs to another network (\(theirs.network.hex.prefix(12))); "
+                    + "nodes sync only when they share --network or --network-key"
+            )
         }
         guard theirs.node != identity.author else {
             throw WireError(.selfConnection, "the peer claims this node's own identity")

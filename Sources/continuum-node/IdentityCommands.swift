@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumStore
 import Foundation
 
@@ -87,6 +88,8 @@ struct StatusCommand: AsyncParsableCommand {
         }
         let node: Node
         let dataDirectory: String
+        /// LAN discovery in the running node (state `stopped` when no node runs).
+        let discovery: DiscoveryStatus
         let store: StoreCounts
         let forks: [ForkSummary]
         /// Peers met, and how many of them have a session with the running node now.
@@ -122,6 +125,7 @@ struct StatusCommand: AsyncParsableCommand {
         let result = Result(
             node: node,
             dataDirectory: context.directory.path,
+            discovery: DiscoveryQuery.status(of: context.directory),
             store: try await context.store.counts(),
             forks: try await context.store.forks(),
             peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count),
@@ -143,6 +147,7 @@ struct StatusCommand: AsyncParsableCommand {
         print(
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
+        print("discovery: \(DiscoveryQuery.describe(result.discovery))")
         print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
         print(
             "follows:  \(plural(result.following.posts, "post")), "

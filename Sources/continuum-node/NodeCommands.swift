@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumDiscovery
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
@@ -34,6 +35,26 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial (repeatable).", valueName: "HOST:PORT"))
     var peers: [String] = []
+
+    @Flag(name: .customLong("no-discovery"), help: "Do not announce this node on the LAN, nor look for peers there.")
+    var noDiscovery = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Join the network of this name (default: 'default'); nodes of other networks are refused.",
+            valueName: "NAME"
+        )
+    )
+    var network: String?
+
+    @Option(
+        name: .customLong("network-key"),
+        help: ArgumentHelp(
+            "Join the network of the key in this file (e.g. 32 random bytes); see Docs/PROTOCOL.md.",
+            valueName: "FILE"
+        )
+    )
+    var networkKey: String?
 
     @Option(name: .customLong("max-photo-mb"), help: "Fetch photos up to this size at once; larger ones are skipped.")
     var maxPhotoMB = 50
@@ -72,12 +93,20 @@ struct RunCommand: AsyncParsableCommand {
         }
         guard maxPhotoMB >= 0 else { throw ValidationError("--max-photo-mb must be 0 or more") }
         guard antiEntropyInterval >= 0 else { throw ValidationError("--anti-entropy-interval must be 0 or more") }
+        if network != nil && networkKey != nil {
+            throw ValidationError("--network and --network-key both name the network; give only one of them")
+        }
+        if let network, TextRules.isBlank(network) {
+            throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
+        }
     }
 
     func run() async throws {
+        let networkID = try self.networkID()
         let context = try options.open()
         let identity = try context.identity()
         var configuration = NodeConfiguration()
+        configuration.sync.network = networkID
         configuration.listenHost = listen
         configuration.port = port
         configuration.peers = peers.compactMap(PeerAddress.init)
@@ -95,7 +124,12 @@ struct RunCommand: AsyncParsableCommand {
         let logger = Logger(label: "continuum")
         let node: Node
         do {
-            node = try Node(directory: context.directory, configuration: configuration, logger: logger)
+            node = try Node(
+                directory: context.directory,
+                configuration: configuration,
+                logger: logger,
+                discovery: noDiscovery ? nil : AvahiDiscovery(logger: logger)
+            )
         } catch let error as StoreError {
             throw CLIError(error.message)
         }

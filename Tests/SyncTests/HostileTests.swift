@@ -544,7 +544,7 @@ final class RawClient {
         _ code: WireError.Code,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> WireError? {
-        try await readToEnd(timeout: .seconds(10))
+        try await readToEnd(timeout: .seconds(20))
         let types = received.map(\.typeName)
         #expect(
             decodeError == nil,

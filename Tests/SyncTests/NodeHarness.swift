@@ -85,6 +85,11 @@ final class TestNode: @unchecked Sendable {
         if !remembered { arguments.append("--no-remembered-peers") }
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer.port)"] }
         process.arguments = arguments + extra
+        // No system D-Bus: LAN discovery finds no avahi-daemon (never a real one of this machine), says so once, and
+        // the node syncs over --peer. Discovery itself is tested in network namespaces (scripts/netns-e2e.sh).
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/continuum-test-no-system-bus"
+        process.environment = environment
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stdoutFile.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)

@@ -20,9 +20,9 @@ struct SessionTests {
         try await node.start(extra: ["--insecure-plaintext", "--peer", "127.0.0.1:\(listener.port)"])
 
         // 1. The node dials us: a session that the node dialled.
-        let dialled = try await listener.accept(timeout: .seconds(10))
+        let dialled = try await listener.accept(timeout: .seconds(30))
         try dialled.send(.hello(RawClient.hello(for: identity)))
-        try await dialled.read(timeout: .seconds(10)) { messages in
+        try await dialled.read(timeout: .seconds(30)) { messages in
             messages.contains { if case .clock = $0 { true } else { false } }
         }
         #expect(dialled.received.contains { if case .clock = $0 { true } else { false } }, "\(dialled.received)")

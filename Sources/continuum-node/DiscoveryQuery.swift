@@ -1,0 +1,32 @@
+import ContinuumDiscovery
+import ContinuumNode
+import ContinuumStore
+import Foundation
+
+/// LAN discovery's state, asked of the running node over its control socket.
+enum DiscoveryQuery {
+    /// The running node's discovery state, or `stopped` when no node runs on `directory`.
+    static func status(of directory: DataDirectory) -> DiscoveryStatus {
+        let stopped = DiscoveryStatus(state: .stopped)
+        guard let connection = try? ControlClient(directory) else { return stopped }
+        struct Reply: Decodable { let discovery: DiscoveryStatus }
+        guard (try? connection.send(#"{"command":"discovery"}"#)) != nil, let line = try? connection.readLine(),
+            let reply = try? JSONDecoder().decode(Reply.self, from: Data(line.utf8))
+        else { return stopped }
+        return reply.discovery
+    }
+
+    /// One line for `status`.
+    static func describe(_ status: DiscoveryStatus) -> String {
+        let peers =
+            "\(status.peersPresent) peer\(status.peersPresent == 1 ? "" : "s") on the LAN now, \(status.peersSeen) seen"
+        switch status.state {
+        case .stopped: return "no node is running ('continuum-node run' starts one)"
+        case .off: return "off (--no-discovery)"
+        case .starting: return "starting"
+        case .on: return "on as '\(status.serviceName ?? "")', \(peers)"
+        case .unavailable:
+            return "unavailable: \(status.lastError ?? "unknown reason"); retrying in the background; \(peers)"
+        }
+    }
+}
