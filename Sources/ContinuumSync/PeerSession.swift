@@ -47,6 +47,7 @@ actor PeerSession {
     private var lastSentClock: VectorClock?
     private var lastReceivedClock: VectorClock?
     private var loadedClocks = false
+    private var clocksLoading: Task<(sent: VectorClock?, received: VectorClock?), Never>?
     /// Our clock at the start of each of our rounds not yet done, to send whole on CLOCK_UNKNOWN.
     private var roundClocks: [UInt32: VectorClock] = [:]
     /// What we last told the peer we want pushed (nil: nothing told yet).
@@ -112,22 +113,37 @@ actor PeerSession {
         return current
     }
 
-    /// The clocks last exchanged with this peer, from the store, once per session.
+    /// The clocks last exchanged with this peer, from the store, once per session. Every caller waits for the
+    /// same read: a CLOCK_SINCE that arrives while our first round is loading them must not be checked against
+    /// nothing (that would answer CLOCK_UNKNOWN for a base we hold).
     private func loadClocks() async {
         guard !loadedClocks else { return }
+        let loading =
+            clocksLoading
+            ?? Task { [store, peer] in
+                guard let (sent, received) = try? await store.peerClocks(peer) else { return (nil, nil) }
+                return (
+                    sent: sent.flatMap { try? WireCodec.clock(from: $0) },
+                    received: received.flatMap { try? WireCodec.clock(from: $0) }
+                )
+            }
+        clocksLoading = loading
+        let loaded = await loading.value
+        guard !loadedClocks else { return }
         loadedClocks = true
-        guard let (sent, received) = try? await store.peerClocks(peer) else { return }
-        lastSentClock = sent.flatMap { try? WireCodec.clock(from: $0) }
-        lastReceivedClock = received.flatMap { try? WireCodec.clock(from: $0) }
+        lastSentClock = loaded.sent
+        lastReceivedClock = loaded.received
     }
 
     private func rememberSent(_ clock: VectorClock) async {
+        await loadClocks()
         lastSentClock = clock
         try? await store.setPeerClock(peer, sent: WireCodec.clockBytes(clock))
     }
 
     /// The peer's clock for a round, whole (from CLOCK, or rebuilt from CLOCK_SINCE): remember it and answer it.
     private func received(clock: VectorClock, round number: UInt32) async {
+        await loadClocks()
         lastReceivedClock = clock
         try? await store.setPeerClock(peer, received: WireCodec.clockBytes(clock))
         peerClock = peerClock.merging(clock)

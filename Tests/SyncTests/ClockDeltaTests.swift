@@ -66,4 +66,46 @@ struct ClockDeltaTests {
         second.close()
         try await node.stop()
     }
+
+    @Test("a CLOCK_SINCE that arrives with the HELLO, while the node is still loading its clocks, is matched")
+    func sinceRightAfterHello() async throws {
+        let node = try TestNode("node")
+        defer { node.remove() }
+        try node.cli("post", node.fixture("lake.png"), "--caption", "one")
+        try await node.start(extra: ["--insecure-plaintext", "--anti-entropy-interval", "600"])
+        let peer = NodeIdentity.generate()
+        let ours = VectorClock()
+        let first = try await RawClient.handshake(port: node.port, identity: peer)
+        try first.send(.clock(round: 1, ours))
+        try await first.read(timeout: .seconds(10)) { $0.contains(.done(round: 1)) }
+        first.close()
+        for attempt in 0..<20 {
+            var client = try RawClient(port: node.port)
+            for _ in 0..<100 {
+                // HELLO and our round's CLOCK_SINCE in one write: the node reads the second before its own first
+                // round has loaded the clocks of this peer.
+                try client.send(
+                    WireCodec.encode(.hello(RawClient.hello(for: peer)))
+                        + WireCodec.encode(.clockSince(round: 7, base: WireCodec.clockDigest(ours), VectorClock()))
+                )
+                try await client.read(timeout: .seconds(10)) { messages in
+                    messages.contains(.done(round: 7)) || messages.contains(.clockUnknown(round: 7))
+                        || messages.contains { if case .error = $0 { true } else { false } }
+                }
+                // The node may not have seen the previous connection end yet: try again in a moment.
+                guard
+                    client.received.contains(where: {
+                        if case .error(let e) = $0 { e.code == .duplicateSession } else { false }
+                    })
+                else { break }
+                client.close()
+                try await Task.sleep(for: .milliseconds(20))
+                client = try RawClient(port: node.port)
+            }
+            #expect(!client.received.contains(.clockUnknown(round: 7)), "attempt \(attempt)")
+            #expect(client.received.contains(.done(round: 7)), "attempt \(attempt): \(client.received.map(\.typeName))")
+            client.close()
+        }
+        try await node.stop()
+    }
 }
