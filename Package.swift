@@ -158,7 +158,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["ContinuumCore", "ContinuumStore"],
+            dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumTestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -1,27 +1,11 @@
+import ContinuumTestSupport
 import Foundation
 import Testing
 
 /// Runs the built `continuum-node` binary against a temporary data directory.
 struct CLI {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
-
-    /// `$CONTINUUM_NODE_BIN`, else the debug build next to the tests.
-    static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment["CONTINUUM_NODE_BIN"] { return URL(fileURLWithPath: path) }
-        return packageRoot.appendingPathComponent(".build/debug/continuum-node")
-    }
-
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-
-        func json() throws -> [String: Any] {
-            try #require(JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "stdout: \(stdout)")
-        }
-    }
+    static let fixtures = NodeBinary.fixtures
+    typealias Result = NodeBinary.Result
 
     let data: URL
 
@@ -36,27 +20,7 @@ struct CLI {
     @discardableResult
     func run(_ arguments: String...) throws -> Result { try run(arguments) }
 
-    func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments + ["--data", data.path]
-        var environment = ProcessInfo.processInfo.environment
-        environment.removeValue(forKey: "CONTINUUM_DATA")
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self)
-        )
-    }
+    func run(_ arguments: [String]) throws -> Result { try NodeBinary.run(arguments + ["--data", data.path]) }
 
     /// Runs a command that must succeed, and returns its trimmed stdout.
     @discardableResult
@@ -89,5 +53,12 @@ struct CLI {
     func feedIDs() throws -> [String] {
         let json = try run("feed", "--json", "--limit", "500").json()
         return (json["posts"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    }
+}
+
+extension NodeBinary.Result {
+    /// Stdout as a JSON object.
+    func json() throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "stdout: \(stdout)")
     }
 }

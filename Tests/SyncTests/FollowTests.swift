@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import ContinuumWire
 import Foundation
 import Testing
@@ -337,7 +338,7 @@ final class Watcher {
         errors = data.appendingPathComponent("watch-\(name).err")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
-        process.executableURL = Binary.url
+        process.executableURL = NodeBinary.url
         process.arguments = ["watch", "--json", "--data", data.path] + extra
         if let environment { process.environment = environment }
         process.standardOutput = try FileHandle(forWritingTo: output)

@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Logging
 import Testing
@@ -7,43 +8,6 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The built `continuum-node`, run as real processes on loopback with real data directories.
-enum Binary {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
-    static var url: URL {
-        if let path = ProcessInfo.processInfo.environment["CONTINUUM_NODE_BIN"] { return URL(fileURLWithPath: path) }
-        return packageRoot.appendingPathComponent(".build/debug/continuum-node")
-    }
-
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
-    }
-
-    /// Runs a command to completion.
-    static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = url
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self)
-        )
-    }
-}
 
 /// One node: a data directory, and a `continuum-node run` process when started.
 final class TestNode: @unchecked Sendable {
@@ -67,18 +31,18 @@ final class TestNode: @unchecked Sendable {
     /// Runs a CLI command on this node's data directory; it must succeed. Returns trimmed stdout.
     @discardableResult
     func cli(_ arguments: String...) throws -> String {
-        let result = try Binary.run(arguments + ["--data", data.path])
+        let result = try NodeBinary.run(arguments + ["--data", data.path])
         #expect(result.status == 0, "\(name): \(arguments) failed: \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    func fixture(_ file: String) -> String { Binary.fixtures.appendingPathComponent(file).path }
+    func fixture(_ file: String) -> String { NodeBinary.fixtures.appendingPathComponent(file).path }
 
     /// Starts `run` on 127.0.0.1 and a free port, and waits for it to listen.
     func start(peers: [TestNode] = [], remembered: Bool = false, extra: [String] = []) async throws {
         runs += 1
         let process = Process()
-        process.executableURL = Binary.url
+        process.executableURL = NodeBinary.url
         var arguments = [
             "run", "--data", data.path, "--listen", "127.0.0.1", "--port", "\(port)", "--log-level", "info",
         ]

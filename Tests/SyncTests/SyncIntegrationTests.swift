@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Testing
 
@@ -218,7 +219,7 @@ struct SyncIntegrationTests {
         #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == true)
         // Without a running node, fetch says so.
         try await b.stop()
-        let offline = try Binary.run(["fetch", big, "--data", b.data.path])
+        let offline = try NodeBinary.run(["fetch", big, "--data", b.data.path])
         #expect(offline.status == 1 && offline.stderr.contains("no node is running"))
         try await a.stop()
     }
@@ -323,7 +324,7 @@ struct SyncIntegrationTests {
         let a = try TestNode("a")
         defer { a.remove() }
         try await a.start()
-        let second = try Binary.run(["run", "--data", a.data.path, "--port", "0", "--listen", "127.0.0.1"])
+        let second = try NodeBinary.run(["run", "--data", a.data.path, "--port", "0", "--listen", "127.0.0.1"])
         #expect(second.status != 0)
         #expect(second.stderr.contains("another continuum-node is already running"), "\(second.stderr)")
         // Commands keep working while the node runs.
