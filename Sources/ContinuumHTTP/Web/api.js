@@ -1,0 +1,113 @@
+// The HTTP API (Docs/API.md): fetch helpers, errors with the server's message, the access token.
+
+/** An API refusal: `status`, the API's `code` (`error`), its `message` for people and the `field` at fault. */
+export class ApiError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.field = field ?? null;
+  }
+}
+
+/**
+ * `?token=` in the page's URL: keep it in the cookie the API reads (SameSite=Strict, path=/), then take it out of
+ * the address bar and the history so that it is not bookmarked or shared with a screenshot.
+ */
+export function adoptTokenFromURL() {
+  const url = new URL(window.location.href);
+  const token = url.searchParams.get('token');
+  if (token === null) return;
+  const secure = window.location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `continuum-token=${encodeURIComponent(token)}; SameSite=Strict; path=/${secure}`;
+  url.searchParams.delete('token');
+  window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+}
+
+async function errorFrom(response) {
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    // Not JSON (a proxy, a crash): say what we know.
+  }
+  if (body && typeof body.message === 'string') {
+    return new ApiError(response.status, body.error ?? 'error', body.message, body.field);
+  }
+  return new ApiError(response.status, 'http_' + response.status,
+    `The node answered ${response.status} ${response.statusText || ''}`.trim() + '.');
+}
+
+/** GET or send JSON; returns the parsed body; throws ApiError (also for a network failure). */
+export async function api(path, { method = 'GET', json, signal } = {}) {
+  const init = { method, signal, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  if (json !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(json);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    throw new ApiError(0, 'network', 'The node cannot be reached. Is continuum-node still running?');
+  }
+  if (!response.ok) throw await errorFrom(response);
+  if (response.status === 204) return null;
+  return response.json();
+}
+
+/** Builds a query string from an object, leaving out null, undefined, false and ''. */
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === null || value === undefined || value === false || value === '') continue;
+    search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? '?' + text : '';
+}
+
+export const photoURL = (sha256) => `/api/photos/${sha256}`;
+export const thumbnailURL = (sha256) => `/api/photos/${sha256}/thumbnail`;
+export const downloadURL = (sha256) => `/api/photos/${sha256}?download=1`;
+
+/**
+ * POST /api/posts as multipart/form-data with XMLHttpRequest, for its upload progress.
+ * `onProgress(loaded, total)`; resolves with the new post, rejects with an ApiError.
+ * Returns { promise, abort }.
+ */
+export function uploadPost(formData, onProgress) {
+  const xhr = new XMLHttpRequest();
+  const promise = new Promise((resolve, reject) => {
+    xhr.open('POST', '/api/posts');
+    xhr.responseType = 'text';
+    xhr.setRequestHeader('Accept', 'application/json');
+    xhr.upload.onprogress = (event) => {
+      if (event.lengthComputable) onProgress(event.loaded, event.total);
+    };
+    xhr.onload = () => {
+      let body = null;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        // handled below
+      }
+      if (xhr.status >= 200 && xhr.status < 300 && body) {
+        resolve(body);
+      } else if (body && typeof body.message === 'string') {
+        reject(new ApiError(xhr.status, body.error ?? 'error', body.message, body.field));
+      } else {
+        reject(new ApiError(xhr.status, 'http_' + xhr.status, `The node answered ${xhr.status} ${xhr.statusText}.`));
+      }
+    };
+    xhr.onerror = () => reject(new ApiError(0, 'network',
+      'The upload did not reach the node (connection lost, or the node refused it before reading it all).'));
+    xhr.onabort = () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.'));
+    xhr.send(formData);
+  });
+  return { promise, abort: () => xhr.abort() };
+}
+
+/** Who this node is (from /api/status), filled in by app.js at start. */
+export const session = { me: null, name: null };

@@ -1,0 +1,101 @@
+// continuum-node web UI: hash routes, one EventSource, no build step, no framework.
+//   #/                 timeline        #/post/{id}   post detail
+//   #/new              add a post      #/notifications, #/peers
+
+import { adoptTokenFromURL, api, session } from './api.js';
+import { clearErrors, showError } from './dom.js';
+import * as events from './events.js';
+import * as timeline from './timeline.js';
+import * as postView from './post.js';
+import * as newPost from './newpost.js';
+import * as notifications from './notifications.js';
+import * as peers from './peers.js';
+
+adoptTokenFromURL();
+
+const main = document.getElementById('main');
+const other = document.createElement('div'); // every view but the timeline is rendered here
+other.id = 'view';
+let unmount = null;
+let timelineScroll = 0;
+let current = null;
+let first = true;
+
+function parse(hash) {
+  const path = hash.replace(/^#/, '') || '/';
+  let match;
+  if (path === '/' || path === '') return { name: 'timeline' };
+  if ((match = path.match(/^\/post\/([0-9a-fA-F]{4,64})$/))) return { name: 'post', id: match[1].toLowerCase() };
+  if (path === '/new') return { name: 'new' };
+  if (path === '/notifications') return { name: 'notifications' };
+  if (path === '/peers') return { name: 'peers' };
+  return { name: 'missing', path };
+}
+
+function route() {
+  const next = parse(window.location.hash);
+  if (current?.name === 'timeline') timelineScroll = window.scrollY;
+  if (unmount) { unmount(); unmount = null; }
+  if (!first) clearErrors();
+
+  const timelineElement = timeline.element();
+  if (!timelineElement.isConnected) main.append(timelineElement);
+  if (!other.isConnected) main.append(other);
+
+  if (next.name === 'timeline') {
+    other.replaceChildren();
+    other.hidden = true;
+    timelineElement.hidden = false;
+    window.scrollTo(0, timelineScroll);
+    timeline.shown();
+  } else {
+    timelineElement.hidden = true;
+    other.hidden = false;
+    window.scrollTo(0, 0);
+    if (next.name === 'post') unmount = postView.mount(other, next.id);
+    else if (next.name === 'new') unmount = newPost.mount(other);
+    else if (next.name === 'notifications') unmount = notifications.mount(other);
+    else if (next.name === 'peers') unmount = peers.mount(other);
+    else {
+      const p = document.createElement('p');
+      p.className = 'panel';
+      p.textContent = `There is no page ${next.path}. `;
+      const a = document.createElement('a');
+      a.href = '#/';
+      a.textContent = 'Go to the timeline';
+      p.append(a);
+      other.replaceChildren(p);
+    }
+  }
+
+  for (const link of document.querySelectorAll('nav a[data-route]')) {
+    if (link.dataset.route === next.name) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  // Move focus to the new view's heading (not on the first load: the person has not navigated yet).
+  if (!first) {
+    const heading = (next.name === 'timeline' ? timelineElement : other).querySelector('h1');
+    heading?.focus({ preventScroll: true });
+  }
+  first = false;
+  current = next;
+}
+
+async function start() {
+  // Who we are: "mine" in the timeline and "(you)" in comments. The views work without it.
+  try {
+    const status = await api('/api/status');
+    session.me = status.node?.id ?? null;
+    session.name = status.node?.name ?? null;
+  } catch (error) {
+    showError(error, 'Could not reach the node');
+  }
+}
+
+// The marker the browser tests use to tell that live updates came without a page load.
+window.continuumLoadedAt = performance.timeOrigin;
+start();
+events.connect();
+notifications.startBadge();
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,80 @@
+// Small DOM helpers. Text from the network only ever goes through textContent or attributes, never HTML.
+
+/** h('a', {href: '#/', class: 'x', onclick: fn}, 'text', childNode, [more]) */
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') {
+      element.addEventListener(key.slice(2), value);
+    } else if (key === 'class') {
+      element.className = value;
+    } else if (key === 'dataset') {
+      Object.assign(element.dataset, value);
+    } else if (value === true) {
+      element.setAttribute(key, '');
+    } else {
+      element.setAttribute(key, String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+function append(element, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(element, child);
+    else element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export const shortId = (id) => (id ?? '').slice(0, 12);
+
+/** The author's display name, or the short id when the node holds none. */
+export const authorLabel = (name, id) => name ?? shortId(id);
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** A <time> with the local date and time, the RFC 3339 value as datetime. */
+export function timeElement(iso) {
+  const date = new Date(iso);
+  return h('time', { datetime: iso, title: date.toISOString() }, isNaN(date) ? iso : dateFormat.format(date));
+}
+
+export function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10240 ? 1 : 0)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatLocation(location) {
+  return `${location.latitude.toFixed(5)}, ${location.longitude.toFixed(5)}`;
+}
+
+/** Shows an error to the person (role=alert region), with a dismiss button. Returns the element. */
+export function showError(error, context) {
+  const region = document.getElementById('errors');
+  const message = error?.message ?? String(error);
+  const text = context ? `${context}: ${message}` : message;
+  // The same message twice in a row (a retry loop) is shown once.
+  for (const existing of region.querySelectorAll('.error-text')) {
+    if (existing.textContent === text) return existing.parentElement;
+  }
+  const item = h('div', { class: 'error' },
+    h('span', { class: 'error-text' }, text),
+    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss this message', onclick: () => item.remove() }, '✕'));
+  region.append(item);
+  return item;
+}
+
+export function clearErrors() {
+  document.getElementById('errors').replaceChildren();
+}
+
+/** A polite screen-reader announcement. */
+export function announce(text) {
+  const region = document.getElementById('notice');
+  region.textContent = '';
+  window.setTimeout(() => { region.textContent = text; }, 50);
+}

@@ -1,0 +1,161 @@
+// Add post (#/new): file picker and drop zone, preview, caption, optional location, upload with progress.
+// A refusal shows the API's message and keeps everything filled in. The form survives leaving the page and coming
+// back (its state is kept in this module) until a post is made.
+
+import { uploadPost, session } from './api.js';
+import { h, showError, clearErrors, announce, formatBytes } from './dom.js';
+import * as timeline from './timeline.js';
+
+let form = null; // kept between visits
+let file = null;
+let previewURL = null;
+let upload = null;
+
+export function mount(container) {
+  if (!form) form = build();
+  container.replaceChildren(h('section', { class: 'view new-view', 'aria-labelledby': 'new-title' },
+    h('h1', { id: 'new-title', tabindex: '-1' }, 'New post'), form));
+  return () => {};
+}
+
+function build() {
+  const input = h('input', { type: 'file', id: 'photo-input', name: 'photo', accept: 'image/jpeg,image/png,image/heic,image/webp,image/gif,image/*', class: 'file-input' });
+  const preview = h('img', { class: 'preview', alt: '', hidden: true, id: 'preview' });
+  const fileInfo = h('p', { class: 'meta', id: 'file-info', 'aria-live': 'polite' }, 'No photo chosen.');
+  const zone = h('label', { for: 'photo-input', class: 'drop-zone', id: 'drop-zone' },
+    preview,
+    h('span', { class: 'drop-text' }, h('strong', {}, 'Choose a photo'), ' or drop it here'),
+    h('span', { class: 'meta' }, 'JPEG, PNG, HEIC, WebP or GIF'));
+  const caption = h('textarea', { id: 'caption', name: 'caption', rows: 3, maxlength: 2048, 'aria-describedby': 'caption-help' });
+  const location = h('input', { id: 'location', name: 'location', type: 'text', inputmode: 'decimal', autocomplete: 'off',
+    placeholder: '48.8566,2.3522', 'aria-describedby': 'location-help' });
+  const progress = h('progress', { id: 'upload-progress', max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' });
+  const progressText = h('span', { class: 'meta', id: 'upload-progress-text', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
+  const cancel = h('button', { type: 'button', id: 'cancel-upload', hidden: true, onclick: () => upload?.abort() }, 'Cancel upload');
+  const formError = h('p', { class: 'form-error', id: 'form-error', role: 'alert', hidden: true });
+
+  const locationRow = h('div', { class: 'field' },
+    h('label', { for: 'location' }, 'Location (optional)'),
+    h('div', { class: 'row' }, location),
+    h('p', { class: 'help', id: 'location-help' }, 'Latitude,longitude in decimal degrees. Left empty, the photo’s own GPS position is used if it has one.'));
+  if (window.isSecureContext && 'geolocation' in navigator) {
+    const here = h('button', { type: 'button', id: 'use-location', onclick: () => {
+      here.disabled = true;
+      navigator.geolocation.getCurrentPosition((position) => {
+        location.value = `${position.coords.latitude.toFixed(6)},${position.coords.longitude.toFixed(6)}`;
+        here.disabled = false;
+      }, (error) => {
+        showError({ message: `Your location is not available: ${error.message}` });
+        here.disabled = false;
+      }, { timeout: 15000 });
+    } }, 'Use my location');
+    locationRow.querySelector('.row').append(here);
+  }
+
+  const element = h('form', { id: 'new-post', class: 'new-post', novalidate: true },
+    h('div', { class: 'field' }, zone, input, fileInfo),
+    h('div', { class: 'field' },
+      h('label', { for: 'caption' }, 'Caption'), caption,
+      h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
+    locationRow,
+    formError,
+    h('div', { class: 'actions' }, submit, cancel, progress, progressText));
+
+  function choose(chosen) {
+    file = chosen ?? null;
+    if (previewURL) URL.revokeObjectURL(previewURL);
+    previewURL = null;
+    if (!file) {
+      preview.hidden = true;
+      fileInfo.textContent = 'No photo chosen.';
+      zone.classList.remove('has-file');
+      return;
+    }
+    fileInfo.textContent = `${file.name} · ${formatBytes(file.size)}`;
+    zone.classList.add('has-file');
+    if (file.type.startsWith('image/')) {
+      previewURL = URL.createObjectURL(file);
+      preview.src = previewURL;
+      preview.alt = `Preview of ${file.name}`;
+      preview.hidden = false;
+      // A format this browser cannot show (HEIC in most): no preview, the node still takes it.
+      preview.onerror = () => { preview.hidden = true; };
+    } else {
+      preview.hidden = true;
+    }
+  }
+
+  input.addEventListener('change', () => choose(input.files[0]));
+  for (const type of ['dragenter', 'dragover']) {
+    zone.addEventListener(type, (event) => { event.preventDefault(); zone.classList.add('dragging'); });
+  }
+  for (const type of ['dragleave', 'dragend']) zone.addEventListener(type, () => zone.classList.remove('dragging'));
+  zone.addEventListener('drop', (event) => {
+    event.preventDefault();
+    zone.classList.remove('dragging');
+    const dropped = event.dataTransfer?.files?.[0];
+    if (dropped) {
+      input.value = '';
+      choose(dropped);
+    }
+  });
+
+  function showFormError(message, field) {
+    formError.textContent = message;
+    formError.hidden = false;
+    for (const control of [caption, location, input]) control.removeAttribute('aria-invalid');
+    const target = { caption, location, photo: input }[field];
+    if (target) {
+      target.setAttribute('aria-invalid', 'true');
+      (target === input ? zone : target).scrollIntoView({ block: 'center' });
+      target.focus();
+    }
+  }
+
+  element.addEventListener('submit', (event) => {
+    event.preventDefault();
+    if (upload) return;
+    clearErrors();
+    formError.hidden = true;
+    // Everything else (type, size, caption rules, location format) is the node's to judge: its message is shown.
+    if (!file) {
+      showFormError('Choose a photo first.', 'photo');
+      return;
+    }
+    const data = new FormData();
+    data.append('photo', file, file.name);
+    data.append('caption', caption.value);
+    if (location.value.trim()) data.append('location', location.value.trim());
+
+    submit.disabled = true;
+    cancel.hidden = false;
+    progress.hidden = false;
+    progress.value = 0;
+    progressText.textContent = 'Uploading…';
+    upload = uploadPost(data, (loaded, total) => {
+      progress.value = Math.round((loaded / total) * 100);
+      progressText.textContent = loaded < total ? `${formatBytes(loaded)} of ${formatBytes(total)}` : 'Checking the photo…';
+    });
+    upload.promise.then((post) => {
+      // Made: clear the form for the next one, show the post.
+      element.reset();
+      choose(null);
+      progress.hidden = true;
+      progressText.textContent = '';
+      timeline.addLocalPost(post);
+      announce('Posted.');
+      window.location.hash = `#/post/${post.id}`;
+    }, (error) => {
+      progress.hidden = true;
+      progressText.textContent = '';
+      if (error.code !== 'aborted') showFormError(error.message, error.field);
+    }).finally(() => {
+      upload = null;
+      submit.disabled = false;
+      cancel.hidden = true;
+    });
+  });
+  void session;
+  return element;
+}

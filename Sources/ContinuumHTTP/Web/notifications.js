@@ -1,0 +1,125 @@
+// Notifications (#/notifications) and the unread badge in the header.
+
+import { api, query } from './api.js';
+import { h, timeElement, shortId, authorLabel, showError, announce } from './dom.js';
+import * as events from './events.js';
+
+let unread = null;
+
+function setBadge(count) {
+  unread = count;
+  const badge = document.getElementById('unread-badge');
+  const link = document.getElementById('nav-notifications');
+  badge.hidden = !count;
+  badge.textContent = count > 99 ? '99+' : String(count);
+  link.setAttribute('aria-label', count ? `Notifications, ${count} unread` : 'Notifications');
+}
+
+let refreshing = null;
+export function refreshBadge() {
+  if (refreshing) return refreshing;
+  refreshing = api('/api/notifications' + query({ unread: 'true', limit: 1 }))
+    .then((body) => setBadge(body.unread))
+    .catch(() => {})
+    .finally(() => { refreshing = null; });
+  return refreshing;
+}
+
+export function startBadge() {
+  refreshBadge();
+  events.on('notification', (event) => {
+    if (!event.notification.read) setBadge((unread ?? 0) + 1);
+  });
+  events.on('reconnected', refreshBadge);
+}
+
+function describe(n) {
+  const who = authorLabel(n.authorName, n.author ?? '');
+  switch (n.kind) {
+    case 'comment': return [h('strong', {}, who), ' commented: ', h('q', {}, n.text ?? '')];
+    case 'edited': return [h('strong', {}, who), ' changed the caption to ', h('q', {}, n.text ?? '')];
+    case 'deleted': return [h('strong', {}, who), ' deleted a post you follow'];
+    case 'post': return [h('strong', {}, who), ' posted ', h('q', {}, n.text ?? '')];
+    default: return [`${n.kind} from `, h('strong', {}, who)];
+  }
+}
+
+export function mount(container) {
+  const off = [];
+  const list = h('ol', { class: 'notifications', id: 'notification-list', 'aria-label': 'Notifications' });
+  const status = h('p', { class: 'status-line', role: 'status' }, 'Loading…');
+  const allButton = h('button', { type: 'button', id: 'mark-all-read', onclick: () => mark({ all: true }) }, 'Mark all read');
+  container.replaceChildren(h('section', { class: 'view', 'aria-labelledby': 'notifications-title' },
+    h('div', { class: 'view-head' }, h('h1', { id: 'notifications-title', tabindex: '-1' }, 'Notifications'), allButton),
+    status, list));
+
+  const items = new Map(); // id -> { n, li }
+
+  function item(n) {
+    const button = h('button', { type: 'button', class: 'link mark-one', onclick: () => mark({ ids: [n.id] }) }, 'Mark read');
+    const li = h('li', { class: n.read ? 'notification' : 'notification unread', dataset: { id: n.id } },
+      h('p', {}, h('a', { href: `#/post/${n.post}` }, describe(n))),
+      h('p', { class: 'meta' }, timeElement(n.createdAt), ` · post ${shortId(n.post)}`,
+        n.whileOffline ? ' · written while you were apart' : '', ' ', n.read ? null : button));
+    return li;
+  }
+
+  function renderStatus() {
+    const unreadHere = [...items.values()].filter((entry) => !entry.n.read).length;
+    status.textContent = items.size === 0 ? 'No notifications. Follow a post to hear of its comments.'
+      : `${unread ?? unreadHere} unread`;
+    allButton.disabled = (unread ?? unreadHere) === 0;
+  }
+
+  async function load() {
+    try {
+      const body = await api('/api/notifications' + query({ limit: 100 }));
+      items.clear();
+      list.replaceChildren();
+      for (const n of body.notifications) {
+        const li = item(n);
+        items.set(n.id, { n, li });
+        list.append(li);
+      }
+      setBadge(body.unread);
+      renderStatus();
+    } catch (error) {
+      status.textContent = '';
+      showError(error, 'Could not load the notifications');
+    }
+  }
+
+  async function mark(request) {
+    try {
+      const result = await api('/api/notifications/read', { method: 'POST', json: request });
+      const ids = request.all ? [...items.keys()] : request.ids;
+      for (const id of ids) {
+        const entry = items.get(id);
+        if (!entry || entry.n.read) continue;
+        entry.n.read = true;
+        const li = item(entry.n);
+        entry.li.replaceWith(li);
+        entry.li = li;
+      }
+      setBadge(result.unread);
+      renderStatus();
+      announce(request.all ? 'All notifications marked read.' : 'Marked read.');
+      if (!request.all) list.querySelector('.mark-one')?.focus();
+      else allButton.focus();
+    } catch (error) {
+      showError(error, 'Could not mark read');
+    }
+  }
+
+  off.push(events.on('notification', (event) => {
+    const n = event.notification;
+    if (items.has(n.id)) return;
+    const li = item(n);
+    items.set(n.id, { n, li });
+    list.prepend(li);
+    renderStatus();
+  }));
+  off.push(events.on('reconnected', load));
+  load();
+  return () => { for (const fn of off) fn(); };
+}

@@ -1,0 +1,61 @@
+// Peers (#/peers): the peers met, which are connected, and LAN discovery, from /api/peers and /api/status.
+
+import { api } from './api.js';
+import { h, timeElement, shortId, formatBytes, showError } from './dom.js';
+import * as events from './events.js';
+
+const DISCOVERY = {
+  on: 'On', unavailable: 'Unavailable', starting: 'Starting', off: 'Off (--no-discovery)', stopped: 'Not running',
+};
+
+export function mount(container) {
+  const off = [];
+  const content = h('div', {}, h('p', { class: 'status-line', role: 'status' }, 'Loading…'));
+  container.replaceChildren(h('section', { class: 'view', 'aria-labelledby': 'peers-title' },
+    h('div', { class: 'view-head' }, h('h1', { id: 'peers-title', tabindex: '-1' }, 'Peers'),
+      h('button', { type: 'button', onclick: () => load() }, 'Refresh')),
+    content));
+
+  async function load() {
+    let peers, status;
+    try {
+      [peers, status] = await Promise.all([api('/api/peers'), api('/api/status')]);
+    } catch (error) {
+      showError(error, 'Could not load the peers');
+      return;
+    }
+    const discovery = peers.discovery ?? status.discovery ?? {};
+    const connected = peers.peers.filter((peer) => peer.state === 'connected');
+    const summary = h('dl', { class: 'facts' },
+      h('dt', {}, 'This node'), h('dd', {}, status.node?.name ?? '(no name)', ' ', h('code', { title: status.node?.id ?? '' }, shortId(status.node?.id))),
+      h('dt', {}, 'Connected'), h('dd', { id: 'peers-connected' }, `${connected.length} of ${peers.peers.length} met`),
+      h('dt', {}, 'LAN discovery'), h('dd', { id: 'discovery-state' }, DISCOVERY[discovery.state] ?? discovery.state ?? 'unknown',
+        discovery.serviceName ? ` as “${discovery.serviceName}”` : '',
+        discovery.state === 'on' ? ` · ${discovery.peersPresent} on the LAN now, ${discovery.peersSeen} seen` : ''),
+      discovery.lastError && discovery.state !== 'on' ? [h('dt', {}, 'Why'), h('dd', {}, discovery.lastError)] : null,
+      status.api ? [h('dt', {}, 'Web UI and API'), h('dd', {}, h('code', {}, String(status.api)))] : null,
+      h('dt', {}, 'Holds'), h('dd', {}, `${status.store.posts} posts, ${status.store.comments} comments, ${status.store.photos} photos (${formatBytes(status.store.photoBytes)})`));
+
+    const list = h('ul', { class: 'peers', id: 'peer-list', 'aria-label': 'Peers met' });
+    for (const peer of peers.peers) {
+      const isOn = peer.state === 'connected';
+      list.append(h('li', { class: isOn ? 'peer connected' : 'peer' },
+        h('p', {}, h('span', { class: 'dot', 'aria-hidden': 'true' }), h('strong', {}, peer.name ?? '(no name)'), ' ',
+          h('code', { title: peer.id }, shortId(peer.id)), ' · ', isOn ? 'connected' : 'disconnected'),
+        h('p', { class: 'meta' }, peer.address, ' · last seen ', timeElement(peer.lastSeen),
+          ` · records in/out ${peer.recordsIn}/${peer.recordsOut} · ${formatBytes(peer.bytesIn)} in, ${formatBytes(peer.bytesOut)} out`,
+          peer.pushInterest != null ? ` · wants pushes for ${peer.pushInterest} ${peer.pushInterest === 1 ? 'post' : 'posts'}` : '')));
+    }
+    content.replaceChildren(summary,
+      h('h2', {}, 'Peers met'),
+      peers.peers.length ? list : h('p', { class: 'panel' },
+        'No peer met yet. Nodes on the same LAN find each other by themselves; otherwise start the node with --peer HOST:PORT.'),
+      h('p', { class: 'meta' }, 'Traffic counters add up ended sessions; an open session is counted when it ends.'));
+  }
+
+  let timer = 0;
+  const soon = () => { window.clearTimeout(timer); timer = window.setTimeout(load, 300); };
+  off.push(events.on('peerJoined', soon), events.on('peerLeft', soon), events.on('reconnected', soon));
+  load();
+  return () => { window.clearTimeout(timer); for (const fn of off) fn(); };
+}

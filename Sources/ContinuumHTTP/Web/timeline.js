@@ -1,0 +1,353 @@
+// Timeline (#/): the grid of posts, search, filters "mine" and "last 5 days", infinite scroll with the feed's
+// cursor, and live updates. The section is built once and kept while other views are shown, so that going back
+// keeps the pages loaded and the scroll position.
+
+import { api, query, thumbnailURL, session } from './api.js';
+import { h, showError, announce } from './dom.js';
+import * as events from './events.js';
+
+const PAGE = 24;
+const SEARCH_LIMIT = 100;
+const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
+
+const state = {
+  mode: 'feed', // 'feed' or 'search'
+  q: '',
+  mine: false,
+  recent: false,
+  posts: new Map(), // id -> { post, tile }
+  cursor: null,
+  more: false,
+  loading: false,
+  generation: 0, // bumped on every new query; late answers of an older one are dropped
+  firstScreenMarked: false,
+  failed: false, // the last page request failed: wait for the button
+};
+
+let section, grid, statusLine, sentinel, moreButton, searchInput, mineBox, recentBox, observer;
+
+export function element() {
+  if (!section) build();
+  return section;
+}
+
+function build() {
+  searchInput = h('input', { type: 'search', id: 'search', name: 'q', autocomplete: 'off', enterkeyhint: 'search',
+    placeholder: 'Search captions' });
+  mineBox = h('input', { type: 'checkbox', id: 'filter-mine' });
+  recentBox = h('input', { type: 'checkbox', id: 'filter-recent' });
+  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (event) => { event.preventDefault(); searchNow(); } },
+    h('label', { for: 'search', class: 'visually-hidden' }, 'Search captions'),
+    searchInput,
+    h('label', { class: 'chip', for: 'filter-mine' }, mineBox, ' Mine'),
+    h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'));
+  let debounce = 0;
+  searchInput.addEventListener('input', () => {
+    window.clearTimeout(debounce);
+    debounce = window.setTimeout(searchNow, 250);
+  });
+  mineBox.addEventListener('change', () => { state.mine = mineBox.checked; reload(); });
+  recentBox.addEventListener('change', () => { state.recent = recentBox.checked; reload(); });
+
+  statusLine = h('p', { class: 'status-line', role: 'status', 'aria-live': 'polite' });
+  grid = h('ul', { class: 'grid', id: 'grid', 'aria-label': 'Posts' });
+  sentinel = h('div', { class: 'sentinel', 'aria-hidden': 'true' });
+  moreButton = h('button', { type: 'button', class: 'more', hidden: true, onclick: () => loadMore(true) }, 'Load more');
+  section = h('section', { id: 'view-timeline', class: 'view', 'aria-labelledby': 'timeline-title' },
+    h('h1', { id: 'timeline-title', class: 'visually-hidden', tabindex: '-1' }, 'Timeline'),
+    form, statusLine, grid, sentinel, moreButton);
+
+  observer = new IntersectionObserver((entries) => {
+    if (entries.some((entry) => entry.isIntersecting)) loadMore();
+  }, { rootMargin: '800px 0px' });
+  observer.observe(sentinel);
+
+  events.on('post', onPostEvent);
+  events.on('comment', onCommentEvent);
+  events.on('postEdited', onEditedEvent);
+  events.on('deleted', onDeletedEvent);
+  events.on('photoArrived', (event) => retryThumbnails(event.sha256));
+  events.on('thumbnailArrived', (event) => retryThumbnails(event.sha256));
+  events.on('reconnected', catchUp);
+
+  reload();
+}
+
+/** Called by the router when the timeline is shown again. */
+export function shown() {
+  // A page that came back into view with the sentinel on screen loads the next page.
+  if (state.more && !state.loading) {
+    const rect = sentinel.getBoundingClientRect();
+    if (rect.top < window.innerHeight + 800) loadMore();
+  }
+}
+
+function searchNow() {
+  const q = searchInput.value.trim();
+  if (q === state.q && (q === '') === (state.mode === 'feed')) return;
+  state.q = q;
+  reload();
+}
+
+function clear() {
+  state.generation += 1;
+  state.posts.clear();
+  grid.replaceChildren();
+  state.cursor = null;
+  state.more = false;
+  state.loading = false;
+  state.failed = false;
+  moreButton.hidden = true;
+}
+
+async function reload() {
+  clear();
+  state.mode = state.q ? 'search' : 'feed';
+  const generation = state.generation;
+  state.loading = true;
+  statusLine.textContent = 'Loading…';
+  try {
+    if (state.mode === 'search') {
+      const body = await api('/api/search' + query({ q: state.q, limit: SEARCH_LIMIT }));
+      if (generation !== state.generation) return;
+      const posts = body.posts.filter(passesFilters);
+      addPage(posts);
+      const n = posts.length;
+      statusLine.textContent = n === 0 ? `No posts match “${state.q}”.`
+        : `${n}${body.posts.length >= SEARCH_LIMIT ? '+' : ''} ${n === 1 ? 'post matches' : 'posts match'} “${state.q}”.`;
+    } else {
+      const body = await api('/api/feed' + feedQuery(null));
+      if (generation !== state.generation) return;
+      addPage(body.posts);
+      state.cursor = body.nextCursor;
+      state.more = body.nextCursor !== null;
+      updateFeedStatus();
+    }
+  } catch (error) {
+    if (generation !== state.generation) return;
+    statusLine.textContent = '';
+    showError(error, state.mode === 'search' ? 'Search failed' : 'Could not load the timeline');
+  } finally {
+    if (generation === state.generation) {
+      state.loading = false;
+      moreButton.hidden = !state.more;
+      markFirstScreen();
+    }
+  }
+  shown();
+}
+
+function feedQuery(cursor) {
+  return query({ mine: state.mine ? 'true' : null, since: state.recent ? '5d' : null, limit: PAGE, cursor });
+}
+
+async function loadMore(fromButton = false) {
+  if (fromButton) state.failed = false;
+  if (state.mode !== 'feed' || !state.more || state.loading || state.failed || section.hidden) return;
+  const generation = state.generation;
+  state.loading = true;
+  moreButton.disabled = true;
+  try {
+    const body = await api('/api/feed' + feedQuery(state.cursor));
+    if (generation !== state.generation) return;
+    addPage(body.posts);
+    state.cursor = body.nextCursor;
+    state.more = body.nextCursor !== null;
+    updateFeedStatus();
+  } catch (error) {
+    if (generation !== state.generation) return;
+    showError(error, 'Could not load more posts');
+    // No automatic retry (that could loop); the button tries again.
+    state.loading = false;
+    state.failed = true;
+    moreButton.hidden = false;
+    moreButton.disabled = false;
+    return;
+  }
+  if (generation !== state.generation) return;
+  state.loading = false;
+  moreButton.disabled = false;
+  moreButton.hidden = !state.more;
+  // Still at the bottom (tall screen, small page): keep going.
+  requestAnimationFrame(shown);
+}
+
+function updateFeedStatus() {
+  const n = state.posts.size;
+  const filters = [state.mine && 'yours', state.recent && 'from the last 5 days'].filter(Boolean).join(', ');
+  if (n === 0) {
+    statusLine.textContent = filters ? `No posts ${filters === 'yours' ? 'of yours' : filters} yet.`
+      : 'No posts yet. Add one, or connect to a peer.';
+  } else {
+    statusLine.textContent = `${n}${state.more ? '+' : ''} ${n === 1 ? 'post' : 'posts'}${filters ? ' (' + filters + ')' : ''}`;
+  }
+}
+
+function passesFilters(post) {
+  if (state.mine && post.author !== session.me) return false;
+  if (state.recent && Date.parse(post.createdAt) < Date.now() - FIVE_DAYS_MS) return false;
+  return true;
+}
+
+function addPage(posts) {
+  const fragment = document.createDocumentFragment();
+  for (const post of posts) {
+    if (state.posts.has(post.id)) continue; // never the same post twice
+    const tile = makeTile(post);
+    state.posts.set(post.id, { post, tile });
+    fragment.append(tile);
+  }
+  grid.append(fragment);
+}
+
+function makeTile(post) {
+  const sha = post.photo.sha256;
+  const img = h('img', { src: thumbnailURL(sha), alt: post.caption, loading: 'lazy', decoding: 'async',
+    width: 400, height: 400 });
+  const placeholder = h('div', { class: 'placeholder', hidden: true },
+    h('span', { 'aria-hidden': 'true' }, '◌'), h('span', {}, 'Photo not here yet'));
+  const tile = h('li', { class: 'tile', dataset: { id: post.id, sha } },
+    h('a', { href: `#/post/${post.id}`, class: 'tile-link' },
+      h('div', { class: 'thumb' }, img, placeholder),
+      h('div', { class: 'tile-text' },
+        h('p', { class: 'caption' }, post.caption),
+        h('p', { class: 'meta' }, commentCountText(post.commentCount)))));
+  img.addEventListener('error', () => {
+    tile.classList.add('no-thumb');
+    placeholder.hidden = false;
+  });
+  img.addEventListener('load', () => {
+    tile.classList.remove('no-thumb');
+    placeholder.hidden = true;
+  });
+  return tile;
+}
+
+function commentCountText(count) {
+  return count === 0 ? 'No comments' : count === 1 ? '1 comment' : `${count} comments`;
+}
+
+function retryThumbnails(sha) {
+  if (!grid) return;
+  for (const tile of grid.querySelectorAll(`li.no-thumb[data-sha="${CSS.escape(sha)}"]`)) {
+    const img = tile.querySelector('img');
+    // A new <img> (same URL): a failed load is not cached, so this asks the node again.
+    const fresh = img.cloneNode();
+    fresh.addEventListener('error', () => { tile.classList.add('no-thumb'); tile.querySelector('.placeholder').hidden = false; });
+    fresh.addEventListener('load', () => { tile.classList.remove('no-thumb'); tile.querySelector('.placeholder').hidden = true; });
+    fresh.loading = 'eager';
+    img.replaceWith(fresh);
+  }
+}
+
+/** A post made on this page (#/new): put it in place at once. */
+export function addLocalPost(post) {
+  if (section) insertSorted(post);
+}
+
+/** A post changed (edit, comment count) on the detail page. */
+export function updatePost(post) {
+  const entry = state.posts.get(post.id);
+  if (!entry) return;
+  entry.post = { ...entry.post, ...post };
+  entry.tile.querySelector('.caption').textContent = entry.post.caption;
+  entry.tile.querySelector('img').alt = entry.post.caption;
+  entry.tile.querySelector('.meta').textContent = commentCountText(entry.post.commentCount);
+}
+
+export function removePosts(ids) {
+  let removed = 0;
+  for (const id of ids) {
+    const entry = state.posts.get(id);
+    if (!entry) continue;
+    entry.tile.remove();
+    state.posts.delete(id);
+    removed += 1;
+  }
+  if (removed && state.mode === 'feed') updateFeedStatus();
+}
+
+function insertSorted(post) {
+  if (state.posts.has(post.id) || state.mode !== 'feed' || !passesFilters(post)) return false;
+  // Newest first, by createdAt then id, as the feed. A post older than everything loaded while more pages remain
+  // comes with those pages instead (the cursor is a position, so it will).
+  const key = (p) => [Date.parse(p.createdAt), p.id];
+  const [t, id] = key(post);
+  let before = null;
+  for (const { post: other, tile } of state.posts.values()) {
+    const [ot, oid] = key(other);
+    if (ot < t || (ot === t && oid < id)) { before = tile; break; }
+  }
+  if (!before && state.more) return false;
+  const tile = makeTile(post);
+  state.posts.set(post.id, { post, tile });
+  grid.insertBefore(tile, before);
+  // Keep the Map in grid order for the next insertion.
+  const entries = [...grid.children].map((child) => [child.dataset.id, state.posts.get(child.dataset.id)]);
+  state.posts = new Map(entries);
+  updateFeedStatus();
+  return true;
+}
+
+async function onPostEvent(event) {
+  if (!section || state.mode !== 'feed' || state.posts.has(event.post)) return;
+  try {
+    const post = await api(`/api/posts/${event.post}`);
+    if (insertSorted(post) && post.author !== session.me) {
+      announce(`New post from ${post.authorName ?? 'a peer'}: ${post.caption}`);
+    }
+  } catch (error) {
+    if (error.code !== 'unknown_post') showError(error, 'Could not show a new post');
+  }
+}
+
+function onCommentEvent(event) {
+  const entry = state.posts.get(event.post);
+  if (!entry) return;
+  updatePost({ id: event.post, commentCount: entry.post.commentCount + 1 });
+}
+
+function onEditedEvent(event) {
+  const entry = state.posts.get(event.post);
+  if (entry && entry.post.author === event.author) updatePost({ id: event.post, caption: event.caption });
+}
+
+function onDeletedEvent(event) {
+  const own = event.targets.filter((id) => state.posts.get(id)?.post.author === event.author);
+  removePosts(own);
+}
+
+/** After a gap in the live updates: fetch the first page again, add what is new, refresh what is shown. */
+async function catchUp() {
+  if (!section || state.mode !== 'feed') return;
+  try {
+    const body = await api('/api/feed' + feedQuery(null));
+    for (const post of body.posts) {
+      if (state.posts.has(post.id)) updatePost(post);
+      else insertSorted(post);
+    }
+  } catch {
+    // The next reconnection tries again.
+  }
+}
+
+/**
+ * The benchmark's mark: the first page of tiles is in the grid and every thumbnail on the first screen has
+ * finished loading (or failed, showing its placeholder). `performance.getEntriesByName('continuum:first-screen')`.
+ */
+function markFirstScreen() {
+  if (state.firstScreenMarked) return;
+  state.firstScreenMarked = true;
+  const images = [...grid.querySelectorAll('img')].filter((img) => {
+    const rect = img.getBoundingClientRect();
+    return rect.bottom > 0 && rect.top < window.innerHeight;
+  });
+  const pending = images.filter((img) => !img.complete).map((img) => new Promise((resolve) => {
+    img.addEventListener('load', resolve, { once: true });
+    img.addEventListener('error', resolve, { once: true });
+  }));
+  Promise.all(pending).then(() => {
+    performance.mark('continuum:first-screen');
+    window.continuumFirstScreen = { at: performance.now(), images: images.length, tiles: grid.children.length };
+  });
+}
