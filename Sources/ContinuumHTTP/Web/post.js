@@ -42,7 +42,7 @@ export function mount(container, id) {
       'by ', h('strong', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)),
       post.mine ? ' (you)' : '', ' · ', timeElement(post.createdAt),
       post.edited ? h('span', { class: 'edited' }, ' · edited') : null);
-    const location = post.location ? h('p', { class: 'meta location' }, '📍 ',
+    const location = post.location ? h('p', { class: 'meta location' }, 'Location: ',
       h('a', { href: `https://www.openstreetmap.org/?mlat=${post.location.latitude}&mlon=${post.location.longitude}#map=15/${post.location.latitude}/${post.location.longitude}`,
         rel: 'noopener noreferrer', target: '_blank' }, formatLocation(post.location))) : null;
 

@@ -205,7 +205,7 @@ function makeTile(post) {
   const img = h('img', { src: thumbnailURL(sha), alt: post.caption, loading: 'lazy', decoding: 'async',
     width: 400, height: 400 });
   const placeholder = h('div', { class: 'placeholder', hidden: true },
-    h('span', { 'aria-hidden': 'true' }, '◌'), h('span', {}, 'Photo not here yet'));
+    h('span', { class: 'ring', 'aria-hidden': 'true' }), h('span', {}, 'Photo not here yet'));
   const tile = h('li', { class: 'tile', dataset: { id: post.id, sha } },
     h('a', { href: `#/post/${post.id}`, class: 'tile-link' },
       h('div', { class: 'thumb' }, img, placeholder),
