@@ -203,6 +203,8 @@ class Node:
         self.proc = None
         self.port = None
         self.api = None
+        self.token = None
+        self.page_url = None  # as printed: with ?token= when there is one
         self.cli('init', '--name', name)
         self.id = json.loads(self.cli('status', '--json'))['node']['id']
 
@@ -213,13 +215,16 @@ class Node:
             raise RuntimeError(f'{self.name}: {" ".join(args)} failed ({result.returncode}): {result.stderr.strip()}')
         return result.stdout
 
-    def start(self, peers=()):
+    def start(self, peers=(), token=None):
         out = self.data / 'run.out'
         err = self.data / 'run.err'
         args = [str(self.binary), 'run', '--data', str(self.data), '--listen', '127.0.0.1', '--port', '0',
                 '--no-discovery', '--no-remembered-peers', '--api-listen', '127.0.0.1:0', '--log-level', 'info']
         for peer in peers:
             args += ['--peer', f'127.0.0.1:{peer.port}']
+        if token:
+            args += ['--api-token', token]
+            self.token = token
         self.proc = subprocess.Popen(args, stdout=open(out, 'wb'), stderr=open(err, 'wb'), env=node_env(),
                                      start_new_session=True)
         _processes.append(self.proc)
@@ -231,10 +236,10 @@ class Node:
             listening = re.search(r'^listening on \S+:(\d+)$', text, re.M)
             api = re.search(r'^api on (http://\S+?)/?(\?\S*)?$', text, re.M)
             if listening and api:
-                return int(listening.group(1)), api.group(1)
+                return int(listening.group(1)), api.group(1), api.group(0)[len('api on '):]
             return None
 
-        self.port, self.api = wait_for(f'{self.name} to print "listening on" and "api on"', started, timeout=30)
+        self.port, self.api, self.page_url = wait_for(f'{self.name} to print "listening on" and "api on"', started, timeout=30)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -245,12 +250,18 @@ class Node:
                 self.proc.kill()
                 self.proc.wait()
 
+    def request(self, path, **kwargs):
+        request = urllib.request.Request(self.api + path, **kwargs)
+        if self.token:
+            request.add_header('Authorization', f'Bearer {self.token}')
+        return request
+
     def get(self, path):
-        with urllib.request.urlopen(self.api + path, timeout=10) as response:
+        with urllib.request.urlopen(self.request(path), timeout=10) as response:
             return json.loads(response.read())
 
     def get_bytes(self, path):
-        with urllib.request.urlopen(self.api + path, timeout=30) as response:
+        with urllib.request.urlopen(self.request(path), timeout=30) as response:
             return response.read(), dict(response.headers)
 
 
@@ -303,9 +314,10 @@ def functional_tests(args, work):
     fixtures = Path(args.fixtures)
     alice = Node(args.binary, 'Alice', work)
     bob = Node(args.binary, 'Bob', work)
-    alice.start()
+    # Alice's API takes a token (the page gets it once in its URL, keeps it in a cookie); Bob's is open (loopback).
+    alice.start(token=f'browser-test-token-{time.time_ns()}')
     bob.start(peers=[alice])
-    print(f'Alice: {alice.api}/  Bob: {bob.api}/', flush=True)
+    print(f'Alice: {alice.page_url}  Bob: {bob.api}/', flush=True)
     driver = start_chromedriver(artifacts)
     browser = Browser.start(driver, *DESKTOP)
     steps = Steps(artifacts)
@@ -320,11 +332,15 @@ def functional_tests(args, work):
 
     try:
         def open_app():
-            browser.get(alice.api + '/')
+            browser.get(alice.page_url)
             wait_for('the timeline', lambda: browser.js("return document.querySelector('#grid') !== null"))
             wait_for('live updates connected', lambda: browser.text(browser.find('#live-status')) == 'live', 10)
+            assert 'token' not in browser.js('return location.href'), 'the token stayed in the address bar'
+            assert 'continuum-token=' in browser.js('return document.cookie'), 'no token cookie'
+            status = browser.js_async("const done = arguments[0]; fetch('/api/status').then(r => done(r.status))")
+            assert status == 200, f'/api/status from the page: {status}'
             state['marker'] = set_marker()
-            return 'page loaded, EventSource open'
+            return 'opened with ?token=, token moved to the cookie, EventSource open'
         if not steps.run('open the app', open_app, browser):
             return steps
 
@@ -386,14 +402,15 @@ def functional_tests(args, work):
         def open_post():
             browser.click(browser.find(f"li.tile[data-id='{state['post']}'] a"))
             wait_for('the post page', lambda: browser.text(browser.find('#caption-text')) == caption)
-            wait_for('the full photo', lambda: browser.js(
-                "const i = document.querySelector('#photo'); return i && i.complete && i.naturalWidth === 1024"))
+            size = wait_for('the full photo', lambda: browser.js(
+                "const i = document.querySelector('#photo'); return i && i.complete && i.naturalWidth > 0 && [i.naturalWidth, i.naturalHeight]"))
+            assert sorted(size) == [768, 1024], size  # EXIF orientation may turn it
             location = browser.text(browser.find('.location'))
             assert '48.8566' in location, location
             assert browser.find_all('#edit-caption') and browser.find_all('#delete-post'), 'owner controls missing'
             assert browser.find_all('#download') or browser.find_all('#share'), 'no share or download'
             assert marker(browser) == state['marker'], 'the page was reloaded'
-            return 'photo 1024 px wide, location, edit, delete, share/download shown'
+            return f'photo {size[0]}x{size[1]}, location, edit, delete, share/download shown'
         steps.run('open it', open_post, browser)
 
         def comment():
@@ -493,6 +510,37 @@ def functional_tests(args, work):
             return f'shown: "{message}"; caption kept; nothing stored'
         steps.run('a refused upload shows the error and stores nothing', refused, browser)
 
+        def edit_caption():
+            post = state['post']
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            wait_for('the post page', lambda: browser.text(browser.find('#caption-text')) == caption)
+            browser.click(browser.find('#edit-caption'))
+            box = browser.wait_css('#caption-edit')
+            browser.clear(box)
+            browser.type(box, caption + ' (edited)')
+            browser.click(browser.find('.edit-form button[type=submit]'))
+            wait_for('the new caption', lambda: browser.text(browser.find('#caption-text')) == caption + ' (edited)')
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['caption'] == caption + ' (edited)' and stored['edited'], stored
+            return 'changed and stored'
+        steps.run('edit the caption', edit_caption, browser)
+
+        def delete():
+            post = state['post']
+            browser.click(browser.find('#delete-post'))
+            text = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
+            browser.accept_alert()
+            wait_for('back on the timeline', lambda: browser.js('return location.hash') == '#/')
+            wait_for('the tile gone', lambda: not browser.find_all(f"li.tile[data-id='{post}']"))
+            try:
+                alice.get(f'/api/posts/{post}')
+                raise AssertionError('the post is still there')
+            except urllib.error.HTTPError as error:
+                assert error.code in (404, 409), error.code
+            assert marker(browser) == state['marker'], 'the page was reloaded'
+            return f'asked "{text[:50]}…", deleted'
+        steps.run('delete it (with confirmation)', delete, browser)
+
         def console_errors():
             # Uncaught errors would have been reported by the app's handlers to the error region only; check none.
             errors = browser.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")
@@ -544,10 +592,11 @@ def fill(node, count, fixtures):
     for n in range(count):
         source = sources[n % 2]
         photo = jpeg_variant(source, n) if n % 2 == 0 else png_variant(source, n)
-        body, content_type = multipart({'caption': f'Bench {n}: {words[n % len(words)]}'}, 'photo',
+        # One minute apart, newest last, so that the feed mixes both kinds (the JPEG's EXIF date would group them).
+        created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (count - n) * 60))
+        body, content_type = multipart({'caption': f'Bench {n}: {words[n % len(words)]}', 'createdAt': created}, 'photo',
                                        f'bench{n}.{"jpg" if n % 2 == 0 else "png"}', photo)
-        request = urllib.request.Request(node.api + '/api/posts', data=body, method='POST',
-                                         headers={'Content-Type': content_type})
+        request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
         with urllib.request.urlopen(request, timeout=60) as response:
             assert response.status == 201
     return time.monotonic() - started

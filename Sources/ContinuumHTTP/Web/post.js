@@ -142,7 +142,7 @@ export function mount(container, id) {
       const comment = await api(`/api/posts/${id}/comments`, { method: 'POST', json: { text } });
       textarea.value = '';
       if (addComment(comment)) updateCount();
-      timeline.updatePost({ id, commentCount: commentIds.size });
+      // The tile's comment count follows the comment event, which comes for your comments too.
     } catch (error) {
       showError(error, 'Your comment was not posted');
       textarea.focus();
@@ -253,7 +253,10 @@ export function mount(container, id) {
       const item = commentList.querySelector(`li[data-id="${CSS.escape(target)}"]`);
       if (item) { item.remove(); commentIds.delete(target); removed += 1; }
     }
-    if (removed) updateCount();
+    if (removed) {
+      updateCount();
+      timeline.updatePost({ id, commentCount: commentIds.size });
+    }
   }));
   off.push(events.on('photoArrived', (event) => {
     if (post && event.sha256 === post.photo.sha256 && !figure.querySelector('#photo')) renderPhoto();
@@ -266,7 +269,7 @@ export function mount(container, id) {
       updateCount();
       applyPost(fresh);
     } catch (error) {
-      if (error.code === 'unknown_post') markGone();
+      if (error.code === 'unknown_post' || error.code === 'deleted') markGone();
     }
   }));
 

@@ -212,10 +212,13 @@ function makeTile(post) {
       h('div', { class: 'tile-text' },
         h('p', { class: 'caption' }, post.caption),
         h('p', { class: 'meta' }, commentCountText(post.commentCount)))));
+  const requestedAt = performance.now();
   img.addEventListener('error', () => {
     tile.classList.add('no-thumb');
     placeholder.hidden = false;
-  });
+    // The photo arrived while this request was on its way: ask again now rather than wait for another event.
+    if ((arrivals.get(sha) ?? -1) > requestedAt) retryThumbnails(sha);
+  }, { once: true });
   img.addEventListener('load', () => {
     tile.classList.remove('no-thumb');
     placeholder.hidden = true;
@@ -227,7 +230,10 @@ function commentCountText(count) {
   return count === 0 ? 'No comments' : count === 1 ? '1 comment' : `${count} comments`;
 }
 
+const arrivals = new Map(); // sha256 -> performance.now() of its photoArrived/thumbnailArrived
+
 function retryThumbnails(sha) {
+  arrivals.set(sha, performance.now());
   if (!grid) return;
   for (const tile of grid.querySelectorAll(`li.no-thumb[data-sha="${CSS.escape(sha)}"]`)) {
     const img = tile.querySelector('img');
@@ -301,9 +307,12 @@ async function onPostEvent(event) {
   }
 }
 
+const countedComments = new Set();
+
 function onCommentEvent(event) {
   const entry = state.posts.get(event.post);
-  if (!entry) return;
+  if (!entry || countedComments.has(event.comment)) return;
+  countedComments.add(event.comment);
   updatePost({ id: event.post, commentCount: entry.post.commentCount + 1 });
 }
 
