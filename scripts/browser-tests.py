@@ -305,6 +305,33 @@ class Steps:
         return ok
 
 
+def store_counts(node):
+    """Posts and photos held, from /api/status (the status --json shape, or a flat one)."""
+    status = node.get('/api/status')
+    store = status.get('store', status)
+    return store['posts'], store['photos']
+
+
+def thumbnail_shown(browser, node, tile, sha, timeout=20):
+    """Waits until the tile's thumbnail has loaded, or, when the node answers 404 for it, its placeholder shows."""
+    def settled():
+        return browser.js(
+            f"const t = document.querySelector(\"{tile}\"); const i = t.querySelector('img');"
+            "if (i.complete && i.naturalWidth > 0) return 'loaded';"
+            "if (t.classList.contains('no-thumb') && !t.querySelector('.placeholder').hidden) return 'placeholder';"
+            "return null;")
+    outcome = wait_for('the thumbnail or its placeholder', settled, timeout)
+    if outcome == 'loaded':
+        return 'thumbnail shown'
+    try:
+        node.get_bytes(f'/api/photos/{sha}/thumbnail')
+    except urllib.error.HTTPError as error:
+        return f'placeholder shown (the node answers {error.code} for the thumbnail)'
+    # The node has it now: the UI must show it (retry on photoArrived/thumbnailArrived).
+    wait_for('the thumbnail after all', lambda: settled() == 'loaded', timeout)
+    return 'thumbnail shown after a retry'
+
+
 def marker(browser):
     return browser.js('return window.__testMarker || null;')
 
@@ -358,6 +385,7 @@ def functional_tests(args, work):
             wait_for('the caption on the post page', lambda: browser.text(browser.find('#caption-text')) == caption)
             state['post'] = post_id
             stored = alice.get(f'/api/posts/{post_id}')
+            state['sha'] = stored['photo']['sha256']
             assert stored['caption'] == caption and stored['location'], stored
             return f'post {post_id[:12]} stored with its location'
         steps.run('create a post by upload', upload, browser)
@@ -366,8 +394,7 @@ def functional_tests(args, work):
             browser.js("location.hash = '#/'")
             tile = f"li.tile[data-id='{state['post']}']"
             browser.wait_css(tile)
-            wait_for('its thumbnail', lambda: browser.js(
-                f"const i = document.querySelector(\"{tile} img\"); return i.complete && i.naturalWidth > 0"))
+            state['thumb'] = thumbnail_shown(browser, alice, tile, state['sha'])
             count = browser.js(f"return document.querySelectorAll(\"{tile}\").length")
             assert count == 1, f'{count} tiles for the post'
             assert browser.text(browser.find(f'{tile} .caption')) == caption
@@ -378,7 +405,7 @@ def functional_tests(args, work):
             columns = browser.js("return getComputedStyle(document.querySelector('#grid')).gridTemplateColumns.split(' ').length")
             browser.screenshot(artifacts / 'timeline-phone.png')
             browser.set_size(*DESKTOP)
-            return f'one tile with its thumbnail; phone layout has {columns} columns'
+            return f'one tile, {state["thumb"]}; phone layout has {columns} columns'
         steps.run('see it in the grid', in_grid, browser)
 
         def search():
@@ -481,10 +508,11 @@ def functional_tests(args, work):
             wait_for("Bob's post in the grid", lambda: browser.find_all(tile), 20)
             first = browser.js("return document.querySelector('#grid li.tile').dataset.id")
             assert first == bob_post, 'not first in the grid'
-            wait_for("its thumbnail (retried when the photo arrives)", lambda: browser.js(
-                f"const i = document.querySelector(\"{tile} img\"); return i.complete && i.naturalWidth > 0"), 20)
+            sha = alice.get(f'/api/posts/{bob_post}')['photo']['sha256']
+            wait_for('the photo on Alice', lambda: alice.get(f'/api/posts/{bob_post}')['photo']['available'], 20)
+            shown = thumbnail_shown(browser, alice, tile, sha)
             assert marker(browser) == state['marker'], 'the page was reloaded'
-            return 'prepended without a reload, thumbnail shown'
+            return f'prepended without a reload; {shown}'
         steps.run('a post from the second node appears live in the timeline', live_post, browser)
 
         def peers():
@@ -495,7 +523,7 @@ def functional_tests(args, work):
         steps.run('peers page', peers, browser)
 
         def refused():
-            before = alice.get('/api/status')['store']
+            before = store_counts(alice)
             browser.js("location.hash = '#/new'")
             browser.type(browser.wait_css('#photo-input'), str((fixtures / 'not-an-image.jpg').resolve()))
             browser.type(browser.find('#caption'), 'This is text, not a photo')
@@ -505,8 +533,8 @@ def functional_tests(args, work):
             assert 'image' in message.lower(), message
             assert browser.js("return document.querySelector('#caption').value") == 'This is text, not a photo'
             assert browser.js("return location.hash") == '#/new'
-            after = alice.get('/api/status')['store']
-            assert (after['posts'], after['photos']) == (before['posts'], before['photos']), (before, after)
+            after = store_counts(alice)
+            assert after == before, (before, after)
             return f'shown: "{message}"; caption kept; nothing stored'
         steps.run('a refused upload shows the error and stores nothing', refused, browser)
 
@@ -540,6 +568,14 @@ def functional_tests(args, work):
             assert marker(browser) == state['marker'], 'the page was reloaded'
             return f'asked "{text[:50]}…", deleted'
         steps.run('delete it (with confirmation)', delete, browser)
+
+        def thumbnails():
+            # A separate step so that a node without thumbnails fails here, clearly, and not in every step above.
+            data, headers = alice.get_bytes(f"/api/photos/{state['sha']}/thumbnail")
+            assert headers.get('Content-Type', '').startswith('image/jpeg'), headers.get('Content-Type')
+            assert len(data) < 50 * 1024, f'{len(data)} bytes'
+            return f'{len(data)} bytes, image/jpeg'
+        steps.run('the node serves thumbnails (< 50 KB JPEG)', thumbnails)
 
         def console_errors():
             # Uncaught errors would have been reported by the app's handlers to the error region only; check none.

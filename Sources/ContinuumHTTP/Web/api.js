@@ -111,3 +111,23 @@ export function uploadPost(formData, onProgress) {
 
 /** Who this node is (from /api/status), filled in by app.js at start. */
 export const session = { me: null, name: null };
+
+/**
+ * /api/status in one shape: Docs/API.md says "as status --json" (node.id, node.name, store.posts, …); an earlier
+ * server answered flat fields (node as the id, name, posts, …). Both are read; missing numbers are null.
+ */
+export function normalizeStatus(status) {
+  const node = status.node;
+  const store = status.store ?? status;
+  const number = (value) => (typeof value === 'number' ? value : null);
+  return {
+    id: typeof node === 'string' ? node : node?.id ?? null,
+    name: typeof node === 'string' ? status.name ?? null : node?.name ?? null,
+    posts: number(store.posts),
+    comments: number(store.comments),
+    photos: number(store.photos),
+    photoBytes: number(store.photoBytes),
+    api: status.api ?? null,
+    discovery: status.discovery ?? null,
+  };
+}

@@ -2,7 +2,7 @@
 //   #/                 timeline        #/post/{id}   post detail
 //   #/new              add a post      #/notifications, #/peers
 
-import { adoptTokenFromURL, api, session } from './api.js';
+import { adoptTokenFromURL, api, normalizeStatus, session } from './api.js';
 import { clearErrors, showError } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
@@ -84,9 +84,9 @@ function route() {
 async function start() {
   // Who we are: "mine" in the timeline and "(you)" in comments. The views work without it.
   try {
-    const status = await api('/api/status');
-    session.me = status.node?.id ?? null;
-    session.name = status.node?.name ?? null;
+    const status = normalizeStatus(await api('/api/status'));
+    session.me = status.id;
+    session.name = status.name;
   } catch (error) {
     showError(error, 'Could not reach the node');
   }

@@ -1,6 +1,6 @@
 // Peers (#/peers): the peers met, which are connected, and LAN discovery, from /api/peers and /api/status.
 
-import { api } from './api.js';
+import { api, normalizeStatus } from './api.js';
 import { h, timeElement, shortId, formatBytes, showError } from './dom.js';
 import * as events from './events.js';
 
@@ -13,13 +13,14 @@ export function mount(container) {
   const content = h('div', {}, h('p', { class: 'status-line', role: 'status' }, 'Loading…'));
   container.replaceChildren(h('section', { class: 'view', 'aria-labelledby': 'peers-title' },
     h('div', { class: 'view-head' }, h('h1', { id: 'peers-title', tabindex: '-1' }, 'Peers'),
-      h('button', { type: 'button', onclick: () => load() }, 'Refresh')),
+      h('button', { type: 'button', onclick: () => safeLoad() }, 'Refresh')),
     content));
 
   async function load() {
     let peers, status;
     try {
       [peers, status] = await Promise.all([api('/api/peers'), api('/api/status')]);
+      status = normalizeStatus(status);
     } catch (error) {
       showError(error, 'Could not load the peers');
       return;
@@ -27,14 +28,15 @@ export function mount(container) {
     const discovery = peers.discovery ?? status.discovery ?? {};
     const connected = peers.peers.filter((peer) => peer.state === 'connected');
     const summary = h('dl', { class: 'facts' },
-      h('dt', {}, 'This node'), h('dd', {}, status.node?.name ?? '(no name)', ' ', h('code', { title: status.node?.id ?? '' }, shortId(status.node?.id))),
+      h('dt', {}, 'This node'), h('dd', {}, status.name ?? '(no name)', ' ', h('code', { title: status.id ?? '' }, shortId(status.id))),
       h('dt', {}, 'Connected'), h('dd', { id: 'peers-connected' }, `${connected.length} of ${peers.peers.length} met`),
       h('dt', {}, 'LAN discovery'), h('dd', { id: 'discovery-state' }, DISCOVERY[discovery.state] ?? discovery.state ?? 'unknown',
         discovery.serviceName ? ` as “${discovery.serviceName}”` : '',
         discovery.state === 'on' ? ` · ${discovery.peersPresent} on the LAN now, ${discovery.peersSeen} seen` : ''),
       discovery.lastError && discovery.state !== 'on' ? [h('dt', {}, 'Why'), h('dd', {}, discovery.lastError)] : null,
       status.api ? [h('dt', {}, 'Web UI and API'), h('dd', {}, h('code', {}, String(status.api)))] : null,
-      h('dt', {}, 'Holds'), h('dd', {}, `${status.store.posts} posts, ${status.store.comments} comments, ${status.store.photos} photos (${formatBytes(status.store.photoBytes)})`));
+      status.posts !== null ? [h('dt', {}, 'Holds'), h('dd', {}, `${status.posts} posts, ${status.comments} comments, ${status.photos} photos`
+        + (status.photoBytes !== null ? ` (${formatBytes(status.photoBytes)})` : ''))] : null);
 
     const list = h('ul', { class: 'peers', id: 'peer-list', 'aria-label': 'Peers met' });
     for (const peer of peers.peers) {
@@ -53,9 +55,10 @@ export function mount(container) {
       h('p', { class: 'meta' }, 'Traffic counters add up ended sessions; an open session is counted when it ends.'));
   }
 
+  const safeLoad = () => load().catch((error) => showError(error, 'Could not show the peers'));
   let timer = 0;
-  const soon = () => { window.clearTimeout(timer); timer = window.setTimeout(load, 300); };
+  const soon = () => { window.clearTimeout(timer); timer = window.setTimeout(safeLoad, 300); };
   off.push(events.on('peerJoined', soon), events.on('peerLeft', soon), events.on('reconnected', soon));
-  load();
+  safeLoad();
   return () => { window.clearTimeout(timer); for (const fn of off) fn(); };
 }

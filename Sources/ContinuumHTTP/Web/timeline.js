@@ -42,10 +42,13 @@ function build() {
     h('label', { class: 'chip', for: 'filter-mine' }, mineBox, ' Mine'),
     h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'));
   let debounce = 0;
-  searchInput.addEventListener('input', () => {
-    window.clearTimeout(debounce);
-    debounce = window.setTimeout(searchNow, 250);
-  });
+  // input: typing; search: the field's own clear button; change: a value set otherwise (autofill, scripts).
+  for (const type of ['input', 'search', 'change']) {
+    searchInput.addEventListener(type, () => {
+      window.clearTimeout(debounce);
+      debounce = window.setTimeout(searchNow, type === 'input' ? 250 : 0);
+    });
+  }
   mineBox.addEventListener('change', () => { state.mine = mineBox.checked; reload(); });
   recentBox.addEventListener('change', () => { state.recent = recentBox.checked; reload(); });
 
