@@ -644,15 +644,15 @@ def bench(args, work):
     node = Node(args.binary, 'Bench', work)
     node.start()
     seconds = fill(node, args.posts, fixtures)
-    status = node.get('/api/status')['store']
-    print(f'{status["posts"]} posts, {status["photos"]} photos ({status["photoBytes"] / 1e6:.1f} MB) made through '
-          f'POST /api/posts in {seconds:.1f} s', flush=True)
+    posts, photos = store_counts(node)
+    print(f'{posts} posts, {photos} photos made through POST /api/posts in {seconds:.1f} s '
+          f'({seconds / args.posts * 1000:.0f} ms a post)', flush=True)
 
     driver = start_chromedriver(artifacts)
     browser = Browser.start(driver, *DESKTOP)
     try:
         browser.cdp('Network.enable')
-        first_screen, static, feed_in_page, tiles_seen = [], [], [], []
+        first_screen, static, feed_in_page, tiles_seen, loaded_seen = [], [], [], [], []
         for run in range(args.runs):
             # Cold browser cache each run (the node's own caches stay warm after the first run).
             browser.cdp('Network.clearBrowserCache')
@@ -663,6 +663,7 @@ def bench(args, work):
                 "return m ? {t: m.startTime, info: window.continuumFirstScreen} : null"), 30)
             first_screen.append(mark['t'])
             tiles_seen.append(mark['info']['images'])
+            loaded_seen.append(mark['info'].get('loaded', 0))
             feed_in_page.append(browser.js_async(
                 "const done = arguments[arguments.length - 1]; const t = performance.now();"
                 "fetch('/api/feed?limit=24', {cache: 'no-store'}).then(r => r.json()).then(() => done(performance.now() - t));"))
@@ -679,12 +680,15 @@ def bench(args, work):
             feed_direct.append((time.perf_counter() - t) * 1000)
 
         # Thumbnail sizes: every distinct photo on the first screens, and the fixtures of every format.
-        sizes = {}
+        sizes, missing = {}, {}
         page = node.get('/api/feed?limit=48')['posts']
         for post in page:
             sha = post['photo']['sha256']
-            data, headers = node.get_bytes(f'/api/photos/{sha}/thumbnail')
-            sizes[sha] = (len(data), headers.get('Content-Type'), post['photo']['mediaType'])
+            try:
+                data, headers = node.get_bytes(f'/api/photos/{sha}/thumbnail')
+                sizes[sha] = (len(data), headers.get('Content-Type'), post['photo']['mediaType'])
+            except urllib.error.HTTPError as error:
+                missing[sha] = error.code
     finally:
         browser.quit()
         node.stop()
@@ -694,20 +698,23 @@ def bench(args, work):
     print(f'Timeline with {args.posts} posts, {args.runs} runs, headless Chromium {DESKTOP[0]}x{DESKTOP[1]}, '
           'cold browser cache each run:')
     print(f'  navigation start -> first screen of the grid with its thumbnails loaded: median {med(first_screen):.0f} ms '
-          f'(runs: {", ".join(f"{t:.0f}" for t in first_screen)}; {med(tiles_seen):.0f} thumbnails on the first screen)')
+          f'(runs: {", ".join(f"{t:.0f}" for t in first_screen)}; {med(tiles_seen):.0f} thumbnails on the first screen, '
+          f'{med(loaded_seen):.0f} of them loaded, the others failed and show their placeholder)')
     print(f'  baseline, static file /style.css from the same node (navigation to load end): median {med(static):.0f} ms')
     print(f'  baseline, GET /api/feed?limit=24 alone: median {med(feed_in_page):.1f} ms from the page (fetch), '
           f'{med(feed_direct):.1f} ms from Python')
-    print(f'  target < 1000 ms: {"met" if med(first_screen) < 1000 else "NOT met"}')
+    print(f'  target < 1000 ms: {"met" if med(first_screen) < 1000 else "NOT met"}'
+          + ('' if min(loaded_seen) == min(tiles_seen) else ' (but not every thumbnail loaded: not a valid measurement)'))
     big = [s for s in sizes.values() if s[0] >= 50 * 1024]
     by_type = {}
     for size, content_type, media in sizes.values():
         by_type.setdefault(media, []).append(size)
-    print(f'Thumbnails of the first {len(page)} posts ({len(sizes)} distinct photos): '
+    print(f'Thumbnails of the first {len(page)} posts ({len(sizes) + len(missing)} distinct photos): '
           + '; '.join(f'{media} -> {min(v)}-{max(v)} bytes' for media, v in sorted(by_type.items()))
-          + f'; content types {sorted({s[1] for s in sizes.values()})}; '
-          + (f'{len(big)} at or over 50 KB' if big else 'all under 50 KB'))
-    return med(first_screen) < 1000 and not big
+          + (f'; content types {sorted({s[1] for s in sizes.values()})}' if sizes else '')
+          + (f'; {len(big)} at or over 50 KB' if big else '; all served under 50 KB' if sizes else '')
+          + (f'; {len(missing)} not served (HTTP {sorted(set(missing.values()))})' if missing else ''))
+    return med(first_screen) < 1000 and not big and not missing and min(loaded_seen) == min(tiles_seen)
 
 
 def thumbnail_report(args, work):
@@ -719,7 +726,12 @@ def thumbnail_report(args, work):
         for name in ['waterfall.jpg', 'lake.png', 'forest.webp', 'anim.gif']:
             post = json.loads(node.cli('post', str((Path(args.fixtures) / name).resolve()), '--caption', name, '--json'))
             sha = post['photo']['sha256']
-            data, headers = node.get_bytes(f'/api/photos/{sha}/thumbnail')
+            try:
+                data, headers = node.get_bytes(f'/api/photos/{sha}/thumbnail')
+            except urllib.error.HTTPError as error:
+                ok = False
+                print(f'  thumbnail of {name}: HTTP {error.code} {error.read().decode(errors="replace")}', flush=True)
+                continue
             ok &= len(data) < 50 * 1024
             print(f'  thumbnail of {name} ({post["photo"]["bytes"]} bytes, {post["photo"]["width"]}x{post["photo"]["height"]}): '
                   f'{len(data)} bytes, {headers.get("Content-Type")}', flush=True)

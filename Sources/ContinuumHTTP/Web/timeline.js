@@ -360,6 +360,7 @@ function markFirstScreen() {
   }));
   Promise.all(pending).then(() => {
     performance.mark('continuum:first-screen');
-    window.continuumFirstScreen = { at: performance.now(), images: images.length, tiles: grid.children.length };
+    window.continuumFirstScreen = { at: performance.now(), images: images.length,
+      loaded: images.filter((img) => img.naturalWidth > 0).length, tiles: grid.children.length };
   });
 }
