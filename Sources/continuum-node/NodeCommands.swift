@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumHTTP
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
@@ -60,6 +61,27 @@ struct RunCommand: AsyncParsableCommand {
     var maxPhotoMB = 50
 
     @Option(
+        name: .customLong("api-listen"),
+        help: ArgumentHelp(
+            "Serve the HTTP API and web UI here (port 0 picks a free one); not loopback needs --api-token.",
+            valueName: "HOST:PORT"
+        )
+    )
+    var apiListen = "127.0.0.1:7421"
+
+    @Option(
+        name: .customLong("api-token"),
+        help: ArgumentHelp("Require this token (16+ characters) on every HTTP request.", valueName: "TOKEN")
+    )
+    var apiToken: String?
+
+    @Flag(name: .customLong("no-api"), help: "Do not serve the HTTP API and web UI.")
+    var noAPI = false
+
+    @Option(name: .customLong("max-upload-mb"), help: "The largest photo the HTTP API accepts, in MiB.")
+    var maxUploadMB = 50
+
+    @Option(
         name: .customLong("anti-entropy-interval"),
         help: "Seconds between anti-entropy rounds with every peer (0: only on connect and on 'sync')."
     )
@@ -96,9 +118,37 @@ struct RunCommand: AsyncParsableCommand {
         if network != nil && networkKey != nil {
             throw ValidationError("--network and --network-key both name the network; give only one of them")
         }
+        if !noAPI {
+            let api = try apiConfiguration()
+            if !api.isLoopback && apiToken == nil {
+                throw ValidationError(
+                    "--api-listen \(apiListen) is not a loopback address: anyone who can reach it could post as you; "
+                        + "give --api-token TOKEN (16 or more characters), or listen on 127.0.0.1"
+                )
+            }
+        }
+        if let apiToken, apiToken.count < 16 || apiToken.contains(where: { $0.isWhitespace }) {
+            throw ValidationError("--api-token must be 16 or more characters, without spaces")
+        }
+        guard maxUploadMB > 0 else { throw ValidationError("--max-upload-mb must be 1 or more") }
         if let network, TextRules.isBlank(network) {
             throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
         }
+    }
+
+    func apiConfiguration() throws -> APIConfiguration {
+        // HOST:PORT or [V6]:PORT; port 0 picks a free one.
+        guard let colon = apiListen.lastIndex(of: ":"), let port = Int(apiListen[apiListen.index(after: colon)...]),
+            (0...65535).contains(port), let address = PeerAddress(String(apiListen[..<colon]) + ":1")
+        else {
+            throw ValidationError("--api-listen '\(apiListen)' is not HOST:PORT (for IPv6: [ADDR]:PORT)")
+        }
+        var api = APIConfiguration()
+        api.host = address.host
+        api.port = port
+        api.token = apiToken
+        api.maxUploadBytes = Int64(maxUploadMB) * 1_048_576
+        return api
     }
 
     func run() async throws {
@@ -119,6 +169,22 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
         configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
         configuration.sync.notifyNewPosts = notifyNewPosts
+        if noAPI {
+            configuration.api = nil
+        } else {
+            configuration.api = try apiConfiguration()
+            if configuration.api?.isLoopback == false {
+                FileHandle.standardError.write(
+                    Data(
+                        """
+                        WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
+                        read, post, comment and delete as this node. Keep the token secret; prefer 127.0.0.1.
+
+                        """.utf8
+                    )
+                )
+            }
+        }
         if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")
@@ -147,6 +213,12 @@ struct RunCommand: AsyncParsableCommand {
                 let shown = host.contains(":") ? "[\(host)]" : host
                 lines += "listening on \(shown):\(address.port ?? 0)\n"
             }
+            if configuration.api != nil {
+                while node.apiURL == nil && node.apiError == nil && !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                if let url = node.apiURL { lines += "api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n" }
+            }
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
         // On a terminal, show what happens: peers, records, photos and their progress.
@@ -161,7 +233,11 @@ struct RunCommand: AsyncParsableCommand {
                 logger: logger
             )
         )
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as StoreError {
+            throw CLIError(error.message)
+        }
         announce.cancel()
         activity.cancel()
         print("stopped")
