@@ -81,7 +81,6 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
-                "ContinuumHTTP",
                 "ContinuumStore",
                 "ContinuumWire",
                 "ContinuumSync",
@@ -99,9 +98,12 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
+                "ContinuumNode",
                 "ContinuumStore",
                 "ContinuumSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

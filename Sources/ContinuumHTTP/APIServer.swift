@@ -1,11 +1,14 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumNode
 import ContinuumStore
 import ContinuumSync
 import Foundation
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
 
 /// Where and how the HTTP API listens.
 public struct APIConfiguration: Sendable {
@@ -103,18 +106,65 @@ public struct APIServices: Sendable {
         self.discovery = discovery
         self.listening = listening
     }
+
+    /// The parts of a running node; `inspector` checks uploads, `thumbnails` makes the grid's images.
+    public init(node: Node, inspector: any PhotoInspecting, thumbnails: (any ThumbnailProviding)?) {
+        self.init(
+            store: node.store,
+            identity: node.identity,
+            engine: node.engine,
+            thumbnails: thumbnails,
+            inspector: inspector,
+            discovery: { [weak node] in node?.discoveryStatus ?? DiscoveryStatus(state: .off) },
+            listening: { [weak node] in
+                (node?.listeningAddresses ?? []).map { address in
+                    let host = address.ipAddress ?? "\(address)"
+                    return "\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? 0)"
+                }
+            }
+        )
+    }
 }
 
-/// The local HTTP API and the web UI (Docs/API.md), served by Hummingbird.
-public struct APIServer: Sendable {
+/// The HTTP API could not start: its address is taken or cannot be bound.
+public struct APIStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The local HTTP API and the web UI (Docs/API.md), served by Hummingbird: a `Service` that runs beside the
+/// node in one service group, and stops with it.
+public final class APIServer: Service, Sendable {
     public let configuration: APIConfiguration
     let services: APIServices
     let logger: Logger
+    private let bound = NIOLockedValueBox<Int?>(nil)
 
     public init(configuration: APIConfiguration, services: APIServices, logger: Logger) {
         self.configuration = configuration
         self.services = services
         self.logger = logger
+    }
+
+    /// The address it serves, once it listens: `http://127.0.0.1:7421/`.
+    public var url: String? {
+        bound.withLockedValue { port in
+            port.map {
+                "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\($0)/"
+            }
+        }
+    }
+
+    /// Serves until the service group shuts down. Throws ``APIStartError`` when the address cannot be bound.
+    public func run() async throws {
+        do {
+            try await serve()
+        } catch {
+            guard url == nil else { throw error }
+            throw APIStartError(
+                description: "cannot serve the HTTP API on \(configuration.host):\(configuration.port): \(error); "
+                    + "choose another --api-listen, or --no-api"
+            )
+        }
     }
 
     /// The folder of the web UI's static files.
@@ -127,8 +177,7 @@ public struct APIServer: Sendable {
         return try Data(contentsOf: url)
     }
 
-    /// Serves until cancelled (or the service group shuts down). `onListening` gets the bound address.
-    public func run(onListening: @escaping @Sendable (_ host: String, _ port: Int) async -> Void) async throws {
+    private func serve() async throws {
         let router = makeRouter()
         let app = Application(
             router: router,
@@ -136,8 +185,8 @@ public struct APIServer: Sendable {
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "continuum-node"
             ),
-            onServerRunning: { [configuration] channel in
-                await onListening(configuration.host, channel.localAddress?.port ?? configuration.port)
+            onServerRunning: { [bound, configuration] channel in
+                bound.withLockedValue { $0 = channel.localAddress?.port ?? configuration.port }
             },
             logger: logger
         )

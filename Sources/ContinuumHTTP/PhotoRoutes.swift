@@ -4,6 +4,7 @@ import ContinuumSync
 import Foundation
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 extension Routes {
     static let immutable = "public, max-age=31536000, immutable"
@@ -150,8 +151,13 @@ extension Routes {
                     continuation.finish()
                 }
                 try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
-                for await line in lines {
-                    try await writer.write(ByteBuffer(string: line))
+                // An endless response: end it when the node shuts down, so that shutdown need not wait for it.
+                try await withGracefulShutdownHandler {
+                    for await line in lines {
+                        try await writer.write(ByteBuffer(string: line))
+                    }
+                } onGracefulShutdown: {
+                    continuation.finish()
                 }
                 try await writer.finish(nil)
             }

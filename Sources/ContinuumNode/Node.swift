@@ -1,6 +1,5 @@
 import ContinuumCore
 import ContinuumDiscovery
-import ContinuumHTTP
 import ContinuumStore
 import ContinuumSync
 import ContinuumWire
@@ -20,8 +19,6 @@ public struct NodeConfiguration: Sendable {
     /// Dial the peers remembered from earlier sessions.
     public var dialRemembered = true
     public var sync = SyncConfiguration()
-    /// The local HTTP API and web UI; nil: not served.
-    public var api: APIConfiguration? = APIConfiguration()
 
     public init() {}
 }
@@ -43,14 +40,6 @@ public final class Node: Service, Sendable {
     private let bound: NIOLockedValueBox<[SocketAddress]>
     /// LAN discovery (nil: off); its peers are dialled by a ``DiscoveryDialer``.
     private let discovery: (any PeerDiscovery)?
-    /// The HTTP API's bound address (`host`, `port`), once it listens.
-    private let apiBound: NIOLockedValueBox<(String, Int)?>
-    /// Why the HTTP API stopped, if it failed (the node then stops too).
-    private let apiFailure: NIOLockedValueBox<(any Error)?>
-    /// Thumbnails for the HTTP API (nil: none are made).
-    public let thumbnails: (any ThumbnailProviding)?
-    /// How uploaded photos are checked.
-    public let inspector: any PhotoInspecting
 
     /// Takes the data directory's lock and opens everything; nothing listens until `run()`.
     /// `discovery`: how to find peers on the LAN and be found (nil: only configured and remembered peers).
@@ -72,21 +61,7 @@ public final class Node: Service, Sendable {
         engine = SyncEngine(store: store, identity: identity, configuration: configuration.sync, logger: logger)
         network = try SyncNetwork(engine: engine, identity: identity, group: group, logger: logger)
         bound = NIOLockedValueBox([])
-        apiBound = NIOLockedValueBox(nil)
-        apiFailure = NIOLockedValueBox(nil)
-        thumbnails = nil
-        inspector = HeaderInspector()
     }
-
-    /// The HTTP API's address once it listens: `http://127.0.0.1:7421/`.
-    public var apiURL: String? {
-        apiBound.withLockedValue { bound in
-            bound.map { host, port in "http://\(host.contains(":") ? "[\(host)]" : host):\(port)/" }
-        }
-    }
-
-    /// Why the HTTP API could not serve, when it failed.
-    public var apiError: (any Error)? { apiFailure.withLockedValue { $0 } }
 
     /// LAN discovery's state, for `status`.
     public var discoveryStatus: DiscoveryStatus { discovery?.status() ?? DiscoveryStatus(state: .off) }
@@ -139,19 +114,6 @@ public final class Node: Service, Sendable {
                 tasks.addTask { await discovery.run(advertising: advertisement) }
                 tasks.addTask { await dialer.run(discovery.events) }
             }
-            if let api = configuration.api {
-                let server = APIServer(configuration: api, services: apiServices(), logger: logger)
-                tasks.addTask {
-                    do {
-                        try await server.run { host, port in self.apiBound.withLockedValue { $0 = (host, port) } }
-                    } catch {
-                        if !Task.isCancelled {
-                            self.logger.error("the HTTP API stopped", metadata: ["error": "\(error)"])
-                            self.apiFailure.withLockedValue { $0 = error }
-                        }
-                    }
-                }
-            }
             tasks.addTask {
                 try? await gracefulShutdown()
                 // Shutting down: stop listening, close sessions; the group's tasks then end.
@@ -167,34 +129,10 @@ public final class Node: Service, Sendable {
         try? FileManager.default.removeItem(at: ControlServer.socketURL(directory))
         try? store.close()
         try? await group.shutdownGracefully()
-        if let error = apiError, let api = configuration.api {
-            throw StoreError(
-                .io,
-                "cannot serve the HTTP API on \(api.host):\(api.port): \(error); "
-                    + "choose another --api-listen, or --no-api"
-            )
-        }
-    }
-
-    private func apiServices() -> APIServices {
-        APIServices(
-            store: store,
-            identity: identity,
-            engine: engine,
-            thumbnails: thumbnails,
-            inspector: inspector,
-            discovery: { [weak self] in self?.discoveryStatus ?? DiscoveryStatus(state: .off) },
-            listening: { [weak self] in
-                (self?.listeningAddresses ?? []).map { address in
-                    let host = address.ipAddress ?? "\(address)"
-                    return "\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? 0)"
-                }
-            }
-        )
     }
 
     private func waitForever() async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully && apiError == nil {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: .milliseconds(100))
         }
     }

@@ -169,11 +169,9 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
         configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
         configuration.sync.notifyNewPosts = notifyNewPosts
-        if noAPI {
-            configuration.api = nil
-        } else {
-            configuration.api = try apiConfiguration()
-            if configuration.api?.isLoopback == false {
+        let api = noAPI ? nil : try apiConfiguration()
+        if let api {
+            if !api.isLoopback {
                 FileHandle.standardError.write(
                     Data(
                         """
@@ -204,6 +202,13 @@ struct RunCommand: AsyncParsableCommand {
                 Data("warning: --insecure-plaintext: no encryption, no authentication\n".utf8)
             )
         }
+        let server = api.map {
+            APIServer(
+                configuration: $0,
+                services: APIServices(node: node, inspector: HeaderInspector(), thumbnails: nil),
+                logger: logger
+            )
+        }
         let announce = Task {
             while node.listeningAddresses.isEmpty && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
             // Unbuffered, so that a supervising script sees it at once.
@@ -213,11 +218,9 @@ struct RunCommand: AsyncParsableCommand {
                 let shown = host.contains(":") ? "[\(host)]" : host
                 lines += "listening on \(shown):\(address.port ?? 0)\n"
             }
-            if configuration.api != nil {
-                while node.apiURL == nil && node.apiError == nil && !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(10))
-                }
-                if let url = node.apiURL { lines += "api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n" }
+            if let server {
+                while server.url == nil && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+                if let url = server.url { lines += "api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n" }
             }
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
@@ -228,15 +231,15 @@ struct RunCommand: AsyncParsableCommand {
         }
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: node)],
+                services: [.init(service: node)] + (server.map { [.init(service: $0)] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
         )
         do {
             try await group.run()
-        } catch let error as StoreError {
-            throw CLIError(error.message)
+        } catch let error as APIStartError {
+            throw CLIError(error.description)
         }
         announce.cancel()
         activity.cancel()

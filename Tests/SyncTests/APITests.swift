@@ -484,7 +484,11 @@ import Testing
         #expect(event["type"] as? String == "comment")
         #expect(event["post"] as? String == post)
         #expect(event["text"] as? String == "From Bob")
+        // An open event stream does not hold up shutdown: SIGINT stops the node cleanly within the harness's 10 s.
+        let open = Task { try await alice.http.stream("/api/events", timeout: .seconds(30)) { _ in false } }
+        try await Task.sleep(for: .milliseconds(300))
         try await alice.stop()
+        #expect(try await open.value.contains(": connected"))
         try await bob.stop()
     }
 
