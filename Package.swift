@@ -27,6 +27,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // The local HTTP API and web UI. No traits: we need neither swift-configuration nor full Foundation there.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         // Pure: model, identity keys, canonical encoding, signatures, vector clocks, image headers. No I/O.
@@ -89,6 +92,26 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The local HTTP API (Hummingbird) and the web UI's static files; Docs/API.md, Resources/openapi.json.
+        .target(
+            name: "ContinuumHTTP",
+            dependencies: [
+                "ContinuumCore",
+                "ContinuumDiscovery",
+                "ContinuumNode",
+                "ContinuumStore",
+                "ContinuumSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Web"), .copy("Resources")],
+            swiftSettings: strict
+        ),
         // Reproducible signed test data, shared by the tests and the benchmark.
         .target(name: "ContinuumTestSupport", dependencies: ["ContinuumCore"], swiftSettings: strict),
         // Pure: frames and messages of sync protocol v1. No I/O, so that a fuzzer can drive it.
@@ -102,6 +125,7 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
+                "ContinuumHTTP",
                 "ContinuumStore",
                 "ContinuumSync",
                 "ContinuumNode",
@@ -146,7 +170,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SyncTests",
-            dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport"],
+            dependencies: [
+                "ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

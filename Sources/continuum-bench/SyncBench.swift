@@ -249,6 +249,7 @@ final class BenchNode {
         process.arguments =
             [
                 "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "0", "--no-remembered-peers",
+                "--no-api",
                 "--anti-entropy-interval", "0", "--log-level", "error",
             ] + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra
         process.standardOutput = try FileHandle(forWritingTo: output)

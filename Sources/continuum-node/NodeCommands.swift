@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumHTTP
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
@@ -60,6 +61,27 @@ struct RunCommand: AsyncParsableCommand {
     var maxPhotoMB = 50
 
     @Option(
+        name: .customLong("api-listen"),
+        help: ArgumentHelp(
+            "Serve the HTTP API and web UI here (port 0 picks a free one); not loopback needs --api-token.",
+            valueName: "HOST:PORT"
+        )
+    )
+    var apiListen = "127.0.0.1:7421"
+
+    @Option(
+        name: .customLong("api-token"),
+        help: ArgumentHelp("Require this token (16+ characters) on every HTTP request.", valueName: "TOKEN")
+    )
+    var apiToken: String?
+
+    @Flag(name: .customLong("no-api"), help: "Do not serve the HTTP API and web UI.")
+    var noAPI = false
+
+    @Option(name: .customLong("max-upload-mb"), help: "The largest photo the HTTP API accepts, in MiB.")
+    var maxUploadMB = 50
+
+    @Option(
         name: .customLong("anti-entropy-interval"),
         help: "Seconds between anti-entropy rounds with every peer (0: only on connect and on 'sync')."
     )
@@ -96,9 +118,37 @@ struct RunCommand: AsyncParsableCommand {
         if network != nil && networkKey != nil {
             throw ValidationError("--network and --network-key both name the network; give only one of them")
         }
+        if !noAPI {
+            let api = try apiConfiguration()
+            if !api.isLoopback && apiToken == nil {
+                throw ValidationError(
+                    "--api-listen \(apiListen) is not a loopback address: anyone who can reach it could post as you; "
+                        + "give --api-token TOKEN (16 or more characters), or listen on 127.0.0.1"
+                )
+            }
+        }
+        if let apiToken, apiToken.count < 16 || apiToken.contains(where: { $0.isWhitespace }) {
+            throw ValidationError("--api-token must be 16 or more characters, without spaces")
+        }
+        guard maxUploadMB > 0 else { throw ValidationError("--max-upload-mb must be 1 or more") }
         if let network, TextRules.isBlank(network) {
             throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
         }
+    }
+
+    func apiConfiguration() throws -> APIConfiguration {
+        // HOST:PORT or [V6]:PORT; port 0 picks a free one.
+        guard let colon = apiListen.lastIndex(of: ":"), let port = Int(apiListen[apiListen.index(after: colon)...]),
+            (0...65535).contains(port), let address = PeerAddress(String(apiListen[..<colon]) + ":1")
+        else {
+            throw ValidationError("--api-listen '\(apiListen)' is not HOST:PORT (for IPv6: [ADDR]:PORT)")
+        }
+        var api = APIConfiguration()
+        api.host = address.host
+        api.port = port
+        api.token = apiToken
+        api.maxUploadBytes = Int64(maxUploadMB) * 1_048_576
+        return api
     }
 
     func run() async throws {
@@ -119,6 +169,20 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
         configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
         configuration.sync.notifyNewPosts = notifyNewPosts
+        let api = noAPI ? nil : try apiConfiguration()
+        if let api {
+            if !api.isLoopback {
+                FileHandle.standardError.write(
+                    Data(
+                        """
+                        WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
+                        read, post, comment and delete as this node. Keep the token secret; prefer 127.0.0.1.
+
+                        """.utf8
+                    )
+                )
+            }
+        }
         if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")
@@ -138,6 +202,13 @@ struct RunCommand: AsyncParsableCommand {
                 Data("warning: --insecure-plaintext: no encryption, no authentication\n".utf8)
             )
         }
+        let server = api.map {
+            APIServer(
+                configuration: $0,
+                services: APIServices(node: node, inspector: HeaderInspector(), thumbnails: nil),
+                logger: logger
+            )
+        }
         let announce = Task {
             while node.listeningAddresses.isEmpty && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
             // Unbuffered, so that a supervising script sees it at once.
@@ -146,6 +217,10 @@ struct RunCommand: AsyncParsableCommand {
                 let host = address.ipAddress ?? "\(address)"
                 let shown = host.contains(":") ? "[\(host)]" : host
                 lines += "listening on \(shown):\(address.port ?? 0)\n"
+            }
+            if let server {
+                while server.url == nil && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
+                if let url = server.url { lines += "api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n" }
             }
             FileHandle.standardOutput.write(Data(lines.utf8))
         }
@@ -156,12 +231,16 @@ struct RunCommand: AsyncParsableCommand {
         }
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: node)],
+                services: [.init(service: node)] + (server.map { [.init(service: $0)] } ?? []),
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
         )
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as APIStartError {
+            throw CLIError(error.description)
+        }
         announce.cancel()
         activity.cancel()
         print("stopped")

@@ -83,10 +83,7 @@ func plural(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count =
 enum Parse {
     /// `LAT,LON` in decimal degrees.
     static func coordinate(_ text: String, option: String) throws -> Coordinate {
-        let parts = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
-            let coordinate = Coordinate(latitude: lat, longitude: lon)
-        else {
+        guard let coordinate = Coordinate(parsing: text) else {
             throw ValidationError(
                 "\(option) '\(text)' is not LAT,LON in decimal degrees (latitude -90...90, longitude -180...180)"
             )
@@ -96,21 +93,7 @@ enum Parse {
 
     /// `5d`, `12h`, `2w`, `30m` ago, or a date `2024-07-14`, or an RFC 3339 time.
     static func since(_ text: String, now: Date = Date()) throws -> Timestamp {
-        let units: [Character: Double] = ["m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        if let unit = text.last, let seconds = units[unit], let count = Double(text.dropLast()), count >= 0,
-            count * seconds <= 400 * 365 * 86_400
-        {
-            return Timestamp(now.addingTimeInterval(-count * seconds))
-        }
-        let dateOnly = DateFormatter()
-        dateOnly.locale = Locale(identifier: "en_US_POSIX")
-        dateOnly.timeZone = TimeZone(identifier: "UTC")
-        dateOnly.dateFormat = "yyyy-MM-dd"
-        if let date = dateOnly.date(from: text) { return Timestamp(date) }
-        let full = ISO8601DateFormatter()
-        if let date = full.date(from: text) { return Timestamp(date) }
-        full.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = full.date(from: text) { return Timestamp(date) }
+        if let since = Timestamp(since: text, now: now) { return since }
         throw ValidationError(
             "--since '\(text)' is not a duration (30m, 12h, 5d, 2w) or a date (2024-07-14 or 2024-07-14T16:20:00Z)"
         )

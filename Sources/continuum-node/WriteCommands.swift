@@ -212,17 +212,10 @@ struct CLIError: Error, CustomStringConvertible {
 
     /// Checks the fields a new record would have, before anything is stored.
     static func check(_ body: RecordBody) throws {
-        let probe = RecordContent(
-            author: AuthorID(unchecked: Data(count: 32)),
-            sequence: 1,
-            previous: nil,
-            createdAt: .now(),
-            body: body
-        )
         do {
-            try RecordFormat.validate(probe)
+            try ContinuumStore.check(body)
         } catch {
-            throw CLIError(error.description)
+            throw CLIError(error.message)
         }
     }
 
@@ -235,8 +228,10 @@ struct CLIError: Error, CustomStringConvertible {
     )
         async throws
     {
-        guard author != identity.author else { return }
-        let owner = Output.author(author, try await store.displayName(of: author))
-        throw CLIError("\(what) belongs to \(owner); only its author can change or delete it")
+        do {
+            try await store.requireOwner(author, of: what, identity: identity)
+        } catch let error as StoreError {
+            throw CLIError(error.message)
+        }
     }
 }

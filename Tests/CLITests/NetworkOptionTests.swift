@@ -3,7 +3,7 @@ import Testing
 
 /// `run --network NAME` and `--network-key FILE`: bad input is refused at once, with the fix, and nothing is stored
 /// (not even a new data directory).
-@Suite("run: bad --network and --network-key input", .serialized)
+@Suite("run: bad --network, --network-key and --api-* input", .serialized)
 struct NetworkOptionTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let arguments: [String]
@@ -28,6 +28,14 @@ struct NetworkOptionTests {
         Case(arguments: ["run", "--network-key", "NEWLINES"], message: "is empty; put a key in it", status: 1),
         Case(arguments: ["run", "--network-key", "HUGE"], message: "is over 64 KiB", status: 1),
         Case(arguments: ["run", "--network-key", "DIRECTORY"], message: "cannot read --network-key", status: 1),
+        Case(
+            arguments: ["run", "--api-listen", "0.0.0.0:7421"],
+            message: "--api-listen 0.0.0.0:7421 is not a loopback address: anyone who can reach it could post as you",
+            status: 64
+        ),
+        Case(arguments: ["run", "--api-listen", "localhost"], message: "is not HOST:PORT", status: 64),
+        Case(arguments: ["run", "--api-token", "short"], message: "--api-token must be 16 or more", status: 64),
+        Case(arguments: ["run", "--max-upload-mb", "0"], message: "--max-upload-mb must be 1 or more", status: 64),
     ]
 
     @Test("refused with a clear error, nothing stored", arguments: cases)

@@ -16,6 +16,8 @@ final class TestNode: @unchecked Sendable {
     let data: URL
     private(set) var process: Process?
     private(set) var port = 0
+    /// The HTTP API's port (0 until started).
+    private(set) var apiPort = 0
     private var runs = 0
 
     init(_ name: String, data: URL? = nil) throws {
@@ -45,6 +47,7 @@ final class TestNode: @unchecked Sendable {
         process.executableURL = NodeBinary.url
         var arguments = [
             "run", "--data", data.path, "--listen", "127.0.0.1", "--port", "\(port)", "--log-level", "info",
+            "--api-listen", "127.0.0.1:0",
         ]
         if !remembered { arguments.append("--no-remembered-peers") }
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer.port)"] }
@@ -62,9 +65,17 @@ final class TestNode: @unchecked Sendable {
         self.process = process
         try await eventually("\(name) listening", timeout: .seconds(20)) {
             let text = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+            let lines = text.split(separator: "\n")
+            guard let line = lines.first(where: { $0.hasPrefix("listening on ") }),
                 let port = Int(line.split(separator: ":").last ?? "")
             else { return false }
+            if !extra.contains("--no-api") {
+                // "api on http://127.0.0.1:PORT/" (with "?token=..." when there is one).
+                guard let api = lines.first(where: { $0.hasPrefix("api on ") }),
+                    let apiPort = Int(api.split(separator: ":").last?.split(separator: "/").first ?? "")
+                else { return false }
+                self.apiPort = apiPort
+            }
             self.port = port
             return true
         }
@@ -113,6 +124,9 @@ final class TestNode: @unchecked Sendable {
     func postIDs() async throws -> [PostID] {
         try await withStore { try await $0.feed(FeedQuery(limit: 500)).posts.map(\.id) }
     }
+
+    /// An HTTP client for this node's API.
+    var http: HTTPTestClient { HTTPTestClient(port: apiPort) }
 
     func clock() async throws -> VectorClock { try await withStore { try await $0.clock() } }
 }

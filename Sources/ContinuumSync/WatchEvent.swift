@@ -1,6 +1,5 @@
 import ContinuumCore
 import ContinuumStore
-import ContinuumSync
 import Foundation
 
 /// One event of the node's live stream, as `watch` prints it and the web UI will receive it: JSON with a `type`,

@@ -1,0 +1,322 @@
+import ContinuumCore
+import ContinuumDiscovery
+import ContinuumNode
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+/// Where and how the HTTP API listens.
+public struct APIConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port.
+    public var port = 7421
+    /// Required on every request when set; the node insists on one when `host` is not loopback.
+    public var token: String?
+    /// The largest photo an upload may carry.
+    public var maxUploadBytes: Int64 = 50 * 1_048_576
+
+    public init() {}
+
+    /// True for `127.0.0.1`, `::1`, `localhost` and the rest of 127/8.
+    public var isLoopback: Bool { Self.isLoopback(host: host) }
+
+    public static func isLoopback(host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
+}
+
+/// Makes (or finds) the thumbnail of a photo; nil when neither the photo nor a thumbnail is here yet.
+public protocol ThumbnailProviding: Sendable {
+    func thumbnail(for photo: AssetHash) async throws -> URL?
+}
+
+/// What an uploaded file is: its header facts, and the defaults its metadata suggests for the post.
+public struct InspectedPhoto: Sendable {
+    public var info: ImageInfo
+    public var takenAt: Timestamp?
+    public var location: Coordinate?
+
+    public init(info: ImageInfo, takenAt: Timestamp? = nil, location: Coordinate? = nil) {
+        self.info = info
+        self.takenAt = takenAt
+        self.location = location
+    }
+}
+
+/// Checks an uploaded photo file. Throws ``PhotoRefusal`` for a file that is not an image, or is corrupt.
+public protocol PhotoInspecting: Sendable {
+    func inspect(file: URL) async throws -> InspectedPhoto
+}
+
+/// Why a file is not accepted as a photo.
+public enum PhotoRefusal: Error, Sendable {
+    /// Not JPEG, PNG, HEIC, WebP or GIF.
+    case notAnImage(String)
+    /// Recognised, but its pixels cannot be decoded.
+    case corrupt(String)
+}
+
+/// Header-only inspection (no pixel decoding, no metadata): what a node without an image library can do.
+public struct HeaderInspector: PhotoInspecting {
+    public init() {}
+
+    public func inspect(file: URL) async throws -> InspectedPhoto {
+        let data = try Data(contentsOf: file, options: .alwaysMapped)
+        do {
+            return InspectedPhoto(info: try ImageProbe.inspect(data))
+        } catch .unrecognised {
+            throw PhotoRefusal.notAnImage(ImageProbeError.unrecognised.description)
+        } catch {
+            throw PhotoRefusal.corrupt(error.description)
+        }
+    }
+}
+
+/// What the API reads and acts on: the node's parts.
+public struct APIServices: Sendable {
+    public var store: ContinuumStore
+    public var identity: NodeIdentity
+    public var engine: SyncEngine
+    public var thumbnails: (any ThumbnailProviding)?
+    public var inspector: any PhotoInspecting
+    public var discovery: @Sendable () -> DiscoveryStatus
+    /// The sync port's addresses, as `host:port`.
+    public var listening: @Sendable () -> [String]
+
+    public init(
+        store: ContinuumStore,
+        identity: NodeIdentity,
+        engine: SyncEngine,
+        thumbnails: (any ThumbnailProviding)?,
+        inspector: any PhotoInspecting,
+        discovery: @escaping @Sendable () -> DiscoveryStatus,
+        listening: @escaping @Sendable () -> [String]
+    ) {
+        self.store = store
+        self.identity = identity
+        self.engine = engine
+        self.thumbnails = thumbnails
+        self.inspector = inspector
+        self.discovery = discovery
+        self.listening = listening
+    }
+
+    /// The parts of a running node; `inspector` checks uploads, `thumbnails` makes the grid's images.
+    public init(node: Node, inspector: any PhotoInspecting, thumbnails: (any ThumbnailProviding)?) {
+        self.init(
+            store: node.store,
+            identity: node.identity,
+            engine: node.engine,
+            thumbnails: thumbnails,
+            inspector: inspector,
+            discovery: { [weak node] in node?.discoveryStatus ?? DiscoveryStatus(state: .off) },
+            listening: { [weak node] in
+                (node?.listeningAddresses ?? []).map { address in
+                    let host = address.ipAddress ?? "\(address)"
+                    return "\(host.contains(":") ? "[\(host)]" : host):\(address.port ?? 0)"
+                }
+            }
+        )
+    }
+}
+
+/// The HTTP API could not start: its address is taken or cannot be bound.
+public struct APIStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The local HTTP API and the web UI (Docs/API.md), served by Hummingbird: a `Service` that runs beside the
+/// node in one service group, and stops with it.
+public final class APIServer: Service, Sendable {
+    public let configuration: APIConfiguration
+    let services: APIServices
+    let logger: Logger
+    private let bound = NIOLockedValueBox<Int?>(nil)
+
+    public init(configuration: APIConfiguration, services: APIServices, logger: Logger) {
+        self.configuration = configuration
+        self.services = services
+        self.logger = logger
+    }
+
+    /// The address it serves, once it listens: `http://127.0.0.1:7421/`.
+    public var url: String? {
+        bound.withLockedValue { port in
+            port.map {
+                "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\($0)/"
+            }
+        }
+    }
+
+    /// Serves until the service group shuts down. Throws ``APIStartError`` when the address cannot be bound.
+    public func run() async throws {
+        do {
+            try await serve()
+        } catch {
+            guard url == nil else { throw error }
+            throw APIStartError(
+                description: "cannot serve the HTTP API on \(configuration.host):\(configuration.port): \(error); "
+                    + "choose another --api-listen, or --no-api"
+            )
+        }
+    }
+
+    /// The folder of the web UI's static files.
+    public static var webRoot: URL? { Bundle.module.resourceURL?.appendingPathComponent("Web") }
+
+    /// The OpenAPI document.
+    public static func openAPIDocument() throws -> Data {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json", subdirectory: "Resources")
+        else { throw APIError(.internalServerError, "internal", "the OpenAPI document is missing from this build") }
+        return try Data(contentsOf: url)
+    }
+
+    private func serve() async throws {
+        let router = makeRouter()
+        let app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "continuum-node"
+            ),
+            onServerRunning: { [bound, configuration] channel in
+                bound.withLockedValue { $0 = channel.localAddress?.port ?? configuration.port }
+            },
+            logger: logger
+        )
+        try await app.run()
+    }
+
+    func makeRouter() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware(logger: logger))
+        router.add(middleware: AccessMiddleware(token: configuration.token))
+        if let root = Self.webRoot {
+            router.add(
+                middleware: FileMiddleware(
+                    root.path,
+                    cacheControl: .init([(Hummingbird.MediaType(type: .any), [.noCache])]),
+                    searchForIndexHtml: true,
+                    logger: logger
+                )
+            )
+        }
+        let routes = Routes(services: services, configuration: configuration, logger: logger)
+        routes.register(on: router)
+        return router
+    }
+}
+
+/// Turns every failure into the API's JSON error body; logs the unexpected ones.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            throw error
+        } catch let error as StoreError {
+            throw APIError.from(error)
+        } catch let error as HTTPError {
+            switch error.status {
+            case .notFound: throw APIError(.notFound, "not_found", "no such page or route: \(request.uri.path)")
+            case .methodNotAllowed, .notImplemented:
+                throw APIError(
+                    .methodNotAllowed,
+                    "method_not_allowed",
+                    "\(request.method) is not allowed on \(request.uri.path)"
+                )
+            case .contentTooLarge:
+                throw APIError(.contentTooLarge, "too_large", "the request body is too large")
+            case .badRequest:
+                throw APIError(
+                    .badRequest,
+                    "bad_request",
+                    "the JSON body was not understood: \(error.body ?? "malformed"); see /api/openapi.json"
+                )
+            default:
+                throw APIError(error.status, "bad_request", error.body ?? "the request was not understood")
+            }
+        } catch is DecodingError {
+            throw APIError.badRequest("the body is not the JSON this route takes; see /api/openapi.json")
+        } catch {
+            logger.error("API request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            throw APIError(.internalServerError, "internal", "the node failed to answer: \(error)")
+        }
+    }
+}
+
+/// The access rules of Docs/API.md: the token when one is set; otherwise loopback `Host` names only, and no
+/// state-changing request from another web origin.
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String?
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let authority = request.head.authority ?? ""
+        if let token {
+            guard let given = Self.presentedToken(request), Self.constantTimeEqual(given, token) else {
+                throw APIError(
+                    .unauthorized,
+                    "unauthorized",
+                    "this node's API needs its access token: open the address the node printed (with ?token=…), "
+                        + "or send Authorization: Bearer <token>"
+                )
+            }
+        } else {
+            guard APIConfiguration.isLoopback(host: Self.hostName(authority)) else {
+                throw APIError(
+                    .forbidden,
+                    "bad_host",
+                    "this API answers only to localhost and 127.0.0.1 (the request was for '\(authority)')"
+                )
+            }
+        }
+        let safe: Set<HTTPRequest.Method> = [.get, .head, .options]
+        if !safe.contains(request.method), let origin = request.headers[.origin], origin != "http://\(authority)" {
+            throw APIError(
+                .forbidden,
+                "bad_origin",
+                "a page from \(origin) may not change this node; use the node's own web UI"
+            )
+        }
+        return try await next(request, context)
+    }
+
+    /// `host` of `host:port`, `[v6]:port` or a bare host.
+    static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+            return String(authority[authority.startIndex...end])
+        }
+        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
+    }
+
+    static func presentedToken(_ request: Request) -> String? {
+        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
+            return String(header.dropFirst("Bearer ".count))
+        }
+        if let cookie = request.cookies["continuum-token"] { return cookie.value }
+        return request.uri.queryParameters.get("token")
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

@@ -1,0 +1,166 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+
+extension Routes {
+    static let immutable = "public, max-age=31536000, immutable"
+
+    /// `GET /api/photos/{sha256}`: the exact bytes, named by their hash, so cached forever; Range requests.
+    func photo(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let hash = try photoHash(context)
+        guard try await store.hasPhoto(hash) else {
+            throw APIError(
+                .notFound,
+                "unknown_photo",
+                "photo \(hash.short) is not on this node (yet): its post may still be arriving from a peer"
+            )
+        }
+        let type = try await store.mediaType(ofPhoto: hash)?.mimeType ?? "application/octet-stream"
+        var headers: HTTPFields = [
+            .contentType: type, .eTag: "\"\(hash.hex)\"", .cacheControl: Self.immutable, .acceptRanges: "bytes",
+        ]
+        if request.uri.queryParameters.get("download") != nil {
+            let ext = String(type.split(separator: "/").last ?? "bin").replacingOccurrences(of: "jpeg", with: "jpg")
+            headers[.contentDisposition] = "attachment; filename=\"\(hash.short).\(ext)\""
+        }
+        return try await file(store.assets.url(for: hash), etag: "\"\(hash.hex)\"", headers: headers, request, context)
+    }
+
+    /// `GET /api/photos/{sha256}/thumbnail`: a small JPEG for the grid, made once and cached by the node.
+    func thumbnail(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let hash = try photoHash(context)
+        guard let url = try await services.thumbnails?.thumbnail(for: hash) else {
+            throw APIError(
+                .notFound,
+                "thumbnail_not_here",
+                "no thumbnail of \(hash.short) yet: neither the photo nor its thumbnail has reached this node"
+            )
+        }
+        // A thumbnail from a peer is replaced by this node's own once the photo arrives: cache by version.
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let modified = Int((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
+        let etag = "\"thumb-\(hash.hex.prefix(16))-\(size)-\(modified)\""
+        let headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=3600"]
+        return try await file(url, etag: etag, headers: headers, request, context)
+    }
+
+    func photoHash(_ context: BasicRequestContext) throws -> AssetHash {
+        let text = try context.parameters.require("sha256")
+        guard let hash = AssetHash(hex: text) else {
+            throw APIError.badRequest("'\(text)' is not a photo's SHA-256: 64 hex digits", field: "sha256")
+        }
+        return hash
+    }
+
+    /// A file, whole or the one byte range asked for; 304 when the client's copy is current.
+    func file(
+        _ url: URL,
+        etag: String,
+        headers: HTTPFields,
+        _ request: Request,
+        _ context: BasicRequestContext
+    ) async throws -> Response {
+        var headers = headers
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+            })
+        {
+            return Response(status: .notModified, headers: headers)
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let io = FileIO()
+        if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
+            guard let bytes = Self.byteRange(range, size: size) else {
+                var error = APIError(
+                    .rangeNotSatisfiable,
+                    "bad_range",
+                    "the range '\(range)' is outside the file's \(size) bytes"
+                )
+                error.headers[.contentRange] = "bytes */\(size)"
+                throw error
+            }
+            if let bytes {
+                headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)"
+                headers[.contentLength] = "\(bytes.count)"
+                let body = try await io.loadFile(path: url.path, range: bytes, context: context)
+                return Response(status: .partialContent, headers: headers, body: body)
+            }
+        }
+        headers[.contentLength] = "\(size)"
+        return Response(status: .ok, headers: headers, body: try await io.loadFile(path: url.path, context: context))
+    }
+
+    /// One range of `bytes=a-b`, `bytes=a-` or `bytes=-n`. nil: unsatisfiable; `.some(nil)`: ignore the header
+    /// (not a single byte range; the whole file is sent, as RFC 9110 allows).
+    static func byteRange(_ header: String, size: Int) -> ClosedRange<Int>?? {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return .some(nil) }
+        let spec = header.dropFirst("bytes=".count).split(separator: "-", omittingEmptySubsequences: false)
+        guard spec.count == 2 else { return .some(nil) }
+        let first = Int(spec[0].trimmingCharacters(in: .whitespaces))
+        let last = Int(spec[1].trimmingCharacters(in: .whitespaces))
+        switch (first, last) {
+        case (let a?, let b?) where a <= b:
+            guard a < size else { return nil }
+            return .some(a...min(b, size - 1))
+        case (let a?, nil) where spec[1].isEmpty:
+            guard a < size else { return nil }
+            return .some(a...(size - 1))
+        case (nil, let n?) where spec[0].isEmpty:
+            guard n > 0, size > 0 else { return nil }
+            return .some(max(0, size - n)...(size - 1))
+        default:
+            return .some(nil)
+        }
+    }
+
+    /// `GET /api/events`: Server-Sent Events, one per `watch` event, with a keep-alive comment every 15 s.
+    func events(_ request: Request) async throws -> Response {
+        let progress = (try? flag(request.uri.queryParameters, "progress")) ?? false
+        let events = await services.engine.events()
+        let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
+        return Response(
+            status: .ok,
+            headers: headers,
+            body: ResponseBody { writer in
+                let (lines, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+                let pump = Task {
+                    for await event in events {
+                        let watch = WatchEvent(event)
+                        if watch.isFrequent && !progress { continue }
+                        guard let data = try? watch.jsonLine() else { continue }
+                        continuation.yield("event: \(watch.type)\ndata: \(String(decoding: data, as: UTF8.self))\n\n")
+                    }
+                    continuation.finish()
+                }
+                let beat = Task {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(15))
+                        continuation.yield(": keep-alive\n\n")
+                    }
+                }
+                defer {
+                    pump.cancel()
+                    beat.cancel()
+                    continuation.finish()
+                }
+                try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+                // An endless response: end it when the node shuts down, so that shutdown need not wait for it.
+                try await withGracefulShutdownHandler {
+                    for await line in lines {
+                        try await writer.write(ByteBuffer(string: line))
+                    }
+                } onGracefulShutdown: {
+                    continuation.finish()
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+}

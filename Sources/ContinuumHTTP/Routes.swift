@@ -1,0 +1,413 @@
+import ContinuumCore
+import ContinuumDiscovery
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The API's routes (Docs/API.md). Every handler checks its input before it touches the store.
+struct Routes: Sendable {
+    let services: APIServices
+    let configuration: APIConfiguration
+    let logger: Logger
+
+    var store: ContinuumStore { services.store }
+
+    func register(on router: Router<BasicRequestContext>) {
+        let api = router.group("api")
+        api.get("openapi.json") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try APIServer.openAPIDocument()))
+            )
+        }
+        api.get("status") { _, _ in try await status() }
+        api.get("peers") { _, _ in try await peers() }
+        api.get("feed") { request, _ in try await feed(request) }
+        api.get("search") { request, _ in try await search(request) }
+        api.get("posts/:id") { _, context in try await post(context) }
+        api.post("posts") { request, context in try await createPost(request, context: context) }
+        api.patch("posts/:id") { request, context in try await edit(request, context: context) }
+        api.delete("posts/:id") { _, context in try await delete(path: context, kind: .post) }
+        api.post("posts/:id/comments") { request, context in try await comment(request, context: context) }
+        api.delete("comments/:id") { _, context in try await delete(path: context, kind: .comment) }
+        api.post("delete") { request, context in try await deleteMany(request, context: context) }
+        api.put("posts/:id/follow") { _, context in try await follow(context, on: true) }
+        api.delete("posts/:id/follow") { _, context in try await follow(context, on: false) }
+        api.post("posts/:id/follow/toggle") { _, context in try await follow(context, on: nil) }
+        api.get("following") { _, _ in try json(["posts": try await store.following()]) }
+        api.get("notifications") { request, _ in try await notifications(request) }
+        api.post("notifications/read") { request, context in try await markRead(request, context: context) }
+        api.get("photos/:sha256") { request, context in try await photo(request, context: context) }
+        api.get("photos/:sha256/thumbnail") { request, context in try await thumbnail(request, context: context) }
+        api.get("events") { request, _ in try await events(request) }
+    }
+
+    // MARK: Reading
+
+    struct Status: Encodable {
+        let node: String
+        let name: String?
+        let listening: [String]
+        let api: String
+        let peers: Peers
+        let records: Int
+        let posts: Int
+        let comments: Int
+        let photos: Int
+        let following: Int
+        let unreadNotifications: Int
+        let discovery: DiscoveryStatus
+
+        struct Peers: Encodable {
+            let connected: Int
+            let known: Int
+        }
+    }
+
+    func status() async throws -> Response {
+        let counts = try await store.counts()
+        let known = try await store.peers().count
+        let connected = await services.engine.connectedPeers().count
+        return try json(
+            Status(
+                node: services.identity.author.hex,
+                name: try await store.displayName(of: services.identity.author),
+                listening: services.listening(),
+                api: "\(configuration.host):\(configuration.port)",
+                peers: .init(connected: connected, known: known),
+                records: counts.records,
+                posts: counts.posts,
+                comments: counts.comments,
+                photos: counts.photos,
+                following: try await store.followedPosts().count,
+                unreadNotifications: try await store.unreadNotificationCount(),
+                discovery: services.discovery()
+            )
+        )
+    }
+
+    struct PeerLine: Encodable {
+        let peer: PeerRecord
+        let connected: Bool
+        let pushInterest: Int?
+
+        func encode(to encoder: any Encoder) throws {
+            try peer.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(connected, forKey: .connected)
+            try container.encode(pushInterest, forKey: .pushInterest)
+        }
+
+        enum Keys: String, CodingKey { case connected, pushInterest }
+    }
+
+    struct PeerList: Encodable {
+        let peers: [PeerLine]
+        let discovery: DiscoveryStatus
+    }
+
+    func peers() async throws -> Response {
+        let connected = Set(await services.engine.connectedPeers())
+        let interest = await services.engine.peerInterest()
+        let lines = try await store.peers().map {
+            PeerLine(peer: $0, connected: connected.contains($0.id), pushInterest: interest[$0.id])
+        }
+        return try json(PeerList(peers: lines, discovery: services.discovery()))
+    }
+
+    func feed(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        var feed = FeedQuery(limit: try limit(query, default: 20))
+        let mine = try flag(query, "mine")
+        if let author = query.get("author"), !author.isEmpty {
+            guard !mine else { throw APIError.badRequest("mine=true and author cannot be combined", field: "author") }
+            do {
+                feed.author = try await store.resolveAuthor(author)
+            } catch let error as StoreError {
+                throw APIError.from(error, noun: "author", field: "author")
+            }
+        }
+        if mine { feed.author = services.identity.author }
+        if let since = query.get("since"), !since.isEmpty {
+            guard let time = Timestamp(since: since) else {
+                throw APIError(
+                    .badRequest,
+                    "bad_since",
+                    "since '\(since)' is not a duration (30m, 12h, 5d, 2w) or a date (2024-07-14 or 2024-07-14T16:20:00Z)",
+                    field: "since"
+                )
+            }
+            feed.since = time
+        }
+        if let near = query.get("near"), !near.isEmpty {
+            feed.near = try coordinate(near, field: "near")
+            feed.radiusKm = 10
+        }
+        if let radius = query.get("radiusKm") {
+            guard feed.near != nil else { throw APIError.badRequest("radiusKm needs near=LAT,LON", field: "radiusKm") }
+            guard let km = Double(radius), km > 0, km <= 20_040 else {
+                throw APIError.badRequest("radiusKm must be a number more than 0 and at most 20040", field: "radiusKm")
+            }
+            feed.radiusKm = km
+        }
+        if let cursor = query.get("cursor"), !cursor.isEmpty {
+            do {
+                feed.cursor = try FeedCursor(token: cursor)
+            } catch {
+                throw APIError(.badRequest, "bad_cursor", error.message, field: "cursor")
+            }
+        }
+        return try json(try await store.feed(feed))
+    }
+
+    struct PostList: Encodable { let posts: [PostSummary] }
+
+    func search(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let term = query.get("q"), !TextRules.isBlank(term) else {
+            throw APIError.badRequest("say what to search for: q=TERM", field: "q")
+        }
+        return try json(PostList(posts: try await store.search(term, limit: try limit(query, default: 50))))
+    }
+
+    /// A post with its comments, and what this node thinks of it.
+    struct PostView: Encodable {
+        let detail: PostDetail
+        let following: Bool
+        let mine: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            try detail.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(following, forKey: .following)
+            try container.encode(mine, forKey: .mine)
+        }
+
+        enum Keys: String, CodingKey { case following, mine }
+    }
+
+    func postView(_ id: PostID) async throws -> PostView {
+        guard let detail = try await store.post(id) else {
+            throw APIError(.notFound, "unknown_post", "no post \(id.short) on this node")
+        }
+        return PostView(
+            detail: detail,
+            following: try await store.isFollowing(id),
+            mine: detail.post.author == services.identity.author
+        )
+    }
+
+    func post(_ context: BasicRequestContext) async throws -> Response {
+        try json(try await postView(try await resolvePost(context)))
+    }
+
+    // MARK: Writing
+
+    struct CaptionBody: Decodable { let caption: String? }
+    struct CommentBody: Decodable { let text: String? }
+    struct IDsBody: Decodable { let ids: [String]? }
+
+    func edit(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try await resolvePost(context)
+        let body = try await request.decode(as: CaptionBody.self, context: context)
+        guard let caption = body.caption, !TextRules.isBlank(caption) else {
+            throw APIError(.badRequest, "missing_caption", "the new caption is blank; write one", field: "caption")
+        }
+        let target = try await resolveTarget(id.hex, noun: "post")
+        try await requireOwner(target)
+        let record = RecordBody.edit(post: id, caption: caption)
+        try check(record, field: "caption")
+        _ = try await store.append(record, by: services.identity)
+        await services.engine.recordsWritten()
+        return try json(try await postView(id))
+    }
+
+    func comment(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let post = try await resolvePost(context)
+        let body = try await request.decode(as: CommentBody.self, context: context)
+        guard let text = body.text, !TextRules.isBlank(text) else {
+            throw APIError(.badRequest, "blank_comment", "the comment is blank; write something", field: "text")
+        }
+        let record = RecordBody.comment(post: post, text: text)
+        try check(record, field: "text")
+        let stored = try await store.append(record, by: services.identity)
+        await services.engine.recordsWritten()
+        let comment = try await store.post(post)?.comments.first { $0.id.record == stored.id }
+        guard let comment else {
+            throw APIError(.internalServerError, "internal", "the comment was stored but cannot be read back")
+        }
+        return try json(comment, status: .created)
+    }
+
+    enum TargetKind { case post, comment }
+
+    func delete(path context: BasicRequestContext, kind: TargetKind) async throws -> Response {
+        let text = try context.parameters.require("id")
+        let noun = kind == .post ? "post" : "comment"
+        let target = try await resolveTarget(text, noun: noun)
+        switch (target, kind) {
+        case (.post, .post), (.comment, .comment): break
+        default: throw APIError(.notFound, "unknown_\(noun)", "no \(noun) matches '\(text)'")
+        }
+        return try await delete([target])
+    }
+
+    func deleteMany(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let body = try await request.decode(as: IDsBody.self, context: context)
+        guard let ids = body.ids, !ids.isEmpty else {
+            throw APIError.badRequest("name at least one post or comment: {\"ids\": [...]}", field: "ids")
+        }
+        guard ids.count <= 10_000 else { throw APIError.badRequest("at most 10000 ids at once", field: "ids") }
+        var targets: [ContinuumStore.Target] = []
+        for text in ids { targets.append(try await resolveTarget(text, noun: "record")) }
+        return try await delete(targets)
+    }
+
+    struct Deleted: Encodable { let deleted: [String] }
+
+    /// Deletes every target, all or none: each is checked to be this node's before anything is signed.
+    func delete(_ targets: [ContinuumStore.Target]) async throws -> Response {
+        for target in targets { try await requireOwner(target) }
+        let sorted = Set(targets.map(\.record)).sorted()
+        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
+            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
+        }
+        _ = try await store.append(bodies, by: services.identity)
+        await services.engine.recordsWritten()
+        return try json(Deleted(deleted: sorted.map(\.hex)))
+    }
+
+    struct Following: Encodable {
+        let post: String
+        let following: Bool
+    }
+
+    func follow(_ context: BasicRequestContext, on: Bool?) async throws -> Response {
+        let post = try await resolvePost(context)
+        let now = try await services.engine.setFollowing(post, on)
+        return try json(Following(post: post.hex, following: now))
+    }
+
+    struct NotificationList: Encodable {
+        let notifications: [NotificationSummary]
+        let unread: Int
+    }
+
+    func notifications(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        let list = try await store.notifications(
+            unreadOnly: try flag(query, "unread"),
+            limit: try limit(query, default: 50)
+        )
+        return try json(NotificationList(notifications: list, unread: try await store.unreadNotificationCount()))
+    }
+
+    struct MarkReadBody: Decodable {
+        let ids: [Int64]?
+        let all: Bool?
+    }
+
+    struct Marked: Encodable {
+        let marked: Int
+        let unread: Int
+    }
+
+    func markRead(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let body = try await request.decode(as: MarkReadBody.self, context: context)
+        let marked: Int
+        switch (body.ids, body.all) {
+        case (nil, true?):
+            marked = try await store.markAllNotificationsRead()
+        case (let ids?, nil) where !ids.isEmpty, (let ids?, false?) where !ids.isEmpty:
+            do {
+                marked = try await store.markNotificationsRead(ids)
+            } catch let error as StoreError {
+                throw APIError.from(error, noun: "notification", field: "ids")
+            }
+        default:
+            throw APIError.badRequest("send {\"ids\": [numbers]} or {\"all\": true}", field: "ids")
+        }
+        return try json(Marked(marked: marked, unread: try await store.unreadNotificationCount()))
+    }
+
+    // MARK: Helpers
+
+    func resolvePost(_ context: BasicRequestContext) async throws -> PostID {
+        let text = try context.parameters.require("id")
+        do {
+            return try await store.resolvePost(text)
+        } catch let error as StoreError {
+            throw APIError.from(error, noun: "post")
+        }
+    }
+
+    func resolveTarget(_ text: String, noun: String) async throws -> ContinuumStore.Target {
+        do {
+            return try await store.resolveTarget(text)
+        } catch let error as StoreError {
+            throw APIError.from(error, noun: noun)
+        }
+    }
+
+    func requireOwner(_ target: ContinuumStore.Target) async throws {
+        let noun = if case .post = target { "post" } else { "comment" }
+        do {
+            try await store.requireOwner(
+                target.author,
+                of: "\(noun) \(target.record.short)",
+                identity: services.identity
+            )
+        } catch let error as StoreError {
+            throw APIError.from(error)
+        }
+    }
+
+    func check(_ body: RecordBody, field: String) throws {
+        do {
+            try ContinuumStore.check(body)
+        } catch {
+            throw APIError(.badRequest, "invalid_text", error.message, field: field)
+        }
+    }
+
+    func coordinate(_ text: String, field: String) throws -> Coordinate {
+        guard let coordinate = Coordinate(parsing: text) else {
+            throw APIError(
+                .badRequest,
+                "bad_location",
+                "\(field) '\(text)' is not LAT,LON in decimal degrees (latitude -90...90, longitude -180...180)",
+                field: field
+            )
+        }
+        return coordinate
+    }
+
+    func limit(_ query: Parameters, default value: Int) throws -> Int {
+        guard let text = query.get("limit") else { return value }
+        guard let limit = Int(text), (1...500).contains(limit) else {
+            throw APIError.badRequest("limit must be a whole number from 1 to 500", field: "limit")
+        }
+        return limit
+    }
+
+    func flag(_ query: Parameters, _ name: String) throws -> Bool {
+        switch query.get(name) {
+        case nil, "false", "0": return false
+        case "true", "1", "": return true
+        case let other?: throw APIError.badRequest("\(name) must be true or false, not '\(other)'", field: name)
+        }
+    }
+
+    func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try JSONEncoder.api.encode(value)
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

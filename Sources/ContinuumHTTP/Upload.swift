@@ -1,0 +1,234 @@
+import ContinuumCore
+import ContinuumStore
+import Crypto
+import Foundation
+import Hummingbird
+import MultipartKit
+import NIOCore
+
+extension Routes {
+    /// `POST /api/posts`: a `multipart/form-data` upload. The photo part is streamed to a temporary file with a
+    /// running SHA-256, never held whole in memory; everything is checked before the post is signed.
+    func createPost(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
+            throw APIError(
+                .badRequest,
+                "not_multipart",
+                "send the photo as multipart/form-data with fields photo, caption and optionally location"
+            )
+        }
+        let limit = configuration.maxUploadBytes
+        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > limit + 1_048_576 {
+            throw Self.tooLarge(limit)
+        }
+        let upload = try UploadState(assets: store.assets, limit: limit)
+        defer { upload.discard() }
+        let parser = MultipartParser(boundary: boundary)
+        parser.onHeader = { name, value in upload.header(name, value) }
+        parser.onBody = { buffer in upload.body(&buffer) }
+        parser.onPartComplete = { upload.partComplete() }
+        do {
+            for try await chunk in request.body {
+                try parser.execute(chunk)
+                if let error = upload.error { throw error }
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError.badRequest("the multipart body is malformed: \(error)")
+        }
+        if let error = upload.error { throw error }
+        guard let photo = try upload.finish() else {
+            throw APIError(.badRequest, "missing_photo", "choose a photo to share (field 'photo')", field: "photo")
+        }
+        guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
+            throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
+        }
+        let inspected: InspectedPhoto
+        do {
+            inspected = try await services.inspector.inspect(file: photo.url)
+        } catch PhotoRefusal.notAnImage(let why) {
+            throw APIError(
+                .unsupportedMediaType,
+                "not_an_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        } catch PhotoRefusal.corrupt(let why) {
+            throw APIError(
+                .unprocessableContent,
+                "corrupt_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        }
+        var location = inspected.location
+        if let text = upload.fields["location"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            location = try coordinate(text, field: "location")
+        }
+        var createdAt = inspected.takenAt ?? .now()
+        if let text = upload.fields["createdAt"], !text.isEmpty {
+            guard let time = Timestamp(rfc3339: text) else {
+                throw APIError.badRequest("createdAt '\(text)' is not an RFC 3339 time", field: "createdAt")
+            }
+            createdAt = time
+        }
+        let autoFollow = upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true
+        let body = RecordBody.post(
+            caption: caption,
+            photo: PhotoReference(
+                sha256: photo.hash,
+                byteCount: photo.bytes,
+                mediaType: inspected.info.mediaType,
+                width: inspected.info.width,
+                height: inspected.info.height
+            ),
+            location: location
+        )
+        try check(body, field: "caption")
+        try store.assets.commit(photo.url, as: photo.hash)
+        try await store.markPhotoAvailable(photo.hash, bytes: Int64(photo.bytes))
+        let record = try await store.append(body, createdAt: createdAt, by: services.identity, autoFollow: autoFollow)
+        await services.engine.recordsWritten()
+        if autoFollow { await services.engine.followsChanged() }
+        var response = try json(try await postView(PostID(record.id)), status: .created)
+        response.headers[.location] = "/api/posts/\(record.id.hex)"
+        return response
+    }
+
+    static func tooLarge(_ limit: Int64) -> APIError {
+        APIError(
+            .contentTooLarge,
+            "too_large",
+            "the photo is larger than this node accepts (\(limit / 1_048_576) MiB; see --max-upload-mb)",
+            field: "photo"
+        )
+    }
+
+    /// The boundary of a `multipart/form-data` content type.
+    static func boundary(of contentType: String) -> String? {
+        let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.first?.lowercased() == "multipart/form-data" else { return nil }
+        for part in parts.dropFirst() where part.lowercased().hasPrefix("boundary=") {
+            var value = String(part.dropFirst("boundary=".count))
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                value = String(value.dropFirst().dropLast())
+            }
+            return value.isEmpty || value.utf8.count > 70 ? nil : value
+        }
+        return nil
+    }
+}
+
+/// The parts of one upload as the parser meets them: the photo goes to a file, small fields to memory.
+///
+/// Used by one request's task only (the parser calls back synchronously from `execute`), so it needs no lock.
+final class UploadState {
+    static let fieldLimit = 16 * 1024
+
+    private let assets: AssetStore
+    private let limit: Int64
+    private var headers: [String: String] = [:]
+    private var field: [UInt8] = []
+    private var file: FileHandle?
+    private var fileURL: URL?
+    private var hasher = SHA256()
+    private var written: Int64 = 0
+    private var photoDone = false
+    private(set) var fields: [String: String] = [:]
+    private(set) var filename: String?
+    private(set) var error: APIError?
+
+    init(assets: AssetStore, limit: Int64) throws {
+        self.assets = assets
+        self.limit = limit
+    }
+
+    private var name: String? { Self.parameter("name", in: headers["content-disposition"] ?? "") }
+
+    func header(_ name: String, _ value: String) { headers[name.lowercased()] = value }
+
+    func body(_ buffer: inout ByteBuffer) {
+        guard error == nil else { return }
+        if name == "photo" {
+            if photoDone {
+                error = APIError.badRequest("send one photo per post", field: "photo")
+                return
+            }
+            do {
+                if file == nil {
+                    let url = try assets.makeTemporaryFile()
+                    fileURL = url
+                    file = try FileHandle(forWritingTo: url)
+                    filename = Self.parameter("filename", in: headers["content-disposition"] ?? "")
+                }
+                written += Int64(buffer.readableBytes)
+                if written > limit {
+                    error = Routes.tooLarge(limit)
+                    return
+                }
+                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+                try file?.write(contentsOf: buffer.readableBytesView)
+            } catch {
+                self.error = APIError(.internalServerError, "internal", "cannot write the upload: \(error)")
+            }
+        } else {
+            field += buffer.readableBytesView
+            if field.count > Self.fieldLimit {
+                error = APIError.badRequest("the field '\(name ?? "?")' is longer than 16 KiB", field: name)
+            }
+        }
+    }
+
+    func partComplete() {
+        defer {
+            headers = [:]
+            field = []
+        }
+        guard error == nil, let name else { return }
+        if name == "photo" {
+            photoDone = file != nil
+        } else if fields[name] == nil {
+            fields[name] = String(decoding: field, as: UTF8.self)
+        }
+    }
+
+    struct Photo {
+        let url: URL
+        let hash: AssetHash
+        let bytes: UInt64
+    }
+
+    /// Flushes the photo to disk; nil when the upload had no (non-empty) photo.
+    func finish() throws -> Photo? {
+        guard let file, let fileURL, written > 0 else { return nil }
+        do {
+            try file.synchronize()
+            try file.close()
+        } catch {
+            throw APIError(.internalServerError, "internal", "cannot write the upload: \(error)")
+        }
+        self.file = nil
+        return Photo(url: fileURL, hash: AssetHash(unchecked: Data(hasher.finalize())), bytes: UInt64(written))
+    }
+
+    /// Removes the temporary file unless it was committed (renamed away) already.
+    func discard() {
+        try? file?.close()
+        if let fileURL { try? FileManager.default.removeItem(at: fileURL) }
+    }
+
+    /// `name` or `filename` from a Content-Disposition value.
+    static func parameter(_ key: String, in disposition: String) -> String? {
+        for part in disposition.split(separator: ";") {
+            let pair = part.trimmingCharacters(in: .whitespaces)
+            guard pair.lowercased().hasPrefix("\(key)=") else { continue }
+            var value = String(pair.dropFirst(key.count + 1))
+            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                value = String(value.dropFirst().dropLast())
+            }
+            return value
+        }
+        return nil
+    }
+}

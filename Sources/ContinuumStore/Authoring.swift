@@ -1,0 +1,43 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+// Checks made before this node signs a record, shared by the command line and the HTTP API.
+
+extension ContinuumStore {
+    /// Checks the fields a new record would have (text rules, sizes, ranges) before anything is stored.
+    public static func check(_ body: RecordBody) throws(StoreError) {
+        let probe = RecordContent(
+            author: AuthorID(unchecked: Data(count: 32)),
+            sequence: 1,
+            previous: nil,
+            createdAt: .now(),
+            body: body
+        )
+        do {
+            try RecordFormat.validate(probe)
+        } catch {
+            throw StoreError(.invalidInput, error.description)
+        }
+    }
+
+    /// Refuses (`.notOwner`) to act on a record of another author's. `what` names it: "post 5b43c74f439e".
+    public func requireOwner(_ author: AuthorID, of what: String, identity: NodeIdentity) async throws {
+        guard author != identity.author else { return }
+        let name = try await displayName(of: author)
+        let owner = name.map { "\($0) (\(author.short))" } ?? author.short
+        throw StoreError(.notOwner, "\(what) belongs to \(owner); only its author can change or delete it")
+    }
+
+    /// The media type a post declares for this photo, or nil when no post here names it.
+    public func mediaType(ofPhoto hash: AssetHash) async throws -> MediaType? {
+        try await read { db in
+            try Int.fetchOne(
+                db,
+                sql: "SELECT media_type FROM post WHERE photo_sha256 = ? LIMIT 1",
+                arguments: [hash.bytes]
+            )
+            .flatMap { MediaType(rawValue: UInt8($0)) }
+        }
+    }
+}

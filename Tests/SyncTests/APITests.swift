@@ -1,0 +1,535 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Testing
+
+/// The HTTP API of a real `continuum-node run` process, over a real socket: every route against the OpenAPI document
+/// the node itself serves, and every kind of bad input with its status, its error body and an unchanged store.
+@Suite(.serialized) struct APITests {
+    /// Everything a bad request must leave alone, read through the CLI and the photo folder.
+    static func snapshot(_ node: TestNode) throws -> String {
+        let photos =
+            FileManager.default.enumerator(atPath: node.data.appendingPathComponent("photos").path)?
+            .compactMap { $0 as? String }.filter { !$0.hasPrefix("tmp") && !$0.hasPrefix("thumbs") }.sorted() ?? []
+        let partials =
+            (try? FileManager.default.contentsOfDirectory(
+                atPath: node.data.appendingPathComponent("photos/tmp").path
+            )) ?? []
+        return [
+            try node.cli("feed", "--json", "--limit", "500"),
+            try node.cli("following", "--json"),
+            try node.cli("notifications", "--json"),
+            try node.cli("status", "--json").split(separator: "\n").filter { !$0.contains("lastSeen") }
+                .joined(separator: "\n"),
+            photos.joined(separator: ","),
+            "tmp: \(partials.count)",
+        ].joined(separator: "\n")
+    }
+
+    func fixture(_ name: String) throws -> Data {
+        try Data(contentsOf: NodeBinary.fixtures.appendingPathComponent(name))
+    }
+
+    func checker(_ node: TestNode) async throws -> OpenAPIChecker {
+        let response = try await node.http.get("/api/openapi.json")
+        #expect(response.status == 200)
+        return try OpenAPIChecker(json: response.body)
+    }
+
+    /// Sends a request and checks the answer against the document; returns it.
+    @discardableResult
+    func call(
+        _ api: OpenAPIChecker,
+        _ node: TestNode,
+        _ method: String,
+        _ path: String,
+        json: Any? = nil,
+        headers: [String: String] = [:],
+        expect status: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> HTTPTestResponse {
+        let response: HTTPTestResponse
+        if let json {
+            let body = try JSONSerialization.data(withJSONObject: json)
+            response = try await node.http.request(
+                method,
+                path,
+                headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+                body: body
+            )
+        } else {
+            response = try await node.http.request(method, path, headers: headers)
+        }
+        #expect(response.status == status, "\(method) \(path): \(response.text)", sourceLocation: sourceLocation)
+        let problems = api.problems(method, path, response)
+        #expect(problems.isEmpty, "\(problems)", sourceLocation: sourceLocation)
+        return response
+    }
+
+    @Test func everyRouteConformsToTheDocument() async throws {
+        let alice = try TestNode("Alice")
+        let bob = try TestNode("Bob")
+        defer {
+            alice.remove()
+            bob.remove()
+        }
+        try await bob.start()
+        try await alice.start(peers: [bob])
+        let api = try await checker(alice)
+        let waterfall = try fixture("waterfall.jpg")
+
+        // Create by upload: the stored photo is byte for byte the upload.
+        let created = try await alice.http.upload(
+            fields: [("caption", "Waterfall at dusk — Café"), ("location", "48.8566,2.3522")],
+            files: [("photo", "waterfall.jpg", waterfall)]
+        )
+        #expect(created.status == 201, "\(created.text)")
+        #expect(api.problems("POST", "/api/posts", created).isEmpty, "\(api.problems("POST", "/api/posts", created))")
+        let post = try #require(created.object["id"] as? String)
+        let sha = try #require((created.object["photo"] as? [String: Any])?["sha256"] as? String)
+        #expect(created.headers["location"] == "/api/posts/\(post)")
+        #expect(created.object["following"] as? Bool == true, "own posts are followed")
+        #expect(created.object["mine"] as? Bool == true)
+        #expect((created.object["location"] as? [String: Any])?["latitude"] as? Double == 48.8566)
+        #expect(try alice.cli("show", post).contains("Waterfall at dusk — Café"))
+
+        let photo = try await call(api, alice, "GET", "/api/photos/\(sha)", expect: 200)
+        #expect(photo.body == waterfall)
+        #expect(photo.headers["etag"] == "\"\(sha)\"")
+        #expect(photo.headers["cache-control"]?.contains("immutable") == true)
+        #expect(photo.headers["content-type"] == "image/jpeg")
+        let cached = try await call(
+            api,
+            alice,
+            "GET",
+            "/api/photos/\(sha)",
+            headers: ["If-None-Match": "\"\(sha)\""],
+            expect: 304
+        )
+        #expect(cached.body.isEmpty)
+        let part = try await call(
+            api,
+            alice,
+            "GET",
+            "/api/photos/\(sha)",
+            headers: ["Range": "bytes=10-19"],
+            expect: 206
+        )
+        #expect(part.body == waterfall[10..<20])
+        #expect(part.headers["content-range"] == "bytes 10-19/\(waterfall.count)")
+        let tail = try await call(api, alice, "GET", "/api/photos/\(sha)", headers: ["Range": "bytes=-5"], expect: 206)
+        #expect(tail.body == waterfall.suffix(5))
+        let download = try await call(api, alice, "GET", "/api/photos/\(sha)?download=1", expect: 200)
+        #expect(download.headers["content-disposition"]?.hasPrefix("attachment") == true)
+        let thumbnail = try await call(api, alice, "GET", "/api/photos/\(sha)/thumbnail", expect: 404)
+        #expect(thumbnail.errorCode == "thumbnail_not_here")
+
+        // Reading.
+        let feed = try await call(api, alice, "GET", "/api/feed?limit=1", expect: 200)
+        #expect(((feed.object["posts"] as? [[String: Any]])?.first?["id"] as? String) == post)
+        let mine = try await call(api, alice, "GET", "/api/feed?mine=true&since=5d", expect: 200)
+        #expect((mine.object["posts"] as? [Any])?.count == 1)
+        let found = try await call(api, alice, "GET", "/api/search?q=CAFE", expect: 200)
+        #expect(((found.object["posts"] as? [[String: Any]])?.first?["id"] as? String) == post)
+        let nothing = try await call(api, alice, "GET", "/api/search?q=zebra", expect: 200)
+        #expect((nothing.object["posts"] as? [Any])?.isEmpty == true)
+        try await call(api, alice, "GET", "/api/posts/\(post.prefix(8))", expect: 200)
+
+        // Comment, edit, follow.
+        let comment = try await call(
+            api,
+            alice,
+            "POST",
+            "/api/posts/\(post)/comments",
+            json: ["text": "Lovely light"],
+            expect: 201
+        )
+        let commentID = try #require(comment.object["id"] as? String)
+        #expect(try alice.cli("show", post).contains("Lovely light"))
+        let edited = try await call(
+            api,
+            alice,
+            "PATCH",
+            "/api/posts/\(post)",
+            json: ["caption": "Waterfall at noon"],
+            expect: 200
+        )
+        #expect(edited.object["caption"] as? String == "Waterfall at noon")
+        #expect(edited.object["edited"] as? Bool == true)
+        let unfollowed = try await call(api, alice, "DELETE", "/api/posts/\(post)/follow", expect: 200)
+        #expect(unfollowed.object["following"] as? Bool == false)
+        let toggled = try await call(api, alice, "POST", "/api/posts/\(post)/follow/toggle", expect: 200)
+        #expect(toggled.object["following"] as? Bool == true)
+        let followed = try await call(api, alice, "PUT", "/api/posts/\(post)/follow", expect: 200)
+        #expect(followed.object["following"] as? Bool == true)
+        let following = try await call(api, alice, "GET", "/api/following", expect: 200)
+        #expect((following.object["posts"] as? [[String: Any]])?.first?["post"] as? String == post)
+
+        // Bob comments on Alice's post: Alice is notified.
+        try await eventually("the post reached Bob") { (try? bob.cli("show", post)) != nil }
+        try bob.cli("comment", post, "Where is this?")
+        try await eventually("Alice notified") {
+            let list = try await alice.http.get("/api/notifications?unread=true")
+            return (list.object["unread"] as? Int ?? 0) >= 1
+        }
+        let notes = try await call(api, alice, "GET", "/api/notifications", expect: 200)
+        let note = try #require((notes.object["notifications"] as? [[String: Any]])?.first)
+        #expect(note["text"] as? String == "Where is this?")
+        let marked = try await call(
+            api,
+            alice,
+            "POST",
+            "/api/notifications/read",
+            json: ["ids": [note["id"] as? Int ?? 0]],
+            expect: 200
+        )
+        #expect(marked.object["marked"] as? Int == 1)
+        #expect(marked.object["unread"] as? Int == 0)
+        try await call(api, alice, "POST", "/api/notifications/read", json: ["all": true], expect: 200)
+
+        let status = try await call(api, alice, "GET", "/api/status", expect: 200)
+        #expect(status.object["posts"] as? Int == 1)
+        #expect((status.object["peers"] as? [String: Any])?["connected"] as? Int == 1)
+        let peers = try await call(api, alice, "GET", "/api/peers", expect: 200)
+        #expect((peers.object["peers"] as? [[String: Any]])?.first?["name"] as? String == "Bob")
+
+        // Deleting: a comment, then several at once, then a post.
+        let second = try await call(
+            api,
+            alice,
+            "POST",
+            "/api/posts/\(post)/comments",
+            json: ["text": "Second"],
+            expect: 201
+        )
+        let third = try await call(
+            api,
+            alice,
+            "POST",
+            "/api/posts/\(post)/comments",
+            json: ["text": "Third"],
+            expect: 201
+        )
+        let deleted = try await call(api, alice, "DELETE", "/api/comments/\(commentID)", expect: 200)
+        #expect(deleted.object["deleted"] as? [String] == [commentID])
+        let ids = [second.object["id"] as? String ?? "", third.object["id"] as? String ?? ""]
+        let many = try await call(api, alice, "POST", "/api/delete", json: ["ids": ids], expect: 200)
+        #expect(Set(many.object["deleted"] as? [String] ?? []) == Set(ids))
+        #expect(!(try alice.cli("show", post).contains("Second")))
+        let gone = try await call(api, alice, "DELETE", "/api/posts/\(post)", expect: 200)
+        #expect(gone.object["deleted"] as? [String] == [post])
+        #expect(try alice.cli("feed").contains("No posts yet."))
+
+        // The event stream: its content type and first bytes (live events are tested below).
+        let events = try await alice.http.stream("/api/events", timeout: .seconds(5)) { $0.contains(": connected") }
+        #expect(events.contains("text/event-stream"))
+        #expect(events.contains("retry: 2000"))
+        _ = api.problems(
+            "GET",
+            "/api/events",
+            HTTPTestResponse(status: 200, headers: ["content-type": "text/event-stream"], body: Data())
+        )
+        _ = try await call(api, alice, "GET", "/api/openapi.json", expect: 200)
+
+        #expect(api.unseen.isEmpty, "operations never exercised: \(api.unseen.sorted())")
+        try await alice.stop()
+        try await bob.stop()
+    }
+
+    /// One bad request: its status and error code, a message that says what to do, nothing stored, still serving.
+    struct Bad: Sendable, CustomStringConvertible {
+        let description: String
+        let status: Int
+        let code: String
+        let message: String
+        let send: @Sendable (TestNode, Fixture) async throws -> HTTPTestResponse
+    }
+
+    /// What the bad requests refer to: a post of Alice's, one of Bob's, the fixtures.
+    struct Fixture: Sendable {
+        let own: String
+        let ownPhoto: String
+        let foreign: String
+        let image: Data
+        let truncated: Data
+        let text: Data
+    }
+
+    static let bad: [Bad] = [
+        Bad(description: "upload without caption", status: 400, code: "missing_caption", message: "caption") {
+            try await $0.http.upload(fields: [], files: [("photo", "a.jpg", $1.image)])
+        },
+        Bad(description: "upload with blank caption", status: 400, code: "missing_caption", message: "caption") {
+            try await $0.http.upload(fields: [("caption", "  \n")], files: [("photo", "a.jpg", $1.image)])
+        },
+        Bad(description: "upload of a text file", status: 415, code: "not_an_image", message: "not an image") {
+            try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "notes.txt", $1.text)])
+        },
+        Bad(description: "upload of a truncated JPEG", status: 422, code: "corrupt_image", message: "truncated.jpg") {
+            try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "truncated.jpg", $1.truncated)])
+        },
+        Bad(description: "upload over the limit", status: 413, code: "too_large", message: "--max-upload-mb") {
+            var big = $1.image
+            while big.count <= 1_200_000 { big.append($1.image) }
+            return try await $0.http.upload(fields: [("caption", "big")], files: [("photo", "big.jpg", big)])
+        },
+        Bad(description: "upload without photo", status: 400, code: "missing_photo", message: "photo") { node, _ in
+            try await node.http.upload(fields: [("caption", "x")], files: [])
+        },
+        Bad(description: "upload that is not multipart", status: 400, code: "not_multipart", message: "multipart") {
+            node,
+            _ in
+            try await node.http.send("POST", "/api/posts", json: ["caption": "x"])
+        },
+        Bad(description: "upload with a bad location", status: 400, code: "bad_location", message: "LAT,LON") {
+            try await $0.http.upload(
+                fields: [("caption", "x"), ("location", "91,0")],
+                files: [("photo", "a.jpg", $1.image)]
+            )
+        },
+        Bad(description: "upload with a caption over 2048 bytes", status: 400, code: "invalid_text", message: "2048") {
+            try await $0.http.upload(
+                fields: [("caption", String(repeating: "é", count: 1100))],
+                files: [("photo", "a.jpg", $1.image)]
+            )
+        },
+        Bad(description: "unknown post", status: 404, code: "unknown_post", message: "no post") { node, _ in
+            try await node.http.get("/api/posts/\(String(repeating: "f", count: 64))")
+        },
+        Bad(description: "comment on an unknown post", status: 404, code: "unknown_post", message: "no post") {
+            node,
+            _ in
+            try await node.http.send("POST", "/api/posts/abcdef0123/comments", json: ["text": "hi"])
+        },
+        Bad(description: "a post id that is not hex", status: 400, code: "bad_request", message: "not an id") {
+            node,
+            _ in
+            try await node.http.get("/api/posts/zzzz")
+        },
+        Bad(description: "malformed cursor", status: 400, code: "bad_cursor", message: "nextCursor") { node, _ in
+            try await node.http.get("/api/feed?cursor=not-a-cursor")
+        },
+        Bad(description: "bad since", status: 400, code: "bad_since", message: "duration") { node, _ in
+            try await node.http.get("/api/feed?since=yesterday")
+        },
+        Bad(description: "limit out of range", status: 400, code: "bad_request", message: "1 to 500") { node, _ in
+            try await node.http.get("/api/feed?limit=0")
+        },
+        Bad(description: "mine=maybe", status: 400, code: "bad_request", message: "true or false") { node, _ in
+            try await node.http.get("/api/feed?mine=maybe")
+        },
+        Bad(description: "search without a term", status: 400, code: "bad_request", message: "q=") { node, _ in
+            try await node.http.get("/api/search?q=%20")
+        },
+        Bad(description: "edit of someone else's post", status: 403, code: "not_owner", message: "belongs to Bob") {
+            try await $0.http.send("PATCH", "/api/posts/\($1.foreign)", json: ["caption": "mine now"])
+        },
+        Bad(description: "edit without caption", status: 400, code: "missing_caption", message: "blank") {
+            try await $0.http.send("PATCH", "/api/posts/\($1.own)", json: ["caption": ""])
+        },
+        Bad(description: "edit with malformed JSON", status: 400, code: "bad_request", message: "JSON") {
+            try await $0.http.request(
+                "PATCH",
+                "/api/posts/\($1.own)",
+                headers: ["Content-Type": "application/json"],
+                body: Data("{caption:".utf8)
+            )
+        },
+        Bad(description: "delete of someone else's post", status: 403, code: "not_owner", message: "belongs to Bob") {
+            try await $0.http.request("DELETE", "/api/posts/\($1.foreign)")
+        },
+        Bad(description: "delete own and foreign at once", status: 403, code: "not_owner", message: "belongs to Bob") {
+            try await $0.http.send("POST", "/api/delete", json: ["ids": [$1.own, $1.foreign]])
+        },
+        Bad(
+            description: "delete a post through the comment route",
+            status: 404,
+            code: "unknown_comment",
+            message: "no comment"
+        ) {
+            try await $0.http.request("DELETE", "/api/comments/\($1.own)")
+        },
+        Bad(description: "delete with no ids", status: 400, code: "bad_request", message: "at least one") { node, _ in
+            try await node.http.send("POST", "/api/delete", json: ["ids": [String]()])
+        },
+        Bad(description: "blank comment", status: 400, code: "blank_comment", message: "blank") {
+            try await $0.http.send("POST", "/api/posts/\($1.own)/comments", json: ["text": " "])
+        },
+        Bad(description: "comment over 4096 bytes", status: 400, code: "invalid_text", message: "4096") {
+            try await $0.http.send(
+                "POST",
+                "/api/posts/\($1.own)/comments",
+                json: ["text": String(repeating: "x", count: 5000)]
+            )
+        },
+        Bad(description: "comment with a wrong type", status: 400, code: "bad_request", message: "JSON") {
+            try await $0.http.send("POST", "/api/posts/\($1.own)/comments", json: ["text": 5])
+        },
+        Bad(description: "follow an unknown post", status: 404, code: "unknown_post", message: "no post") { node, _ in
+            try await node.http.request("PUT", "/api/posts/0123456789abcdef/follow")
+        },
+        Bad(
+            description: "mark an unknown notification read",
+            status: 404,
+            code: "unknown_notification",
+            message: "nothing was marked"
+        ) { node, _ in
+            try await node.http.send("POST", "/api/notifications/read", json: ["ids": [999_999]])
+        },
+        Bad(description: "mark read with neither ids nor all", status: 400, code: "bad_request", message: "all") {
+            node,
+            _ in
+            try await node.http.send("POST", "/api/notifications/read", json: [String: Int]())
+        },
+        Bad(description: "photo hash that is not hex", status: 400, code: "bad_request", message: "64 hex") { node, _ in
+            try await node.http.get("/api/photos/xyz")
+        },
+        Bad(description: "unknown photo", status: 404, code: "unknown_photo", message: "not on this node") { node, _ in
+            try await node.http.get("/api/photos/\(String(repeating: "0", count: 64))")
+        },
+        Bad(description: "range past the end", status: 416, code: "bad_range", message: "outside") {
+            try await $0.http.get(
+                "/api/photos/\($1.ownPhoto)",
+                headers: ["Range": "bytes=999999999-"]
+            )
+        },
+        Bad(description: "another Host (DNS rebinding)", status: 403, code: "bad_host", message: "localhost") {
+            node,
+            _ in
+            try await node.http.get("/api/status", headers: ["Host": "evil.example:80"])
+        },
+        Bad(description: "a write from another web page", status: 403, code: "bad_origin", message: "evil.example") {
+            try await $0.http.request(
+                "POST",
+                "/api/posts/\($1.own)/comments",
+                headers: ["Origin": "http://evil.example", "Content-Type": "application/json"],
+                body: Data(#"{"text":"csrf"}"#.utf8)
+            )
+        },
+        Bad(description: "unknown route", status: 404, code: "not_found", message: "no such") { node, _ in
+            try await node.http.get("/api/nothing-here")
+        },
+    ]
+
+    @Test func badInputIsRefusedAndStoresNothing() async throws {
+        let alice = try TestNode("Alice")
+        let bob = try TestNode("Bob")
+        defer {
+            alice.remove()
+            bob.remove()
+        }
+        let image = try fixture("waterfall.jpg")
+        let own = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        let foreign = try bob.cli("post", bob.fixture("forest.webp"), "--caption", "Forest")
+        try await bob.start()
+        try await alice.start(peers: [bob], extra: ["--max-upload-mb", "1"])
+        try await eventually("Bob's post and photo reached Alice") {
+            (try? alice.cli("show", foreign))?.contains("not here yet") == false
+        }
+        let api = try await checker(alice)
+        let fixture = Fixture(
+            own: own,
+            ownPhoto: AssetHash.of(try self.fixture("lake.png")).hex,
+            foreign: foreign,
+            image: image,
+            truncated: try self.fixture("truncated.jpg"),
+            text: Data("just some notes\n".utf8)
+        )
+        let before = try Self.snapshot(alice)
+        for bad in Self.bad {
+            let response = try await bad.send(alice, fixture)
+            #expect(response.status == bad.status, "\(bad): \(response.status) \(response.text)")
+            #expect(response.errorCode == bad.code, "\(bad): \(response.text)")
+            #expect(
+                response.errorMessage.contains(bad.message),
+                "\(bad): message '\(response.errorMessage)' should mention '\(bad.message)'"
+            )
+            #expect(response.headers["content-type"]?.hasPrefix("application/json") == true, "\(bad)")
+            let errorSchema = ["$ref": "#/components/schemas/Error"]
+            #expect(api.validate(response.json ?? [:], errorSchema, at: "\(bad)").isEmpty, "\(bad)")
+            #expect(try Self.snapshot(alice) == before, "\(bad) changed the store")
+            let status = try await alice.http.get("/api/status")
+            #expect(status.status == 200, "still serving after \(bad)")
+        }
+        // And a good request still works.
+        let comment = try await alice.http.send("POST", "/api/posts/\(own)/comments", json: ["text": "Still here"])
+        #expect(comment.status == 201)
+        try await alice.stop()
+        try await bob.stop()
+    }
+
+    @Test func aCommentOnAnotherNodeArrivesAsAnEvent() async throws {
+        let alice = try TestNode("Alice")
+        let bob = try TestNode("Bob")
+        defer {
+            alice.remove()
+            bob.remove()
+        }
+        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        try await bob.start(extra: ["--anti-entropy-interval", "600"])
+        try await alice.start(peers: [bob], extra: ["--anti-entropy-interval", "600"])
+        try await eventually("the post reached Bob") { (try? bob.cli("show", post)) != nil }
+        let stream = Task {
+            try await alice.http.stream("/api/events", timeout: .seconds(20)) {
+                $0.contains("event: comment") && $0.contains("From Bob")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        try bob.cli("comment", post, "From Bob")
+        let text = try await stream.value
+        let block = text.components(separatedBy: "\n\n").first { $0.contains("event: comment") }
+        let data = try #require(block?.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst(6))
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any])
+        #expect(event["type"] as? String == "comment")
+        #expect(event["post"] as? String == post)
+        #expect(event["text"] as? String == "From Bob")
+        // An open event stream does not hold up shutdown: SIGINT stops the node cleanly within the harness's 10 s.
+        let open = Task { try await alice.http.stream("/api/events", timeout: .seconds(30)) { _ in false } }
+        try await Task.sleep(for: .milliseconds(300))
+        try await alice.stop()
+        #expect(try await open.value.contains(": connected"))
+        try await bob.stop()
+    }
+
+    @Test func aTokenIsRequiredWhenSet() async throws {
+        let alice = try TestNode("Alice")
+        defer { alice.remove() }
+        let token = "s3cret-token-0123456789"
+        try await alice.start(extra: ["--api-token", token])
+        let output = try String(contentsOf: alice.stdoutFile, encoding: .utf8)
+        #expect(output.contains("?token=\(token)"))
+        let none = try await alice.http.get("/api/status")
+        #expect(none.status == 401)
+        #expect(none.errorCode == "unauthorized")
+        #expect(none.errorMessage.contains("token"))
+        let wrong = try await alice.http.get("/api/status", headers: ["Authorization": "Bearer nope-nope-nope-nope"])
+        #expect(wrong.status == 401)
+        #expect(try await alice.http.get("/api/status", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+        #expect(try await alice.http.get("/api/status", headers: ["Cookie": "continuum-token=\(token)"]).status == 200)
+        #expect(try await alice.http.get("/api/status?token=\(token)").status == 200)
+        // With a token, the Host may be the machine's name on the LAN.
+        let lan = try await alice.http.get("/api/status?token=\(token)", headers: ["Host": "photos.lan:7421"])
+        #expect(lan.status == 200)
+        try await alice.stop()
+    }
+
+    @Test func theAPIPortInUseStopsTheNodeWithAClearError() async throws {
+        let alice = try TestNode("Alice")
+        let bob = try TestNode("Bob")
+        defer {
+            alice.remove()
+            bob.remove()
+        }
+        try await alice.start()
+        let result = try NodeBinary.run([
+            "run", "--data", bob.data.path, "--port", "0", "--listen", "127.0.0.1", "--no-discovery",
+            "--api-listen", "127.0.0.1:\(alice.apiPort)",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot serve the HTTP API on 127.0.0.1:\(alice.apiPort)"), "\(result.stderr)")
+        #expect(result.stderr.contains("--api-listen"))
+        #expect(try await alice.http.get("/api/status").status == 200)
+        try await alice.stop()
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 response as a test sees it.
+struct HTTPTestResponse: Sendable {
+    let status: Int
+    /// Header names in lower case.
+    let headers: [String: String]
+    let body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+    var object: [String: Any] { json as? [String: Any] ?? [:] }
+    /// The `error` code of an API error body.
+    var errorCode: String? { object["error"] as? String }
+    var errorMessage: String { object["message"] as? String ?? "" }
+}
+
+/// A small blocking HTTP/1.1 client over a plain socket to 127.0.0.1, so that the tests see exactly the bytes the
+/// node sends (no client library rewriting headers). Blocking calls run on a dispatch queue, not the test's task.
+struct HTTPTestClient: Sendable {
+    let port: Int
+    var headers: [String: String] = [:]
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPTestResponse {
+        try await request("GET", path, headers: headers)
+    }
+
+    func send(_ method: String, _ path: String, json: Any) async throws -> HTTPTestResponse {
+        let body = try JSONSerialization.data(withJSONObject: json)
+        return try await request(method, path, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    /// A multipart/form-data upload: text fields, and files as (name, filename, bytes).
+    func upload(
+        _ path: String = "/api/posts",
+        fields: [(String, String)],
+        files: [(String, String, Data)]
+    ) async throws -> HTTPTestResponse {
+        let boundary = "----continuum-test-\(UUID().uuidString)"
+        var body = Data()
+        for (name, value) in fields {
+            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n".utf8))
+            body.append(Data(value.utf8))
+            body.append(Data("\r\n".utf8))
+        }
+        for (name, filename, bytes) in files {
+            body.append(
+                Data(
+                    ("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(filename)\"\r\n"
+                        + "Content-Type: application/octet-stream\r\n\r\n").utf8
+                )
+            )
+            body.append(bytes)
+            body.append(Data("\r\n".utf8))
+        }
+        body.append(Data("--\(boundary)--\r\n".utf8))
+        return try await request(
+            "POST",
+            path,
+            headers: ["Content-Type": "multipart/form-data; boundary=\(boundary)"],
+            body: body
+        )
+    }
+
+    func request(
+        _ method: String,
+        _ path: String,
+        headers extra: [String: String] = [:],
+        body: Data? = nil
+    ) async throws -> HTTPTestResponse {
+        var all = ["Host": "127.0.0.1:\(port)", "Connection": "close"]
+        for (name, value) in headers { all[name] = value }
+        for (name, value) in extra { all[name] = value }
+        if let body { all["Content-Length"] = "\(body.count)" }
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        for (name, value) in all.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        var request = Data(head.utf8)
+        if let body { request.append(body) }
+        let bytes = request
+        let port = self.port
+        let raw = try await Self.blocking {
+            let socket = try Self.connect(port)
+            defer { close(socket) }
+            try Self.write(socket, bytes)
+            return try Self.readToEnd(socket)
+        }
+        return try Self.parse(raw)
+    }
+
+    /// Opens `path` as an event stream and reads until `until` holds for the text so far, or `timeout`.
+    func stream(_ path: String, timeout: Duration, until: @escaping @Sendable (String) -> Bool) async throws -> String {
+        let head =
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+            + headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
+        let port = self.port
+        let seconds = Double(timeout.components.seconds)
+        return try await Self.blocking {
+            let socket = try Self.connect(port)
+            defer { close(socket) }
+            try Self.write(socket, Data(head.utf8))
+            var received = Data()
+            let deadline = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while Date() < deadline {
+                var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 100) > 0 else { continue }
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                received.append(contentsOf: buffer[0..<count])
+                if until(String(decoding: received, as: UTF8.self)) { break }
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
+    // MARK: Sockets
+
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    static func connect(_ port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw Failure(description: "connect to port \(port): \(reason)")
+        }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return descriptor
+    }
+
+    static func write(_ socket: Int32, _ data: Data) throws {
+        var offset = 0
+        data.withUnsafeBytes { raw in
+            while offset < raw.count {
+                let sent = Glibc.send(socket, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                // The node may answer (413, 400) and close before reading the whole body: that is fine.
+                if sent <= 0 { return }
+                offset += sent
+            }
+        }
+    }
+
+    static func readToEnd(_ socket: Int32) throws -> Data {
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count < 0 && received.isEmpty {
+                throw Failure(description: "recv: \(String(cString: strerror(errno)))")
+            }
+            if count <= 0 { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return received
+    }
+
+    static func parse(_ raw: Data) throws -> HTTPTestResponse {
+        guard let split = raw.firstRange(of: Data("\r\n\r\n".utf8)) else {
+            throw Failure(description: "no complete response head in \(raw.count) bytes")
+        }
+        let head = String(decoding: raw[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw Failure(description: "bad status line \(head[0])")
+        }
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+                .trimmingCharacters(in: .whitespaces)
+        }
+        var body = Data(raw[split.upperBound...])
+        if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunk(body) }
+        return HTTPTestResponse(status: status, headers: headers, body: body)
+    }
+
+    static func dechunk(_ data: Data) -> Data {
+        var out = Data()
+        var index = data.startIndex
+        while index < data.endIndex, let lineEnd = data[index...].firstRange(of: Data("\r\n".utf8)) {
+            let sizeText = String(decoding: data[index..<lineEnd.lowerBound], as: UTF8.self)
+            guard let size = Int(sizeText.split(separator: ";")[0], radix: 16), size > 0 else { break }
+            let start = lineEnd.upperBound
+            let end = min(start + size, data.endIndex)
+            out.append(data[start..<end])
+            index = min(end + 2, data.endIndex)
+        }
+        return out
+    }
+}
