@@ -167,8 +167,14 @@ public final class APIServer: Service, Sendable {
         }
     }
 
-    /// The folder of the web UI's static files.
-    public static var webRoot: URL? { Bundle.module.resourceURL?.appendingPathComponent("Web") }
+    /// The folder of the web UI's static files. On Linux, Foundation takes a resource bundle that holds a `Resources`
+    /// folder (ours does, for the OpenAPI document) for an old-style bundle, so `resourceURL` is that folder; `Web` is
+    /// beside it, at the bundle's root. The first of the two places that has an `index.html` is used.
+    public static var webRoot: URL? {
+        [Bundle.module.resourceURL, Bundle.module.bundleURL]
+            .compactMap { $0?.appendingPathComponent("Web") }
+            .first { FileManager.default.fileExists(atPath: $0.appendingPathComponent("index.html").path) }
+    }
 
     /// The OpenAPI document.
     public static func openAPIDocument() throws -> Data {
