@@ -113,8 +113,8 @@ export function uploadPost(formData, onProgress) {
 export const session = { me: null, name: null };
 
 /**
- * /api/status in one shape: Docs/API.md says "as status --json" (node.id, node.name, store.posts, …); an earlier
- * server answered flat fields (node as the id, name, posts, …). Both are read; missing numbers are null.
+ * /api/status in one shape. Docs/API.md: flat fields (`node` is the id, `name`, `posts`, …); the nested shape of
+ * `status --json` (node.id, node.name, store.posts, …) is read too. Missing numbers are null.
  */
 export function normalizeStatus(status) {
   const node = status.node;
