@@ -758,6 +758,41 @@ def thumbnail_report(args, work):
     return ok
 
 
+def landscape_png(width, height, sky_top, sky_bottom, sun, hills, seed):
+    """A simple procedural landscape (sky gradient, sun, three ranges of hills) as PNG bytes, standard library only."""
+    import math
+    import random
+    rng = random.Random(seed)
+    ranges = []
+    for depth, color in enumerate(hills):
+        base = height * (0.55 + 0.14 * depth)
+        waves = [(rng.uniform(0.004, 0.02), rng.uniform(0, 6.3), rng.uniform(6, 26) / (depth + 1)) for _ in range(3)]
+        ranges.append((base, waves, color))
+    sun_x, sun_y, sun_r = width * sun[0], height * sun[1], height * 0.09
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)
+        t = y / height
+        sky = [int(sky_top[i] + (sky_bottom[i] - sky_top[i]) * t) for i in range(3)]
+        for x in range(width):
+            pixel = sky
+            d = math.hypot(x - sun_x, y - sun_y)
+            if d < sun_r * 3:
+                glow = max(0.0, 1 - d / (sun_r * 3)) ** 2 * 0.6 if d >= sun_r else 1.0
+                pixel = [int(pixel[i] + (sun[2][i] - pixel[i]) * glow) for i in range(3)]
+            for base, waves, color in ranges:
+                ridge = base + sum(a * math.sin(f * x + p) for f, p, a in waves)
+                if y >= ridge:
+                    shade = min(1.0, (y - ridge) / (height * 0.5))
+                    pixel = [int(color[i] * (1 - 0.35 * shade)) for i in range(3)]
+            rows += bytes(pixel)
+
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(bytes(rows), 9)) + chunk(b'IEND', b''))
+
+
 def readme_screenshot(args, work):
     """A timeline for the README: a few posts with real captions, two nodes' worth of authors, a desktop window."""
     artifacts = Path(args.artifacts)
@@ -766,19 +801,38 @@ def readme_screenshot(args, work):
     bob = Node(args.binary, 'Bob', work)
     alice.start()
     bob.start(peers=[alice])
-    posts = [(bob, 'anim.gif', 'Our street, in four frames'),
-             (alice, 'forest.webp', 'Forest path after the rain'),
-             (bob, 'lake.png', 'Café by the lake'),
-             (alice, 'waterfall.jpg', 'Waterfall at dusk')]
+    scenes = [  # sky top, sky bottom, sun (x, y, colour), hills far to near
+        ((38, 64, 122), (244, 160, 96), (0.72, 0.52, (255, 214, 140)), [(92, 84, 120), (58, 62, 92), (30, 36, 58)]),
+        ((110, 170, 226), (214, 232, 244), (0.2, 0.22, (255, 250, 220)), [(128, 170, 140), (78, 132, 92), (46, 96, 60)]),
+        ((20, 24, 58), (120, 70, 120), (0.5, 0.6, (255, 180, 150)), [(70, 50, 90), (48, 36, 70), (24, 20, 40)]),
+        ((250, 200, 150), (255, 236, 200), (0.3, 0.45, (255, 255, 235)), [(196, 150, 110), (160, 110, 80), (110, 72, 52)]),
+    ]
+    for n, (top, bottom, sun, hills) in enumerate(scenes):
+        (Path(work) / f'scene{n}.png').write_bytes(landscape_png(480, 360, top, bottom, sun, hills, seed=n))
+    posts = [(alice, Path(work) / 'scene0.png', 'Evening over the ridge'),
+             (bob, fixtures / 'anim.gif', 'Our street, in four frames'),
+             (alice, Path(work) / 'scene1.png', 'Morning on the plateau'),
+             (bob, fixtures / 'lake.png', 'Café by the lake'),
+             (bob, Path(work) / 'scene2.png', 'Moonrise, from the hut'),
+             (alice, fixtures / 'forest.webp', 'Forest path after the rain'),
+             (bob, Path(work) / 'scene3.png', 'Dunes at noon'),
+             (alice, fixtures / 'waterfall.jpg', 'Waterfall at dusk')]
     try:
         ids = []
-        for node, file, caption in reversed(posts):
-            ids.append(json.loads(node.cli('post', str((fixtures / file).resolve()), '--caption', caption, '--json'))['id'])
+        for n, (node, file, caption) in enumerate(reversed(posts)):
+            created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (len(posts) - n) * 3600 * 5))
+            body, content_type = multipart({'caption': caption, 'createdAt': created}, 'photo', Path(file).name,
+                                           Path(file).read_bytes())
+            request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                ids.append(json.loads(response.read())['id'])
+        ids.reverse()  # newest first, as posts
         wait_for('every post on Alice', lambda: len(alice.get('/api/feed')['posts']) == len(posts), 20)
         bob.cli('comment', ids[0], 'Lovely light')
         alice.cli('comment', ids[0], 'Thanks! Taken at 9 pm')
+        alice.cli('comment', ids[3], 'Best coffee in town')
         driver = start_chromedriver(artifacts)
-        browser = Browser.start(driver, 1100, 760)
+        browser = Browser.start(driver, 1000, 760)
         try:
             browser.get(alice.api + '/')
             wait_for('thumbnails', lambda: browser.js(
