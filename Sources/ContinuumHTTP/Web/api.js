@@ -45,9 +45,14 @@ export async function api(path, { method = 'GET', json, signal } = {}) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(json);
   }
+  return responseBody(fetch(path, init));
+}
+
+/** The body of a fetch() already under way (see index.html), with the same errors as api(). */
+export async function responseBody(pending) {
   let response;
   try {
-    response = await fetch(path, init);
+    response = await pending;
   } catch (error) {
     if (error.name === 'AbortError') throw error;
     throw new ApiError(0, 'network', 'The node cannot be reached. Is continuum-node still running?');

@@ -2,11 +2,12 @@
 // cursor, and live updates. The section is built once and kept while other views are shown, so that going back
 // keeps the pages loaded and the scroll position.
 
-import { api, query, thumbnailURL, session } from './api.js';
+import { api, responseBody, query, thumbnailURL, session } from './api.js';
 import { h, showError, announce } from './dom.js';
 import * as events from './events.js';
 
-const PAGE = 24;
+const PAGE = 24; // index.html asks for the first page (limit=24) before this module has loaded
+const EAGER = 12; // the first tiles of the first page: on the first screen of most windows, fetched first
 const SEARCH_LIMIT = 100;
 const FIVE_DAYS_MS = 5 * 24 * 3600 * 1000;
 
@@ -119,9 +120,12 @@ async function reload() {
       statusLine.textContent = n === 0 ? `No posts match “${state.q}”.`
         : `${n}${body.posts.length >= SEARCH_LIMIT ? '+' : ''} ${n === 1 ? 'post matches' : 'posts match'} “${state.q}”.`;
     } else {
-      const body = await api('/api/feed' + feedQuery(null));
+      const early = window.continuumFirstFeed;
+      window.continuumFirstFeed = null;
+      const plain = !state.mine && !state.recent;
+      const body = await (early && plain ? responseBody(early) : api('/api/feed' + feedQuery(null)));
       if (generation !== state.generation) return;
-      addPage(body.posts);
+      addPage(body.posts, grid.children.length === 0);
       state.cursor = body.nextCursor;
       state.more = body.nextCursor !== null;
       updateFeedStatus();
@@ -151,6 +155,7 @@ async function loadMore(fromButton = false) {
   state.loading = true;
   moreButton.disabled = true;
   try {
+    await firstScreen; // the first screen's thumbnails before the next page's
     const body = await api('/api/feed' + feedQuery(state.cursor));
     if (generation !== state.generation) return;
     addPage(body.posts);
@@ -192,21 +197,21 @@ function passesFilters(post) {
   return true;
 }
 
-function addPage(posts) {
+function addPage(posts, first = false) {
   const fragment = document.createDocumentFragment();
   for (const post of posts) {
     if (state.posts.has(post.id)) continue; // never the same post twice
-    const tile = makeTile(post);
+    const tile = makeTile(post, first && state.posts.size < EAGER);
     state.posts.set(post.id, { post, tile });
     fragment.append(tile);
   }
   grid.append(fragment);
 }
 
-function makeTile(post) {
+function makeTile(post, eager = false) {
   const sha = post.photo.sha256;
-  const img = h('img', { src: thumbnailURL(sha), alt: post.caption, loading: 'lazy', decoding: 'async',
-    width: 400, height: 400 });
+  const img = h('img', { src: thumbnailURL(sha), alt: post.caption, loading: eager ? 'eager' : 'lazy',
+    fetchpriority: eager ? 'high' : null, decoding: 'async', width: 400, height: 400 });
   const placeholder = h('div', { class: 'placeholder', hidden: true },
     h('span', { class: 'ring', 'aria-hidden': 'true' }), h('span', {}, 'Photo not here yet'));
   const tile = h('li', { class: 'tile', dataset: { id: post.id, sha } },
@@ -347,6 +352,9 @@ async function catchUp() {
  * The benchmark's mark: the first page of tiles is in the grid and every thumbnail on the first screen has
  * finished loading (or failed, showing its placeholder). `performance.getEntriesByName('continuum:first-screen')`.
  */
+let firstScreenDone;
+const firstScreen = new Promise((resolve) => { firstScreenDone = resolve; });
+
 function markFirstScreen() {
   if (state.firstScreenMarked) return;
   state.firstScreenMarked = true;
@@ -362,5 +370,6 @@ function markFirstScreen() {
     performance.mark('continuum:first-screen');
     window.continuumFirstScreen = { at: performance.now(), images: images.length,
       loaded: images.filter((img) => img.naturalWidth > 0).length, tiles: grid.children.length };
+    firstScreenDone();
   });
 }
