@@ -63,7 +63,7 @@ export function showError(error, context) {
   }
   const item = h('div', { class: 'error' },
     h('span', { class: 'error-text' }, text),
-    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss this message', onclick: () => item.remove() }, '✕'));
+    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss this message', onclick: () => item.remove() }, '×'));
   region.append(item);
   return item;
 }
