@@ -29,7 +29,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         // The local HTTP API and web UI. No traits: we need neither swift-configuration nor full Foundation there.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
-        .package(url: "https://github.com/vapor/multipart-kit.git", from: "4.7.1"),
     ],
     targets: [
         // Pure: model, identity keys, canonical encoding, signatures, vector clocks, image headers. No I/O.
@@ -104,7 +103,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -183,6 +181,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ContinuumHTTPTests", dependencies: ["ContinuumHTTP"], swiftSettings: strict),
         .testTarget(
             name: "CLITests",
             dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumTestSupport"],

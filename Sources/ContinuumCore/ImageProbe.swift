@@ -34,8 +34,15 @@ public enum ImageProbeError: Error, Sendable, Hashable, CustomStringConvertible 
 /// of image after its scan, PNG reaches IEND, WebP and GIF are as long as their headers say), so that a
 /// truncated upload is refused rather than stored.
 public enum ImageProbe {
+    /// Reads only the bytes it needs, in place: a memory-mapped file is not copied.
     public static func inspect(_ data: Data) throws(ImageProbeError) -> ImageInfo {
-        let bytes = [UInt8](data)
+        let result = data.withUnsafeBytes { raw in
+            Result { () throws(ImageProbeError) -> ImageInfo in try inspect(bytes: raw) }
+        }
+        return try result.get()
+    }
+
+    private static func inspect(bytes: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return try jpeg(bytes) }
         if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try png(bytes) }
         if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) {
@@ -48,13 +55,13 @@ public enum ImageProbe {
         throw .unrecognised
     }
 
-    private static func be16(_ b: [UInt8], _ i: Int) -> UInt32 { UInt32(b[i]) << 8 | UInt32(b[i + 1]) }
-    private static func le16(_ b: [UInt8], _ i: Int) -> UInt32 { UInt32(b[i]) | UInt32(b[i + 1]) << 8 }
-    private static func le24(_ b: [UInt8], _ i: Int) -> UInt32 { le16(b, i) | UInt32(b[i + 2]) << 16 }
-    private static func be32(_ b: [UInt8], _ i: Int) -> UInt32 { be16(b, i) << 16 | be16(b, i + 2) }
-    private static func le32(_ b: [UInt8], _ i: Int) -> UInt32 { le16(b, i) | le16(b, i + 2) << 16 }
+    private static func be16(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { UInt32(b[i]) << 8 | UInt32(b[i + 1]) }
+    private static func le16(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { UInt32(b[i]) | UInt32(b[i + 1]) << 8 }
+    private static func le24(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { le16(b, i) | UInt32(b[i + 2]) << 16 }
+    private static func be32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { be16(b, i) << 16 | be16(b, i + 2) }
+    private static func le32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { le16(b, i) | le16(b, i + 2) << 16 }
 
-    private static func jpeg(_ b: [UInt8]) throws(ImageProbeError) -> ImageInfo {
+    private static func jpeg(_ b: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         var i = 2
         var size: (UInt32, UInt32)?
         while i + 4 <= b.count {
@@ -91,7 +98,7 @@ public enum ImageProbe {
         throw .corrupt(.jpeg, "no image data")
     }
 
-    private static func png(_ b: [UInt8]) throws(ImageProbeError) -> ImageInfo {
+    private static func png(_ b: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         guard b.count >= 33, Array(b[12..<16]) == Array("IHDR".utf8) else { throw .corrupt(.png, "no IHDR header") }
         let width = be32(b, 16)
         let height = be32(b, 20)
@@ -108,13 +115,13 @@ public enum ImageProbe {
         throw .corrupt(.png, "no IEND chunk (truncated)")
     }
 
-    private static func gif(_ b: [UInt8]) throws(ImageProbeError) -> ImageInfo {
+    private static func gif(_ b: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         guard b.count >= 14 else { throw .corrupt(.gif, "header is cut short") }
         guard b.last == 0x3B else { throw .corrupt(.gif, "no trailer byte (truncated)") }
         return try sized(.gif, le16(b, 6), le16(b, 8))
     }
 
-    private static func webp(_ b: [UInt8]) throws(ImageProbeError) -> ImageInfo {
+    private static func webp(_ b: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         let riffSize = Int(le32(b, 4))
         guard riffSize + 8 <= b.count else { throw .corrupt(.webp, "RIFF size exceeds the file (truncated)") }
         guard b.count >= 30 else { throw .corrupt(.webp, "header is cut short") }
@@ -136,7 +143,7 @@ public enum ImageProbe {
 
     private static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"]
 
-    private static func heic(_ b: [UInt8]) throws(ImageProbeError) -> ImageInfo {
+    private static func heic(_ b: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
         let ftypSize = Int(be32(b, 0))
         guard ftypSize >= 16, ftypSize <= b.count else { throw .unrecognised }
         var brands = [String(decoding: b[8..<12], as: UTF8.self)]

@@ -3,7 +3,6 @@ import ContinuumStore
 import Crypto
 import Foundation
 import Hummingbird
-import MultipartKit
 import NIOCore
 
 extension Routes {
@@ -23,15 +22,21 @@ extension Routes {
         }
         let upload = try UploadState(assets: store.assets, limit: limit)
         defer { upload.discard() }
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in upload.header(name, value) }
-        parser.onBody = { buffer in upload.body(&buffer) }
-        parser.onPartComplete = { upload.partComplete() }
+        var reader = MultipartReader(boundary: boundary)
         do {
             for try await chunk in request.body {
-                try parser.execute(chunk)
+                try chunk.withUnsafeReadableBytes { bytes in
+                    try reader.feed(bytes) { event in
+                        switch event {
+                        case .headers(let headers): upload.begin(headers)
+                        case .body(let bytes): upload.body(bytes)
+                        case .partEnd: upload.partComplete()
+                        }
+                    }
+                }
                 if let error = upload.error { throw error }
             }
+            try reader.finish()
         } catch let error as APIError {
             throw error
         } catch {
@@ -146,9 +151,9 @@ final class UploadState {
 
     private var name: String? { Self.parameter("name", in: headers["content-disposition"] ?? "") }
 
-    func header(_ name: String, _ value: String) { headers[name.lowercased()] = value }
+    func begin(_ headers: [String: String]) { self.headers = headers }
 
-    func body(_ buffer: inout ByteBuffer) {
+    func body(_ buffer: UnsafeRawBufferPointer) {
         guard error == nil else { return }
         if name == "photo" {
             if photoDone {
@@ -162,21 +167,22 @@ final class UploadState {
                     file = try FileHandle(forWritingTo: url)
                     filename = Self.parameter("filename", in: headers["content-disposition"] ?? "")
                 }
-                written += Int64(buffer.readableBytes)
+                written += Int64(buffer.count)
                 if written > limit {
                     error = Routes.tooLarge(limit)
                     return
                 }
-                buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-                try file?.write(contentsOf: buffer.readableBytesView)
+                hasher.update(bufferPointer: buffer)
+                try file?.write(contentsOf: Data(buffer))
             } catch {
                 self.error = APIError(.internalServerError, "internal", "cannot write the upload: \(error)")
             }
         } else {
-            field += buffer.readableBytesView
-            if field.count > Self.fieldLimit {
+            guard field.count + buffer.count <= Self.fieldLimit else {
                 error = APIError.badRequest("the field '\(name ?? "?")' is longer than 16 KiB", field: name)
+                return
             }
+            field.append(contentsOf: buffer)
         }
     }
 

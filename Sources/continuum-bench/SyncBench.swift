@@ -224,6 +224,8 @@ final class BenchNode {
     var store: ContinuumStore
     private var process: Process?
     private(set) var port = 0
+    /// The HTTP API's port, when started with `--api-listen`.
+    private(set) var apiPort = 0
     private let logger: Logger
 
     static var binary: URL {
@@ -249,9 +251,9 @@ final class BenchNode {
         process.arguments =
             [
                 "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "0", "--no-remembered-peers",
-                "--no-api",
                 "--anti-entropy-interval", "0", "--log-level", "error",
-            ] + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra
+            ] + (extra.contains("--api-listen") ? [] : ["--no-api"])
+            + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.standardError
         try process.run()
@@ -259,9 +261,19 @@ final class BenchNode {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+            let lines = text.split(separator: "\n")
+            if let line = lines.first(where: { $0.hasPrefix("listening on ") }),
                 let port = Int(line.split(separator: ":").last ?? "")
             {
+                if extra.contains("--api-listen") {
+                    guard let api = lines.first(where: { $0.hasPrefix("api on ") }),
+                        let apiPort = Int(api.split(separator: ":").last?.split(separator: "/").first ?? "")
+                    else {
+                        Thread.sleep(forTimeInterval: 0.02)
+                        continue
+                    }
+                    self.apiPort = apiPort
+                }
                 self.port = port
                 return
             }
@@ -269,6 +281,9 @@ final class BenchNode {
         }
         throw ValidationError("the node at \(directory.path) did not start")
     }
+
+    /// The process id of the running node (0 when stopped).
+    var pid: Int32 { process?.processIdentifier ?? 0 }
 
     func stop() throws {
         guard let process else { return }

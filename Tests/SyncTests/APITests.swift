@@ -492,6 +492,34 @@ import Testing
         try await bob.stop()
     }
 
+    /// The peak resident memory of a process, in bytes (VmHWM of /proc/PID/status).
+    static func peakMemory(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+
+    @Test func anUploadIsStreamedToDiskNotHeldInMemory() async throws {
+        let alice = try TestNode("Alice")
+        defer { alice.remove() }
+        try await alice.start(extra: ["--max-upload-mb", "100"])
+        let pid = try #require(alice.process?.processIdentifier)
+        // Warm up: one small upload, so that what the first request allocates is counted before.
+        _ = try await alice.http.upload(fields: [("caption", "x")], files: [("photo", "a.txt", Data("hello".utf8))])
+        let before = try Self.peakMemory(pid)
+        // 48 MiB that is not an image: streamed to a temporary file, then refused after its header is read.
+        let big = Data(count: 48 * 1_048_576)
+        let response = try await alice.http.upload(fields: [("caption", "big")], files: [("photo", "big.bin", big)])
+        #expect(response.status == 415, "\(response.text)")
+        let growth = try Self.peakMemory(pid) - before
+        #expect(growth < 16 * 1_048_576, "peak memory grew by \(growth / 1_048_576) MiB for a 48 MiB upload")
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: alice.data.appendingPathComponent("photos/tmp").path
+        )
+        #expect(leftovers.isEmpty, "the refused upload's temporary file is removed: \(leftovers)")
+        try await alice.stop()
+    }
+
     @Test func aTokenIsRequiredWhenSet() async throws {
         let alice = try TestNode("Alice")
         defer { alice.remove() }
