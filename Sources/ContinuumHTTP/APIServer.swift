@@ -213,7 +213,14 @@ public final class APIServer: Service, Sendable {
                 )
             )
         }
-        let routes = Routes(services: services, configuration: configuration, logger: logger)
+        let routes = Routes(
+            services: services,
+            configuration: configuration,
+            logger: logger,
+            address: { [bound, configuration] in
+                "\(configuration.host):\(bound.withLockedValue { $0 } ?? configuration.port)"
+            }
+        )
         routes.register(on: router)
         return router
     }
@@ -300,7 +307,17 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
                 "a page from \(origin) may not change this node; use the node's own web UI"
             )
         }
-        return try await next(request, context)
+        var response = try await next(request, context)
+        // Opened as /?token=…: keep the token in a cookie, so that the page's own files, images and event stream
+        // carry it without the token in every address.
+        if let token, request.uri.queryParameters.get("token") != nil,
+            request.cookies["continuum-token"]?.value != token
+        {
+            response.setCookie(
+                Cookie(name: "continuum-token", value: token, path: "/", httpOnly: true, sameSite: .strict)
+            )
+        }
+        return response
     }
 
     /// `host` of `host:port`, `[v6]:port` or a bare host.

@@ -12,6 +12,8 @@ struct Routes: Sendable {
     let services: APIServices
     let configuration: APIConfiguration
     let logger: Logger
+    /// The address the API is bound to (`host:port`, the real port when 0 was asked for).
+    let address: @Sendable () -> String
 
     var store: ContinuumStore { services.store }
 
@@ -77,7 +79,7 @@ struct Routes: Sendable {
                 node: services.identity.author.hex,
                 name: try await store.displayName(of: services.identity.author),
                 listening: services.listening(),
-                api: "\(configuration.host):\(configuration.port)",
+                api: address(),
                 peers: .init(connected: connected, known: known),
                 records: counts.records,
                 posts: counts.posts,

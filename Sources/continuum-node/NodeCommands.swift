@@ -127,8 +127,11 @@ struct RunCommand: AsyncParsableCommand {
                 )
             }
         }
-        if let apiToken, apiToken.count < 16 || apiToken.contains(where: { $0.isWhitespace }) {
-            throw ValidationError("--api-token must be 16 or more characters, without spaces")
+        let tokenCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/=")
+        if let apiToken, apiToken.count < 16 || !apiToken.allSatisfy(tokenCharacters.contains) {
+            throw ValidationError(
+                "--api-token must be 16 or more characters: letters, digits and - . _ ~ + / = (it goes in a cookie)"
+            )
         }
         guard maxUploadMB > 0 else { throw ValidationError("--max-upload-mb must be 1 or more") }
         if let network, TextRules.isBlank(network) {

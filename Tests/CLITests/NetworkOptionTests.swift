@@ -35,6 +35,7 @@ struct NetworkOptionTests {
         ),
         Case(arguments: ["run", "--api-listen", "localhost"], message: "is not HOST:PORT", status: 64),
         Case(arguments: ["run", "--api-token", "short"], message: "--api-token must be 16 or more", status: 64),
+        Case(arguments: ["run", "--api-token", "0123456789abcdef;x"], message: "letters, digits", status: 64),
         Case(arguments: ["run", "--max-upload-mb", "0"], message: "--max-upload-mb must be 1 or more", status: 64),
     ]
 

@@ -190,6 +190,11 @@ import Testing
 
         let status = try await call(api, alice, "GET", "/api/status", expect: 200)
         #expect(status.object["posts"] as? Int == 1)
+        #expect(status.object["api"] as? String == "127.0.0.1:\(alice.apiPort)")
+        let page = try await alice.http.get("/")
+        #expect(page.status == 200)
+        #expect(page.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(page.text.contains("<script"), "the web UI is served at /")
         #expect((status.object["peers"] as? [String: Any])?["connected"] as? Int == 1)
         let peers = try await call(api, alice, "GET", "/api/peers", expect: 200)
         #expect((peers.object["peers"] as? [[String: Any]])?.first?["name"] as? String == "Bob")
@@ -535,7 +540,15 @@ import Testing
         #expect(wrong.status == 401)
         #expect(try await alice.http.get("/api/status", headers: ["Authorization": "Bearer \(token)"]).status == 200)
         #expect(try await alice.http.get("/api/status", headers: ["Cookie": "continuum-token=\(token)"]).status == 200)
-        #expect(try await alice.http.get("/api/status?token=\(token)").status == 200)
+        let viaQuery = try await alice.http.get("/api/status?token=\(token)")
+        #expect(viaQuery.status == 200)
+        #expect(viaQuery.headers["set-cookie"]?.hasPrefix("continuum-token=\(token)") == true, "\(viaQuery.headers)")
+        #expect(viaQuery.headers["set-cookie"]?.contains("HttpOnly") == true)
+        // The web UI's own files need the token too: opened as /?token=…, the page gets the cookie.
+        let page = try await alice.http.get("/?token=\(token)")
+        #expect(page.status == 200)
+        #expect(page.headers["set-cookie"] != nil)
+        #expect(try await alice.http.get("/").status == 401)
         // With a token, the Host may be the machine's name on the LAN.
         let lan = try await alice.http.get("/api/status?token=\(token)", headers: ["Host": "photos.lan:7421"])
         #expect(lan.status == 200)

@@ -63,7 +63,7 @@ final class TestNode: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         self.process = process
-        try await eventually("\(name) listening", timeout: .seconds(20)) {
+        try await eventually("\(name) listening", timeout: .seconds(60)) {
             let text = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n")
             guard let line = lines.first(where: { $0.hasPrefix("listening on ") }),
