@@ -364,7 +364,10 @@ def functional_tests(args, work):
             wait_for('the timeline', lambda: browser.js("return document.querySelector('#grid') !== null"))
             wait_for('live updates connected', lambda: browser.text(browser.find('#live-status')) == 'live', 10)
             assert 'token' not in browser.js('return location.href'), 'the token stayed in the address bar'
-            assert 'continuum-token=' in browser.js('return document.cookie'), 'no token cookie'
+            # The node sets the cookie itself (HttpOnly, so scripts cannot read it): ask the browser, not the page.
+            cookie = browser.cmd('GET', '/cookie/continuum-token')
+            assert cookie.get('value') == alice.token, f'no token cookie: {cookie}'
+            assert cookie.get('httpOnly') is True and cookie.get('sameSite') == 'Strict', f'cookie flags: {cookie}'
             status = browser.js_async("const done = arguments[0]; fetch('/api/status').then(r => done(r.status))")
             assert status == 200, f'/api/status from the page: {status}'
             state['marker'] = set_marker()
