@@ -361,7 +361,7 @@ enum Activity {
         case .peerLeft(let peer, let reason): line = "peer left: \(peer.short) (\(reason))"
         case .recordsStored(let peer, let count):
             line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
-        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted: return
+        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted, .thumbnailArrived: return
         case .notification(let notification): line = "notification: " + WatchEvent(.notification(notification)).summary
         case .forkDetected(let fork):
             line = "fork detected: author \(fork.author.short) at \(fork.sequence) (see 'continuum-node status')"

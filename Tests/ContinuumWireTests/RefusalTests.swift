@@ -299,6 +299,23 @@ struct RefusalTests {
         #expect(feed(data(offset: Limits.photoBytes - 2, chunk: [1, 2])).messages.count == 1)
     }
 
+    @Test("THUMB_DATA: empty, over 64 KiB, shorter than its length, bytes left over; THUMB_WANT without a whole hash")
+    func thumbData() {
+        let hash = [UInt8](repeating: 1, count: 32)
+        func data(_ bytes: [UInt8], length: Int? = nil) -> [UInt8] {
+            frame(type: 0x25, payload: hash + be32(UInt32(length ?? bytes.count)) + bytes)
+        }
+        Self.expectRefused(data([]), .malformedFrame, "thumbnail is 0 bytes")
+        let big = [UInt8](repeating: 9, count: WireLimits.maxThumbnailBytes + 1)
+        Self.expectRefused(data(big), .malformedFrame, "thumbnail is 65537 bytes")
+        Self.expectRefused(data([1, 2], length: 3), .malformedFrame, "truncated at thumbnail")
+        Self.expectRefused(data([1, 2], length: 1), .malformedFrame, "1 trailing byte")
+        Self.expectRefused(frame(type: 0x24, payload: Array(hash.prefix(31))), .malformedFrame, "truncated at hash")
+        Self.expectRefused(frame(type: 0x26, payload: hash + [0]), .malformedFrame, "1 trailing byte")
+        #expect(feed(data([UInt8](repeating: 7, count: WireLimits.maxThumbnailBytes))).messages.count == 1)
+        #expect(throws: WireError.self) { try WireCodec.validate(.thumbData(AssetHash.of(Data()), [])) }
+    }
+
     @Test("PHOTO_WANT and PHOTO_END: offsets and sizes beyond the largest photo")
     func photoBounds() {
         let hash = [UInt8](repeating: 1, count: 32)
