@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type is refused",
-        arguments: [0x00, 0x03, 0x0f, 0x18, 0x24, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+        arguments: [0x00, 0x03, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")

@@ -95,7 +95,7 @@ enum Samples {
         .photoMissing(asset(0xac)),
         .thumbWant(asset(0xad)),
         .thumbData(asset(0xad), [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0x42, count: 300)),
-        .thumbData(asset(0xae), Array(repeating: 1, count: WireLimits.maxThumbnailBytes)),
+        .thumbData(asset(0xae), Array(repeating: 1, count: 1000)),
         .thumbMissing(asset(0xaf)),
         .ping(0),
         .pong(UInt64.max),
