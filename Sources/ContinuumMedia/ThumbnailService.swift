@@ -101,11 +101,18 @@ public actor ThumbnailService {
     /// Returns false, storing nothing, when this node already has a thumbnail of the photo. Throws when the bytes
     /// are refused.
     public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
-        if hasThumbnail(hash) { return false }
+        // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
+        let keep = !hasThumbnail(hash) && !assets.contains(hash)
         let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
-        if hasThumbnail(hash) { return false }
+        guard keep, !hasThumbnail(hash) else { return false }
         try write(checked, to: provisionalURL(for: hash))
         return true
+    }
+
+    /// ``PhotoIntake/inspect(file:)`` on this service's thread, for callers on an event loop or the cooperative
+    /// pool (the HTTP upload): the full decode of a large photo takes tens of milliseconds.
+    public func inspect(file: URL) async throws -> (ImageInfo, PhotoMetadata) {
+        try await offPool { () throws(MediaError) in try PhotoIntake.inspect(file: file) }
     }
 
     /// The bytes of the thumbnail to send a peer that asks (own or provisional), or nil.

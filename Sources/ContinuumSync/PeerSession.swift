@@ -181,6 +181,13 @@ actor PeerSession {
         close()
     }
 
+    /// Ends the session for something the peer sent that was found bad after the frame was read (as a thrown
+    /// error would, but from a background task): logs why, sends ERROR, closes.
+    private func refuse(_ error: WireError) async {
+        logger.notice("closing the session", metadata: ["reason": "\(error)"])
+        await close(reporting: error)
+    }
+
     /// Ends the session's background work.
     func close() {
         for task in tasks { task.cancel() }
@@ -281,7 +288,7 @@ actor PeerSession {
             spawn { session in
                 guard let reason = await session.engine.photos.receivedThumbnail(hash, bytes, from: session.peer)
                 else { return }
-                await session.close(reporting: WireError(.malformedFrame, "THUMB_DATA refused: \(reason)"))
+                await session.refuse(WireError(.malformedFrame, "THUMB_DATA refused: \(reason)"))
             }
         case .thumbMissing(let hash):
             await engine.photos.thumbnailMissing(hash, from: peer)
