@@ -54,6 +54,7 @@ let package = Package(
                 "ContinuumCore",
                 "ContinuumStore",
                 "ContinuumWire",
+                "ContinuumMedia",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -74,12 +75,23 @@ let package = Package(
             dependencies: ["CAvahi", "ContinuumCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // libvips, seen from Swift. Only ContinuumMedia imports it (.ci/run checks).
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        // Photos through libvips: full-decode checks, EXIF metadata, thumbnails made once and cached on disk.
+        .target(
+            name: "ContinuumMedia",
+            dependencies: [
+                "CVips", "ContinuumCore", "ContinuumStore", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The node: store, sync and lifecycle wired together; the lock and the control socket.
         .target(
             name: "ContinuumNode",
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
+                "ContinuumMedia",
                 "ContinuumStore",
                 "ContinuumWire",
                 "ContinuumSync",
@@ -97,6 +109,7 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
+                "ContinuumMedia",
                 "ContinuumNode",
                 "ContinuumStore",
                 "ContinuumSync",
@@ -124,6 +137,7 @@ let package = Package(
                 "ContinuumCore",
                 "ContinuumDiscovery",
                 "ContinuumHTTP",
+                "ContinuumMedia",
                 "ContinuumStore",
                 "ContinuumSync",
                 "ContinuumNode",
@@ -182,6 +196,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ContinuumHTTPTests", dependencies: ["ContinuumHTTP"], swiftSettings: strict),
+        .testTarget(
+            name: "ContinuumMediaTests",
+            dependencies: [
+                "ContinuumMedia", "ContinuumCore", "ContinuumStore", "ContinuumTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "CLITests",
             dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumTestSupport"],

@@ -9,6 +9,12 @@ packages=(libsqlite3-dev pkg-config)
 # service, scripts/netns-fake-service.py, uses python3-dbus).
 # policy-rc.d keeps avahi-daemon from starting on install; --no-install-recommends keeps libnss-mdns out.
 packages+=(libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 python3-dbus)
+# Photos: full-decode checks, EXIF and thumbnails through libvips (ContinuumMedia; a runtime-only machine needs just
+# libvips42). libvips-tools (the `vips` command) is only for regenerating the test photos:
+# scripts/make-media-fixtures.py.
+packages+=(libvips-dev)
+# The web UI's browser tests (scripts/browser-tests.py): headless Chromium driven through chromedriver (WebDriver).
+packages+=(chromium chromium-driver python3)
 
 missing=()
 for package in "${packages[@]}"; do

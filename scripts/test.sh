@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Sets up the machine and runs every test: unit, store and end-to-end CLI tests, then LAN discovery end to end in
-# network namespaces (3 hosts, plus the no-daemon and two-network scenarios; needs root or sudo).
+# Sets up the machine and runs every test: unit, store, end-to-end CLI and HTTP API tests, the web UI in a headless
+# browser, then LAN discovery end to end in network namespaces (3 hosts, plus the no-daemon and two-network
+# scenarios; needs root or sudo).
 # Our targets are built with warnings as errors (Package.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2
+
+# The web UI in a real headless Chromium (WebDriver), against two real nodes; screenshots of every step are kept in
+# .build/artifacts/browser/.
+python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/continuum-node" \
+    --artifacts .build/artifacts/browser
 
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")

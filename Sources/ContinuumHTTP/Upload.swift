@@ -96,6 +96,10 @@ extension Routes {
         let record = try await store.append(body, createdAt: createdAt, by: services.identity, autoFollow: autoFollow)
         await services.engine.recordsWritten()
         if autoFollow { await services.engine.followsChanged() }
+        // The grid wants the thumbnail next: make it now, without holding up the answer.
+        if let thumbnails = services.thumbnails {
+            Task { [hash = photo.hash] in _ = try? await thumbnails.thumbnail(for: hash) }
+        }
         var response = try json(try await postView(PostID(record.id)), status: .created)
         response.headers[.location] = "/api/posts/\(record.id.hex)"
         return response

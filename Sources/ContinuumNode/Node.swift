@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumMedia
 import ContinuumStore
 import ContinuumSync
 import ContinuumWire
@@ -32,6 +33,8 @@ public final class Node: Service, Sendable {
     public let store: ContinuumStore
     public let identity: NodeIdentity
     public let engine: SyncEngine
+    /// Thumbnails of the photos of posts, for the sync engine and the HTTP API.
+    public let thumbnails: ThumbnailService
     private let network: SyncNetwork
     private let configuration: NodeConfiguration
     private let group: MultiThreadedEventLoopGroup
@@ -58,7 +61,14 @@ public final class Node: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        engine = SyncEngine(store: store, identity: identity, configuration: configuration.sync, logger: logger)
+        thumbnails = ThumbnailService(store: store, logger: logger)
+        engine = SyncEngine(
+            store: store,
+            identity: identity,
+            configuration: configuration.sync,
+            logger: logger,
+            thumbnails: thumbnails
+        )
         network = try SyncNetwork(engine: engine, identity: identity, group: group, logger: logger)
         bound = NIOLockedValueBox([])
     }

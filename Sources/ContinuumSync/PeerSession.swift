@@ -181,6 +181,13 @@ actor PeerSession {
         close()
     }
 
+    /// Ends the session for something the peer sent that was found bad after the frame was read (as a thrown
+    /// error would, but from a background task): logs why, sends ERROR, closes.
+    private func refuse(_ error: WireError) async {
+        logger.notice("closing the session", metadata: ["reason": "\(error)"])
+        await close(reporting: error)
+    }
+
     /// Ends the session's background work.
     func close() {
         for task in tasks { task.cancel() }
@@ -271,6 +278,20 @@ actor PeerSession {
             await engine.photos.ended(hash, total: total, from: peer)
         case .photoMissing(let hash):
             await engine.photos.missing(hash, from: peer)
+        case .thumbWant(let hash):
+            spawn { session in await session.serveThumbnail(hash) }
+        case .thumbData(let hash, let bytes):
+            stats.bytesIn += Int64(bytes.count)
+            guard await engine.photos.thumbnailArriving(hash, from: peer) else { break }
+            // Checked off this session's path (a decode, queued behind other libvips work); a thumbnail that is
+            // not a small, whole JPEG counts as a malformed frame.
+            spawn { session in
+                guard let reason = await session.engine.photos.receivedThumbnail(hash, bytes, from: session.peer)
+                else { return }
+                await session.refuse(WireError(.malformedFrame, "THUMB_DATA refused: \(reason)"))
+            }
+        case .thumbMissing(let hash):
+            await engine.photos.thumbnailMissing(hash, from: peer)
         }
     }
 
@@ -593,6 +614,21 @@ actor PeerSession {
             logger.warning("reading a photo failed", metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"])
             await send(.photoMissing(hash))
         }
+    }
+
+    /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.
+    private func serveThumbnail(_ hash: AssetHash) async {
+        guard let data = await engine.thumbnails?.bytesForPeer(hash), !data.isEmpty else {
+            await send(.thumbMissing(hash))
+            return
+        }
+        stats.bytesOut += Int64(data.count)
+        await send(.thumbData(hash, [UInt8](data)))
+    }
+
+    /// Asks the peer for a photo's thumbnail.
+    func requestThumbnail(_ hash: AssetHash) async {
+        await send(.thumbWant(hash))
     }
 
     /// Asks the peer for a photo from `offset`.

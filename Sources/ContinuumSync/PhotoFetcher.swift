@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumMedia
 import ContinuumStore
 import ContinuumWire
 import Crypto
@@ -10,8 +11,23 @@ import Logging
 /// Bytes go to `photos/tmp/<hash>.partial` as they arrive, with a running SHA-256; each chunk was already checked
 /// against its own checksum by the frame decoder. The whole file is checked against the post's SHA-256 before it
 /// is renamed into place. A broken transfer leaves the partial file, and the next request resumes from its end.
+///
+/// Thumbnails go first: each time it looks, the fetcher asks for the thumbnail of every missing photo that has
+/// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
+/// is checked and kept as provisional by the ``ThumbnailService``, which makes its own once the photo arrives.
 actor PhotoFetcher {
     private let store: ContinuumStore
+    private let thumbnails: ThumbnailService?
+    /// Thumbnails asked for and not yet answered: from which peer, since when.
+    private var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
+    /// Peers that said they have no thumbnail of a photo, and when (asked again after a while, or when a peer
+    /// joins).
+    private var thumbnailLacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
+    private static let askAgainForThumbnailAfter: Duration = .seconds(10)
+    /// An unanswered THUMB_WANT is forgotten after this long (and asked again).
+    private static let thumbnailTimeout: Duration = .seconds(30)
+    /// THUMB_WANTs outstanding at once, over all peers.
+    private static let maxThumbnailWants = 64
     private let configuration: SyncConfiguration
     private let logger: Logger
     private weak var engine: SyncEngine?
@@ -48,8 +64,9 @@ actor PhotoFetcher {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init(store: ContinuumStore, configuration: SyncConfiguration, logger: Logger) {
+    init(store: ContinuumStore, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
+        self.thumbnails = thumbnails
         self.configuration = configuration
         self.logger = logger
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -59,7 +76,10 @@ actor PhotoFetcher {
 
     /// Something changed (a post arrived, a peer joined): look for photos to fetch.
     func poke(peerJoined: Bool = false) {
-        if peerJoined { lacking.removeAll() }
+        if peerJoined {
+            lacking.removeAll()
+            thumbnailLacking.removeAll()
+        }
         wake.yield()
     }
 
@@ -77,6 +97,7 @@ actor PhotoFetcher {
         for await _ in wakes {
             var fetched = false
             if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
+                await requestThumbnails(missing, engine: engine)
                 var candidates: [(MissingPhoto, AuthorID)] = []
                 for photo in missing where !Task.isCancelled && transfers[photo.hash] == nil {
                     if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
@@ -116,6 +137,69 @@ actor PhotoFetcher {
             }
             if fetched { wake.yield() }
         }
+    }
+
+    // MARK: Thumbnails
+
+    /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
+    /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
+    private func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine) async {
+        guard let thumbnails else { return }
+        let now = ContinuousClock.now
+        thumbnailWants = thumbnailWants.filter { now - $0.value.since < Self.thumbnailTimeout }
+        var peers: [AuthorID]?
+        for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
+            guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
+            if peers == nil { peers = await engine.connectedPeers() }
+            let candidates = (peers ?? []).filter { peer in
+                guard let when = thumbnailLacking[photo.hash]?[peer] else { return true }
+                return now - when > Self.askAgainForThumbnailAfter
+            }
+            guard let peer = candidates.first, let session = await engine.session(for: peer) else { continue }
+            thumbnailWants[photo.hash] = (peer, now)
+            await session.requestThumbnail(photo.hash)
+        }
+    }
+
+    /// A THUMB_DATA frame arrived: true when this node asked that peer for it (others are dropped).
+    func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
+        guard let want = thumbnailWants[hash], want.peer == peer else {
+            logger.debug(
+                "a thumbnail that was not asked for; dropped",
+                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
+            )
+            return false
+        }
+        return true
+    }
+
+    /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
+    func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
+        guard let thumbnails else { return nil }
+        defer { thumbnailWants[hash] = nil }
+        do {
+            if try await thumbnails.storeFromPeer(bytes, for: hash), let engine {
+                await engine.emit(.thumbnailArrived(hash))
+            }
+            return nil
+        } catch let error as MediaError {
+            logger.warning(
+                "a peer sent a thumbnail that is not a small, whole JPEG; dropped",
+                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
+            )
+            thumbnailLacking[hash, default: [:]][peer] = .now + .seconds(365 * 86_400)
+            return error.message
+        } catch {
+            logger.error("storing a thumbnail failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// The peer has no thumbnail of the photo: ask another.
+    func thumbnailMissing(_ hash: AssetHash, from peer: AuthorID) {
+        thumbnailLacking[hash, default: [:]][peer] = .now
+        if thumbnailWants[hash]?.peer == peer { thumbnailWants[hash] = nil }
+        wake.yield()
     }
 
     private func partialURL(_ hash: AssetHash) -> URL {
@@ -244,7 +328,13 @@ actor PhotoFetcher {
         // The fsyncs happen off the actor, so that other transfers' chunks keep flowing meanwhile.
         let stored = await Self.commit(transfer.handle, url, hash, transfer.size, store, logger)
         transfer.waiter.resume(returning: stored)
-        if stored, let engine { await engine.emit(.photoArrived(hash)) }
+        if stored, let engine {
+            await engine.emit(.photoArrived(hash))
+            // This node's own thumbnail, in the background; it replaces a peer's.
+            thumbnails?.prepare(hash) { [weak engine] made in
+                if made { await engine?.emit(.thumbnailArrived(hash)) }
+            }
+        }
     }
 
     private nonisolated static func commit(
@@ -278,5 +368,6 @@ actor PhotoFetcher {
     /// A session ended: a transfer from it stops, keeping its partial file for the next attempt.
     func peerLeft(_ peer: AuthorID) {
         for (hash, transfer) in transfers where transfer.peer == peer { finish(hash, false) }
+        thumbnailWants = thumbnailWants.filter { $0.value.peer != peer }
     }
 }

@@ -56,6 +56,9 @@ public enum SyncEvent: Sendable, Hashable {
     case photoArrived(AssetHash)
     case photoSkipped(AssetHash, bytes: UInt64)
     case photoProgress(AssetHash, bytes: UInt64, of: UInt64)
+    /// A thumbnail of the photo is now here, or a better one replaced it: one received from a peer (before or
+    /// instead of the photo), or this node's own, made when the photo arrived.
+    case thumbnailArrived(AssetHash)
     /// A post was stored (made here, or received).
     case postAdded(PostID, author: AuthorID, caption: String)
     /// A comment was stored.

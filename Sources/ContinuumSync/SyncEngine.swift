@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import ContinuumCore
+import ContinuumMedia
 import ContinuumStore
 import ContinuumWire
 import Foundation
@@ -14,6 +15,8 @@ public actor SyncEngine {
     let configuration: SyncConfiguration
     let logger: Logger
     let photos: PhotoFetcher
+    /// Thumbnails: served to peers that ask, fetched from peers before photos (nil: neither).
+    nonisolated let thumbnails: ThumbnailService?
     /// Who is notified of what: records from others on followed posts (and new posts, if configured).
     nonisolated let policy: NotificationPolicy
 
@@ -36,12 +39,19 @@ public actor SyncEngine {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    public init(store: ContinuumStore, identity: NodeIdentity, configuration: SyncConfiguration, logger: Logger) {
+    public init(
+        store: ContinuumStore,
+        identity: NodeIdentity,
+        configuration: SyncConfiguration,
+        logger: Logger,
+        thumbnails: ThumbnailService? = nil
+    ) {
         self.store = store
         self.identity = identity
         self.configuration = configuration
         self.logger = logger
-        photos = PhotoFetcher(store: store, configuration: configuration, logger: logger)
+        self.thumbnails = thumbnails
+        photos = PhotoFetcher(store: store, configuration: configuration, thumbnails: thumbnails, logger: logger)
         policy = NotificationPolicy(me: identity.author, newPosts: configuration.notifyNewPosts)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }

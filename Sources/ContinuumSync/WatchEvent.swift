@@ -29,6 +29,7 @@ public struct WatchEvent: Sendable, Encodable {
         case .photoArrived: "photoArrived"
         case .photoSkipped: "photoSkipped"
         case .photoProgress: "photoProgress"
+        case .thumbnailArrived: "thumbnailArrived"
         case .postAdded: "post"
         case .commentAdded: "comment"
         case .postEdited: "postEdited"
@@ -51,6 +52,7 @@ public struct WatchEvent: Sendable, Encodable {
         case .photoSkipped(let hash, let bytes):
             "photo \(hash.short) skipped: \(bytes / 1_048_576) MiB is over --max-photo-mb (fetch it with 'fetch')"
         case .photoProgress(let hash, let bytes, let total): "photo \(hash.short): \(bytes) of \(total) bytes"
+        case .thumbnailArrived(let hash): "thumbnail of photo \(hash.short) here"
         case .postAdded(let post, let author, let caption): "new post \(post.short) by \(author.short): \(caption)"
         case .commentAdded(_, let post, let author, let text): "comment on \(post.short) by \(author.short): \(text)"
         case .postEdited(let post, _, let caption): "post \(post.short) edited: \(caption)"
@@ -102,7 +104,7 @@ public struct WatchEvent: Sendable, Encodable {
             try container.encode(round, forKey: .round)
         case .forkDetected(let fork):
             try container.encode(fork, forKey: .fork)
-        case .photoArrived(let hash):
+        case .photoArrived(let hash), .thumbnailArrived(let hash):
             try container.encode(hash, forKey: .sha256)
         case .photoSkipped(let hash, let bytes):
             try container.encode(hash, forKey: .sha256)

@@ -83,8 +83,12 @@ public enum WireCodec {
         case .photoEnd(let hash, let totalBytes):
             writer.raw(hash.bytes)
             writer.u64(totalBytes)
-        case .photoMissing(let hash):
+        case .photoMissing(let hash), .thumbWant(let hash), .thumbMissing(let hash):
             writer.raw(hash.bytes)
+        case .thumbData(let hash, let bytes):
+            writer.raw(hash.bytes)
+            writer.u32(UInt32(bytes.count))
+            writer.raw(bytes)
         case .ping(let nonce), .pong(let nonce):
             writer.u64(nonce)
         case .interest(let replace, let entries):
@@ -166,6 +170,13 @@ public enum WireCodec {
             }
             message = .photoEnd(hash, totalBytes: total)
         case .photoMissing: message = .photoMissing(try reader.id("hash"))
+        case .thumbWant: message = .thumbWant(try reader.id("hash"))
+        case .thumbMissing: message = .thumbMissing(try reader.id("hash"))
+        case .thumbData:
+            let hash: AssetHash = try reader.id("hash")
+            let length = Int(try reader.u32("thumbnail length"))
+            try checkThumbnail(count: length, reader)
+            message = .thumbData(hash, Array(try reader.raw(length, "thumbnail")))
         case .ping: message = .ping(try reader.u64("nonce"))
         case .pong: message = .pong(try reader.u64("nonce"))
         }
@@ -195,8 +206,10 @@ public enum WireCodec {
             if let problem { throw reader.malformed(problem) }
         case .clock(_, let clock), .ack(let clock), .clockSince(_, _, let clock):
             try checkClock(clock, reader)
-        case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown:
+        case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing:
             break
+        case .thumbData(_, let bytes):
+            try checkThumbnail(count: bytes.count, reader)
         case .interest(let replace, let entries):
             guard entries.count <= WireLimits.maxInterestEntries else {
                 throw reader.malformed("\(entries.count) entries; the limit is \(WireLimits.maxInterestEntries)")
@@ -450,6 +463,12 @@ public enum WireCodec {
         }
     }
 
+    private static func checkThumbnail(count: Int, _ reader: WireReader) throws(WireError) {
+        guard (1...WireLimits.maxThumbnailBytes).contains(count) else {
+            throw reader.malformed("thumbnail is \(count) bytes; it must be 1 ... \(WireLimits.maxThumbnailBytes)")
+        }
+    }
+
     private static func checkChunk(offset: UInt64, count: Int, _ reader: WireReader) throws(WireError) {
         guard (1...WireLimits.photoChunkBytes).contains(count) else {
             throw reader.malformed("chunk is \(count) bytes; it must be 1 ... \(WireLimits.photoChunkBytes)")
@@ -510,6 +529,7 @@ public enum WireCodec {
         case .interest(_, let entries): 3 + 33 * entries.count
         case .request(let ranges): 4 + 48 * ranges.count
         case .photoData(_, _, let chunk): 76 + chunk.count
+        case .thumbData(_, let bytes): 36 + bytes.count
         default: 48
         }
     }

@@ -14,6 +14,8 @@ public enum WireLimits {
     public static let maxBatchBytes = 1024 * 1024
     /// The largest chunk of photo bytes in one PHOTO_DATA frame: 256 KiB.
     public static let photoChunkBytes = 256 * 1024
+    /// The largest thumbnail in one THUMB_DATA frame: 64 KiB.
+    public static let maxThumbnailBytes = 64 * 1024
     /// Entries of a vector clock in CLOCK or ACK.
     public static let maxClockEntries = 100_000
     /// Ranges in one REQUEST.

@@ -118,6 +118,13 @@ public enum WireMessage: Hashable, Sendable {
     case photoEnd(AssetHash, totalBytes: UInt64)
     /// The sender does not hold the photo: type 0x23.
     case photoMissing(AssetHash)
+    /// Asks for the thumbnail of a photo (a JPEG of at most 400 px a side): type 0x24.
+    case thumbWant(AssetHash)
+    /// The thumbnail of a photo, whole (1 to ``WireLimits/maxThumbnailBytes`` bytes): type 0x25. Not covered by
+    /// any signature: the receiver checks that it is a small JPEG before keeping it (Docs/PROTOCOL.md §7.4).
+    case thumbData(AssetHash, [UInt8])
+    /// The sender has no thumbnail of the photo (nor the photo): type 0x26.
+    case thumbMissing(AssetHash)
     /// Asks for a PONG with the same nonce: type 0x30.
     case ping(UInt64)
     /// Answers a PING: type 0x31.
@@ -153,6 +160,9 @@ public enum WireMessage: Hashable, Sendable {
         case .photoData: .photoData
         case .photoEnd: .photoEnd
         case .photoMissing: .photoMissing
+        case .thumbWant: .thumbWant
+        case .thumbData: .thumbData
+        case .thumbMissing: .thumbMissing
         case .ping: .ping
         case .pong: .pong
         case .interest: .interest
@@ -177,6 +187,9 @@ enum MessageKind: UInt8, CaseIterable {
     case photoData = 0x21
     case photoEnd = 0x22
     case photoMissing = 0x23
+    case thumbWant = 0x24
+    case thumbData = 0x25
+    case thumbMissing = 0x26
     case ping = 0x30
     case pong = 0x31
     case interest = 0x40
@@ -198,6 +211,9 @@ enum MessageKind: UInt8, CaseIterable {
         case .photoData: "PHOTO_DATA"
         case .photoEnd: "PHOTO_END"
         case .photoMissing: "PHOTO_MISSING"
+        case .thumbWant: "THUMB_WANT"
+        case .thumbData: "THUMB_DATA"
+        case .thumbMissing: "THUMB_MISSING"
         case .ping: "PING"
         case .pong: "PONG"
         case .interest: "INTEREST"

@@ -208,7 +208,11 @@ struct RunCommand: AsyncParsableCommand {
         let server = api.map {
             APIServer(
                 configuration: $0,
-                services: APIServices(node: node, inspector: HeaderInspector(), thumbnails: nil),
+                services: APIServices(
+                    node: node,
+                    inspector: MediaInspector(thumbnails: node.thumbnails),
+                    thumbnails: node.thumbnails
+                ),
                 logger: logger
             )
         }
@@ -443,7 +447,7 @@ enum Activity {
         case .peerLeft(let peer, let reason): line = "peer left: \(peer.short) (\(reason))"
         case .recordsStored(let peer, let count):
             line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
-        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted: return
+        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted, .thumbnailArrived: return
         case .notification(let notification): line = "notification: " + WatchEvent(.notification(notification)).summary
         case .forkDetected(let fork):
             line = "fork detected: author \(fork.author.short) at \(fork.sequence) (see 'continuum-node status')"

@@ -1,13 +1,20 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumMedia
 import ContinuumStore
 import Foundation
+import Logging
 
 struct PostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "post",
         abstract: "Share a photo with a caption. Prints the new post's id.",
-        discussion: "JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called."
+        discussion: """
+            JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called. Every pixel \
+            is decoded first: a damaged photo (truncated, or garbage after a valid header) is refused and nothing \
+            is stored. Without --location, the photo's EXIF GPS position is used; without --created-at, its EXIF \
+            date taken (read as UTC when the photo gives no time zone), else now.
+            """
     )
 
     @OptionGroup var options: DataOptions
@@ -19,8 +26,22 @@ struct PostCommand: AsyncParsableCommand {
     @Option(help: "The caption (required; up to 2048 bytes of UTF-8).")
     var caption: String?
 
-    @Option(help: ArgumentHelp("Where the photo was taken, in decimal degrees.", valueName: "LAT,LON"))
+    @Option(
+        help: ArgumentHelp(
+            "Where the photo was taken, in decimal degrees (default: the photo's EXIF GPS position, if any).",
+            valueName: "LAT,LON"
+        )
+    )
     var location: String?
+
+    @Option(
+        name: .customLong("created-at"),
+        help: ArgumentHelp(
+            "The post's time, RFC 3339 (default: the photo's EXIF date taken, else now).",
+            valueName: "TIME"
+        )
+    )
+    var createdAt: String?
 
     @Flag(
         name: .customLong("no-auto-follow"),
@@ -33,6 +54,24 @@ struct PostCommand: AsyncParsableCommand {
             throw ValidationError("a caption is required and must not be blank: --caption TEXT")
         }
         if let location { _ = try Parse.coordinate(location, option: "--location") }
+        if let createdAt { _ = try Self.time(createdAt) }
+    }
+
+    /// An RFC 3339 time (`2024-07-14T16:20:00Z`, `2024-07-14T18:20:00.250+02:00`) between 1970 and 9999.
+    static func time(_ text: String) throws -> Timestamp {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        var date = formatter.date(from: text)
+        if date == nil {
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            date = formatter.date(from: text)
+        }
+        guard let date, (0...Limits.latestTimestamp).contains(Timestamp(date).milliseconds) else {
+            throw ValidationError(
+                "--created-at '\(text)' is not an RFC 3339 time between 1970 and 9999, such as 2024-07-14T16:20:00Z"
+            )
+        }
+        return Timestamp(date)
     }
 
     func run() async throws {
@@ -46,11 +85,16 @@ struct PostCommand: AsyncParsableCommand {
             throw CLIError("cannot read \(image): \(Self.reason(error))")
         }
         let info: ImageInfo
+        let metadata: PhotoMetadata
         do {
-            info = try ImageProbe.inspect(data)
+            // The header first (the same errors as before for what is not an image), then every pixel.
+            _ = try ImageProbe.inspect(data)
+            (info, metadata) = try PhotoIntake.inspect(file: url)
         } catch {
             throw CLIError("\(image): \(error)")
         }
+        let created: Timestamp =
+            if let createdAt { try Self.time(createdAt) } else { metadata.takenAt.map(Timestamp.init) ?? .now() }
         let body = RecordBody.post(
             caption: caption ?? "",
             photo: PhotoReference(
@@ -60,12 +104,20 @@ struct PostCommand: AsyncParsableCommand {
                 width: info.width,
                 height: info.height
             ),
-            location: try location.map { try Parse.coordinate($0, option: "--location") }
+            location: try location.map { try Parse.coordinate($0, option: "--location") } ?? metadata.location
         )
         // Check the record before touching the disk, so a refused post stores nothing at all.
         try CLIError.check(body)
-        _ = try await context.store.storePhoto(data)
-        let record = try await context.store.append(body, by: identity, autoFollow: !noAutoFollow)
+        let hash = try await context.store.storePhoto(data)
+        let record = try await context.store.append(
+            body,
+            createdAt: created,
+            by: identity,
+            autoFollow: !noAutoFollow
+        )
+        // The thumbnail now, while the photo is in the page cache (a running node would make it on first use).
+        let thumbnails = ThumbnailService(store: context.store, logger: Logger(label: "continuum"))
+        _ = try? await thumbnails.thumbnail(for: hash)
         let id = PostID(record.id)
         context.tellRunningNode(followsChanged: !noAutoFollow)
         if output.json {

@@ -32,6 +32,16 @@ struct BadInputTests {
             message: "corrupt JPEG image: the file ends before the end-of-image marker",
             status: 1
         ),
+        Case(
+            arguments: ["post", "FIXTURE:media/garbage-after-header.jpg", "--caption", "x"],
+            message: "garbage-after-header.jpg: the image is damaged: Corrupt JPEG data",
+            status: 1
+        ),
+        Case(
+            arguments: ["post", "FIXTURE:lake.png", "--caption", "x", "--created-at", "yesterday"],
+            message: "--created-at 'yesterday' is not an RFC 3339 time",
+            status: 64
+        ),
         Case(arguments: ["post", "/nonexistent/photo.jpg", "--caption", "x"], message: "cannot read", status: 1),
         Case(arguments: ["post", "FIXTURE:lake.png"], message: "a caption is required", status: 64),
         Case(arguments: ["post", "FIXTURE:lake.png", "--caption", "  \n "], message: "must not be blank", status: 64),

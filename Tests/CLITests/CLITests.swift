@@ -2,6 +2,14 @@ import Crypto
 import Foundation
 import Testing
 
+extension ISO8601DateFormatter {
+    static var withMilliseconds: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}
+
 @Suite("continuum-node, end to end through the built binary", .serialized)
 struct CLITests {
     @Test("init, post every format, comment, feed, search, show, edit, delete, export")
@@ -98,6 +106,47 @@ struct CLITests {
         let store = try #require(status["store"] as? [String: Any])
         #expect(store["posts"] as? Int == 3 && store["comments"] as? Int == 0 && store["photos"] as? Int == 4)
         #expect((status["node"] as? [String: Any])?["name"] as? String == "Alice")
+    }
+
+    @Test("post takes its location and time from EXIF unless told, and makes a thumbnail without EXIF")
+    func exifDefaults() throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        try cli.ok("init")
+        func post(_ arguments: String...) throws -> [String: Any] {
+            let result = try cli.run(["post", cli.fixture("media/rotated-gps.jpg"), "--caption", "x"] + arguments)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            return try cli.run("show", id, "--json").json()
+        }
+        // EXIF: 2023-05-06 07:08:09 at +02:00; S 33°51'35.9" E 151°12'40".
+        let fromExif = try post()
+        #expect(fromExif["createdAt"] as? String == "2023-05-06T05:08:09.000Z")
+        let location = try #require(fromExif["location"] as? [String: Any])
+        #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
+        #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
+        // Told: the options win.
+        let told = try post("--created-at", "2020-01-02T03:04:05+01:00", "--location", "1.5,-2.25")
+        #expect(told["createdAt"] as? String == "2020-01-02T02:04:05.000Z")
+        #expect((told["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
+        // No EXIF date: now.
+        let before = Date()
+        let lake = try cli.ok("post", cli.fixture("lake.png"), "--caption", "lake")
+        let lakePost = try cli.run("show", lake, "--json").json()
+        let created = try #require(
+            ISO8601DateFormatter.withMilliseconds.date(from: lakePost["createdAt"] as? String ?? "")
+        )
+        #expect(abs(created.timeIntervalSince(before)) < 30)
+        #expect(lakePost["location"] == nil || lakePost["location"] is NSNull)
+        // The thumbnail: made at once, under photos/thumbs/, without EXIF (so without GPS).
+        let thumbs = cli.data.appendingPathComponent("photos/thumbs")
+        let files = try #require(FileManager.default.subpaths(atPath: thumbs.path)).filter { $0.hasSuffix(".jpg") }
+        #expect(files.count == 2, "\(files)")
+        for file in files {
+            let bytes = try Data(contentsOf: thumbs.appendingPathComponent(file))
+            #expect(bytes.starts(with: [0xFF, 0xD8, 0xFF]) && bytes.count < 50_000)
+            #expect(bytes.range(of: Data("Exif".utf8)) == nil)
+        }
     }
 
     @Test("the same photo posted twice is stored once")

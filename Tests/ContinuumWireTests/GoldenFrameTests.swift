@@ -111,6 +111,15 @@ struct GoldenFrameTests {
         ),
         // length 34 | PHOTO_MISSING | hash 01…
         Golden(message: .photoMissing(asset(0x01)), hex: "00000022 01 23 \(repeated("01", 32))"),
+        // length 34 | THUMB_WANT | hash 01…
+        Golden(message: .thumbWant(asset(0x01)), hex: "00000022 01 24 \(repeated("01", 32))"),
+        // length 42 | THUMB_DATA | hash 01… | 4 bytes: FF D8 FF D9 (the test vector of Docs/PROTOCOL.md §7.4)
+        Golden(
+            message: .thumbData(asset(0x01), [0xFF, 0xD8, 0xFF, 0xD9]),
+            hex: "0000002a 01 25 \(repeated("01", 32)) 00000004 ffd8ffd9"
+        ),
+        // length 34 | THUMB_MISSING | hash 01…
+        Golden(message: .thumbMissing(asset(0x01)), hex: "00000022 01 26 \(repeated("01", 32))"),
         // length 71 | INTEREST | replace | 2 entries, ascending: 11… 0 hops, 22… 3 hops
         Golden(
             message: .interest(

@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type is refused",
-        arguments: [0x00, 0x03, 0x0f, 0x18, 0x24, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+        arguments: [0x00, 0x03, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
@@ -297,6 +297,23 @@ struct RefusalTests {
         Self.expectRefused(data(offset: UInt64.max, chunk: [1]), .malformedFrame, "beyond the largest photo")
         Self.expectRefused(data(offset: 0, chunk: [1, 2], length: 3), .malformedFrame, "truncated at chunk")
         #expect(feed(data(offset: Limits.photoBytes - 2, chunk: [1, 2])).messages.count == 1)
+    }
+
+    @Test("THUMB_DATA: empty, over 64 KiB, shorter than its length, bytes left over; THUMB_WANT without a whole hash")
+    func thumbData() {
+        let hash = [UInt8](repeating: 1, count: 32)
+        func data(_ bytes: [UInt8], length: Int? = nil) -> [UInt8] {
+            frame(type: 0x25, payload: hash + be32(UInt32(length ?? bytes.count)) + bytes)
+        }
+        Self.expectRefused(data([]), .malformedFrame, "thumbnail is 0 bytes")
+        let big = [UInt8](repeating: 9, count: WireLimits.maxThumbnailBytes + 1)
+        Self.expectRefused(data(big), .malformedFrame, "thumbnail is 65537 bytes")
+        Self.expectRefused(data([1, 2], length: 3), .malformedFrame, "truncated at thumbnail")
+        Self.expectRefused(data([1, 2], length: 1), .malformedFrame, "1 trailing byte")
+        Self.expectRefused(frame(type: 0x24, payload: Array(hash.prefix(31))), .malformedFrame, "truncated at hash")
+        Self.expectRefused(frame(type: 0x26, payload: hash + [0]), .malformedFrame, "1 trailing byte")
+        #expect(feed(data([UInt8](repeating: 7, count: WireLimits.maxThumbnailBytes))).messages.count == 1)
+        #expect(throws: WireError.self) { try WireCodec.validate(.thumbData(AssetHash.of(Data()), [])) }
     }
 
     @Test("PHOTO_WANT and PHOTO_END: offsets and sizes beyond the largest photo")

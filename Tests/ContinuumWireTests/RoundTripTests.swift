@@ -33,11 +33,12 @@ struct RoundTripTests {
             names == [
                 "HELLO", "ERROR", "CLOCK", "OFFER", "RECORDS", "ACK", "REQUEST", "DONE", "PHOTO_WANT", "PHOTO_DATA",
                 "PHOTO_END", "PHOTO_MISSING", "PING", "PONG", "INTEREST", "PUSH", "CLOCK_SINCE", "CLOCK_UNKNOWN",
+                "THUMB_WANT", "THUMB_DATA", "THUMB_MISSING",
             ]
         )
         for message in Samples.messages { #expect(WireMessage.typeName(of: message.typeCode) == message.typeName) }
         #expect(WireMessage.typeName(of: 0x00) == nil)
-        #expect(WireMessage.typeName(of: 0x24) == nil)
+        #expect(WireMessage.typeName(of: 0x27) == nil)
     }
 
     @Test("INTEREST entries are sent in ascending order of post, whatever order they are given in")

@@ -4,6 +4,14 @@ import ContinuumTestSupport
 import Foundation
 import Testing
 
+extension ISO8601DateFormatter {
+    static var fractional: ISO8601DateFormatter {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }
+}
+
 /// The HTTP API of a real `continuum-node run` process, over a real socket: every route against the OpenAPI document
 /// the node itself serves, and every kind of bad input with its status, its error body and an unchanged store.
 @Suite(.serialized) struct APITests {
@@ -122,14 +130,63 @@ import Testing
         #expect(tail.body == waterfall.suffix(5))
         let download = try await call(api, alice, "GET", "/api/photos/\(sha)?download=1", expect: 200)
         #expect(download.headers["content-disposition"]?.hasPrefix("attachment") == true)
-        let thumbnail = try await call(api, alice, "GET", "/api/photos/\(sha)/thumbnail", expect: 404)
-        #expect(thumbnail.errorCode == "thumbnail_not_here")
+        let thumbnail = try await call(api, alice, "GET", "/api/photos/\(sha)/thumbnail", expect: 200)
+        #expect(thumbnail.headers["content-type"] == "image/jpeg")
+        #expect(thumbnail.body.starts(with: [0xFF, 0xD8, 0xFF]), "a JPEG")
+        #expect(thumbnail.body.count < 50_000, "\(thumbnail.body.count) bytes")
+        let thumbTag = try #require(thumbnail.headers["etag"])
+        try await call(
+            api,
+            alice,
+            "GET",
+            "/api/photos/\(sha)/thumbnail",
+            headers: ["If-None-Match": thumbTag],
+            expect: 304
+        )
+        let noThumbnail = try await call(
+            api,
+            alice,
+            "GET",
+            "/api/photos/\(String(repeating: "ab", count: 32))/thumbnail",
+            expect: 404
+        )
+        #expect(noThumbnail.errorCode == "thumbnail_not_here")
+
+        // With neither location nor createdAt, the photo's EXIF GPS position and date taken are the defaults.
+        let exif = try await alice.http.upload(
+            fields: [("caption", "Sydney at dawn")],
+            files: [("photo", "rotated-gps.jpg", try fixture("media/rotated-gps.jpg"))]
+        )
+        #expect(exif.status == 201, "\(exif.text)")
+        #expect(exif.object["createdAt"] as? String == "2023-05-06T05:08:09.000Z")
+        let place = try #require(exif.object["location"] as? [String: Any])
+        #expect(abs((place["latitude"] as? Double ?? 0) - -(33 + 51 / 60 + 35.9 / 3600)) < 1e-6)
+        // Given ones win.
+        let given = try await alice.http.upload(
+            fields: [
+                ("caption", "Sydney, corrected"), ("location", "1.5,2.5"), ("createdAt", "2020-01-02T03:04:05Z"),
+            ],
+            files: [("photo", "rotated-gps.jpg", try fixture("media/rotated-gps.jpg"))]
+        )
+        #expect(given.object["createdAt"] as? String == "2020-01-02T03:04:05.000Z")
+        #expect((given.object["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
+        for id in [exif.object["id"], given.object["id"]].compactMap({ $0 as? String }) {
+            try await call(api, alice, "DELETE", "/api/posts/\(id)", expect: 200)
+        }
 
         // Reading.
         let feed = try await call(api, alice, "GET", "/api/feed?limit=1", expect: 200)
         #expect(((feed.object["posts"] as? [[String: Any]])?.first?["id"] as? String) == post)
-        let mine = try await call(api, alice, "GET", "/api/feed?mine=true&since=5d", expect: 200)
+        let mine = try await call(api, alice, "GET", "/api/feed?mine=true", expect: 200)
         #expect((mine.object["posts"] as? [Any])?.count == 1)
+        // The post's time is the photo's EXIF date taken (waterfall.jpg has one), so "since" is relative to it.
+        let createdAt = try #require(created.object["createdAt"] as? String)
+        let since = try await call(api, alice, "GET", "/api/feed?mine=true&since=\(createdAt)", expect: 200)
+        #expect((since.object["posts"] as? [Any])?.count == 1)
+        let recent = try await call(api, alice, "GET", "/api/feed?since=5d", expect: 200)
+        let expectRecent =
+            Date().timeIntervalSince(ISO8601DateFormatter.fractional.date(from: createdAt) ?? .distantPast) < 5 * 86_400
+        #expect((recent.object["posts"] as? [Any])?.count == (expectRecent ? 1 : 0))
         let found = try await call(api, alice, "GET", "/api/search?q=CAFE", expect: 200)
         #expect(((found.object["posts"] as? [[String: Any]])?.first?["id"] as? String) == post)
         let nothing = try await call(api, alice, "GET", "/api/search?q=zebra", expect: 200)
@@ -258,6 +315,7 @@ import Testing
         let foreign: String
         let image: Data
         let truncated: Data
+        let garbage: Data
         let text: Data
     }
 
@@ -273,6 +331,25 @@ import Testing
         },
         Bad(description: "upload of a truncated JPEG", status: 422, code: "corrupt_image", message: "truncated.jpg") {
             try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "truncated.jpg", $1.truncated)])
+        },
+        Bad(
+            description: "upload of a JPEG with garbage after a valid header",
+            status: 422,
+            code: "corrupt_image",
+            message: "damaged"
+        ) {
+            try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "g.jpg", $1.garbage)])
+        },
+        Bad(
+            description: "upload with a createdAt that is not a time",
+            status: 400,
+            code: "bad_request",
+            message: "RFC 3339"
+        ) {
+            try await $0.http.upload(
+                fields: [("caption", "x"), ("createdAt", "yesterday")],
+                files: [("photo", "a.jpg", $1.image)]
+            )
         },
         Bad(description: "upload over the limit", status: 413, code: "too_large", message: "--max-upload-mb") {
             var big = $1.image
@@ -439,6 +516,7 @@ import Testing
             foreign: foreign,
             image: image,
             truncated: try self.fixture("truncated.jpg"),
+            garbage: try self.fixture("media/garbage-after-header.jpg"),
             text: Data("just some notes\n".utf8)
         )
         let before = try Self.snapshot(alice)

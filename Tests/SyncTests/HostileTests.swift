@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import ContinuumWire
 import Foundation
 import Testing
@@ -260,6 +261,64 @@ struct HostileTests {
             }
             try await target.expectLogged("no HELLO within the time limit")
             try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
+    // MARK: 6b. A thumbnail that is not a small JPEG
+
+    @Test(
+        "a THUMB_DATA the node asked for that is not a small, whole JPEG is refused as a malformed frame",
+        arguments: ["media/thumb-too-wide.jpg", "lake.png", "half of media/thumb-ok.jpg"]
+    )
+    func badThumbnail(fixture: String) async throws {
+        try await Self.withTarget { target in
+            let identity = NodeIdentity.generate()
+            let photo = PhotoReference(
+                sha256: AssetHash.of(Data("a photo only the hostile peer has \(UUID())".utf8)),
+                byteCount: 1000,
+                mediaType: .jpeg,
+                width: 640,
+                height: 480
+            )
+            let post = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 1,
+                    previous: nil,
+                    createdAt: .now(),
+                    body: .post(caption: "a post whose thumbnail is bad", photo: photo, location: nil)
+                )
+            )
+            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
+            try client.send(.records(live: true, [post.bytes]))
+            // The node asks its peers for the photo's thumbnail, the good one first or this one; the good one has
+            // none, so this one is asked in the end. Pings keep the session alive meanwhile.
+            let wanted = { (messages: [WireMessage]) in messages.contains(.thumbWant(photo.sha256)) }
+            var nonce: UInt64 = 0
+            while !wanted(client.received), client.end == nil, nonce < 30 {
+                nonce += 1
+                try client.send(.ping(nonce))
+                try await client.read(timeout: .milliseconds(500), until: wanted)
+            }
+            #expect(wanted(client.received), "THUMB_WANT received: \(client.received.map(\.typeName))")
+            let name = fixture.replacingOccurrences(of: "half of ", with: "")
+            var bytes = try [UInt8](Data(contentsOf: NodeBinary.fixtures.appendingPathComponent(name)))
+            if name != fixture { bytes = Array(bytes.prefix(bytes.count / 2)) }
+            try client.send(.thumbData(photo.sha256, bytes))
+            let error = try await client.expectRefusal(.malformedFrame)
+            #expect(error?.message.hasPrefix("THUMB_DATA refused: ") == true, "\(String(describing: error))")
+            try await eventually("the node logged the refusal") {
+                target.node.logText.contains("a peer sent a thumbnail that is not a small, whole JPEG; dropped")
+                    && target.node.logText.contains("THUMB_DATA refused")
+            }
+            // Nothing kept.
+            let thumbs = target.node.data.appendingPathComponent("photos/thumbs/\(photo.sha256.hex.prefix(2))")
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: thumbs.appendingPathComponent("\(photo.sha256.hex).peer.jpg").path
+                )
+            )
             try await target.expectStillServing()
         }
     }

@@ -17,7 +17,11 @@ struct SessionTests {
         var identity = NodeIdentity.generate()
         while !(identity.author < nodeID) { identity = NodeIdentity.generate() }
         let listener = try RawListener()
-        try await node.start(extra: ["--insecure-plaintext", "--peer", "127.0.0.1:\(listener.port)"])
+        // A loaded machine may take seconds from the node dialling us to this test reading the connection: a long
+        // handshake timeout, so that the node does not give up on us first.
+        try await node.start(extra: [
+            "--insecure-plaintext", "--peer", "127.0.0.1:\(listener.port)", "--handshake-timeout-ms", "60000",
+        ])
 
         // 1. The node dials us: a session that the node dialled.
         let dialled = try await listener.accept(timeout: .seconds(30))

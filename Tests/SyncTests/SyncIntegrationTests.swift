@@ -143,15 +143,49 @@ struct SyncIntegrationTests {
     }
 
     /// A valid PNG of about `megabytes` MiB: signature, IHDR, one big IDAT of random bytes, IEND.
+    /// A valid PNG of random pixels (incompressible, so about `megabytes` MiB): 1024 px wide, RGB, stored in
+    /// uncompressed deflate blocks, with real CRCs, so that `post` (which decodes every pixel) accepts it.
     static func bigPNG(megabytes: Int, at url: URL) throws {
-        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-            withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + Array(type.utf8) + data + [0, 0, 0, 0]
+        func be32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.bigEndian, Array.init) }
+        func crc32(_ bytes: [UInt8]) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+            }
+            return ~crc
         }
+        func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+            be32(UInt32(data.count)) + Array(type.utf8) + data + be32(crc32(Array(type.utf8) + data))
+        }
+        let width = 1024
+        let height = (megabytes << 20) / (3 * width + 1) + 1
         var random = SystemRandomNumberGenerator()
-        let body = (0..<(megabytes << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
-        let ihdr: [UInt8] = [0, 0, 4, 0, 0, 0, 3, 0, 8, 2, 0, 0, 0]
+        var raw: [UInt8] = []
+        raw.reserveCapacity(height * (3 * width + 1))
+        for _ in 0..<height {
+            raw.append(0)
+            for _ in 0..<(3 * width / 8) { raw += withUnsafeBytes(of: random.next(), Array.init) }
+        }
+        var zlib: [UInt8] = [0x78, 0x01]
+        var start = 0
+        while start < raw.count {
+            let end = min(start + 65_535, raw.count)
+            let length = UInt16(end - start)
+            zlib += [end == raw.count ? 1 : 0, UInt8(length & 0xFF), UInt8(length >> 8)]
+            zlib += [UInt8(~length & 0xFF), UInt8(~length >> 8)]
+            zlib += raw[start..<end]
+            start = end
+        }
+        var (a, b): (UInt32, UInt32) = (1, 0)
+        for byte in raw {
+            a = (a + UInt32(byte)) % 65_521
+            b = (b + a) % 65_521
+        }
+        zlib += be32(b << 16 | a)
+        let ihdr = be32(UInt32(width)) + be32(UInt32(height)) + [8, 2, 0, 0, 0]
         let bytes =
-            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", body)
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", zlib)
             + chunk("IEND", [])
         try Data(bytes).write(to: url)
     }
@@ -222,6 +256,82 @@ struct SyncIntegrationTests {
         let offline = try NodeBinary.run(["fetch", big, "--data", b.data.path])
         #expect(offline.status == 1 && offline.stderr.contains("no node is running"))
         try await a.stop()
+    }
+
+    @Test("thumbnails arrive before photos, and alone when the photo is over --max-photo-mb")
+    func thumbnails() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
+        let image = a.data.appendingPathComponent("big.png")
+        try Self.bigPNG(megabytes: 2, at: image)
+        let big = try a.cli("post", image.path, "--caption", "big")
+        let small = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "small")
+        let bigHash = AssetHash.of(try Data(contentsOf: image))
+        let smallHash = AssetHash.of(try Data(contentsOf: URL(fileURLWithPath: a.fixture("waterfall.jpg"))))
+        func thumbs(_ node: TestNode, _ hash: AssetHash) -> URL {
+            node.data.appendingPathComponent("photos/thumbs/\(hash.hex.prefix(2))")
+        }
+        // `post` made A's thumbnails at once.
+        for hash in [bigHash, smallHash] {
+            #expect(
+                FileManager.default.fileExists(atPath: thumbs(a, hash).appendingPathComponent("\(hash.hex).jpg").path)
+            )
+        }
+        // A's port is known once it ran; B dials it, with `watch` listening before A is back.
+        try await a.start()
+        try await a.stop()
+        try await b.start(peers: [a], extra: ["--max-photo-mb", "1"])
+        let watcher = try Watcher(data: b.data)
+        defer { watcher.stop() }
+        try await eventually("watch is subscribed") { watcher.lines.contains { $0.contains("\"watching\"") } }
+        try await a.start()
+        let provisional = thumbs(b, bigHash).appendingPathComponent("\(bigHash.hex).peer.jpg")
+        try await eventually("the big photo's thumbnail arrived") {
+            FileManager.default.fileExists(atPath: provisional.path)
+        }
+        let received = try Data(contentsOf: provisional)
+        #expect(received.starts(with: [0xFF, 0xD8, 0xFF]) && received.count <= 64 * 1024)
+        // Its photo did not come (over --max-photo-mb): only the thumbnail is here.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == false)
+        // The small photo came, and B made its own thumbnail of it, replacing A's.
+        try await eventually("the small photo and B's own thumbnail of it") {
+            try await b.withStore { try await $0.post(PostID(hex: small)!)?.post.photo.available == true }
+                && FileManager.default.fileExists(
+                    atPath: thumbs(b, smallHash).appendingPathComponent("\(smallHash.hex).jpg").path
+                )
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: thumbs(b, smallHash).appendingPathComponent("\(smallHash.hex).peer.jpg").path
+            )
+        )
+        // watch reports thumbnailArrived with the photo's SHA-256, and the big one's before any photoArrived of it.
+        try await eventually("watch shows both thumbnails") {
+            Set(
+                watcher.events.filter { $0["type"] as? String == "thumbnailArrived" }.compactMap {
+                    $0["sha256"] as? String
+                }
+            )
+            .isSuperset(of: [bigHash.hex, smallHash.hex])
+        }
+        let types = watcher.events.compactMap { event -> String? in
+            guard let type = event["type"] as? String, event["sha256"] as? String == smallHash.hex else { return nil }
+            return type
+        }
+        // The small photo: its photo, and a thumbnail (A's, then B's own; A's is skipped when B's own was first).
+        #expect(types.contains("photoArrived") && types.contains("thumbnailArrived"), "\(types)")
+        #expect(
+            !watcher.events.contains {
+                $0["type"] as? String == "photoArrived" && $0["sha256"] as? String == bigHash.hex
+            }
+        )
+        try await a.stop()
+        try await b.stop()
     }
 
     @Test("two different records for one author and sequence are detected as a fork and shown in status")

@@ -1,0 +1,28 @@
+import ContinuumCore
+import ContinuumMedia
+import Foundation
+
+extension ThumbnailService: ThumbnailProviding {}
+
+/// Uploads checked as `post` checks a file: the header (type and size), then every pixel decoded through libvips,
+/// and the EXIF date and position as the post's defaults. Runs on the thumbnail service's thread, off the pool.
+public struct MediaInspector: PhotoInspecting {
+    let thumbnails: ThumbnailService
+
+    public init(thumbnails: ThumbnailService) { self.thumbnails = thumbnails }
+
+    public func inspect(file: URL) async throws -> InspectedPhoto {
+        // Which refusal: not an image at all (415), or an image that is damaged (422).
+        _ = try await HeaderInspector().inspect(file: file)
+        do {
+            let (info, metadata) = try await thumbnails.inspect(file: file)
+            return InspectedPhoto(
+                info: info,
+                takenAt: metadata.takenAt.map(Timestamp.init),
+                location: metadata.location
+            )
+        } catch let error as MediaError {
+            throw PhotoRefusal.corrupt(error.message)
+        }
+    }
+}

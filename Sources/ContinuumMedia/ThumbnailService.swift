@@ -1,0 +1,187 @@
+import ContinuumCore
+import ContinuumStore
+import Dispatch
+import Foundation
+import Logging
+
+/// Thumbnails of the photos of posts, made once per photo and kept on disk next to the photos.
+///
+/// - `photos/thumbs/ab/<sha256>.jpg`: this node's own, made from the original (``Thumbnailer/make(from:)``).
+/// - `photos/thumbs/ab/<sha256>.peer.jpg`: provisional, received from a peer before (or instead of) the original;
+///   removed once this node has made its own.
+///
+/// Files are written under `photos/tmp/`, synced and renamed into place, like photos. libvips work runs on one
+/// thread of this service's own (not the cooperative pool, not an event loop), one photo at a time. The HTTP
+/// layer and the sync layer share one service per node.
+public actor ThumbnailService {
+    private let assets: AssetStore
+    private let logger: Logger
+    /// The thread libvips work runs on, one job at a time.
+    private let queue = DispatchQueue(label: "continuum.thumbnails", qos: .utility)
+    /// Thumbnails being made: a second request for the same photo waits for the first.
+    private var making: [AssetHash: Task<URL?, any Error>] = [:]
+    /// Photos whose original could not be made into a thumbnail (damaged): not tried again in this process.
+    private var failed: [AssetHash: MediaError] = [:]
+    /// Thumbnails made from originals by this service, for tests and logs.
+    private(set) var madeCount = 0
+
+    public init(store: ContinuumStore, logger: Logger) {
+        self.init(assets: store.assets, logger: logger)
+    }
+
+    public init(assets: AssetStore, logger: Logger) {
+        self.assets = assets
+        self.logger = logger
+    }
+
+    /// Where this node's own thumbnail of a photo is kept.
+    public nonisolated func ownURL(for hash: AssetHash) -> URL {
+        shard(hash).appendingPathComponent("\(hash.hex).jpg")
+    }
+
+    /// Where a thumbnail received from a peer is kept until this node makes its own.
+    public nonisolated func provisionalURL(for hash: AssetHash) -> URL {
+        shard(hash).appendingPathComponent("\(hash.hex).peer.jpg")
+    }
+
+    private nonisolated func shard(_ hash: AssetHash) -> URL {
+        assets.root.appendingPathComponent("thumbs").appendingPathComponent(String(hash.hex.prefix(2)))
+    }
+
+    /// True when a thumbnail of the photo is on disk, own or provisional.
+    public nonisolated func hasThumbnail(_ hash: AssetHash) -> Bool {
+        let manager = FileManager.default
+        return manager.fileExists(atPath: ownURL(for: hash).path)
+            || manager.fileExists(atPath: provisionalURL(for: hash).path)
+    }
+
+    /// The thumbnail of a photo: this node's own (made now from the original if needed), else one received from
+    /// a peer; nil when neither the original nor a received thumbnail is here. Throws when the original is here
+    /// but cannot be decoded and no peer's thumbnail is.
+    public func thumbnail(for hash: AssetHash) async throws -> URL? {
+        let own = ownURL(for: hash)
+        if FileManager.default.fileExists(atPath: own.path) { return own }
+        if let task = making[hash] { return try await task.value }
+        let provisional = provisionalURL(for: hash)
+        let hasProvisional = { FileManager.default.fileExists(atPath: provisional.path) }
+        guard assets.contains(hash) else { return hasProvisional() ? provisional : nil }
+        if let error = failed[hash] {
+            if hasProvisional() { return provisional }
+            throw error
+        }
+        let task = Task { () async throws -> URL? in
+            try await self.make(hash)
+        }
+        making[hash] = task
+        defer { making[hash] = nil }
+        do {
+            return try await task.value
+        } catch let error as MediaError {
+            failed[hash] = error
+            logger.warning(
+                "cannot make a thumbnail of a photo",
+                metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+            )
+            if hasProvisional() { return provisional }
+            throw error
+        }
+    }
+
+    /// Makes the thumbnail in the background, if it is not there yet (a photo was just stored or arrived).
+    /// Returns at once; `done` is called with true when a new thumbnail was made.
+    public nonisolated func prepare(_ hash: AssetHash, done: (@Sendable (Bool) async -> Void)? = nil) {
+        Task {
+            let had = FileManager.default.fileExists(atPath: self.ownURL(for: hash).path)
+            let made = (try? await self.thumbnail(for: hash)) == self.ownURL(for: hash)
+            await done?(made && !had)
+        }
+    }
+
+    /// Stores a thumbnail a peer sent, as provisional, after checking it (``Thumbnailer/accept(peerThumbnail:)``).
+    /// Returns false, storing nothing, when this node already has a thumbnail of the photo. Throws when the bytes
+    /// are refused.
+    public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
+        // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
+        let keep = !hasThumbnail(hash) && !assets.contains(hash)
+        let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
+        guard keep, !hasThumbnail(hash) else { return false }
+        try write(checked, to: provisionalURL(for: hash))
+        return true
+    }
+
+    /// ``PhotoIntake/inspect(file:)`` on this service's thread, for callers on an event loop or the cooperative
+    /// pool (the HTTP upload): the full decode of a large photo takes tens of milliseconds.
+    public func inspect(file: URL) async throws -> (ImageInfo, PhotoMetadata) {
+        try await offPool { () throws(MediaError) in try PhotoIntake.inspect(file: file) }
+    }
+
+    /// The bytes of the thumbnail to send a peer that asks (own or provisional), or nil.
+    public func bytesForPeer(_ hash: AssetHash) async -> Data? {
+        guard let url = try? await thumbnail(for: hash),
+            let data = try? Data(contentsOf: url),
+            data.count <= Thumbnailer.maxPeerBytes
+        else { return nil }
+        return data
+    }
+
+    private func make(_ hash: AssetHash) async throws -> URL? {
+        let source = assets.url(for: hash)
+        let start = ContinuousClock.now
+        let data = try await offPool { () throws(MediaError) in try Thumbnailer.make(from: source) }
+        let elapsed = (ContinuousClock.now - start).components
+        let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+        let own = ownURL(for: hash)
+        try write(data, to: own)
+        madeCount += 1
+        try? FileManager.default.removeItem(at: provisionalURL(for: hash))
+        logger.debug(
+            "thumbnail made",
+            metadata: [
+                "photo.sha256": "\(hash.short)", "thumbnail.bytes": "\(data.count)",
+                "thumbnail.ms": "\(milliseconds)",
+            ]
+        )
+        return own
+    }
+
+    /// Runs blocking libvips work on this service's thread.
+    private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws(MediaError) -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do throws(MediaError) {
+                    continuation.resume(returning: try work())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Writes under `photos/tmp/`, syncs, renames into place.
+    private func write(_ data: Data, to final: URL) throws {
+        let temp = try assets.makeTemporaryFile()
+        do {
+            let handle = try FileHandle(forWritingTo: temp)
+            defer { try? handle.close() }
+            try handle.write(contentsOf: data)
+            try handle.synchronize()
+            try FileManager.default.createDirectory(
+                at: final.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw StoreError(.io, "cannot write a thumbnail to \(temp.path): \(error.localizedDescription)")
+        }
+        guard rename(temp.path, final.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temp)
+            throw StoreError(.io, "cannot move a thumbnail into \(final.path): \(reason)")
+        }
+        let directory = open(final.deletingLastPathComponent().path, O_RDONLY)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import CVips
+import Foundation
+import Synchronization
+
+/// Why a photo cannot be used: not an image, damaged, or not what was expected. `message` is one line for people.
+public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}
+
+/// The process's use of libvips.
+///
+/// libvips keeps process-wide state: it is initialised once, and its error buffer is shared by every thread.
+/// Every call into it goes through ``run(_:)``, which initialises libvips the first time and holds one lock for the
+/// call, so an error message read afterwards is the call's own and at most one libvips operation runs at a time
+/// (on 2 cores, two at once in one process were no faster: Docs/ARCHITECTURE.md, "Photos and thumbnails").
+/// These are two statics, not an object of our API: `vips_init` is itself process-wide and idempotent.
+enum Vips {
+    /// Initialises libvips once per process (Swift runs a static's initialiser exactly once, thread-safely).
+    /// nil when it worked, else libvips's message.
+    private static let initialization: String? = {
+        guard cvips_init("continuum-node") == 0 else { return takeError() ?? "libvips could not start" }
+        // The operation cache keeps recent results for reuse; photos are each opened once, so it only costs memory.
+        vips_cache_set_max(0)
+        return nil
+    }()
+
+    /// Serialises libvips calls (the error buffer is shared). Holds nothing.
+    private static let lock = Mutex(())
+
+    /// Runs `body` alone among libvips calls, with a clean error buffer. Blocks: call it off the cooperative pool
+    /// and off event loops for large images (``ThumbnailService`` does).
+    static func run<T>(_ body: () throws(MediaError) -> T) throws(MediaError) -> T {
+        if let failure = initialization { throw MediaError("libvips could not start: \(failure)") }
+        return try lock.withLock { _ throws(MediaError) -> T in
+            vips_error_clear()
+            defer { vips_error_clear() }
+            return try body()
+        }
+    }
+
+    /// The error buffer as one line: `VipsJpeg: Premature end of JPEG file\nVipsJpeg: …` becomes
+    /// `Premature end of JPEG file; …` (class prefixes dropped, repeats removed). Clears the buffer.
+    static func takeError() -> String? {
+        guard let raw = vips_error_buffer_copy() else { return nil }
+        defer { g_free(raw) }
+        return cleanError(String(cString: raw))
+    }
+
+    /// libvips's error text, cleaned up for people (see ``takeError()``); nil when there is nothing to say.
+    static func cleanError(_ text: String) -> String? {
+        var lines: [String] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            var line = line.trimmingCharacters(in: .whitespaces)
+            // "VipsJpeg: message", "jpegload: message", "vips_image_new_from_file: message"
+            if let colon = line.firstIndex(of: ":"),
+                !line[..<colon].contains(" "),
+                line.index(after: colon) < line.endIndex
+            {
+                line = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            // A path libvips quotes is the caller's to show.
+            line = line.replacingOccurrences(of: "\"", with: "")
+            if !line.isEmpty, !lines.contains(line) { lines.append(line) }
+        }
+        return lines.isEmpty ? nil : lines.joined(separator: "; ")
+    }
+
+    /// The error for a failed call: libvips's message, or `fallback` when it left none.
+    static func failure(_ fallback: String) -> MediaError {
+        MediaError(takeError() ?? fallback)
+    }
+
+    /// A string field of an image's metadata, without the `(…, ASCII, 20 components, 20 bytes)` that libvips adds
+    /// to EXIF fields; nil when the image has no such field.
+    static func string(_ image: UnsafeMutablePointer<VipsImage>, _ field: String) -> String? {
+        guard vips_image_get_typeof(image, field) != 0 else { return nil }
+        var value: UnsafePointer<CChar>?
+        if vips_image_get_string(image, field, &value) == 0, let value {
+            return ExifText.value(String(cString: value))
+        }
+        return nil
+    }
+
+    /// An integer field of an image's metadata; nil when the image has none.
+    static func int(_ image: UnsafeMutablePointer<VipsImage>, _ field: String) -> Int? {
+        guard vips_image_get_typeof(image, field) != 0 else { return nil }
+        var value: Int32 = 0
+        guard vips_image_get_int(image, field, &value) == 0 else { return nil }
+        return Int(value)
+    }
+}

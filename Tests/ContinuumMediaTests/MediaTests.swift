@@ -1,0 +1,209 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Logging
+import Testing
+
+@testable import ContinuumMedia
+
+private let fixtures = NodeBinary.fixtures
+private let media = fixtures.appendingPathComponent("media")
+
+private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+@Suite struct MetadataTests {
+    @Test func orientationDateWithOffsetAndSouthernGPS() throws {
+        let (info, metadata) = try PhotoIntake.inspect(file: media.appendingPathComponent("rotated-gps.jpg"))
+        #expect(info.mediaType == .jpeg)
+        #expect(info.width == 640 && info.height == 480)
+        #expect(metadata.orientation == 6)
+        // 07:08:09 at +02:00.
+        #expect(metadata.takenAt == date("2023-05-06T05:08:09Z"))
+        let location = try #require(metadata.location)
+        #expect(abs(location.latitude - -(33 + 51 / 60 + 35.9 / 3600)) < 1e-6)
+        #expect(abs(location.longitude - (151 + 12 / 60 + 40 / 3600)) < 1e-6)
+    }
+
+    @Test func dateWithoutOffsetIsUTCAndWesternGPS() throws {
+        let metadata = try PhotoIntake.metadata(file: media.appendingPathComponent("west-utc.jpg"))
+        #expect(metadata.orientation == 1)
+        #expect(metadata.takenAt == date("2021-12-31T23:59:58Z"))
+        let location = try #require(metadata.location)
+        #expect(abs(location.latitude - (40 + 41 / 60 + 21 / 3600)) < 1e-6)
+        #expect(abs(location.longitude - -(74 + 2 / 60 + 40 / 3600)) < 1e-6)
+    }
+
+    @Test func sharedFixture() throws {
+        let (_, metadata) = try PhotoIntake.inspect(file: fixtures.appendingPathComponent("waterfall.jpg"))
+        #expect(metadata.orientation == 6)
+        #expect(metadata.takenAt == date("2024-07-14T16:20:00Z"))
+        #expect(metadata.location == Coordinate(latitude: 48 + 51 / 60 + 24 / 3600, longitude: 2 + 21 / 60 + 3 / 3600))
+    }
+
+    @Test func noExif() throws {
+        for name in ["lake.png", "forest.webp", "anim.gif"] {
+            let (_, metadata) = try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name))
+            #expect(metadata == PhotoMetadata(), "\(name)")
+        }
+    }
+
+    @Test func exifText() {
+        #expect(
+            ExifText.value("48/1 51/1 747/25 (48, 51, 29.88, Rational, 3 components, 24 bytes)") == "48/1 51/1 747/25"
+        )
+        #expect(ExifText.degrees("48/1 51/1 747/25").map { abs($0 - 48.858300) < 1e-6 } == true)
+        #expect(ExifText.degrees("48/1 51/0 747/25") == nil)
+        #expect(ExifText.degrees("48/1 51/1") == nil)
+        #expect(ExifText.date("0000:00:00 00:00:00", offset: nil) == nil)
+        #expect(ExifText.date("2023:02:30 10:00:00", offset: nil) == nil)
+        #expect(ExifText.date("2023:01:02 03:04:05", offset: "-05:30") == date("2023-01-02T08:34:05Z"))
+        #expect(ExifText.offsetSeconds("+2:00") == nil)
+        #expect(
+            ExifText.coordinate(latitude: "91/1 0/1 0/1", latitudeRef: "N", longitude: "0/1 0/1 0/1", longitudeRef: "E")
+                == nil
+        )
+        #expect(
+            Vips.cleanError("VipsJpeg: Premature end of input file\nVipsJpeg: Premature end of input file\n")
+                == "Premature end of input file"
+        )
+    }
+}
+
+@Suite struct DamagedPhotoTests {
+    @Test(arguments: ["truncated.jpg", "media/garbage-after-header.jpg"])
+    func damagedIsRefused(name: String) throws {
+        // inspect: the header check may find it first (truncated.jpg lacks its end-of-image marker).
+        #expect(throws: MediaError.self) { try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name)) }
+        // The full decode finds it in any case.
+        let error = #expect(throws: MediaError.self) {
+            try PhotoIntake.checkDecodable(file: fixtures.appendingPathComponent(name))
+        }
+        let message = try #require(error?.message)
+        #expect(message.hasPrefix("the image is damaged: "), "\(message)")
+        #expect(!message.contains("\n") && !message.contains("Vips"), "\(message)")
+        print("\(name): \(message)")
+    }
+
+    @Test func notAnImage() {
+        for name in ["not-an-image.jpg", "does-not-exist.jpg"] {
+            #expect(throws: MediaError.self) { try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name)) }
+        }
+    }
+
+    @Test func wholePhotosPass() throws {
+        for name in ["waterfall.jpg", "lake.png", "forest.webp", "anim.gif", "media/noise.jpg"] {
+            try PhotoIntake.checkDecodable(file: fixtures.appendingPathComponent(name))
+        }
+    }
+}
+
+@Suite struct ThumbnailTests {
+    @Test(arguments: [
+        ("media/rotated-gps.jpg", 300, 400), ("waterfall.jpg", 300, 400), ("lake.png", 400, 300),
+        ("media/noise.jpg", 400, 323), ("anim.gif", 320, 240),
+    ])
+    func thumbnail(name: String, width: Int, height: Int) throws {
+        let data = try Thumbnailer.make(from: fixtures.appendingPathComponent(name))
+        #expect(data.starts(with: [0xFF, 0xD8, 0xFF]))
+        #expect(data.count < Thumbnailer.targetBytes)
+        let described = try Thumbnailer.describe(jpeg: data)
+        #expect(described.width == width && described.height == height, "\(described)")
+        // Privacy: nothing of the original's EXIF (GPS included) is in the thumbnail.
+        #expect(described.metadata.isEmpty, "\(described.metadata)")
+        #expect(data.range(of: Data("Exif".utf8)) == nil)
+        #expect(data.range(of: Data("GPS".utf8)) == nil)
+    }
+
+    @Test func noiseNeedsALowerQuality() throws {
+        // At the first quality tried (82) the noise photo's thumbnail is over 50,000 bytes (about 66 KB).
+        let data = try Thumbnailer.make(from: media.appendingPathComponent("noise.jpg"))
+        #expect(data.count < Thumbnailer.targetBytes)
+        #expect(data.count > 30_000)
+    }
+
+    @Test func peerThumbnails() throws {
+        let ok = try [UInt8](Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg")))
+        let accepted = try Thumbnailer.accept(peerThumbnail: ok)
+        #expect(try Thumbnailer.describe(jpeg: accepted).width == 400)
+        // With EXIF (GPS) inside: accepted, and stripped.
+        let withGPS = try [UInt8](Data(contentsOf: media.appendingPathComponent("west-utc.jpg")))
+        #expect(throws: MediaError.self) { try Thumbnailer.accept(peerThumbnail: withGPS) }  // 640 px wide
+        let refused: [(String, [UInt8])] = [
+            ("too wide", try [UInt8](Data(contentsOf: media.appendingPathComponent("thumb-too-wide.jpg")))),
+            ("PNG", try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("lake.png")))),
+            ("truncated", Array(ok.prefix(ok.count / 2))),
+            ("too large", ok + [UInt8](repeating: 0, count: 65 * 1024)),
+            ("empty", []),
+        ]
+        for (what, bytes) in refused {
+            #expect(throws: MediaError.self, "\(what)") { try Thumbnailer.accept(peerThumbnail: bytes) }
+        }
+    }
+}
+
+@Suite struct ThumbnailServiceTests {
+    final class Directory: Sendable {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-media-\(UUID().uuidString)")
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    @Test func madeOnceCachedAndReplacingAPeersThumbnail() async throws {
+        let directory = Directory()
+        let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))
+        let service = ThumbnailService(assets: assets, logger: Logger(label: "test"))
+        let photo = try Data(contentsOf: media.appendingPathComponent("rotated-gps.jpg"))
+        let hash = AssetHash.of(photo)
+        #expect(try await service.thumbnail(for: hash) == nil)
+
+        // A peer's thumbnail first: provisional.
+        let peer = try [UInt8](Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg")))
+        #expect(try await service.storeFromPeer(peer, for: hash))
+        #expect(try await service.thumbnail(for: hash) == service.provisionalURL(for: hash))
+        #expect(try await !service.storeFromPeer(peer, for: hash))
+
+        // The original arrives: eight requests at once make one thumbnail, which replaces the peer's.
+        try assets.store(photo)
+        let urls = try await withThrowingTaskGroup(of: URL?.self) { group in
+            for _ in 0..<8 { group.addTask { try await service.thumbnail(for: hash) } }
+            return try await group.reduce(into: [URL?]()) { $0.append($1) }
+        }
+        #expect(Set(urls) == [service.ownURL(for: hash)])
+        #expect(await service.madeCount == 1)
+        #expect(!FileManager.default.fileExists(atPath: service.provisionalURL(for: hash).path))
+        let own = try Data(contentsOf: service.ownURL(for: hash))
+        #expect(try Thumbnailer.describe(jpeg: own).height == 400)
+        #expect(service.ownURL(for: hash).path.hasSuffix("photos/thumbs/\(hash.hex.prefix(2))/\(hash.hex).jpg"))
+        // Cached: asked again, not made again; nothing left in tmp.
+        _ = try await service.thumbnail(for: hash)
+        #expect(await service.madeCount == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: assets.temporaryDirectory.path).isEmpty)
+    }
+
+    @Test func damagedOriginal() async throws {
+        let directory = Directory()
+        let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))
+        let service = ThumbnailService(assets: assets, logger: Logger(label: "test"))
+        let hash = try assets.store(Data(contentsOf: fixtures.appendingPathComponent("truncated.jpg")))
+        await #expect(throws: MediaError.self) { try await service.thumbnail(for: hash) }
+    }
+
+    /// Prints the figures for the report: bytes and milliseconds per thumbnail.
+    @Test func figures() async throws {
+        var lines: [String] = []
+        var names = ["waterfall.jpg", "lake.png", "media/rotated-gps.jpg", "media/noise.jpg"]
+        if let big = ProcessInfo.processInfo.environment["CONTINUUM_BIG_JPEG"] { names.append(big) }
+        for name in names {
+            let url = name.hasPrefix("/") ? URL(fileURLWithPath: name) : fixtures.appendingPathComponent(name)
+            let clock = ContinuousClock()
+            var data = Data()
+            let runs = 10
+            let elapsed = try clock.measure { for _ in 0..<runs { data = try Thumbnailer.make(from: url) } }
+            let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+            lines.append(
+                "\(url.lastPathComponent): \(data.count) bytes, \(String(format: "%.1f", ms / Double(runs))) ms"
+            )
+        }
+        print("thumbnail figures:\n" + lines.joined(separator: "\n"))
+    }
+}
