@@ -13,20 +13,26 @@ public enum PhotoIntake {
         do {
             data = try Data(contentsOf: file, options: .alwaysMapped)
         } catch {
-            throw MediaError("cannot read \(file.path): \(error.localizedDescription)")
+            throw MediaError(.unreadable, "cannot read \(file.path): \(error.localizedDescription)")
         }
         let info: ImageInfo
         do {
             info = try ImageProbe.inspect(data)
         } catch {
-            throw MediaError("\(error)")
+            switch error {
+            case .unrecognised: throw MediaError(.notAnImage, "\(error)")
+            case .corrupt: throw MediaError(.damaged, "\(error)")
+            }
         }
         let found = try Vips.run { () throws(MediaError) -> PhotoMetadata in
             let image = try open(file, strict: true)
             defer { cvips_unref(image) }
             var average = 0.0
             guard cvips_avg(image, &average) == 0 else {
-                throw MediaError("the image is damaged: \(Vips.takeError() ?? "its pixels cannot be decoded")")
+                throw MediaError(
+                    .damaged,
+                    "the image is damaged: \(Vips.takeError() ?? "its pixels cannot be decoded")"
+                )
             }
             return metadata(of: image)
         }
@@ -50,7 +56,10 @@ public enum PhotoIntake {
             defer { cvips_unref(image) }
             var average = 0.0
             guard cvips_avg(image, &average) == 0 else {
-                throw MediaError("the image is damaged: \(Vips.takeError() ?? "its pixels cannot be decoded")")
+                throw MediaError(
+                    .damaged,
+                    "the image is damaged: \(Vips.takeError() ?? "its pixels cannot be decoded")"
+                )
             }
         }
     }
@@ -58,7 +67,7 @@ public enum PhotoIntake {
     /// Opens a file for sequential reading; only inside ``Vips/run(_:)``.
     private static func open(_ file: URL, strict: Bool = false) throws(MediaError) -> UnsafeMutablePointer<VipsImage> {
         guard let image = cvips_open_sequential(file.path, strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_ERROR) else {
-            throw MediaError("not an image this node can read: \(Vips.takeError() ?? "unknown format")")
+            throw MediaError(.notAnImage, "not an image this node can read: \(Vips.takeError() ?? "unknown format")")
         }
         return image
     }

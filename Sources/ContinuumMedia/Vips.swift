@@ -4,9 +4,28 @@ import Synchronization
 
 /// Why a photo cannot be used: not an image, damaged, or not what was expected. `message` is one line for people.
 public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, for callers that answer differently (the HTTP API: 415 `not_an_image`, 422
+    /// `corrupt_image`).
+    public enum Kind: Sendable, Hashable {
+        /// Not JPEG, PNG, HEIC, WebP or GIF, or a format libvips cannot read.
+        case notAnImage
+        /// A recognised image whose header or pixels are damaged (truncated, garbage after the header).
+        case damaged
+        /// The file cannot be read (missing, permissions).
+        case unreadable
+        /// Anything else: a thumbnail that breaks a limit, libvips failing to start or to encode.
+        case other
+    }
+
+    public var kind: Kind
     public var message: String
 
-    public init(_ message: String) { self.message = message }
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public init(_ message: String) { self.init(.other, message) }
 
     public var description: String { message }
 }

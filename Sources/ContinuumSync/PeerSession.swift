@@ -181,13 +181,6 @@ actor PeerSession {
         close()
     }
 
-    /// Ends the session for something the peer sent that was found bad after the frame was read (as a thrown
-    /// error would, but from a background task): logs why, sends ERROR, closes.
-    private func refuse(_ error: WireError) async {
-        logger.notice("closing the session", metadata: ["reason": "\(error)"])
-        await close(reporting: error)
-    }
-
     /// Ends the session's background work.
     func close() {
         for task in tasks { task.cancel() }
@@ -283,12 +276,10 @@ actor PeerSession {
         case .thumbData(let hash, let bytes):
             stats.bytesIn += Int64(bytes.count)
             guard await engine.photos.thumbnailArriving(hash, from: peer) else { break }
-            // Checked off this session's path (a decode, queued behind other libvips work); a thumbnail that is
-            // not a small, whole JPEG counts as a malformed frame.
-            spawn { session in
-                guard let reason = await session.engine.photos.receivedThumbnail(hash, bytes, from: session.peer)
-                else { return }
-                await session.refuse(WireError(.malformedFrame, "THUMB_DATA refused: \(reason)"))
+            // Checked before the next frame is read (a decode of at most 64 KiB, queued behind other libvips
+            // work); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like any other.
+            if let reason = await engine.photos.receivedThumbnail(hash, bytes, from: peer) {
+                throw WireError(.malformedFrame, "THUMB_DATA refused: \(reason)")
             }
         case .thumbMissing(let hash):
             await engine.photos.thumbnailMissing(hash, from: peer)

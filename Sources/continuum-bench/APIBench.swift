@@ -108,16 +108,8 @@ struct APIBench: AsyncParsableCommand {
 
     /// Bytes per second through one loopback TCP connection, plain sockets, 256 KiB writes.
     static func loopbackThroughput(bytes: Int) throws -> Double {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (listener, port) = try PushBench.loopbackListener()
         defer { close(listener) }
-        var address = CountingProxy.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound else { throw ValidationError("cannot listen on loopback") }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let peer = accept(listener, nil, nil)
@@ -126,7 +118,7 @@ struct APIBench: AsyncParsableCommand {
             close(peer)
             done.signal()
         }
-        let client = try KeepAliveClient.connect(port: Int(UInt16(bigEndian: address.sin_port)))
+        let client = try KeepAliveClient.connect(port: port)
         let chunk = [UInt8](repeating: 0x5A, count: 262_144)
         let start = ContinuousClock.now
         var sent = 0

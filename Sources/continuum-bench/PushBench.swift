@@ -130,9 +130,9 @@ struct PushBench: AsyncParsableCommand {
     }
 
     /// The median time for one byte to go to an echo thread and back over TCP on 127.0.0.1.
-    static func loopbackRoundTrip(count: Int) throws -> Double {
+    /// A TCP socket listening on 127.0.0.1 and a free port, and the port.
+    static func loopbackListener() throws -> (Int32, Int) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
         var address = CountingProxy.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
@@ -140,8 +140,16 @@ struct PushBench: AsyncParsableCommand {
                 bind(listener, $0, length) == 0 && listen(listener, 1) == 0 && getsockname(listener, $0, &length) == 0
             }
         }
-        guard bound else { throw ValidationError("cannot listen on loopback") }
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        guard bound else {
+            close(listener)
+            throw ValidationError("cannot listen on loopback")
+        }
+        return (listener, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    static func loopbackRoundTrip(count: Int) throws -> Double {
+        let (listener, port) = try loopbackListener()
+        defer { close(listener) }
         Thread.detachNewThread {
             let peer = accept(listener, nil, nil)
             var byte: UInt8 = 0

@@ -190,7 +190,9 @@ struct SyncBench: AsyncParsableCommand {
 
     /// MB/s of storing every photo of `source` again under `target` through an AssetStore, `parallel` at a time.
     static func durableWriteRate(_ source: DataDirectory, into target: URL, parallel: Int) async throws -> Double {
+        // Photos only: not thumbnails (photos/thumbs/) nor partial files.
         let files = try FileManager.default.subpathsOfDirectory(atPath: source.photosURL.path)
+            .filter { !$0.hasPrefix("thumbs/") && !$0.hasPrefix("tmp/") }
             .map { source.photosURL.appendingPathComponent($0) }
             .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
         let assets = AssetStore(root: target)

@@ -74,7 +74,10 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
     @Test(arguments: ["truncated.jpg", "media/garbage-after-header.jpg"])
     func damagedIsRefused(name: String) throws {
         // inspect: the header check may find it first (truncated.jpg lacks its end-of-image marker).
-        #expect(throws: MediaError.self) { try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name)) }
+        let inspected = #expect(throws: MediaError.self) {
+            try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name))
+        }
+        #expect(inspected?.kind == .damaged)
         // The full decode finds it in any case.
         let error = #expect(throws: MediaError.self) {
             try PhotoIntake.checkDecodable(file: fixtures.appendingPathComponent(name))
@@ -86,8 +89,11 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
     }
 
     @Test func notAnImage() {
-        for name in ["not-an-image.jpg", "does-not-exist.jpg"] {
-            #expect(throws: MediaError.self) { try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name)) }
+        for (name, kind) in [("not-an-image.jpg", MediaError.Kind.notAnImage), ("does-not-exist.jpg", .unreadable)] {
+            let error = #expect(throws: MediaError.self) {
+                try PhotoIntake.inspect(file: fixtures.appendingPathComponent(name))
+            }
+            #expect(error?.kind == kind, "\(name)")
         }
     }
 

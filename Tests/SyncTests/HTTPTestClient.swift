@@ -130,7 +130,10 @@ struct HTTPTestClient: Sendable {
         }
     }
 
-    static func connect(_ port: Int) throws -> Int32 {
+    static func connect(_ port: Int) throws -> Int32 { try connectLoopback(port, receiveTimeout: 30) }
+
+    /// A TCP socket connected to 127.0.0.1:`port` (shared with the hostile tests' raw client).
+    static func connectLoopback(_ port: Int, receiveTimeout: Int?) throws -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_in()
@@ -147,8 +150,10 @@ struct HTTPTestClient: Sendable {
             close(descriptor)
             throw Failure(description: "connect to port \(port): \(reason)")
         }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let receiveTimeout {
+            var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
         return descriptor
     }
 

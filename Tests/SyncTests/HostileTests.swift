@@ -501,23 +501,11 @@ final class RawClient {
 
     /// Connects to 127.0.0.1:`port`.
     init(port: Int) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw ClientError("socket: \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        do {
+            descriptor = try HTTPTestClient.connectLoopback(port, receiveTimeout: nil)
+        } catch {
+            throw ClientError("\(error)")
         }
-        guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(descriptor)
-            throw ClientError("connect to port \(port): \(reason)")
-        }
-        self.descriptor = descriptor
     }
 
     /// Takes over a connected socket (one accepted by a ``RawListener``).
