@@ -207,7 +207,8 @@ struct SyncIntegrationTests {
         try await a.start(extra: ["--test-photo-chunk-delay-ms", "40"])
         try await b.start(peers: [a])
         let partial = b.data.appendingPathComponent("photos/tmp/\(hash.hex).partial")
-        try await eventually("part of the photo arrived") {
+        // Generous: on a loaded machine the thumbnail exchange and the first chunks can take a while.
+        try await eventually("part of the photo arrived", timeout: .seconds(90)) {
             let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
             return size >= 2 << 20
         }
