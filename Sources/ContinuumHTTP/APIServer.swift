@@ -62,22 +62,6 @@ public enum PhotoRefusal: Error, Sendable {
     case corrupt(String)
 }
 
-/// Header-only inspection (no pixel decoding, no metadata): what a node without an image library can do.
-public struct HeaderInspector: PhotoInspecting {
-    public init() {}
-
-    public func inspect(file: URL) async throws -> InspectedPhoto {
-        let data = try Data(contentsOf: file, options: .alwaysMapped)
-        do {
-            return InspectedPhoto(info: try ImageProbe.inspect(data))
-        } catch .unrecognised {
-            throw PhotoRefusal.notAnImage(ImageProbeError.unrecognised.description)
-        } catch {
-            throw PhotoRefusal.corrupt(error.description)
-        }
-    }
-}
-
 /// What the API reads and acts on: the node's parts.
 public struct APIServices: Sendable {
     public var store: ContinuumStore

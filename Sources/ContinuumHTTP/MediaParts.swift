@@ -12,8 +12,6 @@ public struct MediaInspector: PhotoInspecting {
     public init(thumbnails: ThumbnailService) { self.thumbnails = thumbnails }
 
     public func inspect(file: URL) async throws -> InspectedPhoto {
-        // Which refusal: not an image at all (415), or an image that is damaged (422).
-        _ = try await HeaderInspector().inspect(file: file)
         do {
             let (info, metadata) = try await thumbnails.inspect(file: file)
             return InspectedPhoto(
@@ -22,7 +20,12 @@ public struct MediaInspector: PhotoInspecting {
                 location: metadata.location
             )
         } catch let error as MediaError {
-            throw PhotoRefusal.corrupt(error.message)
+            // Which refusal: not an image at all (415), or an image that is damaged (422).
+            switch error.kind {
+            case .notAnImage: throw PhotoRefusal.notAnImage(error.message)
+            case .damaged: throw PhotoRefusal.corrupt(error.message)
+            case .unreadable, .other: throw error
+            }
         }
     }
 }

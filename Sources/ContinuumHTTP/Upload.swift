@@ -20,7 +20,7 @@ extension Routes {
         if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > limit + 1_048_576 {
             throw Self.tooLarge(limit)
         }
-        let upload = try UploadState(assets: store.assets, limit: limit)
+        let upload = UploadState(assets: store.assets, limit: limit)
         defer { upload.discard() }
         var reader = MultipartReader(boundary: boundary)
         do {
@@ -148,7 +148,7 @@ final class UploadState {
     private(set) var filename: String?
     private(set) var error: APIError?
 
-    init(assets: AssetStore, limit: Int64) throws {
+    init(assets: AssetStore, limit: Int64) {
         self.assets = assets
         self.limit = limit
     }
