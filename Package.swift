@@ -114,6 +114,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -186,6 +187,12 @@ let package = Package(
                 "ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        // The sync layer's pure parts (peer budgets, what peers lacked), with no sockets and no processes.
+        .testTarget(
+            name: "ContinuumSyncTests",
+            dependencies: ["ContinuumSync", "ContinuumCore", "ContinuumWire"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -19,6 +19,9 @@ public struct APIConfiguration: Sendable {
     public var token: String?
     /// The largest photo an upload may carry.
     public var maxUploadBytes: Int64 = 50 * 1_048_576
+    /// A connection that has not sent a request's complete headers this long after it opened, or after the first
+    /// byte of its next request, is closed (``HeaderTimeoutHandler``).
+    public var headerTimeout: Duration = .seconds(10)
 
     public init() {}
 
@@ -169,8 +172,15 @@ public final class APIServer: Service, Sendable {
 
     private func serve() async throws {
         let router = makeRouter()
+        let headerTimeout = TimeAmount(configuration.headerTimeout)
+        let logger = self.logger
         let app = Application(
             router: router,
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [HeaderTimeoutHandler(timeout: headerTimeout, logger: logger)]
+                )
+            ),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "continuum-node"
@@ -235,7 +245,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     "\(request.method) is not allowed on \(request.uri.path)"
                 )
             case .contentTooLarge:
-                throw APIError(.contentTooLarge, "too_large", "the request body is too large")
+                throw BodyLimit.framework(context.maxUploadSize).error
             case .badRequest:
                 throw APIError(
                     .badRequest,
@@ -245,6 +255,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             default:
                 throw APIError(error.status, "bad_request", error.body ?? "the request was not understood")
             }
+        } catch is NIOTooManyBytesError {
+            // A body read past Hummingbird's own limit by code that does not read it through a BodyLimit.
+            throw BodyLimit.framework(context.maxUploadSize).error
         } catch is DecodingError {
             throw APIError.badRequest("the body is not the JSON this route takes; see /api/openapi.json")
         } catch {

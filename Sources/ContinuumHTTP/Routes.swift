@@ -215,7 +215,7 @@ struct Routes: Sendable {
 
     func edit(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try await resolvePost(context)
-        let body = try await request.decode(as: CaptionBody.self, context: context)
+        let body = try await request.decodeJSON(as: CaptionBody.self, context: context)
         guard let caption = body.caption, !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "the new caption is blank; write one", field: "caption")
         }
@@ -230,7 +230,7 @@ struct Routes: Sendable {
 
     func comment(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let post = try await resolvePost(context)
-        let body = try await request.decode(as: CommentBody.self, context: context)
+        let body = try await request.decodeJSON(as: CommentBody.self, context: context)
         guard let text = body.text, !TextRules.isBlank(text) else {
             throw APIError(.badRequest, "blank_comment", "the comment is blank; write something", field: "text")
         }
@@ -259,7 +259,7 @@ struct Routes: Sendable {
     }
 
     func deleteMany(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let body = try await request.decode(as: IDsBody.self, context: context)
+        let body = try await request.decodeJSON(as: IDsBody.self, context: context)
         guard let ids = body.ids, !ids.isEmpty else {
             throw APIError.badRequest("name at least one post or comment: {\"ids\": [...]}", field: "ids")
         }
@@ -319,7 +319,7 @@ struct Routes: Sendable {
     }
 
     func markRead(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let body = try await request.decode(as: MarkReadBody.self, context: context)
+        let body = try await request.decodeJSON(as: MarkReadBody.self, context: context)
         let marked: Int
         switch (body.ids, body.all) {
         case (nil, true?):

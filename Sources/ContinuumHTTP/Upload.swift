@@ -16,15 +16,16 @@ extension Routes {
                 "send the photo as multipart/form-data with fields photo, caption and optionally location"
             )
         }
-        let limit = configuration.maxUploadBytes
-        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > limit + 1_048_576 {
-            throw Self.tooLarge(limit)
-        }
+        let limit = BodyLimit.upload(configuration)
+        try limit.check(request)
         let upload = UploadState(assets: store.assets, limit: limit)
         defer { upload.discard() }
         var reader = MultipartReader(boundary: boundary)
+        var received: Int64 = 0
         do {
             for try await chunk in request.body {
+                received += Int64(chunk.readableBytes)
+                try limit.count(received)
                 try chunk.withUnsafeReadableBytes { bytes in
                     try reader.feed(bytes) { event in
                         switch event {
@@ -105,15 +106,6 @@ extension Routes {
         return response
     }
 
-    static func tooLarge(_ limit: Int64) -> APIError {
-        APIError(
-            .contentTooLarge,
-            "too_large",
-            "the photo is larger than this node accepts (\(limit / 1_048_576) MiB; see --max-upload-mb)",
-            field: "photo"
-        )
-    }
-
     /// The boundary of a `multipart/form-data` content type.
     static func boundary(of contentType: String) -> String? {
         let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -136,7 +128,7 @@ final class UploadState {
     static let fieldLimit = 16 * 1024
 
     private let assets: AssetStore
-    private let limit: Int64
+    private let limit: BodyLimit
     private var headers: [String: String] = [:]
     private var field: [UInt8] = []
     private var file: FileHandle?
@@ -148,7 +140,7 @@ final class UploadState {
     private(set) var filename: String?
     private(set) var error: APIError?
 
-    init(assets: AssetStore, limit: Int64) {
+    init(assets: AssetStore, limit: BodyLimit) {
         self.assets = assets
         self.limit = limit
     }
@@ -172,8 +164,8 @@ final class UploadState {
                     filename = Self.parameter("filename", in: headers["content-disposition"] ?? "")
                 }
                 written += Int64(buffer.count)
-                if written > limit {
-                    error = Routes.tooLarge(limit)
+                if written > limit.bytes {
+                    error = limit.error
                     return
                 }
                 hasher.update(bufferPointer: buffer)

@@ -105,6 +105,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout-ms"), help: .hidden)
     var idleTimeoutMS = 45_000
 
+    @Option(name: .customLong("api-header-timeout-ms"), help: .hidden)
+    var apiHeaderTimeoutMS = 10_000
+
     @Option(name: .customLong("test-photo-chunk-delay-ms"), help: .hidden)
     var testPhotoChunkDelayMS = 0
 
@@ -134,6 +137,7 @@ struct RunCommand: AsyncParsableCommand {
             )
         }
         guard maxUploadMB > 0 else { throw ValidationError("--max-upload-mb must be 1 or more") }
+        guard apiHeaderTimeoutMS > 0 else { throw ValidationError("--api-header-timeout-ms must be 1 or more") }
         if let network, TextRules.isBlank(network) {
             throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
         }
@@ -151,6 +155,7 @@ struct RunCommand: AsyncParsableCommand {
         api.port = port
         api.token = apiToken
         api.maxUploadBytes = Int64(maxUploadMB) * 1_048_576
+        api.headerTimeout = .milliseconds(apiHeaderTimeoutMS)
         return api
     }
 

@@ -652,3 +652,278 @@ extension ISO8601DateFormatter {
         try await alice.stop()
     }
 }
+
+// MARK: Limits (Docs/API.md, "Limits")
+
+extension APITests {
+    /// A body over its limit: 413 `too_large`, a JSON error body whose message names the limit, a status the document
+    /// lists for the route; nothing stored, and the node still serves.
+    func expectTooLarge(
+        _ response: HTTPTestResponse,
+        _ method: String,
+        _ path: String,
+        naming words: [String],
+        api: OpenAPIChecker,
+        node: TestNode,
+        unchanged before: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let what = "\(method) \(path)"
+        #expect(response.status == 413, "\(what): \(response.status) \(response.text)", sourceLocation: sourceLocation)
+        #expect(response.errorCode == "too_large", "\(what): \(response.text)", sourceLocation: sourceLocation)
+        for word in words {
+            #expect(
+                response.errorMessage.contains(word),
+                "\(what): message '\(response.errorMessage)' should name '\(word)'",
+                sourceLocation: sourceLocation
+            )
+        }
+        #expect(
+            response.headers["content-type"]?.hasPrefix("application/json") == true,
+            "\(what): \(response.headers)",
+            sourceLocation: sourceLocation
+        )
+        let problems = api.problems(method, path, response)
+        #expect(problems.isEmpty, "\(what): \(problems)", sourceLocation: sourceLocation)
+        #expect(try Self.snapshot(node) == before, "\(what) changed the store", sourceLocation: sourceLocation)
+        let status = try await node.http.get("/api/status")
+        #expect(status.status == 200, "still serving after \(what)", sourceLocation: sourceLocation)
+    }
+
+    /// `{"<key>": "xxx…"}` of exactly `size` bytes.
+    static func jsonBody(_ key: String, size: Int) -> Data {
+        let frame = "{\"\(key)\":\"\"}"
+        return Data((String(frame.dropLast(2)) + String(repeating: "x", count: size - frame.utf8.count) + "\"}").utf8)
+    }
+
+    /// `body` sent with `Transfer-Encoding: chunked` (no `Content-Length`: the node meets the limit while reading).
+    static func chunked(_ method: String, _ path: String, port: Int, type: String, body: Data) -> Data {
+        var request = Data(
+            ("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\nContent-Type: \(type)\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n").utf8
+        )
+        var offset = 0
+        while offset < body.count {
+            let piece = body[body.startIndex + offset..<body.startIndex + min(offset + 65536, body.count)]
+            request.append(Data("\(String(piece.count, radix: 16))\r\n".utf8))
+            request.append(piece)
+            request.append(Data("\r\n".utf8))
+            offset += piece.count
+        }
+        request.append(Data("0\r\n\r\n".utf8))
+        return request
+    }
+
+    @Test func aJSONBodyOverItsLimitIsRefusedWith413() async throws {
+        let alice = try TestNode("Alice")
+        defer { alice.remove() }
+        let own = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        try await alice.start()
+        let api = try await checker(alice)
+        let before = try Self.snapshot(alice)
+        let limit = 1_048_576
+        // Every route that reads JSON, with a body one byte over 1 MiB (refused from its Content-Length).
+        let routes: [(String, String, String)] = [
+            ("POST", "/api/posts/\(own)/comments", "text"),
+            ("PATCH", "/api/posts/\(own)", "caption"),
+            ("POST", "/api/delete", "ids"),
+            ("POST", "/api/notifications/read", "ids"),
+        ]
+        for (method, path, key) in routes {
+            let response = try await alice.http.request(
+                method,
+                path,
+                headers: ["Content-Type": "application/json"],
+                body: Self.jsonBody(key, size: limit + 1)
+            )
+            try await expectTooLarge(
+                response,
+                method,
+                path,
+                naming: ["1 MiB", "JSON"],
+                api: api,
+                node: alice,
+                unchanged: before
+            )
+        }
+        // Without a Content-Length the node finds out while reading: the same answer.
+        let path = "/api/posts/\(own)/comments"
+        let streamed = try await alice.http.raw(
+            Self.chunked(
+                "POST",
+                path,
+                port: alice.apiPort,
+                type: "application/json",
+                body: Self.jsonBody("text", size: limit + 65536)
+            )
+        )
+        try await expectTooLarge(
+            streamed,
+            "POST",
+            path,
+            naming: ["1 MiB", "JSON"],
+            api: api,
+            node: alice,
+            unchanged: before
+        )
+        // Exactly 1 MiB is within the limit: read, and refused for what it says (a comment over 4096 bytes).
+        let atLimit = try await alice.http.request(
+            "POST",
+            path,
+            headers: ["Content-Type": "application/json"],
+            body: Self.jsonBody("text", size: limit)
+        )
+        #expect(atLimit.status == 400, "\(atLimit.text)")
+        #expect(atLimit.errorCode == "invalid_text", "\(atLimit.text)")
+        #expect(try Self.snapshot(alice) == before)
+        // And a comment that fits is stored: the count goes from 0 to 1.
+        let comment = try await alice.http.send("POST", path, json: ["text": "Still here"])
+        #expect(comment.status == 201, "\(comment.text)")
+        let status = try await alice.http.get("/api/status")
+        #expect(status.object["comments"] as? Int == 1, "\(status.text)")
+        try await alice.stop()
+    }
+
+    @Test func anUploadOverMaxUploadMBIsRefusedWith413() async throws {
+        let alice = try TestNode("Alice")
+        defer { alice.remove() }
+        try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        try await alice.start(extra: ["--max-upload-mb", "1"])
+        let api = try await checker(alice)
+        let before = try Self.snapshot(alice)
+        let image = try fixture("waterfall.jpg")
+        var big = Data()
+        while big.count <= 1_048_576 { big.append(image) }
+        // A photo one byte over 1 MiB: refused while it streams to disk, its temporary file removed.
+        let over = try await alice.http.upload(
+            fields: [("caption", "big")],
+            files: [("photo", "big.jpg", big.prefix(1_048_577))]
+        )
+        try await expectTooLarge(
+            over,
+            "POST",
+            "/api/posts",
+            naming: ["1 MiB", "--max-upload-mb"],
+            api: api,
+            node: alice,
+            unchanged: before
+        )
+        #expect(over.object["field"] as? String == "photo", "\(over.text)")
+        // A body that says it carries 100 MiB: refused from its head, before the node reads the body.
+        let boundary = "continuum-limit-test"
+        let head =
+            "POST /api/posts HTTP/1.1\r\nHost: 127.0.0.1:\(alice.apiPort)\r\nConnection: close\r\n"
+            + "Content-Type: multipart/form-data; boundary=\(boundary)\r\nContent-Length: \(100 * 1_048_576)\r\n\r\n"
+            + "--\(boundary)\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"a.jpg\"\r\n\r\n"
+        let declared = try await alice.http.raw(Data(head.utf8) + image)
+        try await expectTooLarge(
+            declared,
+            "POST",
+            "/api/posts",
+            naming: ["2 MiB", "1 MiB", "--max-upload-mb"],
+            api: api,
+            node: alice,
+            unchanged: before
+        )
+        // Chunked, with no Content-Length, and over the whole body's 2 MiB in fields (each under 16 KiB).
+        var fields = Data()
+        while fields.count <= 2 * 1_048_576 + 65536 {
+            fields.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"pad\"\r\n\r\n".utf8))
+            fields.append(Data(repeating: UInt8(ascii: "p"), count: 15_000))
+            fields.append(Data("\r\n".utf8))
+        }
+        fields.append(Data("--\(boundary)--\r\n".utf8))
+        let streamed = try await alice.http.raw(
+            Self.chunked(
+                "POST",
+                "/api/posts",
+                port: alice.apiPort,
+                type: "multipart/form-data; boundary=\(boundary)",
+                body: fields
+            )
+        )
+        try await expectTooLarge(
+            streamed,
+            "POST",
+            "/api/posts",
+            naming: ["2 MiB", "--max-upload-mb"],
+            api: api,
+            node: alice,
+            unchanged: before
+        )
+        // Exactly 1 MiB is within the limit: read whole, and refused for what it is (not an image).
+        let atLimit = try await alice.http.upload(
+            fields: [("caption", "zeros")],
+            files: [("photo", "zeros.bin", Data(count: 1_048_576))]
+        )
+        #expect(atLimit.status == 415, "\(atLimit.text)")
+        #expect(try Self.snapshot(alice) == before)
+        let posts = try await alice.http.get("/api/status")
+        #expect(posts.object["posts"] as? Int == 1, "\(posts.text)")
+        try await alice.stop()
+    }
+
+    @Test func aConnectionThatTricklesItsHeadersIsClosed() async throws {
+        let alice = try TestNode("Alice")
+        defer { alice.remove() }
+        // The header timeout is 10 s; the hidden option shortens it to 3 s for this test.
+        let timeout = Duration.seconds(3)
+        try await alice.start(extra: ["--api-header-timeout-ms", "3000"])
+        let port = alice.apiPort
+        let head = "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        // A new connection trickling a byte every 200 ms, and one that sends nothing: both closed after the timeout.
+        let slow = Task {
+            try await HTTPTestClient.blocking {
+                let socket = try HTTPTestClient.connectLoopback(port, receiveTimeout: nil)
+                defer { close(socket) }
+                return HTTPTestClient.trickle(socket, head, every: .milliseconds(200), for: .seconds(20))
+            }
+        }
+        let silent = Task {
+            try await HTTPTestClient.blocking {
+                let socket = try HTTPTestClient.connectLoopback(port, receiveTimeout: nil)
+                defer { close(socket) }
+                return HTTPTestClient.trickle(socket, "", every: .seconds(1), for: .seconds(20), filler: false)
+            }
+        }
+        // Meanwhile a normal request is served at once.
+        try await Task.sleep(for: .seconds(1))
+        let started = ContinuousClock.now
+        let status = try await alice.http.get("/api/status")
+        #expect(status.status == 200, "\(status.text)")
+        #expect(ContinuousClock.now - started < .seconds(2), "a normal request waits for nothing")
+        for (name, task) in [("trickling", slow), ("silent", silent)] {
+            let result = try await task.value
+            let closed = try #require(result.closedAfter, "the \(name) connection is still open after 20 s")
+            #expect(closed >= timeout - .milliseconds(500), "the \(name) connection was closed after only \(closed)")
+            #expect(closed < timeout + .seconds(5), "the \(name) connection was closed after \(closed)")
+            #expect(result.received.isEmpty, "\(name): \(String(decoding: result.received, as: UTF8.self))")
+        }
+        #expect(try await slow.value.sent >= 10, "the trickle went on until the close")
+
+        // A kept-alive connection idle between requests is left open; the next request's trickle is cut again.
+        let keptAlive = try await HTTPTestClient.blocking {
+            let socket = try HTTPTestClient.connectLoopback(port, receiveTimeout: 30)
+            defer { close(socket) }
+            let request = Data((head + "\r\n").utf8)
+            try HTTPTestClient.write(socket, request)
+            let first = try HTTPTestClient.readOne(socket)
+            Thread.sleep(forTimeInterval: 4.5)
+            try HTTPTestClient.write(socket, request)
+            let second = try HTTPTestClient.readOne(socket)
+            return (
+                first.status, second.status,
+                HTTPTestClient.trickle(socket, head, every: .milliseconds(200), for: .seconds(20))
+            )
+        }
+        #expect(keptAlive.0 == 200)
+        #expect(
+            keptAlive.1 == 200,
+            "a connection idle for longer than the header timeout still serves its next request"
+        )
+        let closed = try #require(keptAlive.2.closedAfter, "the kept-alive connection's trickle is never cut")
+        #expect(closed >= timeout - .milliseconds(500) && closed < timeout + .seconds(5), "closed after \(closed)")
+        #expect(try await alice.http.get("/api/status").status == 200)
+        try await alice.stop()
+    }
+}

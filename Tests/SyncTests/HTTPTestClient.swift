@@ -96,6 +96,19 @@ struct HTTPTestClient: Sendable {
         return try Self.parse(raw)
     }
 
+    /// Sends exactly `bytes` (a request written by hand: chunked, or with a `Content-Length` its body does not have)
+    /// and reads the answer until the node closes the connection.
+    func raw(_ bytes: Data) async throws -> HTTPTestResponse {
+        let port = self.port
+        let answer = try await Self.blocking {
+            let socket = try Self.connect(port)
+            defer { close(socket) }
+            try Self.write(socket, bytes)
+            return try Self.readToEnd(socket)
+        }
+        return try Self.parse(answer)
+    }
+
     /// Opens `path` as an event stream and reads until `until` holds for the text so far, or `timeout`.
     func stream(_ path: String, timeout: Duration, until: @escaping @Sendable (String) -> Bool) async throws -> String {
         let head =
@@ -130,7 +143,14 @@ struct HTTPTestClient: Sendable {
         }
     }
 
-    static func connect(_ port: Int) throws -> Int32 { try connectLoopback(port, receiveTimeout: 30) }
+    static func connect(_ port: Int) throws -> Int32 {
+        let socket = try connectLoopback(port, receiveTimeout: 30)
+        // A node that answers (413) before it has read the body stops reading it: a send that makes no progress for
+        // 10 s gives up, and the client reads the answer, instead of waiting forever.
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return socket
+    }
 
     /// A TCP socket connected to 127.0.0.1:`port` (shared with the hostile tests' raw client).
     static func connectLoopback(_ port: Int, receiveTimeout: Int?) throws -> Int32 {
@@ -167,6 +187,72 @@ struct HTTPTestClient: Sendable {
                 offset += sent
             }
         }
+    }
+
+    /// Reads one response from a connection that stays open: its head, then `Content-Length` bytes of body.
+    static func readOne(_ socket: Int32) throws -> HTTPTestResponse {
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let split = received.firstRange(of: Data("\r\n\r\n".utf8)) {
+                let response = try parse(received)
+                let length = Int(response.headers["content-length"] ?? "") ?? 0
+                if received.count - split.upperBound >= length { return response }
+            }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else {
+                throw Failure(description: "the connection ended after \(received.count) bytes of a response")
+            }
+            received.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    /// What ``trickle(_:_:every:for:filler:)`` saw.
+    struct Trickle: Sendable {
+        /// How long after the trickle began the node closed the connection; nil when it did not, within the limit.
+        let closedAfter: Duration?
+        /// The bytes sent before that.
+        let sent: Int
+        /// What the node sent back, if anything.
+        let received: Data
+    }
+
+    /// Sends `text` one byte at a time, `interval` apart, and after it (with `filler`) header lines (`X-Slow: 1`) the
+    /// same way, never ending the head, until the node closes the connection or `limit` has passed. Blocking.
+    static func trickle(
+        _ socket: Int32,
+        _ text: String,
+        every interval: Duration,
+        for limit: Duration,
+        filler: Bool = true
+    ) -> Trickle {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let bytes = Array(text.utf8)
+        let line = Array("X-Slow: 1\r\n".utf8)
+        var sent = 0
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while clock.now - start < limit {
+            if sent < bytes.count || filler {
+                var byte = sent < bytes.count ? bytes[sent] : line[(sent - bytes.count) % line.count]
+                guard Glibc.send(socket, &byte, 1, Int32(MSG_NOSIGNAL)) == 1 else {
+                    return Trickle(closedAfter: clock.now - start, sent: sent, received: received)
+                }
+                sent += 1
+            }
+            let next = clock.now + interval
+            while clock.now < next {
+                var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                let (seconds, attoseconds) = (clock.now.duration(to: next)).components
+                let milliseconds = Int32(clamping: max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+                guard poll(&poller, 1, milliseconds) > 0 else { continue }
+                let count = recv(socket, &buffer, buffer.count, 0)
+                if count <= 0 { return Trickle(closedAfter: clock.now - start, sent: sent, received: received) }
+                received.append(contentsOf: buffer[0..<count])
+            }
+        }
+        return Trickle(closedAfter: nil, sent: sent, received: received)
     }
 
     static func readToEnd(_ socket: Int32) throws -> Data {
