@@ -60,7 +60,9 @@ public final class Node: Service, Sendable {
         identity = try IdentityFile.loadOrCreate(at: directory.identityURL).0
         self.configuration = configuration
         self.logger = logger
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // One event loop per core (at most 4): a peer whose frames are costly to decrypt and decode delays only the
+        // sessions on its own loop, not every session.
+        group = MultiThreadedEventLoopGroup(numberOfThreads: min(4, max(1, System.coreCount)))
         thumbnails = ThumbnailService(store: store, logger: logger)
         engine = SyncEngine(
             store: store,

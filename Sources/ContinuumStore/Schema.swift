@@ -159,6 +159,24 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v5: photos and thumbnails each peer could not supply") { db in
+            try db.execute(
+                sql: """
+                    -- A peer answered PHOTO_MISSING (kind 0) or THUMB_MISSING (kind 1) for a photo: when to ask it
+                    -- again (Unix ms) and how many times it has said so. Kept across restarts, so that a reconnect
+                    -- does not ask again for everything the peer lacked last time. Rows go when the photo arrives.
+                    CREATE TABLE peer_lack (
+                        peer BLOB NOT NULL,
+                        sha256 BLOB NOT NULL,
+                        kind INTEGER NOT NULL,
+                        retry_at INTEGER NOT NULL,
+                        attempts INTEGER NOT NULL,
+                        PRIMARY KEY (peer, sha256, kind)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX peer_lack_photo ON peer_lack (sha256);
+                    """
+            )
+        }
         return migrator
     }
 }

@@ -197,6 +197,7 @@ public struct ContinuumStore: Sendable {
                 sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
                 arguments: [hash.bytes, bytes, now]
             )
+            try db.execute(sql: "DELETE FROM peer_lack WHERE sha256 = ?", arguments: [hash.bytes])
         }
     }
 

@@ -13,6 +13,29 @@ public struct StoredRecord: Sendable, Hashable {
 }
 
 /// A post whose photo is not on this node yet.
+/// A peer answered that it cannot supply a photo or its thumbnail: when to ask it again.
+public struct PeerLack: Sendable, Hashable {
+    public enum Kind: Int, Sendable {
+        case photo = 0
+        case thumbnail = 1
+    }
+
+    public let peer: AuthorID
+    public let hash: AssetHash
+    public let kind: Kind
+    public let retryAt: Timestamp
+    /// How many times it said so; 0 means "forget it".
+    public let attempts: Int
+
+    public init(peer: AuthorID, hash: AssetHash, kind: Kind, retryAt: Timestamp, attempts: Int) {
+        self.peer = peer
+        self.hash = hash
+        self.kind = kind
+        self.retryAt = retryAt
+        self.attempts = attempts
+    }
+}
+
 public struct MissingPhoto: Sendable, Hashable {
     public let hash: AssetHash
     public let bytes: UInt64
@@ -234,6 +257,53 @@ extension ContinuumStore {
                     bytesIn: row["bytes_in"],
                     bytesOut: row["bytes_out"]
                 )
+            }
+        }
+    }
+
+    // MARK: What peers lacked
+
+    /// What a peer said it lacks (``PeerLack``), as saved by ``saveLacks(_:)``.
+    public func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT sha256, kind, retry_at, attempts FROM peer_lack WHERE peer = ?",
+                arguments: [peer.bytes]
+            ).map { row in
+                PeerLack(
+                    peer: peer,
+                    hash: AssetHash(unchecked: row["sha256"]),
+                    kind: PeerLack.Kind(rawValue: row["kind"]) ?? .photo,
+                    retryAt: Timestamp(milliseconds: row["retry_at"]),
+                    attempts: row["attempts"]
+                )
+            }
+        }
+    }
+
+    /// Saves lacks (`attempts` > 0) and forgets others (`attempts` == 0), in one transaction.
+    public func saveLacks(_ lacks: [PeerLack]) async throws {
+        guard !lacks.isEmpty else { return }
+        try await write { db in
+            for lack in lacks {
+                if lack.attempts > 0 {
+                    try db.execute(
+                        sql: """
+                            INSERT OR REPLACE INTO peer_lack (peer, sha256, kind, retry_at, attempts)
+                            VALUES (?, ?, ?, ?, ?)
+                            """,
+                        arguments: [
+                            lack.peer.bytes, lack.hash.bytes, lack.kind.rawValue, lack.retryAt.milliseconds,
+                            lack.attempts,
+                        ]
+                    )
+                } else {
+                    try db.execute(
+                        sql: "DELETE FROM peer_lack WHERE peer = ? AND sha256 = ? AND kind = ?",
+                        arguments: [lack.peer.bytes, lack.hash.bytes, lack.kind.rawValue]
+                    )
+                }
             }
         }
     }

@@ -17,21 +17,21 @@ actor PeerSession {
     let host: String
     nonisolated let outbox = AsyncChannel<WireMessage?>()
     nonisolated let urgent = NIOLockedValueBox<[WireMessage]>([])
-    private let engine: SyncEngine
-    private let store: ContinuumStore
-    private let configuration: SyncConfiguration
-    private var logger: Logger
+    let engine: SyncEngine
+    let store: ContinuumStore
+    let configuration: SyncConfiguration
+    var logger: Logger
     /// Closes the TCP connection (when the engine ends this session, for example for a duplicate).
     private let closeConnection: @Sendable () -> Void
 
     /// What the peer is known to hold: its clock, merged with every ACK and every record it sent us.
     private(set) var peerClock = VectorClock()
     /// Per author, the records sent down this connection contiguously from the peer's clock; plus single ones.
-    private var sentClock = VectorClock()
-    private var sentIDs: Set<RecordID> = []
+    var sentClock = VectorClock()
+    var sentIDs: Set<RecordID> = []
     /// RECORDS frames sent and not yet acknowledged.
-    private var inflight = 0
-    private var windowWaiters: [CheckedContinuation<Void, Never>] = []
+    var inflight = 0
+    var windowWaiters: [CheckedContinuation<Void, Never>] = []
     /// Our anti-entropy rounds: round number → waiters for the peer's DONE of our request.
     private var round: UInt32 = 0
     private var roundWaiters: [UInt32: [UUID: CheckedContinuation<Bool, Never>]] = [:]
@@ -41,7 +41,7 @@ actor PeerSession {
     private var announced: (records: UInt64, bytes: UInt64) = (0, 0)
     private var received: (records: UInt64, bytes: UInt64) = (0, 0)
     /// The last clock the peer sent, and our clock when we answered it ("request skipping").
-    private var answered: (theirs: VectorClock, ours: VectorClock)?
+    var answered: (theirs: VectorClock, ours: VectorClock)?
     /// The clock we last sent the peer at the start of a round, and the last it sent us, as the store keeps them
     /// between sessions (CLOCK_SINCE names one of them); loaded at the first round.
     private var lastSentClock: VectorClock?
@@ -51,11 +51,19 @@ actor PeerSession {
     /// Our clock at the start of each of our rounds not yet done, to send whole on CLOCK_UNKNOWN.
     private var roundClocks: [UInt32: VectorClock] = [:]
     /// What we last told the peer we want pushed (nil: nothing told yet).
-    private var advertised: [PostID: UInt8]?
-    private var advertisedVersion: UInt64 = 0
-    private var tasks: [Task<Void, Never>] = []
+    var advertised: [PostID: UInt8]?
+    var advertisedVersion: UInt64 = 0
+    /// Background work of this session (streams, serves, delayed flushes), removed as each finishes.
+    private var tasks: [UUID: Task<Void, Never>] = [:]
+    /// Rounds and REQUESTs of the peer waiting to be answered, in order; one task answers them.
+    var streamJobs: [StreamJob] = []
+    var streaming = false
+    /// PHOTO_WANTs and THUMB_WANTs waiting to be served, by at most ``maxServers`` tasks.
+    var serveJobs: [ServeJob] = []
+    var servers = 0
+    static let maxServers = 4
     private(set) var lastReceived = ContinuousClock.now
-    private(set) var stats = (recordsIn: Int64(0), recordsOut: Int64(0), bytesIn: Int64(0), bytesOut: Int64(0))
+    var stats = (recordsIn: Int64(0), recordsOut: Int64(0), bytesIn: Int64(0), bytesOut: Int64(0))
     /// Records pushed to the peer, and pushed by it, in this session.
     private(set) var pushes = (sent: 0, received: 0)
 
@@ -97,10 +105,18 @@ actor PeerSession {
     /// When the peer was sent a clock before (in this session or an earlier one), only the entries that changed
     /// since go, as CLOCK_SINCE naming that clock; a peer that no longer holds it answers CLOCK_UNKNOWN and gets
     /// the whole clock.
-    func startRound() async -> UInt32 {
+    /// Nil when the store could not be read: the session is then closed with ERROR internal (a round must never
+    /// send a made-up clock).
+    func startRound() async -> UInt32? {
         round += 1
         let current = round
-        let clock = (try? await store.clock()) ?? VectorClock()
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            await fail(error, "reading this node's clock")
+            return nil
+        }
         await loadClocks()
         roundClocks[current] = clock
         if let base = lastSentClock, !base.heads.contains(where: { clock[$0.key] < $0.value }) {
@@ -120,8 +136,18 @@ actor PeerSession {
         guard !loadedClocks else { return }
         let loading =
             clocksLoading
-            ?? Task { [store, peer] in
-                guard let (sent, received) = try? await store.peerClocks(peer) else { return (nil, nil) }
+            ?? Task { [store, peer, logger] in
+                let sent: [UInt8]?
+                let received: [UInt8]?
+                do {
+                    (sent, received) = try await store.peerClocks(peer)
+                } catch {
+                    // Safe to go on without them: the next round sends the whole clock, and a CLOCK_SINCE from the
+                    // peer is answered with CLOCK_UNKNOWN.
+                    logger.warning("reading the clocks last exchanged failed", metadata: ["error": "\(error)"])
+                    return (nil, nil)
+                }
+                // A stored clock that no longer decodes is as good as none (the whole clock goes instead).
                 return (
                     sent: sent.flatMap { try? WireCodec.clock(from: $0) },
                     received: received.flatMap { try? WireCodec.clock(from: $0) }
@@ -138,16 +164,40 @@ actor PeerSession {
     private func rememberSent(_ clock: VectorClock) async {
         await loadClocks()
         lastSentClock = clock
-        try? await store.setPeerClock(peer, sent: WireCodec.clockBytes(clock))
+        await persistClock(sent: clock)
+    }
+
+    /// Keeps the clock just exchanged for the next session. A failure costs only bytes (the next session's
+    /// CLOCK_SINCE names a base the peer may not hold, and it asks for the whole clock), so it is logged, not fatal.
+    private func persistClock(sent: VectorClock? = nil, received: VectorClock? = nil) async {
+        do {
+            try await store.setPeerClock(
+                peer,
+                sent: sent.map(WireCodec.clockBytes),
+                received: received.map(WireCodec.clockBytes)
+            )
+        } catch {
+            logger.warning("remembering the clock exchanged with the peer failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A storage failure during the session: logged, told to the peer as ERROR internal, and the session ends.
+    func fail(_ error: any Error, _ doing: String) async {
+        logger.error("storage failed; closing the session", metadata: ["while": "\(doing)", "error": "\(error)"])
+        await close(reporting: WireError(.internal, "the node failed while \(doing)"))
     }
 
     /// The peer's clock for a round, whole (from CLOCK, or rebuilt from CLOCK_SINCE): remember it and answer it.
-    private func received(clock: VectorClock, round number: UInt32) async {
+    private func received(clock: VectorClock, round number: UInt32) async throws(WireError) {
         await loadClocks()
-        lastReceivedClock = clock
-        try? await store.setPeerClock(peer, received: WireCodec.clockBytes(clock))
+        let moved = lastReceivedClock.map { $0 != clock } ?? false
+        if clock != lastReceivedClock {
+            lastReceivedClock = clock
+            await persistClock(received: clock)
+        }
         peerClock = peerClock.merging(clock)
-        await answer(clock: clock, round: number)
+        await engine.photos.peerClockKnown(peer, moved: moved)
+        try enqueue(.round(number, theirs: clock))
     }
 
     /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
@@ -183,8 +233,10 @@ actor PeerSession {
 
     /// Ends the session's background work.
     func close() {
-        for task in tasks { task.cancel() }
+        for task in tasks.values { task.cancel() }
         tasks.removeAll()
+        streamJobs.removeAll()
+        serveJobs.removeAll()
         for waiter in windowWaiters { waiter.resume() }
         windowWaiters.removeAll()
         for (_, waiters) in roundWaiters { for waiter in waiters.values { waiter.resume(returning: false) } }
@@ -213,11 +265,11 @@ actor PeerSession {
         case .pong:
             break
         case .clock(let number, let clock):
-            await received(clock: clock, round: number)
+            try await received(clock: clock, round: number)
         case .clockSince(let number, let base, let changes):
             await loadClocks()
             if let last = lastReceivedClock, WireCodec.clockDigest(last) == base {
-                await received(clock: VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+                try await received(clock: VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
             } else {
                 logger.info(
                     "the peer's clock names a base this node does not hold; asking for it whole",
@@ -253,7 +305,7 @@ actor PeerSession {
                 windowWaiters.removeFirst().resume()
             }
         case .request(let ranges):
-            spawn { session in await session.stream(ranges, round: nil) }
+            try enqueue(.request(ranges))
         case .done(let number):
             roundClocks[number] = nil
             receivingRound = false
@@ -261,9 +313,9 @@ actor PeerSession {
             finishedRounds.insert(number)
             for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
             await engine.emit(.roundFinished(with: peer, round: number))
-            await requestGaps()
+            try await requestGaps()
         case .photoWant(let hash, let offset):
-            spawn { session in await session.servePhoto(hash, from: offset) }
+            try enqueue(.photo(hash, from: offset))
         case .photoData(let hash, let offset, let chunk):
             stats.bytesIn += Int64(chunk.count)
             try await engine.photos.received(hash, offset: offset, chunk: chunk, from: peer)
@@ -272,7 +324,7 @@ actor PeerSession {
         case .photoMissing(let hash):
             await engine.photos.missing(hash, from: peer)
         case .thumbWant(let hash):
-            spawn { session in await session.serveThumbnail(hash) }
+            try enqueue(.thumbnail(hash))
         case .thumbData(let hash, let bytes):
             stats.bytesIn += Int64(bytes.count)
             guard await engine.photos.thumbnailArriving(hash, from: peer) else { break }
@@ -286,10 +338,16 @@ actor PeerSession {
         }
     }
 
-    private func spawn(_ work: @escaping @Sendable (PeerSession) async -> Void) {
-        tasks.removeAll { $0.isCancelled }
-        tasks.append(Task { await work(self) })
+    /// Runs `work` in the background until it finishes or the session closes.
+    func spawn(_ work: @escaping @Sendable (PeerSession) async -> Void) {
+        let id = UUID()
+        tasks[id] = Task {
+            await work(self)
+            self.finished(id)
+        }
     }
+
+    private func finished(_ id: UUID) { tasks[id] = nil }
 
     /// Verified records waiting to be stored together, by how they came, and how many RECORDS frames they came
     /// in (each is acknowledged once stored; PUSH frames are not).
@@ -379,7 +437,13 @@ actor PeerSession {
                 sentIDs.insert(record.id)
             }
         }
-        let clock = (try? await store.clock()) ?? VectorClock()
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            logger.error("reading this node's clock failed", metadata: ["error": "\(error)"])
+            throw WireError(.internal, "the receiving node could not read its clock")
+        }
         let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))
         for _ in 0..<frames { await send(.ack(heads)) }
         if announced.records > 0 {
@@ -420,8 +484,14 @@ actor PeerSession {
     }
 
     /// After the peer's round: anything its clock covers that we still lack is a gap; request it.
-    private func requestGaps() async {
-        guard let clock = try? await store.clock() else { return }
+    private func requestGaps() async throws(WireError) {
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            logger.error("reading this node's clock failed", metadata: ["error": "\(error)"])
+            throw WireError(.internal, "the receiving node could not read its clock")
+        }
         let gaps = peerClock.missing(from: clock).map { LogRange(author: $0.key, range: $0.value) }
         if !gaps.isEmpty {
             logger.debug("requesting gaps", metadata: ["sync.ranges": "\(gaps.count)"])
@@ -430,59 +500,6 @@ actor PeerSession {
     }
 
     // MARK: Sending
-
-    /// Answers the peer's clock: announce, then stream what it lacks, then DONE.
-    private func answer(clock theirs: VectorClock, round number: UInt32) async {
-        guard let ours = try? await store.clock() else { return }
-        if let answered, answered.theirs == theirs, answered.ours == ours {
-            // Request skipping: the same question as last time, and nothing new here.
-            await send(.offer(round: number, records: 0, bytes: 0))
-            await send(.done(round: number))
-            return
-        }
-        answered = (theirs, ours)
-        let missing = ours.missing(from: theirs)
-        let total = (try? await store.byteCount(of: missing)) ?? (records: 0, bytes: 0)
-        await send(.offer(round: number, records: total.records, bytes: total.bytes))
-        let ranges = missing.sorted { $0.key < $1.key }.map { LogRange(author: $0.key, range: $0.value) }
-        spawn { session in await session.stream(ranges, round: number) }
-    }
-
-    /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window.
-    private func stream(_ ranges: [LogRange], round number: UInt32?) async {
-        for (author, range) in ranges.map({ ($0.author, $0.range) }) {
-            var next = range.lowerBound
-            while next <= range.upperBound, !Task.isCancelled {
-                guard
-                    let records = try? await store.storedRecords(
-                        of: author,
-                        in: next...range.upperBound,
-                        limit: configuration.batchRecords,
-                        maxBytes: WireLimits.maxBatchBytes
-                    ), let last = records.last
-                else { break }
-                await waitForWindow()
-                for record in records { markSent(record) }
-                await send(.records(live: false, records.map(\.bytes)))
-                next = last.sequence + 1
-            }
-        }
-        if let number, !Task.isCancelled { await send(.done(round: number)) }
-    }
-
-    private func waitForWindow() async {
-        while inflight >= configuration.window, !Task.isCancelled {
-            await withCheckedContinuation { windowWaiters.append($0) }
-        }
-    }
-
-    private func markSent(_ record: StoredRecord) {
-        if record.sequence == sentClock[record.author] + 1 {
-            sentClock.advance(record.author, to: record.sequence)
-        } else {
-            sentIDs.insert(record.id)
-        }
-    }
 
     /// Live gossip: sends the records this peer is not known to hold and has not been sent on this connection.
     func gossip(_ records: [StoredRecord]) async {
@@ -540,91 +557,6 @@ actor PeerSession {
         }
         if !chunk.isEmpty { frames.append(chunk) }
         return frames
-    }
-
-    // MARK: Interest
-
-    /// Tells the peer which posts to push to us: everything the first time (a replacing INTEREST), then only what
-    /// changed; at most ``WireLimits/maxInterestEntries`` entries per frame. The frames of one advertisement are
-    /// queued together, ahead of everything else, so that two advertisements never interleave; one computed
-    /// before the last one sent (an older `version`) is dropped.
-    func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
-        guard version > advertisedVersion else { return }
-        advertisedVersion = version
-        var entries: [PostInterest]
-        let replace = advertised == nil
-        if let advertised {
-            entries = wanted.compactMap { post, hops in
-                advertised[post] == hops ? nil : PostInterest(post: post, hops: hops)
-            }
-            entries += advertised.keys.filter { wanted[$0] == nil }.map { PostInterest(post: $0, hops: nil) }
-            guard !entries.isEmpty else { return }
-        } else {
-            entries = wanted.map { PostInterest(post: $0.key, hops: $0.value) }
-        }
-        advertised = wanted
-        entries.sort { $0.post < $1.post }
-        var frames: [WireMessage] = []
-        var start = 0
-        repeat {
-            let end = min(start + WireLimits.maxInterestEntries, entries.count)
-            frames.append(.interest(replace: replace && start == 0, Array(entries[start..<end])))
-            start = end
-        } while start < entries.count
-        urgent.withLockedValue { $0 += frames }
-        await outbox.send(nil)
-    }
-
-    // MARK: Photos
-
-    /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure.
-    private func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
-        let url = store.assets.url(for: hash)
-        guard let handle = try? FileHandle(forReadingFrom: url) else {
-            await send(.photoMissing(hash))
-            return
-        }
-        defer { try? handle.close() }
-        do {
-            let total = try handle.seekToEnd()
-            guard total > 0, offset <= total else {
-                await send(.photoMissing(hash))
-                return
-            }
-            try handle.seek(toOffset: offset)
-            var position = offset
-            while position < total, !Task.isCancelled {
-                guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
-                if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
-                await send(.photoData(hash, offset: position, chunk: [UInt8](data)))
-                stats.bytesOut += Int64(data.count)
-                position += UInt64(data.count)
-            }
-            if !Task.isCancelled { await send(.photoEnd(hash, totalBytes: total)) }
-        } catch {
-            logger.warning("reading a photo failed", metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"])
-            await send(.photoMissing(hash))
-        }
-    }
-
-    /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.
-    private func serveThumbnail(_ hash: AssetHash) async {
-        guard let data = await engine.thumbnails?.bytesForPeer(hash), !data.isEmpty else {
-            await send(.thumbMissing(hash))
-            return
-        }
-        stats.bytesOut += Int64(data.count)
-        await send(.thumbData(hash, [UInt8](data)))
-    }
-
-    /// Asks the peer for a photo's thumbnail.
-    func requestThumbnail(_ hash: AssetHash) async {
-        await send(.thumbWant(hash))
-    }
-
-    /// Asks the peer for a photo from `offset`.
-    func requestPhoto(_ hash: AssetHash, from offset: UInt64) async {
-        await send(.photoWant(hash, offset: offset))
     }
 
     func takeStats() -> (recordsIn: Int64, recordsOut: Int64, bytesIn: Int64, bytesOut: Int64) {

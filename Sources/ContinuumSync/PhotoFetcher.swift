@@ -20,10 +20,8 @@ actor PhotoFetcher {
     private let thumbnails: ThumbnailService?
     /// Thumbnails asked for and not yet answered: from which peer, since when.
     private var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
-    /// Peers that said they have no thumbnail of a photo, and when (asked again after a while, or when a peer
-    /// joins).
-    private var thumbnailLacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
-    private static let askAgainForThumbnailAfter: Duration = .seconds(10)
+    /// Peers that said they have no thumbnail of a photo, and when to ask them again (``LackBook``).
+    private var thumbLacks = LackBook()
     /// An unanswered THUMB_WANT is forgotten after this long (and asked again).
     private static let thumbnailTimeout: Duration = .seconds(30)
     /// THUMB_WANTs outstanding at once, over all peers.
@@ -48,10 +46,17 @@ actor PhotoFetcher {
 
     /// Transfers under way, at most `configuration.parallelPhotoTransfers`.
     private var transfers: [AssetHash: Transfer] = [:]
-    /// Peers that said they do not have a photo, and when. A peer may get it later (from someone else), so
-    /// it is asked again after a while, and at once when a peer joins.
-    private var lacking: [AssetHash: [AuthorID: ContinuousClock.Instant]] = [:]
-    private static let askAgainAfter: Duration = .seconds(2)
+    /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
+    /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
+    private var photoLacks = LackBook()
+    /// Peers that sent a photo or thumbnail that failed its check: never asked for that one again (this run).
+    private var distrusted: Set<LackBook.Key> = []
+    /// Peers with a session whose saved lacks are loaded: only they are asked.
+    private var ready: Set<AuthorID> = []
+    /// Peers whose saved lacks were read from the store in this run.
+    private var loaded: Set<AuthorID> = []
+    /// How often the fetcher looks again by itself (for back-offs that came due).
+    private static let lookAgainAfter: Duration = .seconds(2)
     private var skipped: Set<AssetHash> = []
     /// Photos over the size limit that a person asked for (`continuum-node fetch`).
     private var onDemand: Set<AssetHash> = []
@@ -74,29 +79,86 @@ actor PhotoFetcher {
 
     func attach(_ engine: SyncEngine) { self.engine = engine }
 
-    /// Something changed (a post arrived, a peer joined): look for photos to fetch.
-    func poke(peerJoined: Bool = false) {
-        if peerJoined {
-            lacking.removeAll()
-            thumbnailLacking.removeAll()
-        }
+    /// Something changed (a post arrived): look for photos to fetch.
+    func poke() {
         wake.yield()
+    }
+
+    /// A session with the peer began: it may be asked once its saved lacks are loaded.
+    func peerJoined(_ peer: AuthorID) async {
+        if loaded.insert(peer).inserted {
+            do {
+                let saved = try await store.peerLacks(peer)
+                let nowWall = Timestamp.now().milliseconds
+                let now = ContinuousClock.now
+                func entries(_ kind: PeerLack.Kind) -> [AssetHash: LackBook.Entry] {
+                    var result: [AssetHash: LackBook.Entry] = [:]
+                    for lack in saved where lack.kind == kind {
+                        let wait = Duration.milliseconds(max(0, lack.retryAt.milliseconds - nowWall))
+                        result[lack.hash] = LackBook.Entry(retryAt: now + wait, attempts: lack.attempts)
+                    }
+                    return result
+                }
+                photoLacks.load(entries(.photo), for: peer)
+                thumbLacks.load(entries(.thumbnail), for: peer)
+            } catch {
+                // Without them the peer is asked again for what it lacked: bytes, not harm.
+                loaded.remove(peer)
+                logger.warning("reading what a peer lacked failed", metadata: ["error": "\(error)"])
+            }
+        }
+        ready.insert(peer)
+        wake.yield()
+    }
+
+    /// A session received the peer's clock for a round. When it moved since the one the peer sent before
+    /// (`moved`), what the peer lacked is due again, through one probe.
+    func peerClockKnown(_ peer: AuthorID, moved: Bool) {
+        guard moved else { return }
+        photoLacks.news(from: peer, now: .now)
+        thumbLacks.news(from: peer, now: .now)
+        wake.yield()
+    }
+
+    /// Saves what changed in the lack books, so that a restart keeps them.
+    private func saveLacks() async {
+        let nowWall = Timestamp.now().milliseconds
+        let now = ContinuousClock.now
+        func lacks(_ book: inout LackBook, _ kind: PeerLack.Kind) -> [PeerLack] {
+            book.takeChanges().map { change in
+                let wait = change.entry.map { $0.retryAt - now } ?? .zero
+                return PeerLack(
+                    peer: change.peer,
+                    hash: change.hash,
+                    kind: kind,
+                    retryAt: Timestamp(milliseconds: nowWall + max(0, wait.nanoseconds / 1_000_000)),
+                    attempts: change.entry?.attempts ?? 0
+                )
+            }
+        }
+        let changes = lacks(&photoLacks, .photo) + lacks(&thumbLacks, .thumbnail)
+        do {
+            try await store.saveLacks(changes)
+        } catch {
+            logger.warning("saving what peers lacked failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// The fetch loop; runs for the node's lifetime.
     func run() async {
         wake.yield()
-        // Photos that no connected peer had are asked for again now and then.
+        // Back-offs come due with no event to say so: look again now and then (a local query, nothing is sent
+        // unless something is due).
         let retry = Task { [wake] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: Self.askAgainAfter)
+                try? await Task.sleep(for: Self.lookAgainAfter)
                 wake.yield()
             }
         }
         defer { retry.cancel() }
         for await _ in wakes {
             var fetched = false
-            if let engine, let missing = try? await store.missingPhotos(limit: 1000) {
+            if let engine, let missing = await missingPhotos() {
                 await requestThumbnails(missing, engine: engine)
                 var candidates: [(MissingPhoto, AuthorID)] = []
                 for photo in missing where !Task.isCancelled && transfers[photo.hash] == nil {
@@ -110,12 +172,8 @@ actor PhotoFetcher {
                         }
                         continue
                     }
-                    let now = ContinuousClock.now
-                    let peers = await engine.connectedPeers().filter { peer in
-                        guard let when = lacking[photo.hash]?[peer] else { return true }
-                        return now - when > Self.askAgainAfter
-                    }
-                    guard let peer = peers.first else { continue }
+                    let peers = await engine.connectedPeers()
+                    guard let peer = choose(photo.hash, among: peers, in: &photoLacks) else { continue }
                     candidates.append((photo, peer))
                 }
                 // A few at a time: each one's fsync and rename overlap the next one's bytes.
@@ -135,8 +193,28 @@ actor PhotoFetcher {
                     return any
                 }
             }
+            await saveLacks()
             if fetched { wake.yield() }
         }
+    }
+
+    /// The photos to look for; nil (logged) when the store cannot say, and the next look tries again.
+    private func missingPhotos() async -> [MissingPhoto]? {
+        do {
+            return try await store.missingPhotos(limit: 1000)
+        } catch {
+            logger.error("reading the missing photos failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// The first ready peer that may be asked for `hash` now, by `book`'s rules.
+    private func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
+        let now = ContinuousClock.now
+        for peer in peers where ready.contains(peer) && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
+            if book.mayAsk(hash, of: peer, now: now) { return peer }
+        }
+        return nil
     }
 
     // MARK: Thumbnails
@@ -151,11 +229,9 @@ actor PhotoFetcher {
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
             guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
             if peers == nil { peers = await engine.connectedPeers() }
-            let candidates = (peers ?? []).filter { peer in
-                guard let when = thumbnailLacking[photo.hash]?[peer] else { return true }
-                return now - when > Self.askAgainForThumbnailAfter
-            }
-            guard let peer = candidates.first, let session = await engine.session(for: peer) else { continue }
+            guard let peer = choose(photo.hash, among: peers ?? [], in: &thumbLacks),
+                let session = await engine.session(for: peer)
+            else { continue }
             thumbnailWants[photo.hash] = (peer, now)
             await session.requestThumbnail(photo.hash)
         }
@@ -178,6 +254,7 @@ actor PhotoFetcher {
         guard let thumbnails else { return nil }
         defer { thumbnailWants[hash] = nil }
         do {
+            thumbLacks.supplied(hash, by: peer)
             if try await thumbnails.storeFromPeer(bytes, for: hash), let engine {
                 await engine.emit(.thumbnailArrived(hash))
             }
@@ -187,7 +264,7 @@ actor PhotoFetcher {
                 "a peer sent a thumbnail that is not a small, whole JPEG; dropped",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
             )
-            thumbnailLacking[hash, default: [:]][peer] = .now + .seconds(365 * 86_400)
+            distrusted.insert(LackBook.Key(peer: peer, hash: hash))
             return error.message
         } catch {
             logger.error("storing a thumbnail failed", metadata: ["error": "\(error)"])
@@ -197,7 +274,7 @@ actor PhotoFetcher {
 
     /// The peer has no thumbnail of the photo: ask another.
     func thumbnailMissing(_ hash: AssetHash, from peer: AuthorID) {
-        thumbnailLacking[hash, default: [:]][peer] = .now
+        thumbLacks.lacked(hash, by: peer, now: .now)
         if thumbnailWants[hash]?.peer == peer { thumbnailWants[hash] = nil }
         wake.yield()
     }
@@ -210,9 +287,15 @@ actor PhotoFetcher {
     private func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
         let url = partialURL(photo.hash)
         let manager = FileManager.default
-        try? manager.createDirectory(at: store.assets.temporaryDirectory, withIntermediateDirectories: true)
-        if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
-        guard let handle = try? FileHandle(forUpdating: url) else { return false }
+        let handle: FileHandle
+        do {
+            try manager.createDirectory(at: store.assets.temporaryDirectory, withIntermediateDirectories: true)
+            if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
+            handle = try FileHandle(forUpdating: url)
+        } catch {
+            logger.error("cannot open a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+            return false
+        }
         // Resume: hash what is already here, then ask for the rest.
         var hasher = SHA256()
         var size: UInt64 = 0
@@ -222,10 +305,13 @@ actor PhotoFetcher {
                 size += UInt64(data.count)
             }
         } catch {
+            logger.error("cannot read a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+            // Only read so far: closing cannot lose anything.
             try? handle.close()
             return false
         }
         if size > photo.bytes {
+            // Only read so far; and a partial file that cannot be removed is simply started again next time.
             try? handle.close()
             try? manager.removeItem(at: url)
             return false
@@ -274,12 +360,14 @@ actor PhotoFetcher {
         else { return }
         logger.warning("a photo transfer stalled; will try again", metadata: ["photo.sha256": "\(hash.short)"])
         // Another peer goes first next time.
-        lacking[hash, default: [:]][transfer.peer] = .now
+        photoLacks.lacked(hash, by: transfer.peer, now: .now)
         finish(hash, false)
     }
 
     private func finish(_ hash: AssetHash, _ stored: Bool) {
         guard let transfer = transfers.removeValue(forKey: hash) else { return }
+        // What was written stays for resuming; a close error loses at most the last chunk, which the next
+        // attempt's hash of the file would not match (and it starts over).
         try? transfer.handle.close()
         transfer.waiter.resume(returning: stored)
     }
@@ -318,15 +406,22 @@ actor PhotoFetcher {
                 "a photo did not match its post's SHA-256; discarded",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
             )
+            // The bytes are discarded anyway; a file left behind is started over (it is too long or does not
+            // match) and removed after a day.
             try? transfer.handle.close()
             try? FileManager.default.removeItem(at: url)
             // A peer that sent bytes that do not match is not asked for this photo again.
-            lacking[hash, default: [:]][peer] = .now + .seconds(365 * 86_400)
+            distrusted.insert(LackBook.Key(peer: peer, hash: hash))
             transfer.waiter.resume(returning: false)
             return
         }
         // The fsyncs happen off the actor, so that other transfers' chunks keep flowing meanwhile.
         let stored = await Self.commit(transfer.handle, url, hash, transfer.size, store, logger)
+        if stored {
+            photoLacks.supplied(hash, by: peer)
+            photoLacks.arrived(hash)
+            thumbLacks.arrived(hash)
+        }
         transfer.waiter.resume(returning: stored)
         if stored, let engine {
             await engine.emit(.photoArrived(hash))
@@ -345,6 +440,7 @@ actor PhotoFetcher {
         _ store: ContinuumStore,
         _ logger: Logger
     ) async -> Bool {
+        // Synchronized below before the rename; a close error after that loses nothing.
         defer { try? handle.close() }
         do {
             try handle.synchronize()
@@ -360,7 +456,7 @@ actor PhotoFetcher {
     /// The peer does not have it: try another, at once (in a mesh, a post often arrives through a peer that is
     /// still fetching its photo; waiting for the next periodic look cost up to 2 s).
     func missing(_ hash: AssetHash, from peer: AuthorID) {
-        lacking[hash, default: [:]][peer] = .now
+        photoLacks.lacked(hash, by: peer, now: .now)
         if transfers[hash]?.peer == peer { finish(hash, false) }
         wake.yield()
     }
@@ -369,5 +465,8 @@ actor PhotoFetcher {
     func peerLeft(_ peer: AuthorID) {
         for (hash, transfer) in transfers where transfer.peer == peer { finish(hash, false) }
         thumbnailWants = thumbnailWants.filter { $0.value.peer != peer }
+        ready.remove(peer)
+        photoLacks.left(peer)
+        thumbLacks.left(peer)
     }
 }

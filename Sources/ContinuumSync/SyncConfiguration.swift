@@ -36,6 +36,14 @@ public struct SyncConfiguration: Sendable {
     public var verifyConcurrency = 2
     /// Whether a new post from another node makes a notification (it always makes a ``SyncEvent/postAdded``).
     public var notifyNewPosts = false
+    /// The work each peer may make this node do (``PeerBudget``).
+    public var peerBudget = PeerBudget.Limits()
+    /// Rounds and REQUESTs from one peer waiting to be answered, at most; one more is refused with ERROR over budget.
+    public var maxQueuedStreams = 16
+    /// PHOTO_WANTs and THUMB_WANTs from one peer waiting to be served, at most; one more is refused the same way.
+    public var maxQueuedServes = 256
+    /// Interest changes are relayed to the other peers at most this often (coalesced in between).
+    public var interestRelayInterval: Duration = .milliseconds(250)
     /// Fault injection for tests: a pause before each photo chunk sent, to make transfers slow enough to cut.
     public var photoChunkDelay: Duration?
 

@@ -38,6 +38,10 @@ public actor SyncEngine {
     private var interestVersion: UInt64 = 0
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
+    /// Wakes the interest relay: some peer's interest changed (coalesced: at most one advertisement per
+    /// ``SyncConfiguration/interestRelayInterval``).
+    private let interestWakes: AsyncStream<Void>
+    private let interestWake: AsyncStream<Void>.Continuation
 
     public init(
         store: ContinuumStore,
@@ -54,6 +58,7 @@ public actor SyncEngine {
         photos = PhotoFetcher(store: store, configuration: configuration, thumbnails: thumbnails, logger: logger)
         policy = NotificationPolicy(me: identity.author, newPosts: configuration.notifyNewPosts)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (interestWakes, interestWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Our HELLO.
@@ -134,15 +139,23 @@ public actor SyncEngine {
             )
         }
         sessions[session.peer] = session
-        try? await store.rememberPeer(
-            session.peer,
-            name: session.hello.name,
-            host: session.host,
-            port: Int(session.hello.listenPort),
-            state: "connected"
-        )
+        do {
+            try await store.rememberPeer(
+                session.peer,
+                name: session.hello.name,
+                host: session.host,
+                port: Int(session.hello.listenPort),
+                state: "connected"
+            )
+        } catch {
+            // The session works without it; only `peers` and the next start's dialling miss this peer.
+            logger.error(
+                "remembering a peer failed",
+                metadata: ["peer.id": "\(session.peer.short)", "error": "\(error)"]
+            )
+        }
         emit(.peerJoined(session.peer, name: session.hello.name))
-        await photos.poke(peerJoined: true)
+        await photos.peerJoined(session.peer)
         logger.info(
             "peer connected",
             metadata: ["peer.id": "\(session.peer.short)", "peer.name": "\(session.hello.name ?? "")"]
@@ -162,18 +175,23 @@ public actor SyncEngine {
         await session.close()
         guard sessions[session.peer] === session else { return }
         sessions[session.peer] = nil
-        if interest.removeValue(forKey: session.peer) != nil { await advertiseInterest() }
+        if interest.removeValue(forKey: session.peer) != nil { interestWake.yield() }
         // Recorded even while the node shuts down: a new task does not inherit this one's cancellation.
         let store = self.store
+        let logger = self.logger
         await Task {
-            try? await store.updatePeer(
-                session.peer,
-                state: "disconnected",
-                recordsIn: stats.recordsIn,
-                recordsOut: stats.recordsOut,
-                bytesIn: stats.bytesIn,
-                bytesOut: stats.bytesOut
-            )
+            do {
+                try await store.updatePeer(
+                    session.peer,
+                    state: "disconnected",
+                    recordsIn: stats.recordsIn,
+                    recordsOut: stats.recordsOut,
+                    bytesIn: stats.bytesIn,
+                    bytesOut: stats.bytesOut
+                )
+            } catch {
+                logger.error("recording a session's end failed", metadata: ["error": "\(error)"])
+            }
         }.value
         await photos.peerLeft(session.peer)
         emit(.peerLeft(session.peer, reason: reason))
@@ -202,7 +220,15 @@ public actor SyncEngine {
     /// Re-reads the followed posts from the store (`follow` and `unfollow` may run in another process) and tells
     /// every peer what changed.
     public func followsChanged() async {
-        guard let current = try? await store.followedPosts(), current != follows else { return }
+        let current: Set<PostID>
+        do {
+            current = try await store.followedPosts()
+        } catch {
+            // Retried at the next change and by the once-a-second check in `run`.
+            logger.error("reading the followed posts failed", metadata: ["error": "\(error)"])
+            return
+        }
+        guard current != follows else { return }
         follows = current
         await advertiseInterest()
     }
@@ -228,19 +254,32 @@ public actor SyncEngine {
     /// For each connected peer, how many posts it asked to have pushed (for itself or for nodes beyond it).
     public func peerInterest() -> [AuthorID: Int] { interest.mapValues(\.count) }
 
-    /// An INTEREST frame from a peer.
-    func receivedInterest(from peer: AuthorID, replace: Bool, _ entries: [PostInterest]) async throws(WireError) {
-        var wanted = replace ? [:] : interest[peer] ?? [:]
-        for entry in entries { wanted[entry.post] = entry.hops }
+    /// An INTEREST frame from a peer: applied in place, in time proportional to its entries. Telling the other
+    /// peers is left to the relay in ``run()``, which coalesces changes (at most one advertisement per
+    /// ``SyncConfiguration/interestRelayInterval``), so a peer that sends INTEREST fast costs the others nothing
+    /// more than one that sends it slowly.
+    func receivedInterest(from peer: AuthorID, replace: Bool, _ entries: [PostInterest]) throws(WireError) {
+        var wanted = interest.removeValue(forKey: peer) ?? [:]
+        var changed = false
+        if replace {
+            changed = !wanted.isEmpty || !entries.isEmpty
+            wanted.removeAll()
+        }
+        for entry in entries {
+            let old =
+                entry.hops.map { wanted.updateValue($0, forKey: entry.post) } ?? wanted.removeValue(forKey: entry.post)
+            changed = changed || old != entry.hops
+        }
         guard wanted.count <= WireLimits.maxInterestPerPeer else {
+            // The session ends; what was relayed of this peer's interest is withdrawn.
+            interestWake.yield()
             throw WireError(
                 .malformedFrame,
                 "the peer asked for pushes on \(wanted.count) posts; the limit is \(WireLimits.maxInterestPerPeer)"
             )
         }
-        let changed = wanted != interest[peer] ?? [:]
         interest[peer] = wanted
-        if changed { await advertiseInterest() }
+        if changed { interestWake.yield() }
     }
 
     /// What to tell `peer` we want pushed: our own follows (0 hops), and every other peer's interest one hop
@@ -277,11 +316,20 @@ public actor SyncEngine {
     private func gossipNewRecords() async {
         var stored = false
         while true {
-            guard let records = try? await store.records(after: gossipedThrough, limit: 1000), !records.isEmpty
-            else { break }
+            let records: [StoredRecord]
+            do {
+                records = try await store.records(after: gossipedThrough, limit: 1000)
+            } catch {
+                // Nothing is lost: the next wake (within a poll interval) reads from the same place again.
+                logger.error("reading new records failed", metadata: ["error": "\(error)"])
+                break
+            }
+            guard !records.isEmpty else { break }
             stored = true
             gossipedThrough = records.last!.rowid
             let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
+            // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
+            // but neither pushed nor shown as an event.
             let contents = wantsContents ? records.map { try? RecordFormat.decode($0.bytes).content } : []
             for (peer, session) in sessions {
                 guard let wanted = interest[peer], !wanted.isEmpty else {
@@ -335,11 +383,37 @@ public actor SyncEngine {
     }
 
     private func emitNotifications() async {
-        while let fresh = try? await store.notifications(after: notifiedThrough), let last = fresh.last {
+        while true {
+            let fresh: [NotificationSummary]
+            do {
+                fresh = try await store.notifications(after: notifiedThrough)
+            } catch {
+                // Emitted at the next look, from the same place.
+                logger.error("reading new notifications failed", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let last = fresh.last else { return }
             notifiedThrough = last.id
             for notification in fresh { emit(.notification(notification)) }
-            if fresh.count < 1000 { break }
+            if fresh.count < 1000 { return }
         }
+    }
+
+    /// Where gossip and notifications start: the store as it is now. A failed read is logged and retried each
+    /// second (starting from zero would send every record again); nil when cancelled first.
+    private func startingPoint() async -> (Int64, Int64, Set<PostID>)? {
+        while !Task.isCancelled {
+            do {
+                return (
+                    try await store.lastRecordRowid(), try await store.lastNotificationID(),
+                    try await store.followedPosts()
+                )
+            } catch {
+                logger.error("reading the store at start failed; retrying", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        return nil
     }
 
     func wakeGossip() { wake.yield() }
@@ -350,10 +424,16 @@ public actor SyncEngine {
     /// Runs the background loops (gossip, photo fetching, periodic anti-entropy) until cancelled.
     public func run() async {
         await photos.attach(self)
-        gossipedThrough = (try? await store.lastRecordRowid()) ?? 0
-        notifiedThrough = (try? await store.lastNotificationID()) ?? 0
-        follows = (try? await store.followedPosts()) ?? []
+        guard let start = await startingPoint() else { return }
+        (gossipedThrough, notifiedThrough, follows) = start
         await withTaskGroup(of: Void.self) { group in
+            // Interest changes, relayed to every peer: at once, then at most once per interval.
+            group.addTask { [configuration] in
+                for await _ in self.interestWakes {
+                    await self.advertiseInterest()
+                    try? await Task.sleep(for: configuration.interestRelayInterval)
+                }
+            }
             // Records written by other processes (the CLI) are noticed within one poll interval.
             group.addTask { [configuration, wake] in
                 while !Task.isCancelled {
@@ -394,7 +474,7 @@ public actor SyncEngine {
         return await withTaskGroup(of: Bool.self) { group in
             for session in current {
                 group.addTask {
-                    let number = await session.startRound()
+                    guard let number = await session.startRound() else { return false }
                     return await session.waitForRound(number, timeout: timeout)
                 }
             }

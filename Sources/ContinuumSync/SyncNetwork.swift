@@ -61,7 +61,12 @@ public final class SyncNetwork: Sendable {
         if let tlsHandler { try channel.pipeline.syncOperations.addHandler(tlsHandler) }
         try channel.pipeline.syncOperations.addHandler(WireDecodingHandler())
         try channel.pipeline.syncOperations.addHandler(WireEncodingHandler())
-        return try WireChannel(wrappingChannelSynchronously: channel)
+        // Few decoded messages wait ahead of the session (which charges each to the peer's budget before acting on
+        // it): when the session pauses a peer, its socket stops being read after these, and decoding stops too.
+        return try WireChannel(
+            wrappingChannelSynchronously: channel,
+            configuration: .init(backPressureStrategy: .init(lowWatermark: 2, highWatermark: 4))
+        )
     }
 
     // MARK: Listening
@@ -140,6 +145,9 @@ public final class SyncNetwork: Sendable {
     // MARK: Sessions
 
     /// The handshake, then the session until either side closes. Returns the reason it ended, which is logged.
+    ///
+    /// Every ERROR written here is written with `try?`: it is a courtesy to a peer whose session ends either way,
+    /// and a peer that is already gone cannot receive it.
     func run(_ connection: WireChannel, initiator: Bool, host: String) async -> (reason: String, peer: AuthorID?) {
         let channel = connection.channel
         let timeout = channel.eventLoop.scheduleTask(
@@ -246,7 +254,18 @@ public final class SyncNetwork: Sendable {
                         await session.send(.ping(nonce))
                     }
                 }
+                var budget = PeerBudget(limits: engine.configuration.peerBudget)
                 while let message = try await iterator.next() {
+                    switch budget.charge(message, now: .now) {
+                    case .proceed: break
+                    case .delay(let pause): try await Task.sleep(for: pause)
+                    case .refuse(let error):
+                        logger.notice(
+                            "a peer is over its budget; disconnecting it",
+                            metadata: ["peer.id": "\(session.peer.short)", "error": "\(error.message)"]
+                        )
+                        throw error
+                    }
                     try await session.receive(message)
                 }
                 group.cancelAll()
@@ -257,7 +276,9 @@ public final class SyncNetwork: Sendable {
             // Never answer an ERROR with an ERROR.
             return "the peer refused: \(error.error.code): \(error.error.message)"
         } catch let error as WireError {
+            // Best effort: the peer may already be gone, and the session ends either way.
             try? await outbound.write(.error(error))
+            await Self.linger(iterator: &iterator, channel: channel)
             return "\(error.code): \(error.message)"
         } catch is CancellationError {
             // This task is cancelled, and NIO refuses writes from a cancelled task: say goodbye from a new one.
@@ -268,6 +289,21 @@ public final class SyncNetwork: Sendable {
             if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }
             return Self.describe(error)
         }
+    }
+
+    /// After an ERROR: stops sending, then reads and drops what the peer still sends, for at most a second or until
+    /// it closes. Closing with unread bytes would reset the connection, and a reset can destroy the ERROR before
+    /// the peer reads it (a flooding peer always has bytes in flight).
+    private static func linger(
+        iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
+        channel: any Channel
+    ) async {
+        let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
+        // Not every channel can half-close (TLS cannot); then the full close comes at the deadline or below.
+        try? await channel.close(mode: .output)
+        // The iterator ends at the peer's close or the deadline's; an error there ends the lingering too.
+        while (try? await iterator.next()) != nil {}
     }
 
     static func describe(_ error: any Error) -> String {

@@ -37,6 +37,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unexpectedMessage = Code(rawValue: 12)
         /// The sender failed on its own side.
         public static let `internal` = Code(rawValue: 13)
+        /// The peer made this node do more work than its budget allows (too many or too costly messages).
+        public static let overBudget = Code(rawValue: 14)
 
         /// The code in words, such as `malformed frame`; `error 99` for a code this node does not know.
         public var name: String {
@@ -54,6 +56,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case 11: "plaintext refused"
             case 12: "unexpected message"
             case 13: "internal error"
+            case 14: "over budget"
             default: "error \(rawValue)"
             }
         }

@@ -556,7 +556,11 @@ final class RawClient {
     }
 
     /// Reads until `done` holds for the messages received, the connection ends, or the timeout passes.
-    func read(timeout: Duration, until done: ([WireMessage]) -> Bool) async throws {
+    func read(
+        timeout: Duration,
+        every interval: Duration = .milliseconds(10),
+        until done: ([WireMessage]) -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while end == nil, !done(received), ContinuousClock.now < deadline {
@@ -573,7 +577,7 @@ final class RawClient {
             } else if count == 0 {
                 end = .eof
             } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                try await Task.sleep(for: .milliseconds(10))
+                try await Task.sleep(for: interval)
             } else {
                 end = .failed(errno)
             }
