@@ -62,6 +62,7 @@ public final class ControlClient {
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         _ = setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(client.descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        // A hint that fails changes nothing: the node finds the same records by polling the store.
         try? client.send(#"{"command":"\#(command)"}"#)
         _ = try? client.readLine()
     }

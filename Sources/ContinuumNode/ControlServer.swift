@@ -42,6 +42,8 @@ final class ControlServer: Sendable {
     }
 
     func serve(_ server: NIOAsyncChannel<LineChannel, Never>) async {
+        // Ends when the node closes the socket at shutdown (an error then is the close itself); one bad
+        // connection never ends it, since each is handled in its own task.
         try? await server.executeThenClose { inbound in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in inbound {
@@ -52,6 +54,7 @@ final class ControlServer: Sendable {
     }
 
     private func handle(_ connection: LineChannel) async {
+        // A command whose client went away has nobody to tell of an error: the connection just ends.
         try? await connection.executeThenClose { inbound, outbound in
             var pending = [UInt8]()
             for try await buffer in inbound {
@@ -59,6 +62,7 @@ final class ControlServer: Sendable {
                 guard pending.count <= 4096 else { return }
                 guard let newline = pending.firstIndex(of: UInt8(ascii: "\n")) else { continue }
                 let line = Array(pending[..<newline])
+                // A line that is not JSON is an unknown command (answered below), not an error of the node.
                 let request = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
                 let reply: @Sendable ([String: any Sendable]) async throws -> Void = { object in
                     var data = try JSONSerialization.data(withJSONObject: object, options: .sortedKeys)
@@ -171,6 +175,7 @@ final class ControlServer: Sendable {
         let forward = Task {
             for await event in events {
                 if case .progress(let from, let records, let ofRecords, let bytes, let ofBytes) = event {
+                    // Progress is informative: a `sync` client that left misses it, and the final reply says all.
                     try? await reply([
                         "event": "progress", "peer": from.hex, "records": records, "ofRecords": ofRecords,
                         "bytes": bytes, "ofBytes": ofBytes,

@@ -97,10 +97,25 @@ public final class Node: Service, Sendable {
             bound.withLockedValue { $0 = [address] }
             if let port = address.port { await engine.setListenPort(UInt16(port)) }
         }
-        try? await store.resetPeerStates()
+        do {
+            try await store.resetPeerStates()
+        } catch {
+            // Only `peers` shows stale states until the sessions begin; the node itself does not read them.
+            logger.error("resetting the peers' states failed", metadata: ["error": "\(error)"])
+        }
         var addresses = configuration.peers
         if configuration.dialRemembered {
-            for peer in (try? await store.peers()) ?? [] where peer.port > 0 {
+            let remembered: [PeerRecord]
+            do {
+                remembered = try await store.peers()
+            } catch {
+                logger.error(
+                    "reading the remembered peers failed; dialling only --peer",
+                    metadata: ["error": "\(error)"]
+                )
+                remembered = []
+            }
+            for peer in remembered where peer.port > 0 {
                 let address = PeerAddress(host: peer.host, port: peer.port)
                 if !addresses.contains(address) { addresses.append(address) }
             }
@@ -126,26 +141,26 @@ public final class Node: Service, Sendable {
                 tasks.addTask { await discovery.run(advertising: advertisement) }
                 tasks.addTask { await dialer.run(discovery.events) }
             }
-            tasks.addTask {
-                try? await gracefulShutdown()
-                // Shutting down: stop listening, close sessions; the group's tasks then end.
-                try? await server.channel.close()
-                try? await controlChannel.channel.close()
-            }
-            await withTaskCancellationOrGracefulShutdownHandler {
-                await self.waitForever()
-            } onCancelOrGracefulShutdown: {
-            }
+            // Until graceful shutdown (SIGINT, SIGTERM) or cancellation: it returns at the one and throws
+            // CancellationError at the other, and both end the node the same way.
+            try? await gracefulShutdown()
+            // Stop listening, then end every session and loop. A channel already closed refuses a second close,
+            // which is fine.
+            try? await server.channel.close()
+            try? await controlChannel.channel.close()
             tasks.cancelAll()
         }
+        // The socket file may already be gone (removed by hand); nothing depends on its removal.
         try? FileManager.default.removeItem(at: ControlServer.socketURL(directory))
-        try? store.close()
-        try? await group.shutdownGracefully()
-    }
-
-    private func waitForever() async {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            try? await Task.sleep(for: .milliseconds(100))
+        do {
+            try store.close()
+        } catch {
+            logger.error("closing the store failed", metadata: ["error": "\(error)"])
+        }
+        do {
+            try await group.shutdownGracefully()
+        } catch {
+            logger.error("stopping the event loops failed", metadata: ["error": "\(error)"])
         }
     }
 }

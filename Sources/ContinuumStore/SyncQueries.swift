@@ -12,7 +12,6 @@ public struct StoredRecord: Sendable, Hashable {
     public let bytes: [UInt8]
 }
 
-/// A post whose photo is not on this node yet.
 /// A peer answered that it cannot supply a photo or its thumbnail: when to ask it again.
 public struct PeerLack: Sendable, Hashable {
     public enum Kind: Int, Sendable {
@@ -36,6 +35,7 @@ public struct PeerLack: Sendable, Hashable {
     }
 }
 
+/// A post whose photo is not on this node yet.
 public struct MissingPhoto: Sendable, Hashable {
     public let hash: AssetHash
     public let bytes: UInt64

@@ -40,6 +40,11 @@ public struct LackBook: Sendable {
     public struct Key: Hashable, Sendable {
         public let peer: AuthorID
         public let hash: AssetHash
+
+        public init(peer: AuthorID, hash: AssetHash) {
+            self.peer = peer
+            self.hash = hash
+        }
     }
 
     public init() {}
@@ -94,11 +99,22 @@ public struct LackBook: Sendable {
         if entries[peer]?.removeValue(forKey: hash) != nil { changed.insert(Key(peer: peer, hash: hash)) }
     }
 
-    /// The photo is here now: forget every peer's lack of it.
+    /// The photo is here now: forget every peer's lack of it (and a probe of it, which will not be answered).
     public mutating func arrived(_ hash: AssetHash) {
         for peer in entries.keys where entries[peer]?.removeValue(forKey: hash) != nil {
             changed.insert(Key(peer: peer, hash: hash))
         }
+        for (peer, probe) in probes where probe == .probing(hash) { probes[peer] = nil }
+    }
+
+    /// `peer` will not be asked for `hash` again (it sent bytes that failed their check): a probe of it ends.
+    public mutating func abandonProbe(_ hash: AssetHash, by peer: AuthorID) {
+        if probes[peer] == .probing(hash) { probes[peer] = nil }
+    }
+
+    /// Changes taken by ``takeChanges()`` that could not be saved: they come out again next time.
+    public mutating func remark(_ keys: [Key]) {
+        changed.formUnion(keys)
     }
 
     /// News from `peer` (its clock moved): its entries are due now, through one probe.

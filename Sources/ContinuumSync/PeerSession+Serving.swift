@@ -23,6 +23,7 @@ extension PeerSession {
     // MARK: Queues
 
     func enqueue(_ job: StreamJob) throws(WireError) {
+        guard !closed else { return }
         guard streamJobs.count < configuration.maxQueuedStreams else {
             throw WireError(
                 .overBudget,
@@ -54,6 +55,7 @@ extension PeerSession {
     }
 
     func enqueue(_ job: ServeJob) throws(WireError) {
+        guard !closed else { return }
         guard serveJobs.count < configuration.maxQueuedServes else {
             throw WireError(
                 .overBudget,
@@ -118,7 +120,7 @@ extension PeerSession {
     }
 
     private func waitForWindow() async {
-        while inflight >= configuration.window, !Task.isCancelled {
+        while inflight >= configuration.window, !Task.isCancelled, !closed {
             await withCheckedContinuation { windowWaiters.append($0) }
         }
     }
@@ -160,8 +162,7 @@ extension PeerSession {
             frames.append(.interest(replace: replace && start == 0, Array(entries[start..<end])))
             start = end
         } while start < entries.count
-        urgent.withLockedValue { $0 += frames }
-        await outbox.send(nil)
+        await sendUrgent(frames)
     }
 
     // MARK: Photos
@@ -188,6 +189,9 @@ extension PeerSession {
                 guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
                 // Fault injection for tests; a cancelled sleep ends the loop at its next check.
                 if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
+                // Under the socket's back-pressure: at most a few MiB of the photo wait in the outbox.
+                await outbox.waitForRoom()
+                guard !closed else { return }
                 await send(.photoData(hash, offset: position, chunk: [UInt8](data)))
                 stats.bytesOut += Int64(data.count)
                 position += UInt64(data.count)
@@ -206,6 +210,7 @@ extension PeerSession {
             return
         }
         stats.bytesOut += Int64(data.count)
+        await outbox.waitForRoom()
         await send(.thumbData(hash, [UInt8](data)))
     }
 

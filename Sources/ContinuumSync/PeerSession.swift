@@ -7,16 +7,21 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// One authenticated session with one peer: the anti-entropy state machine, live gossip to the peer, and photo
-/// serving. Messages go out through ``outbox``, which one writer task drains into the socket, so every send is
-/// under the socket's back-pressure. Pushes go ahead of everything queued there: they wait in ``urgent``, which the
-/// writer empties before each message it writes, and a `nil` in the outbox wakes the writer for them.
+/// serving. Messages go out through ``outbox``, which one writer task drains into the socket. Queuing there never
+/// waits (a peer that does not read holds up nobody else); pushes, INTEREST and ERROR go ahead of the rest; bulk
+/// senders wait for room; a peer that lets too much pile up is disconnected (``Outbox``).
 actor PeerSession {
     let peer: AuthorID
     let hello: Hello
     let initiator: Bool
     let host: String
-    nonisolated let outbox = AsyncChannel<WireMessage?>()
-    nonisolated let urgent = NIOLockedValueBox<[WireMessage]>([])
+    nonisolated let outbox = Outbox()
+    /// Tells this session from another with the same peer.
+    nonisolated let token = UUID()
+    /// Live gossip skipped for a backlog: a round catches the peer up once it has read it.
+    private var gossipSkipped = false
+    /// Set by ``close()``: no new work starts after it.
+    private(set) var closed = false
     let engine: SyncEngine
     let store: ContinuumStore
     let configuration: SyncConfiguration
@@ -58,10 +63,10 @@ actor PeerSession {
     /// Rounds and REQUESTs of the peer waiting to be answered, in order; one task answers them.
     var streamJobs: [StreamJob] = []
     var streaming = false
-    /// PHOTO_WANTs and THUMB_WANTs waiting to be served, by at most ``maxServers`` tasks.
+    /// PHOTO_WANTs and THUMB_WANTs waiting to be served, by at most ``maxServers`` tasks (as many as a fetcher asks for at once).
     var serveJobs: [ServeJob] = []
     var servers = 0
-    static let maxServers = 4
+    static let maxServers = 8
     private(set) var lastReceived = ContinuousClock.now
     var stats = (recordsIn: Int64(0), recordsOut: Int64(0), bytesIn: Int64(0), bytesOut: Int64(0))
     /// Records pushed to the peer, and pushed by it, in this session.
@@ -91,13 +96,29 @@ actor PeerSession {
         self.logger = logger
     }
 
+    /// Queues a message for the peer without waiting; a peer that has let more than ``Outbox/cap`` bytes pile up
+    /// is not reading, and its session ends.
     func send(_ message: WireMessage) async {
         if case .records(_, let records) = message {
             inflight += 1
             stats.recordsOut += Int64(records.count)
             stats.bytesOut += Int64(records.reduce(0) { $0 + $1.count })
         }
-        await outbox.send(message)
+        if !outbox.enqueue(message) { await overflowed() }
+    }
+
+    /// Queues messages ahead of everything else waiting (pushes, INTEREST).
+    func sendUrgent(_ messages: [WireMessage]) async {
+        for message in messages where !outbox.enqueue(message, urgent: true) {
+            await overflowed()
+            return
+        }
+    }
+
+    private func overflowed() async {
+        guard !closed else { return }
+        logger.notice("the peer does not read what it is sent; closing the session")
+        await close(reporting: WireError(.timeout, "the peer has not read the last \(Outbox.cap >> 20) MiB sent to it"))
     }
 
     /// Starts an anti-entropy round: sends our clock; returns when the peer has sent what we lack (its DONE).
@@ -219,20 +240,21 @@ actor PeerSession {
 
     /// Tells the peer why (an ERROR, ahead of anything still queued), then ends the session.
     func close(reporting error: WireError) async {
-        urgent.withLockedValue { $0.append(.error(error)) }
-        // The writer sends queued urgent frames before its next message; give it that message, unless the
-        // connection is already stuck (then the ERROR is lost, and the close below ends it anyway).
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.outbox.send(nil) }
-            group.addTask { try? await Task.sleep(for: .seconds(1)) }
-            await group.next()
-            group.cancelAll()
+        guard !closed else { return }
+        outbox.enqueue(.error(error), urgent: true)
+        // The writer sends it next; wait at most a second for that (a peer that does not read never gets it, and
+        // the close below ends the session anyway). Polled: the outbox has no "written" event, and this runs once
+        // per session at most.
+        let deadline = ContinuousClock.now + .seconds(1)
+        while !outbox.isDrained, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
         }
         close()
     }
 
     /// Ends the session's background work.
     func close() {
+        closed = true
         for task in tasks.values { task.cancel() }
         tasks.removeAll()
         streamJobs.removeAll()
@@ -340,6 +362,7 @@ actor PeerSession {
 
     /// Runs `work` in the background until it finishes or the session closes.
     func spawn(_ work: @escaping @Sendable (PeerSession) async -> Void) {
+        guard !closed else { return }
         let id = UUID()
         tasks[id] = Task {
             await work(self)
@@ -402,8 +425,7 @@ actor PeerSession {
             try await flush()
         } catch {
             logger.notice("closing the session", metadata: ["reason": "\(error)"])
-            await outbox.send(.error(error))
-            close()
+            await close(reporting: error)
         }
     }
 
@@ -502,7 +524,18 @@ actor PeerSession {
     // MARK: Sending
 
     /// Live gossip: sends the records this peer is not known to hold and has not been sent on this connection.
+    ///
+    /// Live gossip is best effort: while more than ``Outbox/highWater`` bytes wait for a slow peer, records are not
+    /// queued for it (nor marked sent); once it has caught up, a round sends it what it missed.
     func gossip(_ records: [StoredRecord]) async {
+        guard outbox.backlog < Outbox.highWater else {
+            gossipSkipped = true
+            return
+        }
+        if gossipSkipped {
+            gossipSkipped = false
+            spawn { session in _ = await session.startRound() }
+        }
         for chunk in Self.frames(unsent(records)) { await send(.records(live: true, chunk)) }
     }
 
@@ -513,17 +546,7 @@ actor PeerSession {
         pushes.sent += records.count
         stats.recordsOut += Int64(records.count)
         stats.bytesOut += Int64(records.reduce(0) { $0 + $1.bytes.count })
-        let frames = Self.frames(records).map { WireMessage.push($0) }
-        urgent.withLockedValue { $0 += frames }
-        await outbox.send(nil)
-    }
-
-    /// Messages the writer sends before the next one from the outbox.
-    nonisolated func takeUrgent() -> [WireMessage] {
-        urgent.withLockedValue { queued in
-            defer { queued = [] }
-            return queued
-        }
+        await sendUrgent(Self.frames(records).map { WireMessage.push($0) })
     }
 
     /// The records the peer is not known to hold and that were not sent down this connection; marks them sent.

@@ -52,7 +52,9 @@ actor PhotoFetcher {
     /// Peers that sent a photo or thumbnail that failed its check: never asked for that one again (this run).
     private var distrusted: Set<LackBook.Key> = []
     /// Peers with a session whose saved lacks are loaded: only they are asked.
-    private var ready: Set<AuthorID> = []
+    private var ready: [AuthorID: UUID] = [:]
+    /// Sessions whose saved lacks are being loaded (a session that ends meanwhile is not made ready).
+    private var joining: [AuthorID: UUID] = [:]
     /// Peers whose saved lacks were read from the store in this run.
     private var loaded: Set<AuthorID> = []
     /// How often the fetcher looks again by itself (for back-offs that came due).
@@ -85,7 +87,8 @@ actor PhotoFetcher {
     }
 
     /// A session with the peer began: it may be asked once its saved lacks are loaded.
-    func peerJoined(_ peer: AuthorID) async {
+    func peerJoined(_ peer: AuthorID, session: UUID) async {
+        joining[peer] = session
         if loaded.insert(peer).inserted {
             do {
                 let saved = try await store.peerLacks(peer)
@@ -94,7 +97,10 @@ actor PhotoFetcher {
                 func entries(_ kind: PeerLack.Kind) -> [AssetHash: LackBook.Entry] {
                     var result: [AssetHash: LackBook.Entry] = [:]
                     for lack in saved where lack.kind == kind {
-                        let wait = Duration.milliseconds(max(0, lack.retryAt.milliseconds - nowWall))
+                        // At most the longest back-off, whatever the wall clock did meanwhile.
+                        let wait = Duration.milliseconds(
+                            min(max(0, lack.retryAt.milliseconds - nowWall), LackBook.maxRetry.nanoseconds / 1_000_000)
+                        )
                         result[lack.hash] = LackBook.Entry(retryAt: now + wait, attempts: lack.attempts)
                     }
                     return result
@@ -107,7 +113,10 @@ actor PhotoFetcher {
                 logger.warning("reading what a peer lacked failed", metadata: ["error": "\(error)"])
             }
         }
-        ready.insert(peer)
+        // Only if this session is still the peer's (it may have ended, and another begun, while loading).
+        guard joining[peer] == session else { return }
+        joining[peer] = nil
+        ready[peer] = session
         wake.yield()
     }
 
@@ -136,11 +145,15 @@ actor PhotoFetcher {
                 )
             }
         }
-        let changes = lacks(&photoLacks, .photo) + lacks(&thumbLacks, .thumbnail)
+        let photoChanges = lacks(&photoLacks, .photo)
+        let thumbChanges = lacks(&thumbLacks, .thumbnail)
         do {
-            try await store.saveLacks(changes)
+            try await store.saveLacks(photoChanges + thumbChanges)
         } catch {
+            // Saved at the next look instead (the changes are marked again).
             logger.warning("saving what peers lacked failed", metadata: ["error": "\(error)"])
+            photoLacks.remark(photoChanges.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
+            thumbLacks.remark(thumbChanges.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
         }
     }
 
@@ -211,7 +224,7 @@ actor PhotoFetcher {
     /// The first ready peer that may be asked for `hash` now, by `book`'s rules.
     private func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
         let now = ContinuousClock.now
-        for peer in peers where ready.contains(peer) && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
+        for peer in peers where ready[peer] != nil && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
             if book.mayAsk(hash, of: peer, now: now) { return peer }
         }
         return nil
@@ -224,7 +237,11 @@ actor PhotoFetcher {
     private func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine) async {
         guard let thumbnails else { return }
         let now = ContinuousClock.now
-        thumbnailWants = thumbnailWants.filter { now - $0.value.since < Self.thumbnailTimeout }
+        // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
+        for (hash, want) in thumbnailWants where now - want.since >= Self.thumbnailTimeout {
+            thumbLacks.lacked(hash, by: want.peer, now: now)
+            thumbnailWants[hash] = nil
+        }
         var peers: [AuthorID]?
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
             guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
@@ -254,8 +271,9 @@ actor PhotoFetcher {
         guard let thumbnails else { return nil }
         defer { thumbnailWants[hash] = nil }
         do {
+            let stored = try await thumbnails.storeFromPeer(bytes, for: hash)
             thumbLacks.supplied(hash, by: peer)
-            if try await thumbnails.storeFromPeer(bytes, for: hash), let engine {
+            if stored, let engine {
                 await engine.emit(.thumbnailArrived(hash))
             }
             return nil
@@ -265,6 +283,7 @@ actor PhotoFetcher {
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
             )
             distrusted.insert(LackBook.Key(peer: peer, hash: hash))
+            thumbLacks.abandonProbe(hash, by: peer)
             return error.message
         } catch {
             logger.error("storing a thumbnail failed", metadata: ["error": "\(error)"])
@@ -274,8 +293,10 @@ actor PhotoFetcher {
 
     /// The peer has no thumbnail of the photo: ask another.
     func thumbnailMissing(_ hash: AssetHash, from peer: AuthorID) {
+        // Only an answer to a THUMB_WANT outstanding to that peer counts (others could fill the lack table).
+        guard thumbnailWants[hash]?.peer == peer else { return }
         thumbLacks.lacked(hash, by: peer, now: .now)
-        if thumbnailWants[hash]?.peer == peer { thumbnailWants[hash] = nil }
+        thumbnailWants[hash] = nil
         wake.yield()
     }
 
@@ -412,6 +433,7 @@ actor PhotoFetcher {
             try? FileManager.default.removeItem(at: url)
             // A peer that sent bytes that do not match is not asked for this photo again.
             distrusted.insert(LackBook.Key(peer: peer, hash: hash))
+            photoLacks.abandonProbe(hash, by: peer)
             transfer.waiter.resume(returning: false)
             return
         }
@@ -455,17 +477,22 @@ actor PhotoFetcher {
 
     /// The peer does not have it: try another, at once (in a mesh, a post often arrives through a peer that is
     /// still fetching its photo; waiting for the next periodic look cost up to 2 s).
+    /// Only an answer to a request outstanding to that peer counts (others could fill the lack table).
     func missing(_ hash: AssetHash, from peer: AuthorID) {
+        guard transfers[hash]?.peer == peer else { return }
         photoLacks.lacked(hash, by: peer, now: .now)
-        if transfers[hash]?.peer == peer { finish(hash, false) }
+        finish(hash, false)
         wake.yield()
     }
 
     /// A session ended: a transfer from it stops, keeping its partial file for the next attempt.
-    func peerLeft(_ peer: AuthorID) {
+    func peerLeft(_ peer: AuthorID, session: UUID) {
+        if joining[peer] == session { joining[peer] = nil }
+        // A newer session of the same peer keeps its state.
+        guard ready[peer] == nil || ready[peer] == session else { return }
         for (hash, transfer) in transfers where transfer.peer == peer { finish(hash, false) }
         thumbnailWants = thumbnailWants.filter { $0.value.peer != peer }
-        ready.remove(peer)
+        ready[peer] = nil
         photoLacks.left(peer)
         thumbLacks.left(peer)
     }

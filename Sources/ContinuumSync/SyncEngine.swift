@@ -155,7 +155,7 @@ public actor SyncEngine {
             )
         }
         emit(.peerJoined(session.peer, name: session.hello.name))
-        await photos.peerJoined(session.peer)
+        await photos.peerJoined(session.peer, session: session.token)
         logger.info(
             "peer connected",
             metadata: ["peer.id": "\(session.peer.short)", "peer.name": "\(session.hello.name ?? "")"]
@@ -193,7 +193,7 @@ public actor SyncEngine {
                 logger.error("recording a session's end failed", metadata: ["error": "\(error)"])
             }
         }.value
-        await photos.peerLeft(session.peer)
+        await photos.peerLeft(session.peer, session: session.token)
         emit(.peerLeft(session.peer, reason: reason))
         logger.info("peer disconnected", metadata: ["peer.id": "\(session.peer.short)", "reason": "\(reason)"])
     }

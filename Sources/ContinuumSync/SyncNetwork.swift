@@ -226,9 +226,9 @@ public final class SyncNetwork: Sendable {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await message in session.outbox {
-                        for pushed in session.takeUrgent() { try await outbound.write(pushed) }
-                        if let message { try await outbound.write(message) }
+                    while let message = await session.outbox.next() {
+                        try await outbound.write(message)
+                        session.outbox.wrote(message)
                     }
                 }
                 group.addTask {
@@ -246,6 +246,8 @@ public final class SyncNetwork: Sendable {
                         if ContinuousClock.now - (await session.lastReceived) > idle {
                             let error = WireError(.timeout, "nothing received for \(idle)")
                             timedOut.withLockedValue { $0 = error }
+                            // A peer that does not read never takes the ERROR: the close comes within a second.
+                            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
                             try? await outbound.write(.error(error))
                             channel.close(promise: nil)
                             return
@@ -256,10 +258,7 @@ public final class SyncNetwork: Sendable {
                 }
                 var budget = PeerBudget(limits: engine.configuration.peerBudget)
                 while let message = try await iterator.next() {
-                    switch budget.charge(message, now: .now) {
-                    case .proceed: break
-                    case .delay(let pause): try await Task.sleep(for: pause)
-                    case .refuse(let error):
+                    if let error = budget.charge(message, now: .now) {
                         logger.notice(
                             "a peer is over its budget; disconnecting it",
                             metadata: ["peer.id": "\(session.peer.short)", "error": "\(error.message)"]
@@ -276,12 +275,16 @@ public final class SyncNetwork: Sendable {
             // Never answer an ERROR with an ERROR.
             return "the peer refused: \(error.error.code): \(error.error.message)"
         } catch let error as WireError {
-            // Best effort: the peer may already be gone, and the session ends either way.
+            // Best effort: the peer may already be gone, and the session ends either way; one that does not read is
+            // closed within a second (linger's deadline, set before the write can wait).
+            let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
             try? await outbound.write(.error(error))
             await Self.linger(iterator: &iterator, channel: channel)
+            deadline.cancel()
             return "\(error.code): \(error.message)"
         } catch is CancellationError {
             // This task is cancelled, and NIO refuses writes from a cancelled task: say goodbye from a new one.
+            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
             await Task { try? await outbound.write(.error(WireError(.shuttingDown, "the node is shutting down"))) }
                 .value
             return "this node is shutting down"
@@ -300,7 +303,7 @@ public final class SyncNetwork: Sendable {
     ) async {
         let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         defer { deadline.cancel() }
-        // Not every channel can half-close (TLS cannot); then the full close comes at the deadline or below.
+        // A channel that cannot half-close refuses this; then the full close comes at the deadline or below.
         try? await channel.close(mode: .output)
         // The iterator ends at the peer's close or the deadline's; an error there ends the lingering too.
         while (try? await iterator.next()) != nil {}

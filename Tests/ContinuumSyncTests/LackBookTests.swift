@@ -108,3 +108,45 @@ struct LackBookTests {
         #expect(due)
     }
 }
+
+@Suite("Lack book: probes that end without an answer")
+struct LackBookProbeTests {
+    private let start = ContinuousClock.now
+    private let peer = AuthorID(unchecked: PeerBudgetTests.id32(1))
+    private let photos = (0..<10).map { AssetHash(unchecked: PeerBudgetTests.id32(100 + $0)) }
+
+    private func due(_ book: inout LackBook) throws -> (AssetHash, ContinuousClock.Instant) {
+        for photo in photos { book.lacked(photo, by: peer, now: start) }
+        let due = start + LackBook.backoff(attempts: 1)
+        let probe = try #require(photos.first { book.mayAsk($0, of: peer, now: due) })
+        return (probe, due)
+    }
+
+    @Test("a probe whose photo arrives from another peer ends: the next due entry becomes the probe")
+    func arrivalEndsProbe() throws {
+        var book = LackBook()
+        let (probe, due) = try due(&book)
+        book.arrived(probe)
+        let next = photos.filter { $0 != probe && book.mayAsk($0, of: peer, now: due) }
+        #expect(next.count == 1)
+    }
+
+    @Test("a probe abandoned (bytes that failed their check) ends the same way")
+    func abandonEndsProbe() throws {
+        var book = LackBook()
+        let (probe, due) = try due(&book)
+        book.abandonProbe(probe, by: peer)
+        let next = photos.filter { $0 != probe && book.mayAsk($0, of: peer, now: due) }
+        #expect(next.count == 1)
+    }
+
+    @Test("changes that could not be saved come out again")
+    func remark() {
+        var book = LackBook()
+        book.lacked(photos[0], by: peer, now: start)
+        let taken = book.takeChanges()
+        book.remark(taken.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
+        let again = book.takeChanges()
+        #expect(again.map(\.hash) == [photos[0]])
+    }
+}

@@ -12,6 +12,12 @@ struct PeerBudgetTests {
         replace: false,
         (0..<WireLimits.maxInterestEntries).map { PostInterest(post: post($0), hops: 1) }
     )
+    static let bigClock = VectorClock(
+        Dictionary(
+            uniqueKeysWithValues: (0..<WireLimits.maxClockEntries).map { (AuthorID(unchecked: id32($0)), UInt64(1)) }
+        )
+    )
+    static let thousandRecords = [[UInt8]](repeating: [UInt8](repeating: 7, count: 300), count: 1000)
 
     static func id32(_ index: Int) -> Data {
         var bytes = Data(count: 32)
@@ -23,63 +29,74 @@ struct PeerBudgetTests {
 
     private static func post(_ index: Int) -> PostID { PostID(unchecked: id32(index)) }
 
-    @Test("an honest session's traffic never waits: pings, a few rounds, a 100,000-post interest sent once")
-    func honestTrafficProceeds() {
+    @Test("an honest hub's start is taken: the largest interest and clock the protocol allows, then its records")
+    func honestHubStart() {
         var budget = PeerBudget()
         var now = start
-        // The whole interest a node may have (25 full frames), at once after the handshake.
-        for _ in 0..<25 {
-            #expect(budget.charge(Self.bigInterest, now: now) == .proceed)
+        // All at once after the handshake: 25 full INTEREST frames (100,000 posts), a 100,000-entry CLOCK.
+        for _ in 0..<25 { #expect(budget.charge(Self.bigInterest, now: now) == nil) }
+        #expect(budget.charge(.clock(round: 1, Self.bigClock), now: now) == nil)
+        // Then the initial sync it sends: 100 RECORDS frames of 1,000 records, 30 a second, with its ACKs.
+        for frame in 0..<100 {
+            now = start + .milliseconds(33 * frame)
+            #expect(budget.charge(.records(live: false, Self.thousandRecords), now: now) == nil)
+            #expect(budget.charge(.ack(VectorClock()), now: now) == nil)
         }
-        // Then a minute of ordinary traffic: a ping every 15 s, a round a minute, a few photo and thumbnail wants.
-        for second in 1...60 {
+        // And a minute of ordinary traffic: a ping every 15 s, a round, photo and thumbnail wants.
+        for second in 4...60 {
             now = start + .seconds(second)
-            if second % 15 == 0 { #expect(budget.charge(.ping(UInt64(second)), now: now) == .proceed) }
+            if second % 15 == 0 { #expect(budget.charge(.ping(UInt64(second)), now: now) == nil) }
             for _ in 0..<8 {
-                #expect(budget.charge(.thumbWant(AssetHash(unchecked: Data(count: 32))), now: now) == .proceed)
+                #expect(budget.charge(.photoWant(AssetHash(unchecked: Self.id32(second)), offset: 0), now: now) == nil)
+                #expect(budget.charge(.thumbWant(AssetHash(unchecked: Self.id32(second))), now: now) == nil)
             }
         }
-        #expect(budget.charge(.clock(round: 2, VectorClock()), now: now) == .proceed)
+        #expect(budget.charge(.clock(round: 2, VectorClock()), now: now) == nil)
     }
 
-    @Test("a flood is slowed first, then refused with ERROR over budget once it has lasted over a second")
-    func floodIsSlowedThenRefused() throws {
+    @Test(
+        "a flood of each kind is refused with ERROR over budget, well within a second of flooding",
+        arguments: [
+            ("PING", WireMessage.ping(1), 0.000_01),
+            ("INTEREST", bigInterest, 0.005),
+            ("CLOCK", WireMessage.clock(round: 1, bigClock), 0.2),
+            (
+                "REQUEST",
+                WireMessage.request(
+                    (0..<WireLimits.maxRanges).map { LogRange(author: AuthorID(unchecked: id32($0)), range: 1...9) }
+                ), 0.05
+            ),
+            ("THUMB_WANT", WireMessage.thumbWant(AssetHash(unchecked: id32(1))), 0.000_01),
+        ]
+    )
+    func floodIsRefused(name: String, message: WireMessage, secondsEach: Double) throws {
         var budget = PeerBudget()
         var now = start
-        var delayed = 0
         var refusal: WireError?
-        // A frame every 0.5 ms unless the node pauses reading (as the session does): 2,000 INTEREST frames a
-        // second offered, far beyond the 2,000 units a second (each costs about 148).
-        for _ in 0..<10_000 {
-            now += .microseconds(500)
-            switch budget.charge(Self.bigInterest, now: now) {
-            case .proceed: continue
-            case .delay(let pause):
-                delayed += 1
-                #expect(pause > .zero && pause <= .milliseconds(100), "\(pause)")
-                now += pause
-            case .refuse(let error):
-                refusal = error
-            }
+        // As fast as the node can take them: each costs the node `secondsEach` to act on.
+        for _ in 0..<1_000_000 {
+            now += .nanoseconds(Int64(secondsEach * 1e9))
+            refusal = budget.charge(message, now: now)
             if refusal != nil { break }
         }
-        let error = try #require(refusal)
+        let error = try #require(refusal, "\(name) never refused")
         #expect(error.code == .overBudget)
-        #expect(error.message.contains("INTEREST"), "\(error.message)")
-        #expect(delayed > 0, "slowed before it was refused")
-        // Refused within the 0.5 s allowance (plus the burst it had), not later.
-        #expect(now - start < .seconds(2), "\(now - start)")
+        #expect(error.message.contains(message.typeName), "\(error.message)")
+        #expect(now - start < .milliseconds(800), "\(name): refused after \(now - start)")
     }
 
-    @Test("a peer that pauses after a burst gets its budget back and is never refused")
+    @Test("a peer that goes into debt, then pauses, gets its budget back and is never refused")
     func burstThenPause() {
         var budget = PeerBudget()
         for round in 0..<20 {
-            let base = start + .seconds(5 * round)
-            for frame in 0..<25 {
-                let verdict = budget.charge(Self.bigInterest, now: base + .milliseconds(frame))
-                if case .refuse(let error) = verdict { Issue.record("refused in round \(round): \(error)") }
+            let now = start + .seconds(10 * round)
+            // 45 full INTEREST frames at once: about 10,100 units, more than the burst, less than burst and debt.
+            for _ in 0..<45 {
+                if let error = budget.charge(Self.bigInterest, now: now) {
+                    Issue.record("refused in round \(round): \(error)")
+                }
             }
+            #expect(budget.tokens < 0, "round \(round) went into debt")
         }
     }
 
@@ -92,8 +109,6 @@ struct PeerBudgetTests {
         #expect(small < big)
         #expect(big > 100 * ping)
         // No message costs more than the burst: one frame alone can always be taken.
-        let heads = (0..<WireLimits.maxClockEntries).map { (AuthorID(unchecked: Self.id32($0)), UInt64(1)) }
-        let clock = VectorClock(Dictionary(uniqueKeysWithValues: heads))
-        #expect(PeerBudget.cost(of: .clock(round: 1, clock)) < PeerBudget.Limits().burst)
+        #expect(PeerBudget.cost(of: .clock(round: 1, Self.bigClock)) < PeerBudget.Limits().burst)
     }
 }

@@ -1,0 +1,147 @@
+import ContinuumWire
+import NIOConcurrencyHelpers
+
+/// The messages waiting to be written to one peer, drained by the session's one writer task.
+///
+/// Queuing never waits, so that nothing shared (gossip, interest relay, the photo fetcher) can be held up by a peer
+/// that does not read: a message goes in at once, urgent ones (pushes, INTEREST, ERROR) ahead of the rest. Senders
+/// of bulk data (photo chunks, thumbnails) wait for room with ``waitForRoom()`` before each piece, so a transfer is
+/// under the socket's back-pressure without holding anyone else. When more than ``cap`` bytes wait, the peer is
+/// not reading what it asked for: ``enqueue(_:urgent:)`` says so, and the session ends.
+final class Outbox: Sendable {
+    /// Bulk senders wait while this much waits to be written.
+    static let highWater = 2 << 20
+    /// ... and go on once it is below this.
+    static let lowWater = 1 << 20
+    /// More than this waiting: the peer is not reading.
+    static let cap = 32 << 20
+
+    private struct State {
+        var urgent: [WireMessage] = []
+        var normal: [WireMessage] = []
+        var normalHead = 0
+        var bytes = 0
+        var writer: CheckedContinuation<WireMessage?, Never>?
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var finished = false
+
+        mutating func takeNext() -> WireMessage? {
+            if !urgent.isEmpty { return urgent.removeFirst() }
+            guard normalHead < normal.count else { return nil }
+            let message = normal[normalHead]
+            normalHead += 1
+            if normalHead > 256 && normalHead * 2 > normal.count {
+                normal.removeFirst(normalHead)
+                normalHead = 0
+            }
+            return message
+        }
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// Queues `message`; false when it was not queued because the outbox is finished or over ``cap``.
+    @discardableResult
+    func enqueue(_ message: WireMessage, urgent: Bool = false) -> Bool {
+        let writer: CheckedContinuation<WireMessage?, Never>? = state.withLockedValue { state in
+            guard !state.finished, state.bytes <= Self.cap else { return nil }
+            if let writer = state.writer {
+                // The writer is waiting, so nothing else is queued: hand the message over directly.
+                state.writer = nil
+                state.bytes += message.approximateBytes
+                return writer
+            }
+            state.bytes += message.approximateBytes
+            if urgent { state.urgent.append(message) } else { state.normal.append(message) }
+            return nil
+        }
+        if let writer {
+            writer.resume(returning: message)
+            return true
+        }
+        return state.withLockedValue { !$0.finished && $0.bytes <= Self.cap }
+    }
+
+    /// The writer's next message, urgent ones first; nil once finished (or when the writer's task is cancelled).
+    func next() async -> WireMessage? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<WireMessage?, Never>) in
+                let ready: WireMessage?? = state.withLockedValue { state in
+                    if let message = state.takeNext() { return .some(message) }
+                    if state.finished || Task.isCancelled { return .some(nil) }
+                    state.writer = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let writer = state.withLockedValue { state in
+                defer { state.writer = nil }
+                return state.writer
+            }
+            writer?.resume(returning: nil)
+        }
+    }
+
+    /// The writer wrote `message`: its bytes no longer wait.
+    func wrote(_ message: WireMessage) {
+        let waiters = state.withLockedValue { state in
+            state.bytes = max(0, state.bytes - message.approximateBytes)
+            guard state.bytes < Self.lowWater else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.roomWaiters = [] }
+            return state.roomWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until fewer than ``highWater`` bytes wait to be written (at once when the outbox is finished).
+    func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLockedValue { state in
+                guard !state.finished, state.bytes >= Self.highWater else { return false }
+                state.roomWaiters.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
+    }
+
+    /// Bytes queued and not yet written.
+    var backlog: Int { state.withLockedValue { $0.bytes } }
+
+    /// Whether everything queued has been written (not only taken by the writer).
+    var isDrained: Bool { state.withLockedValue { $0.bytes == 0 } }
+
+    /// Ends the outbox: what waits is dropped, the writer ends, bulk senders go on (and find the session closed).
+    func finish() {
+        let (writer, waiters) = state.withLockedValue { state in
+            state.finished = true
+            state.urgent = []
+            state.normal = []
+            state.normalHead = 0
+            defer {
+                state.writer = nil
+                state.roomWaiters = []
+            }
+            return (state.writer, state.roomWaiters)
+        }
+        writer?.resume(returning: nil)
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension WireMessage {
+    /// About the bytes the message takes on the wire, for the outbox's accounting.
+    var approximateBytes: Int {
+        switch self {
+        case .records(_, let records), .push(let records): 16 + records.reduce(0) { $0 + $1.count + 4 }
+        case .photoData(_, _, let chunk): 80 + chunk.count
+        case .thumbData(_, let bytes): 40 + bytes.count
+        case .clock(_, let clock), .ack(let clock): 16 + 40 * clock.heads.count
+        case .clockSince(_, _, let changes): 48 + 40 * changes.heads.count
+        case .interest(_, let entries): 8 + 33 * entries.count
+        case .request(let ranges): 8 + 48 * ranges.count
+        default: 64
+        }
+    }
+}
