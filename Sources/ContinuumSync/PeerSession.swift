@@ -165,7 +165,7 @@ actor PeerSession {
                 } catch {
                     // Safe to go on without them: the next round sends the whole clock, and a CLOCK_SINCE from the
                     // peer is answered with CLOCK_UNKNOWN.
-                    logger.warning("reading the clocks last exchanged failed", metadata: ["error": "\(error)"])
+                    logger.failure("reading the clocks last exchanged failed", error, level: .warning)
                     return (nil, nil)
                 }
                 // A stored clock that no longer decodes is as good as none (the whole clock goes instead).
@@ -198,12 +198,17 @@ actor PeerSession {
                 received: received.map(WireCodec.clockBytes)
             )
         } catch {
-            logger.warning("remembering the clock exchanged with the peer failed", metadata: ["error": "\(error)"])
+            logger.failure("remembering the clock exchanged with the peer failed", error, level: .warning)
         }
     }
 
     /// A storage failure during the session: logged, told to the peer as ERROR internal, and the session ends.
     func fail(_ error: any Error, _ doing: String) async {
+        guard !(error is CancellationError) else {
+            // Shutting down: the session ends with the node's own goodbye.
+            close()
+            return
+        }
         logger.error("storage failed; closing the session", metadata: ["while": "\(doing)", "error": "\(error)"])
         await close(reporting: WireError(.internal, "the node failed while \(doing)"))
     }
@@ -445,7 +450,7 @@ actor PeerSession {
         do {
             report = try await store.ingest(groups, notifying: engine.policy)
         } catch {
-            logger.error("storing records failed", metadata: ["error": "\(error)"])
+            logger.failure("storing records failed", error)
             throw WireError(.internal, "the receiving node could not store the records")
         }
         // The peer holds what it sent; never send those back.
@@ -463,7 +468,7 @@ actor PeerSession {
         do {
             clock = try await store.clock()
         } catch {
-            logger.error("reading this node's clock failed", metadata: ["error": "\(error)"])
+            logger.failure("reading this node's clock failed", error)
             throw WireError(.internal, "the receiving node could not read its clock")
         }
         let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))
@@ -511,7 +516,7 @@ actor PeerSession {
         do {
             clock = try await store.clock()
         } catch {
-            logger.error("reading this node's clock failed", metadata: ["error": "\(error)"])
+            logger.failure("reading this node's clock failed", error)
             throw WireError(.internal, "the receiving node could not read its clock")
         }
         let gaps = peerClock.missing(from: clock).map { LogRange(author: $0.key, range: $0.value) }

@@ -110,7 +110,7 @@ actor PhotoFetcher {
             } catch {
                 // Without them the peer is asked again for what it lacked: bytes, not harm.
                 loaded.remove(peer)
-                logger.warning("reading what a peer lacked failed", metadata: ["error": "\(error)"])
+                logger.failure("reading what a peer lacked failed", error, level: .warning)
             }
         }
         // Only if this session is still the peer's (it may have ended, and another begun, while loading).
@@ -151,7 +151,7 @@ actor PhotoFetcher {
             try await store.saveLacks(photoChanges + thumbChanges)
         } catch {
             // Saved at the next look instead (the changes are marked again).
-            logger.warning("saving what peers lacked failed", metadata: ["error": "\(error)"])
+            logger.failure("saving what peers lacked failed", error, level: .warning)
             photoLacks.remark(photoChanges.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
             thumbLacks.remark(thumbChanges.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
         }
@@ -216,7 +216,7 @@ actor PhotoFetcher {
         do {
             return try await store.missingPhotos(limit: 1000)
         } catch {
-            logger.error("reading the missing photos failed", metadata: ["error": "\(error)"])
+            logger.failure("reading the missing photos failed", error)
             return nil
         }
     }
@@ -286,7 +286,7 @@ actor PhotoFetcher {
             thumbLacks.abandonProbe(hash, by: peer)
             return error.message
         } catch {
-            logger.error("storing a thumbnail failed", metadata: ["error": "\(error)"])
+            logger.failure("storing a thumbnail failed", error)
             return nil
         }
     }
@@ -470,7 +470,7 @@ actor PhotoFetcher {
             try await store.markPhotoAvailable(hash, bytes: Int64(size))
             return true
         } catch {
-            logger.error("storing a photo failed", metadata: ["error": "\(error)"])
+            logger.failure("storing a photo failed", error)
             return false
         }
     }

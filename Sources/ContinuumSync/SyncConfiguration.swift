@@ -1,6 +1,7 @@
 import ContinuumCore
 import ContinuumStore
 import ContinuumWire
+import Logging
 
 /// How a node syncs.
 public struct SyncConfiguration: Sendable {
@@ -77,4 +78,12 @@ public enum SyncEvent: Sendable, Hashable {
     case deleted([RecordID], author: AuthorID)
     /// A notification was made.
     case notification(NotificationSummary)
+}
+
+extension Logger {
+    /// A store call that failed: logged at `level`, or at debug when it was cancelled (the node is shutting down,
+    /// and every pending call ends that way).
+    func failure(_ message: Logger.Message, _ error: any Error, level: Logger.Level = .error) {
+        log(level: error is CancellationError ? .debug : level, message, metadata: ["error": "\(error)"])
+    }
 }

@@ -190,7 +190,7 @@ public actor SyncEngine {
                     bytesOut: stats.bytesOut
                 )
             } catch {
-                logger.error("recording a session's end failed", metadata: ["error": "\(error)"])
+                logger.failure("recording a session's end failed", error)
             }
         }.value
         await photos.peerLeft(session.peer, session: session.token)
@@ -225,7 +225,7 @@ public actor SyncEngine {
             current = try await store.followedPosts()
         } catch {
             // Retried at the next change and by the once-a-second check in `run`.
-            logger.error("reading the followed posts failed", metadata: ["error": "\(error)"])
+            logger.failure("reading the followed posts failed", error)
             return
         }
         guard current != follows else { return }
@@ -321,7 +321,7 @@ public actor SyncEngine {
                 records = try await store.records(after: gossipedThrough, limit: 1000)
             } catch {
                 // Nothing is lost: the next wake (within a poll interval) reads from the same place again.
-                logger.error("reading new records failed", metadata: ["error": "\(error)"])
+                logger.failure("reading new records failed", error)
                 break
             }
             guard !records.isEmpty else { break }
@@ -389,7 +389,7 @@ public actor SyncEngine {
                 fresh = try await store.notifications(after: notifiedThrough)
             } catch {
                 // Emitted at the next look, from the same place.
-                logger.error("reading new notifications failed", metadata: ["error": "\(error)"])
+                logger.failure("reading new notifications failed", error)
                 return
             }
             guard let last = fresh.last else { return }
@@ -409,7 +409,7 @@ public actor SyncEngine {
                     try await store.followedPosts()
                 )
             } catch {
-                logger.error("reading the store at start failed; retrying", metadata: ["error": "\(error)"])
+                logger.failure("reading the store at start failed; retrying", error)
                 try? await Task.sleep(for: .seconds(1))
             }
         }
