@@ -1,0 +1,86 @@
+import ContinuumCore
+import ContinuumWire
+import Foundation
+import Testing
+
+@testable import ContinuumSync
+
+/// The queue of what waits to be written to one peer: never makes its senders wait, urgent first, room for bulk.
+@Suite("Outbox: a peer that does not read holds up nobody")
+struct OutboxTests {
+    private static func chunk(_ size: Int) -> WireMessage {
+        .photoData(AssetHash(unchecked: Data(count: 32)), offset: 0, chunk: [UInt8](repeating: 1, count: size))
+    }
+
+    @Test("urgent messages go ahead of those already waiting; the rest keep their order")
+    func urgentFirst() async {
+        let outbox = Outbox()
+        #expect(outbox.enqueue(.ping(1)))
+        #expect(outbox.enqueue(.ping(2)))
+        #expect(outbox.enqueue(.pong(9), urgent: true))
+        var written: [WireMessage] = []
+        for _ in 0..<3 {
+            guard let message = await outbox.next() else { break }
+            written.append(message)
+            outbox.wrote(message)
+        }
+        #expect(written == [.pong(9), .ping(1), .ping(2)])
+        #expect(outbox.isDrained)
+    }
+
+    @Test("queuing never waits, even with nobody writing; past the cap it says so")
+    func capWithoutWriter() {
+        let outbox = Outbox()
+        var accepted = 0
+        // 256 KiB chunks with no writer: the first 32 MiB are taken at once, then the outbox refuses.
+        for _ in 0..<200 {
+            if outbox.enqueue(Self.chunk(256 * 1024)) { accepted += 1 } else { break }
+        }
+        #expect(accepted >= 120 && accepted < 200, "\(accepted)")
+        #expect(outbox.backlog > Outbox.cap)
+    }
+
+    @Test("a bulk sender waits for room while the backlog is over the high water mark, and goes on once written")
+    func bulkWaitsForRoom() async throws {
+        let outbox = Outbox()
+        for _ in 0..<12 { outbox.enqueue(Self.chunk(256 * 1024)) }
+        #expect(outbox.backlog >= Outbox.highWater)
+        let resumed = Task {
+            await outbox.waitForRoom()
+            return ContinuousClock.now
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let beforeWriting = ContinuousClock.now
+        while outbox.backlog >= Outbox.lowWater, let message = await outbox.next() { outbox.wrote(message) }
+        let at = await resumed.value
+        #expect(at >= beforeWriting, "the sender waited until the writer made room")
+    }
+
+    @Test("a writer waiting for the next message gets the next one queued; finish ends it")
+    func writerWakesAndFinishes() async throws {
+        let outbox = Outbox()
+        let writer = Task { () -> [WireMessage] in
+            var got: [WireMessage] = []
+            while let message = await outbox.next() {
+                got.append(message)
+                outbox.wrote(message)
+            }
+            return got
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        outbox.enqueue(.ping(7))
+        try await Task.sleep(for: .milliseconds(50))
+        outbox.finish()
+        #expect(await writer.value == [.ping(7)])
+        #expect(!outbox.enqueue(.ping(8)), "a finished outbox takes nothing")
+    }
+
+    @Test("a cancelled writer ends")
+    func cancelledWriterEnds() async throws {
+        let outbox = Outbox()
+        let writer = Task { await outbox.next() }
+        try await Task.sleep(for: .milliseconds(50))
+        writer.cancel()
+        #expect(await writer.value == nil)
+    }
+}
