@@ -68,12 +68,6 @@ public struct LackBook: Sendable {
         }
     }
 
-    /// Whether `peer` is known to lack `hash` and is not due to be asked (for choosing among peers).
-    public func isParked(_ hash: AssetHash, at peer: AuthorID, now: ContinuousClock.Instant) -> Bool {
-        guard let entry = entries[peer]?[hash] else { return false }
-        return entry.retryAt > now
-    }
-
     /// The peer answered that it lacks `hash`.
     public mutating func lacked(_ hash: AssetHash, by peer: AuthorID, now: ContinuousClock.Instant) {
         let attempts = (entries[peer]?[hash]?.attempts ?? 0) + 1

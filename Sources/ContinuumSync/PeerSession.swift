@@ -464,13 +464,7 @@ actor PeerSession {
                 sentIDs.insert(record.id)
             }
         }
-        let clock: VectorClock
-        do {
-            clock = try await store.clock()
-        } catch {
-            logger.failure("reading this node's clock failed", error)
-            throw WireError(.internal, "the receiving node could not read its clock")
-        }
+        let clock = try await receivingClock()
         let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, clock[$0]) }))
         for _ in 0..<frames { await send(.ack(heads)) }
         if announced.records > 0 {
@@ -510,15 +504,19 @@ actor PeerSession {
         }
     }
 
-    /// After the peer's round: anything its clock covers that we still lack is a gap; request it.
-    private func requestGaps() async throws(WireError) {
-        let clock: VectorClock
+    /// This node's clock while receiving: a store that cannot say ends the session with ERROR internal.
+    private func receivingClock() async throws(WireError) -> VectorClock {
         do {
-            clock = try await store.clock()
+            return try await store.clock()
         } catch {
             logger.failure("reading this node's clock failed", error)
             throw WireError(.internal, "the receiving node could not read its clock")
         }
+    }
+
+    /// After the peer's round: anything its clock covers that we still lack is a gap; request it.
+    private func requestGaps() async throws(WireError) {
+        let clock = try await receivingClock()
         let gaps = peerClock.missing(from: clock).map { LogRange(author: $0.key, range: $0.value) }
         if !gaps.isEmpty {
             logger.debug("requesting gaps", metadata: ["sync.ranges": "\(gaps.count)"])

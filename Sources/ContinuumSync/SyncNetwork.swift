@@ -294,7 +294,7 @@ public final class SyncNetwork: Sendable {
         }
     }
 
-    /// After an ERROR: stops sending, then reads and drops what the peer still sends, for at most a second or until
+    /// After an ERROR: sends nothing more, then reads and drops what the peer still sends, for at most a second or until
     /// it closes. Closing with unread bytes would reset the connection, and a reset can destroy the ERROR before
     /// the peer reads it (a flooding peer always has bytes in flight).
     private static func linger(
@@ -303,8 +303,8 @@ public final class SyncNetwork: Sendable {
     ) async {
         let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         defer { deadline.cancel() }
-        // A channel that cannot half-close refuses this; then the full close comes at the deadline or below.
-        try? await channel.close(mode: .output)
+        // No half-close: NIOAsyncChannel may turn it into a full close, and a close with the peer's bytes unread
+        // is a reset, which can destroy the ERROR in the peer's receive queue (seen with a THUMB_WANT flood).
         // The iterator ends at the peer's close or the deadline's; an error there ends the lingering too.
         while (try? await iterator.next()) != nil {}
     }

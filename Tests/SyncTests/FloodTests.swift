@@ -22,23 +22,11 @@ struct FloodTests {
 
     @Test("each message type flooded at its limits: the flooder is refused in 2 s, the honest peers stay served")
     func floods() async throws {
-        let node = try TestNode("target")
-        let honest1 = try TestNode("honest1")
-        let honest2 = try TestNode("honest2")
-        defer { for each in [node, honest1, honest2] { each.remove() } }
-        try node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
-        let plaintext = ["--insecure-plaintext", "--anti-entropy-interval", "600"]
-        try await node.start(extra: plaintext)
-        try await honest1.start(peers: [node], extra: plaintext)
-        try await honest2.start(peers: [node], extra: plaintext)
-        let post = try #require(try await node.postIDs().first)
-        try await eventually("both honest nodes hold the post") {
-            let first = try await honest1.postIDs()
-            let second = try await honest2.postIDs()
-            return first.contains(post) && second.contains(post)
-        }
-        let pinger = try await RawClient.handshake(port: node.port)
+        try await Self.withNodes(photo: { $0.fixture("lake.png") }, body: Self.floodEachType)
+    }
 
+    private static func floodEachType(node: TestNode, honest1: TestNode, honest2: TestNode, post: PostID) async throws {
+        let pinger = try await RawClient.handshake(port: node.port)
         let baseline = try await Self.measure(pinger: pinger, from: honest1, to: honest2, post: post, samples: 5)
         print("flood baseline: ping \(baseline.ping), relay \(baseline.relay)")
 
@@ -72,35 +60,21 @@ struct FloodTests {
         )
         #expect(connected.isSuperset(of: [honest1.name, honest2.name]), "connected: \(connected)")
 
-        // SIGTERM: a clean exit within 10 s.
-        let process = try #require(node.process)
-        let stopping = ContinuousClock.now
-        kill(process.processIdentifier, SIGTERM)
-        try await eventually("the node exits", timeout: .seconds(10)) { !process.isRunning }
-        #expect(process.terminationStatus == 0)
-        #expect(ContinuousClock.now - stopping < .seconds(10))
     }
 
     @Test("a peer that stops reading holds up nobody: gossip, pushes and photos still reach the others")
     func peerThatDoesNotRead() async throws {
-        let node = try TestNode("target")
-        let honest1 = try TestNode("honest1")
-        let honest2 = try TestNode("honest2")
-        defer { for each in [node, honest1, honest2] { each.remove() } }
-        let image = node.data.appendingPathComponent("big.png")
-        try SyncIntegrationTests.bigPNG(megabytes: 8, at: image)
-        try node.cli("post", image.path, "--caption", "a big photo")
-        let hash = AssetHash.of(try Data(contentsOf: image))
-        let plaintext = ["--insecure-plaintext", "--anti-entropy-interval", "600"]
-        try await node.start(extra: plaintext)
-        try await honest1.start(peers: [node], extra: plaintext)
-        try await honest2.start(peers: [node], extra: plaintext)
-        let post = try #require(try await node.postIDs().first)
-        try await eventually("both honest nodes hold the post") {
-            let first = try await honest1.postIDs()
-            let second = try await honest2.postIDs()
-            return first.contains(post) && second.contains(post)
+        let photo = { (node: TestNode) in
+            let image = node.data.appendingPathComponent("big.png")
+            try SyncIntegrationTests.bigPNG(megabytes: 8, at: image)
+            return image.path
         }
+        try await Self.withNodes(photo: photo, body: Self.stallOneReader)
+    }
+
+    private static func stallOneReader(node: TestNode, honest1: TestNode, honest2: TestNode, post: PostID) async throws
+    {
+        let hash = AssetHash.of(try Data(contentsOf: node.data.appendingPathComponent("big.png")))
         let pinger = try await RawClient.handshake(port: node.port)
         let baseline = try await Self.measure(pinger: pinger, from: honest1, to: honest2, post: post, samples: 3)
 
@@ -124,10 +98,37 @@ struct FloodTests {
             return first && second
         }
         stalled.close()
+    }
+
+    /// A target node holding one post with the photo `photo` makes, and two honest nodes dialling it that hold the
+    /// post too (all plaintext, rounds only on connect); then `body`; then SIGTERM, and a clean exit within 10 s.
+    private static func withNodes(
+        photo: (TestNode) throws -> String,
+        body: (TestNode, TestNode, TestNode, PostID) async throws -> Void
+    ) async throws {
+        let node = try TestNode("target")
+        let honest1 = try TestNode("honest1")
+        let honest2 = try TestNode("honest2")
+        defer { for each in [node, honest1, honest2] { each.remove() } }
+        try node.cli("post", try photo(node), "--caption", "the target's post")
+        let plaintext = ["--insecure-plaintext", "--anti-entropy-interval", "600"]
+        try await node.start(extra: plaintext)
+        try await honest1.start(peers: [node], extra: plaintext)
+        try await honest2.start(peers: [node], extra: plaintext)
+        let post = try #require(try await node.postIDs().first)
+        try await eventually("both honest nodes hold the post") {
+            let first = try await honest1.postIDs()
+            let second = try await honest2.postIDs()
+            return first.contains(post) && second.contains(post)
+        }
+        try await body(node, honest1, honest2, post)
+
         let process = try #require(node.process)
+        let stopping = ContinuousClock.now
         kill(process.processIdentifier, SIGTERM)
         try await eventually("the node exits", timeout: .seconds(10)) { !process.isRunning }
         #expect(process.terminationStatus == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(10))
     }
 
     /// Frames to repeat for each flood, each at the limits of its type.
