@@ -47,6 +47,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Pure: the rules of a sync session as a state machine (inputs in, actions out), and the per-peer budget.
+        .target(name: "ContinuumSession", dependencies: ["ContinuumCore", "ContinuumWire"], swiftSettings: strict),
         // SwiftNIO sessions over TLS 1.3 pinned to Ed25519 identities: anti-entropy, gossip, photos, dialling.
         .target(
             name: "ContinuumSync",
@@ -54,6 +56,7 @@ let package = Package(
                 "ContinuumCore",
                 "ContinuumStore",
                 "ContinuumWire",
+                "ContinuumSession",
                 "ContinuumMedia",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -189,10 +192,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The sync layer's pure parts (peer budgets, what peers lacked), with no sockets and no processes.
+        // The sync layer's pure parts (what peers lacked, the outbox), with no sockets and no processes.
         .testTarget(
             name: "ContinuumSyncTests",
-            dependencies: ["ContinuumSync", "ContinuumCore", "ContinuumWire"],
+            dependencies: ["ContinuumSync", "ContinuumSession", "ContinuumCore", "ContinuumWire"],
+            swiftSettings: strict
+        ),
+        // The session state machine and the peer budget: every message in every state, and two machines back to back.
+        .testTarget(
+            name: "ContinuumSessionTests",
+            dependencies: ["ContinuumSession", "ContinuumCore", "ContinuumWire"],
             swiftSettings: strict
         ),
         .testTarget(

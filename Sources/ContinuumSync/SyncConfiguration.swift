@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumSession
 import ContinuumStore
 import ContinuumWire
 import Logging
@@ -49,6 +50,17 @@ public struct SyncConfiguration: Sendable {
     public var photoChunkDelay: Duration?
 
     public init() {}
+
+    /// The rules' part of this configuration, for each session's ``SessionMachine``.
+    var session: SessionMachine<VerifiedRecord>.Configuration {
+        var session = SessionMachine<VerifiedRecord>.Configuration()
+        session.window = window
+        session.flushRecords = flushRecords
+        session.maxQueuedStreams = maxQueuedStreams
+        session.maxQueuedServes = maxQueuedServes
+        session.budget = peerBudget
+        return session
+    }
 }
 
 /// Something that happened, for `watch`, progress displays and tests.

@@ -194,8 +194,7 @@ public final class SyncNetwork: Sendable {
                     initiator: initiator,
                     host: host,
                     engine: engine,
-                    store: engine.store,
-                    configuration: engine.configuration,
+                    clocks: await PeerSession.loadClocks(of: theirs.node, store: engine.store, logger: logger),
                     logger: logger,
                     closeConnection: { channel.close(promise: nil) }
                 )
@@ -256,15 +255,7 @@ public final class SyncNetwork: Sendable {
                         await session.send(.ping(nonce))
                     }
                 }
-                var budget = PeerBudget(limits: engine.configuration.peerBudget)
                 while let message = try await iterator.next() {
-                    if let error = budget.charge(message, now: .now) {
-                        logger.notice(
-                            "a peer is over its budget; disconnecting it",
-                            metadata: ["peer.id": "\(session.peer.short)", "error": "\(error.message)"]
-                        )
-                        throw error
-                    }
                     try await session.receive(message)
                 }
                 group.cancelAll()

@@ -7,9 +7,9 @@ import Testing
 @Suite("Lack book: re-asks in proportion to news, not to what is missing")
 struct LackBookTests {
     private let start = ContinuousClock.now
-    private let peer = AuthorID(unchecked: PeerBudgetTests.id32(1))
-    private let other = AuthorID(unchecked: PeerBudgetTests.id32(2))
-    private let photos = (0..<1000).map { AssetHash(unchecked: PeerBudgetTests.id32(100 + $0)) }
+    private let peer = AuthorID(unchecked: LackBookProbeTests.id32(1))
+    private let other = AuthorID(unchecked: LackBookProbeTests.id32(2))
+    private let photos = (0..<1000).map { AssetHash(unchecked: LackBookProbeTests.id32(100 + $0)) }
 
     /// How many of `photos` the book lets the fetcher ask `peer` for at `now`.
     private func asks(_ book: inout LackBook, _ peer: AuthorID, at now: ContinuousClock.Instant) -> Int {
@@ -112,8 +112,8 @@ struct LackBookTests {
 @Suite("Lack book: probes that end without an answer")
 struct LackBookProbeTests {
     private let start = ContinuousClock.now
-    private let peer = AuthorID(unchecked: PeerBudgetTests.id32(1))
-    private let photos = (0..<10).map { AssetHash(unchecked: PeerBudgetTests.id32(100 + $0)) }
+    private let peer = AuthorID(unchecked: LackBookProbeTests.id32(1))
+    private let photos = (0..<10).map { AssetHash(unchecked: LackBookProbeTests.id32(100 + $0)) }
 
     private func due(_ book: inout LackBook) throws -> (AssetHash, ContinuousClock.Instant) {
         for photo in photos { book.lacked(photo, by: peer, now: start) }
@@ -148,5 +148,12 @@ struct LackBookProbeTests {
         book.remark(taken.map { LackBook.Key(peer: $0.peer, hash: $0.hash) })
         let again = book.takeChanges()
         #expect(again.map(\.hash) == [photos[0]])
+    }
+
+    /// A 32-byte id whose first bytes are `index`.
+    static func id32(_ index: Int) -> Data {
+        var bytes = [UInt8](repeating: 0, count: 32)
+        withUnsafeBytes(of: UInt64(index).bigEndian) { bytes.replaceSubrange(0..<8, with: $0) }
+        return Data(bytes)
     }
 }

@@ -1,5 +1,5 @@
 import ContinuumCore
-import ContinuumSync
+import ContinuumSession
 import ContinuumWire
 import Foundation
 import Testing

@@ -1,0 +1,243 @@
+import ContinuumCore
+import ContinuumWire
+
+extension SessionMachine {
+    /// A message from the peer, received at `now`: charged to its budget, then acted on, or held back until the
+    /// verification or store under way has finished.
+    public mutating func receive(_ message: WireMessage, now: ContinuousClock.Instant) -> [Action] {
+        guard phase == .open else { return [] }
+        if let error = budget.charge(message, now: now) { return refuse(error) }
+        if isBusy {
+            deferred.append(message)
+            return []
+        }
+        if !pending.isEmpty && !message.carriesRecords {
+            // Everything before this message is stored before it is acted on (a DONE's gap check, a CLOCK's answer).
+            deferred.append(message)
+            return flush()
+        }
+        return act(on: message)
+    }
+
+    private mutating func act(on message: WireMessage) -> [Action] {
+        switch message {
+        case .hello:
+            return refuse(WireError(.unexpectedMessage, "HELLO after the handshake"))
+        case .error(let error):
+            close()
+            return [.peerRefused(error)]
+        case .ping(let nonce):
+            return [.send(.pong(nonce))]
+        case .pong:
+            return []
+        case .clock(let number, let clock):
+            return receivedClock(clock, round: number)
+        case .clockSince(let number, let base, let changes):
+            guard let last = lastReceived, WireCodec.clockDigest(last) == base else {
+                // A base this node does not hold (any more): ask for the clock whole.
+                return [.send(.clockUnknown(round: number))]
+            }
+            return receivedClock(VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+        case .clockUnknown(let number):
+            guard let clock = roundClocks[number] else {
+                return refuse(
+                    WireError(.unexpectedMessage, "CLOCK_UNKNOWN for round \(number), which this node did not start")
+                )
+            }
+            lastSent = clock
+            return [.send(.clock(round: number, clock)), .rememberClock(sent: clock, received: nil)]
+        case .offer(_, let records, let bytes):
+            receivingRound = true
+            announced = (records, bytes)
+            receivedInRound = (0, 0)
+            return []
+        case .records(let live, let batch):
+            verifying = true
+            return [.verify(batch, live ? .live : .catchUp)]
+        case .push(let batch):
+            stats.pushesReceived += batch.count
+            verifying = true
+            return [.verify(batch, .push)]
+        case .interest(let replace, let entries):
+            return [.interest(replace: replace, entries)]
+        case .ack(let clock):
+            peerClock = peerClock.merging(clock)
+            inflight = max(0, inflight - 1)
+            return windowOpen ? [.windowOpened] : []
+        case .request(let ranges):
+            return enqueue(.request(ranges))
+        case .done(let number):
+            roundClocks[number] = nil
+            receivingRound = false
+            announced = (0, 0)
+            finishedRounds.insert(number)
+            // Only the recent rounds are waited for.
+            if number > 64 { finishedRounds.remove(number - 64) }
+            return [.roundFinished(number), .checkGaps]
+        case .photoWant(let hash, let offset):
+            return enqueue(.photo(hash, from: offset))
+        case .thumbWant(let hash):
+            return enqueue(.thumbnail(hash))
+        case .photoData, .photoEnd, .photoMissing, .thumbData, .thumbMissing:
+            return [.photo(photoMessage(message))]
+        }
+    }
+
+    private mutating func photoMessage(_ message: WireMessage) -> PhotoMessage {
+        switch message {
+        case .photoData(let hash, let offset, let chunk):
+            stats.bytesIn += Int64(chunk.count)
+            return .data(hash, offset: offset, chunk: chunk)
+        case .photoEnd(let hash, let total): return .end(hash, totalBytes: total)
+        case .thumbData(let hash, let bytes):
+            stats.bytesIn += Int64(bytes.count)
+            return .thumbnail(hash, bytes)
+        case .thumbMissing(let hash): return .thumbnailMissing(hash)
+        default:
+            guard case .photoMissing(let hash) = message else { preconditionFailure("not a photo message") }
+            return .missing(hash)
+        }
+    }
+
+    /// The peer's clock for a round, whole: remembered for the next session, merged into what the peer holds, and
+    /// queued to be answered.
+    private mutating func receivedClock(_ clock: VectorClock, round number: UInt32) -> [Action] {
+        var actions: [Action] = []
+        let moved = lastReceived.map { $0 != clock } ?? false
+        if clock != lastReceived {
+            lastReceived = clock
+            actions.append(.rememberClock(sent: nil, received: clock))
+        }
+        peerClock = peerClock.merging(clock)
+        actions.append(.peerClockKnown(moved: moved))
+        return actions + enqueue(.round(number, theirs: clock))
+    }
+
+    // MARK: Records
+
+    /// The records of the last `.verify`, all valid.
+    public mutating func verified(_ records: [Record], delivery: Delivery, bytes: Int) -> [Action] {
+        verifying = false
+        guard phase == .open else { return [] }
+        stats.recordsIn += Int64(records.count)
+        stats.bytesIn += Int64(bytes)
+        pending.append(.init(delivery: delivery, records: records))
+        pendingCount += records.count
+        if delivery != .push { pendingFrames += 1 }
+        let live = delivery != .catchUp
+        pendingLive = pendingLive || live
+        if !live {
+            receivedInRound.records += UInt64(records.count)
+            receivedInRound.bytes += UInt64(bytes)
+        }
+        if live || pendingCount >= configuration.flushRecords { return flush() + drain() }
+        // Stored soon even if no more frames come (the end of a REQUEST's answer).
+        flushGeneration += 1
+        return [.scheduleFlush(generation: flushGeneration)] + drain()
+    }
+
+    /// A record of the last `.verify` is not validly signed: the peer is not trusted further.
+    public mutating func verificationFailed(_ reason: String) -> [Action] {
+        verifying = false
+        return refuse(WireError(.badRecord, "invalid record: \(reason)"))
+    }
+
+    /// The quiet time after the last catch-up frame has passed.
+    public mutating func flushTimerFired(_ generation: Int) -> [Action] {
+        guard generation == flushGeneration else { return [] }
+        return flush()
+    }
+
+    /// Hands out what is pending as one batch, unless a store is under way (the batch goes when it is done).
+    mutating func flush() -> [Action] {
+        guard phase == .open, storing == nil, !pending.isEmpty else { return [] }
+        let batch = StoreBatch(parts: pending)
+        storing = (batch, pendingFrames, pendingLive)
+        pending = []
+        pendingCount = 0
+        pendingFrames = 0
+        pendingLive = false
+        return [.store(batch)]
+    }
+
+    /// The last `.store` is done: acknowledge its frames, note what the peer holds, ask for gaps in live gossip,
+    /// then go on with what waited.
+    public mutating func stored(_ outcome: StoreOutcome) -> [Action] {
+        guard let (batch, frames, live) = storing else { return [] }
+        storing = nil
+        guard phase == .open else { return [] }
+        var actions: [Action] = []
+        // The peer holds what it sent: never send those back.
+        var touched = Set<AuthorID>()
+        for record in batch.records.map(\.ref) {
+            touched.insert(record.author)
+            if record.sequence == peerClock[record.author] + 1 {
+                peerClock.advance(record.author, to: record.sequence)
+            } else if !peerClock.covers(record.author, record.sequence) {
+                // Out of order: remember the single record (in order, the clock covers it for free).
+                sentIDs.insert(record.id)
+            }
+        }
+        let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, outcome.clock[$0]) }))
+        actions += Array(repeating: .send(.ack(heads)), count: frames)
+        if announced.records > 0 {
+            let (records, bytes) = receivedInRound
+            actions.append(
+                .progress(records: records, ofRecords: announced.records, bytes: bytes, ofBytes: announced.bytes)
+            )
+        }
+        if let broken = batch.records.map(\.ref).first(where: { $0.author == peer && outcome.brokeRules[$0.id] != nil })
+        {
+            // The peer itself signed a record that breaks a rule (such as an edit of someone else's post). It is
+            // kept in the log, where no view applies it, but the peer is not trusted further.
+            let rule = outcome.brokeRules[broken.id] ?? ""
+            return actions + refuse(WireError(.badRecord, "the peer signed a record that breaks a rule: \(rule)"))
+        }
+        if outcome.stored > 0 { actions.append(.storedFromPeer(outcome.stored)) }
+        if live && !receivingRound {
+            actions += requestGaps(in: batch, ourClock: outcome.clock)
+        }
+        return actions + drain()
+    }
+
+    /// A live record beyond our contiguous head means we missed some: ask for them. Pushed records are not checked:
+    /// they jump the queue, so the records before them are usually still on their way by live gossip (and a round
+    /// finds any that are not).
+    private func requestGaps(in batch: StoreBatch<Record>, ourClock clock: VectorClock) -> [Action] {
+        var gaps: [LogRange] = []
+        for part in batch.parts where part.delivery == .live {
+            for record in part.records.map(\.ref) where record.sequence > clock[record.author] + 1 {
+                gaps.append(LogRange(author: record.author, range: (clock[record.author] + 1)...(record.sequence - 1)))
+            }
+        }
+        return gaps.isEmpty ? [] : [.send(.request(Array(gaps.prefix(WireLimits.maxRanges))))]
+    }
+
+    /// The last `.store` failed: the peer is told, and the session ends.
+    public mutating func storeFailed() -> [Action] {
+        storing = nil
+        return refuse(WireError(.internal, "the receiving node could not store the records"))
+    }
+
+    /// After the peer's round (`.checkGaps`): anything its clock covers that we still lack is a gap; ask for it.
+    public mutating func checkGaps(ourClock: VectorClock) -> [Action] {
+        guard phase == .open else { return [] }
+        let gaps = peerClock.missing(from: ourClock).sorted { $0.key < $1.key }
+            .map { LogRange(author: $0.key, range: $0.value) }
+        return gaps.isEmpty ? [] : [.send(.request(Array(gaps.prefix(WireLimits.maxRanges))))]
+    }
+
+    /// Acts on the messages that waited, in order, until one needs a verification or a store again.
+    private mutating func drain() -> [Action] {
+        var actions: [Action] = []
+        while phase == .open, !verifying, storing == nil, let next = deferred.first {
+            if !pending.isEmpty && !next.carriesRecords {
+                actions += flush()
+                break
+            }
+            deferred.removeFirst()
+            actions += act(on: next)
+        }
+        return actions
+    }
+}

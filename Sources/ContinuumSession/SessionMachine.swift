@@ -1,0 +1,164 @@
+import ContinuumCore
+import ContinuumWire
+
+/// The rules of one session with one peer, after the handshake, as a value: it takes one input at a time (a message
+/// from the peer, the result of a verification, a store or a clock read, a timer) and returns the
+/// ``SessionAction``s to perform. It holds no channel, no store and no clock of its own; its executor
+/// (`PeerSession`) performs the actions and reports their results. PROTOCOL.md §7 is the contract it keeps.
+///
+/// What it decides:
+/// - **Receiving.** Each message is charged to the peer's ``PeerBudget`` first. Records are verified, gathered into
+///   batches and stored in one transaction, and every RECORDS frame is acknowledged once stored. A message that is
+///   not a record is acted on only after everything before it is stored (a DONE's gap check must see the round's
+///   records); while a verification or a store is under way, messages wait in order.
+/// - **Rounds.** Our rounds send our clock, whole or as the change since the clock the peer last received
+///   (CLOCK_SINCE); the peer's rounds are answered in order, one at a time, with the records its clock lacks, or
+///   with nothing when it asks the same question as last time and nothing changed here ("request skipping").
+/// - **Sending.** What the peer is known to hold (its clock, its ACKs, the records it sent) and what was sent down
+///   this connection are never sent again: each record crosses the connection at most once per direction.
+/// - **Bounds.** Rounds and REQUESTs wait in a queue of ``Configuration/maxQueuedStreams``, photo and thumbnail
+///   requests in one of ``Configuration/maxQueuedServes``; one more is refused with ERROR *over budget*.
+public struct SessionMachine<Record: SessionRecord>: Sendable {
+    public typealias Action = SessionAction<Record>
+
+    public struct Configuration: Sendable {
+        /// RECORDS frames sent and not yet acknowledged, at most.
+        public var window = 6
+        /// Records stored in one transaction, at most, while a round streams.
+        public var flushRecords = 3000
+        public var maxQueuedStreams = 16
+        public var maxQueuedServes = 256
+        /// Workers serving photos and thumbnails at once (as many as a fetcher asks for at once).
+        public var maxServers = 8
+        public var budget = PeerBudget.Limits()
+
+        public init() {}
+    }
+
+    public enum Phase: Hashable, Sendable {
+        case open
+        /// Ended (by an ERROR either way, or by the executor): inputs are ignored.
+        case closed
+    }
+
+    public let peer: AuthorID
+    public let configuration: Configuration
+    public internal(set) var phase = Phase.open
+    var budget: PeerBudget
+
+    // What the peer holds, and what was sent to it.
+    /// The peer's clock, merged with every ACK and every record it sent.
+    public internal(set) var peerClock = VectorClock()
+    /// Per author, the records sent down this connection contiguously from 1; and single ones beyond.
+    var sentClock = VectorClock()
+    var sentIDs: Set<RecordID> = []
+    /// RECORDS frames sent and not yet acknowledged.
+    public internal(set) var inflight = 0
+
+    // Rounds.
+    var round: UInt32 = 0
+    /// Our clock at the start of each of our rounds not yet done, to send whole on CLOCK_UNKNOWN.
+    var roundClocks: [UInt32: VectorClock] = [:]
+    var finishedRounds: Set<UInt32> = []
+    /// The clocks last sent to and received from the peer, kept between sessions.
+    var lastSent: VectorClock?
+    var lastReceived: VectorClock?
+    /// The peer's round being streamed to us (OFFER seen, DONE not): gaps are checked at its DONE.
+    public internal(set) var receivingRound = false
+    var announced: (records: UInt64, bytes: UInt64) = (0, 0)
+    var receivedInRound: (records: UInt64, bytes: UInt64) = (0, 0)
+    /// The last clock of the peer answered, and ours then ("request skipping").
+    var answered: (theirs: VectorClock, ours: VectorClock)?
+
+    // Receiving.
+    var pending: [StoreBatch<Record>.Part] = []
+    var pendingCount = 0
+    var pendingFrames = 0
+    var pendingLive = false
+    var flushGeneration = 0
+    /// A verification under way; a batch being stored (with the frames to acknowledge, and whether it was live).
+    public internal(set) var verifying = false
+    var storing: (batch: StoreBatch<Record>, frames: Int, live: Bool)?
+    /// Messages received while a verification or a store was under way, in order.
+    var deferred: [WireMessage] = []
+
+    // Work for the peer.
+    var streamJobs: [StreamJob] = []
+    var streaming = false
+    var serveJobs: [ServeJob] = []
+    var servers = 0
+
+    // Interest and gossip.
+    var advertised: [PostID: UInt8]?
+    var advertisedVersion: UInt64 = 0
+    var gossipSkipped = false
+
+    public internal(set) var stats = SessionStats()
+
+    /// A session with `peer`; `lastSent` and `lastReceived` are the clocks the store kept from the last session.
+    public init(
+        peer: AuthorID,
+        configuration: Configuration = Configuration(),
+        lastSent: VectorClock? = nil,
+        lastReceived: VectorClock? = nil
+    ) {
+        self.peer = peer
+        self.configuration = configuration
+        self.budget = PeerBudget(limits: configuration.budget)
+        self.lastSent = lastSent
+        self.lastReceived = lastReceived
+    }
+
+    /// True while inputs from the peer wait for a verification or a store: the executor reads no more until the
+    /// machine is idle again.
+    public var isBusy: Bool { verifying || storing != nil || !deferred.isEmpty }
+
+    /// True when another RECORDS frame may be sent.
+    public var windowOpen: Bool { inflight < configuration.window }
+
+    public func isFinished(round number: UInt32) -> Bool { finishedRounds.contains(number) }
+
+    /// Ends the session from this side (the engine dropped it, or the connection closed).
+    public mutating func close() {
+        phase = .closed
+        streamJobs.removeAll()
+        serveJobs.removeAll()
+        deferred.removeAll()
+        pending.removeAll()
+    }
+
+    /// Refuses the peer: ERROR, then the end (also for what the executor's collaborators find wrong in a message:
+    /// an interest over its limit, a thumbnail that is not a JPEG).
+    public mutating func refuse(_ error: WireError) -> [Action] {
+        guard phase == .open else { return [] }
+        close()
+        return [.close(error)]
+    }
+
+    /// This node failed (storage): the peer is told so, and the session ends.
+    public mutating func failed(while doing: String) -> [Action] {
+        refuse(WireError(.internal, "the node failed while \(doing)"))
+    }
+
+    public mutating func takeStats() -> SessionStats {
+        defer { stats = SessionStats(pushesSent: stats.pushesSent, pushesReceived: stats.pushesReceived) }
+        return stats
+    }
+}
+
+extension SessionStats {
+    init(pushesSent: Int, pushesReceived: Int) {
+        self.init()
+        self.pushesSent = pushesSent
+        self.pushesReceived = pushesReceived
+    }
+}
+
+extension WireMessage {
+    var carriesRecords: Bool {
+        switch self {
+        case .records, .push: true
+        default: false
+        }
+    }
+}

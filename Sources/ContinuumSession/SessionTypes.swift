@@ -1,0 +1,122 @@
+import ContinuumCore
+import ContinuumWire
+
+/// A record as the session rules see it: who wrote it, where it sits in its author's log, and its id. The bytes
+/// travel beside it; the rules never look inside them.
+public struct RecordRef: Hashable, Sendable {
+    public let id: RecordID
+    public let author: AuthorID
+    public let sequence: UInt64
+
+    public init(id: RecordID, author: AuthorID, sequence: UInt64) {
+        self.id = id
+        self.author = author
+        self.sequence = sequence
+    }
+}
+
+/// A record this node may send: its place in the log, and its signed bytes.
+public struct OutgoingRecord: Hashable, Sendable {
+    public let ref: RecordRef
+    public let bytes: [UInt8]
+
+    public init(_ ref: RecordRef, bytes: [UInt8]) {
+        self.ref = ref
+        self.bytes = bytes
+    }
+}
+
+/// How records reached this node.
+public enum Delivery: String, Sendable, Hashable, Codable {
+    /// Made on this node.
+    case local
+    /// Forwarded by a peer as it was made (live gossip).
+    case live
+    /// Pushed by a peer because this node follows the post.
+    case push
+    /// Sent in an anti-entropy round, after being apart from the peer.
+    case catchUp = "catch-up"
+}
+
+/// A record whose signature was checked: what the session hands to storage. The rules read only its ``ref``.
+public protocol SessionRecord: Hashable, Sendable {
+    var ref: RecordRef { get }
+}
+
+extension VerifiedRecord: SessionRecord {
+    public var ref: RecordRef { RecordRef(id: id, author: content.author, sequence: content.sequence) }
+}
+
+/// Verified records to store in one transaction, grouped by how they came, in the order they came.
+public struct StoreBatch<Record: SessionRecord>: Hashable, Sendable {
+    public var parts: [Part] = []
+
+    public struct Part: Hashable, Sendable {
+        public let delivery: Delivery
+        public let records: [Record]
+    }
+
+    public var isEmpty: Bool { parts.isEmpty }
+    public var count: Int { parts.reduce(0) { $0 + $1.records.count } }
+    public var records: [Record] { parts.flatMap(\.records) }
+}
+
+/// What storing a ``StoreBatch`` did, as the rules need it.
+public struct StoreOutcome: Hashable, Sendable {
+    /// Records newly stored (not held before).
+    public var stored: Int
+    /// Records stored but ignored by every view because they break a rule, and the rule.
+    public var brokeRules: [RecordID: String]
+    /// This node's clock after the batch.
+    public var clock: VectorClock
+
+    public init(stored: Int, brokeRules: [RecordID: String] = [:], clock: VectorClock) {
+        self.stored = stored
+        self.brokeRules = brokeRules
+        self.clock = clock
+    }
+}
+
+/// Work the session queues for its peer: answering its rounds and REQUESTs with records.
+public enum StreamJob: Hashable, Sendable {
+    /// Answer the peer's clock of a round: OFFER, the records it lacks, DONE.
+    case round(UInt32, theirs: VectorClock)
+    /// Send the records in these ranges.
+    case request([LogRange])
+}
+
+/// Work the session queues for its peer: serving a photo or a thumbnail.
+public enum ServeJob: Hashable, Sendable {
+    case photo(AssetHash, from: UInt64)
+    case thumbnail(AssetHash)
+}
+
+/// A photo or thumbnail message from the peer, for the photo fetcher.
+public enum PhotoMessage: Hashable, Sendable {
+    case data(AssetHash, offset: UInt64, chunk: [UInt8])
+    case end(AssetHash, totalBytes: UInt64)
+    case missing(AssetHash)
+    case thumbnail(AssetHash, [UInt8])
+    case thumbnailMissing(AssetHash)
+}
+
+/// How to answer a round of the peer (``SessionMachine/plan(round:theirs:ours:)``).
+public enum RoundPlan: Hashable, Sendable {
+    /// The same question as last time and nothing new here ("request skipping"): OFFER nothing, then DONE.
+    case nothing
+    /// Stream these ranges, in this order, after an OFFER of their size.
+    case ranges([LogRange])
+}
+
+/// Counters of a session, for the peer list and the logs.
+public struct SessionStats: Hashable, Sendable {
+    public var recordsIn: Int64 = 0
+    public var recordsOut: Int64 = 0
+    public var bytesIn: Int64 = 0
+    public var bytesOut: Int64 = 0
+    /// Records pushed to the peer, and pushed by it.
+    public var pushesSent = 0
+    public var pushesReceived = 0
+
+    public init() {}
+}
