@@ -40,8 +40,6 @@ public enum SessionAction<Record: SessionRecord>: Hashable, Sendable {
     case startServer
     /// A RECORDS frame may be sent again (an ACK freed the window).
     case windowOpened
-    /// Start an anti-entropy round: live gossip was skipped while the peer was behind.
-    case startRound
     /// Send this ERROR ahead of everything that waits, then end the session.
     case close(WireError)
     /// The peer ended the session with this ERROR: end it without answering.

@@ -203,11 +203,16 @@ extension SessionMachine {
     /// A live record beyond our contiguous head means we missed some: ask for them. Pushed records are not checked:
     /// they jump the queue, so the records before them are usually still on their way by live gossip (and a round
     /// finds any that are not).
-    private func requestGaps(in batch: StoreBatch<Record>, ourClock clock: VectorClock) -> [Action] {
+    /// A gap is asked for once per session: the peer answers in order, and a round finds what it could not send.
+    private mutating func requestGaps(in batch: StoreBatch<Record>, ourClock clock: VectorClock) -> [Action] {
         var gaps: [LogRange] = []
         for part in batch.parts where part.delivery == .live {
-            for record in part.records.map(\.ref) where record.sequence > clock[record.author] + 1 {
-                gaps.append(LogRange(author: record.author, range: (clock[record.author] + 1)...(record.sequence - 1)))
+            for record in part.records.map(\.ref) {
+                // Beyond what we hold, what was asked for, and the records before it in this batch.
+                let from = max(clock[record.author], requestedGaps[record.author]) + 1
+                requestedGaps.advance(record.author, to: record.sequence)
+                guard record.sequence > from else { continue }
+                gaps.append(LogRange(author: record.author, range: from...(record.sequence - 1)))
             }
         }
         return gaps.isEmpty ? [] : [.send(.request(Array(gaps.prefix(WireLimits.maxRanges))))]

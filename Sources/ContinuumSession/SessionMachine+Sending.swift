@@ -111,7 +111,7 @@ extension SessionMachine {
         var actions: [Action] = []
         if gossipSkipped {
             gossipSkipped = false
-            actions.append(.startRound)
+            actions += catchUp()
         }
         let unsent = unsent(records)
         count(unsent)
@@ -120,6 +120,22 @@ extension SessionMachine {
             actions.append(.send(.records(live: true, frame)))
         }
         return actions
+    }
+
+    /// After gossip was skipped: the records the peer lacks by what we know of its clock are streamed to it
+    /// (``StreamJob/catchUp``), as a REQUEST's answer is; they are filtered like any, so nothing goes twice. When
+    /// the queue is full, the next round catches the peer up instead.
+    mutating func catchUp() -> [Action] {
+        guard !streamJobs.contains(.catchUp), streamJobs.count < configuration.maxQueuedStreams else { return [] }
+        streamJobs.append(.catchUp)
+        guard !streaming else { return [] }
+        streaming = true
+        return [.startStreaming]
+    }
+
+    /// The ranges a ``StreamJob/catchUp`` sends, given our clock now: what the peer's clock lacks.
+    public func catchUpRanges(ours: VectorClock) -> [LogRange] {
+        ours.missing(from: peerClock).sorted { $0.key < $1.key }.map { LogRange(author: $0.key, range: $0.value) }
     }
 
     /// Push: like gossip, but ahead of everything queued for the peer, and not acknowledged.

@@ -69,6 +69,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var receivedInRound: (records: UInt64, bytes: UInt64) = (0, 0)
     /// The last clock of the peer answered, and ours then ("request skipping").
     var answered: (theirs: VectorClock, ours: VectorClock)?
+    /// Per author, the highest sequence asked for as a gap in live gossip.
+    var requestedGaps = VectorClock()
 
     // Receiving.
     var pending: [StoreBatch<Record>.Part] = []

@@ -49,12 +49,19 @@ extension VerifiedRecord: SessionRecord {
 
 /// Verified records to store in one transaction, grouped by how they came, in the order they came.
 public struct StoreBatch<Record: SessionRecord>: Hashable, Sendable {
-    public var parts: [Part] = []
+    public var parts: [Part]
 
     public struct Part: Hashable, Sendable {
         public let delivery: Delivery
         public let records: [Record]
+
+        public init(delivery: Delivery, records: [Record]) {
+            self.delivery = delivery
+            self.records = records
+        }
     }
+
+    public init(parts: [Part]) { self.parts = parts }
 
     public var isEmpty: Bool { parts.isEmpty }
     public var count: Int { parts.reduce(0) { $0 + $1.records.count } }
@@ -83,6 +90,9 @@ public enum StreamJob: Hashable, Sendable {
     case round(UInt32, theirs: VectorClock)
     /// Send the records in these ranges.
     case request([LogRange])
+    /// Send what the peer lacks by what we know of its clock (``SessionMachine/catchUpRanges(ours:)``): after live
+    /// gossip was skipped while it was behind.
+    case catchUp
 }
 
 /// Work the session queues for its peer: serving a photo or a thumbnail.

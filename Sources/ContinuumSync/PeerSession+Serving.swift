@@ -18,6 +18,7 @@ extension PeerSession {
                 switch job {
                 case .round(let number, let theirs): try await answer(clock: theirs, round: number)
                 case .request(let ranges): try await stream(ranges, round: nil)
+                case .catchUp: try await stream(machine.catchUpRanges(ours: store.clock()), round: nil)
                 }
             } catch {
                 await fail(error, "reading the records the peer lacks")

@@ -193,7 +193,6 @@ actor PeerSession {
         case .startStreaming: spawn { session in await session.runStreams() }
         case .startServer: spawn { session in await session.runServes() }
         case .windowOpened: if !windowWaiters.isEmpty { windowWaiters.removeFirst().resume() }
-        case .startRound: spawn { session in _ = await session.startRound() }
         case .close(let error):
             let why = error.code == .overBudget ? "the peer is over its budget" : "refusing the peer"
             logger.notice("\(why); disconnecting it", metadata: ["error": "\(error.message)"])
