@@ -8,7 +8,7 @@
 # Builds run under nice -n 19. .build-fuzz belongs to this script: build nothing else there.
 set -euo pipefail
 
-targets=(frame record)
+targets=(frame record session)
 
 usage() {
     cat >&2 <<'EOF'
@@ -16,6 +16,7 @@ usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer options...]
 
   TARGET    frame    the frame decoder (FrameDecoder, WireCodec): Fuzz/frame.swift
             record   the record decoder and signature check (SignedRecord): Fuzz/record.swift
+            session  the session state machine (SessionMachine) fed a peer's messages: Fuzz/session.swift
             all      every target, one after the other, each for SECONDS
   SECONDS   how long to fuzz each target (libFuzzer -max_total_time); 0 for no time limit, with -runs=N
   options   passed on to libFuzzer after ours, so they win: -runs=N, -max_len=N, -seed=N, ...
@@ -25,7 +26,7 @@ copy of that corpus (the repository is not touched). Prints libFuzzer's final st
 in .build-fuzz/crashes/ and the script exits 1; the full libFuzzer log is in .build-fuzz/logs/TARGET.log.
 
 examples:
-  scripts/fuzz.sh all 20                         what CI runs
+  scripts/fuzz.sh all 15                         what CI runs
   scripts/fuzz.sh frame 0 -runs=10000000         ten million inputs
   .build-fuzz/bin/frame .build-fuzz/crashes/frame-crash-...   reproduce a crash
 EOF
@@ -39,7 +40,7 @@ shift 2
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; usage; }
 case $target in
 all) selected=("${targets[@]}") ;;
-frame | record) selected=("$target") ;;
+frame | record | session) selected=("$target") ;;
 *)
     echo "fuzz.sh: unknown target '$target'" >&2
     usage
@@ -57,8 +58,8 @@ configuration=release
 # The Swift runtime's backtracer would catch a crash before libFuzzer and AddressSanitizer do, and hold the output.
 export SWIFT_BACKTRACE=enable=no
 
-echo "== fuzz.sh: building ContinuumWire, ContinuumCore and dependencies with $sanitize (.build-fuzz)"
-nice -n 19 swift build --scratch-path "$scratch" -c "$configuration" --target ContinuumWire -Xswiftc "$sanitize"
+echo "== fuzz.sh: building ContinuumSession, ContinuumWire, ContinuumCore and dependencies with $sanitize (.build-fuzz)"
+nice -n 19 swift build --scratch-path "$scratch" -c "$configuration" --target ContinuumSession -Xswiftc "$sanitize"
 products=$(swift build --scratch-path "$scratch" -c "$configuration" --show-bin-path)
 mapfile -t objects < <(find "$products" -path "$products/*.build/*" -name '*.o' | sort)
 [[ ${#objects[@]} -gt 0 ]] || { echo "fuzz.sh: no objects in $products" >&2; exit 1; }

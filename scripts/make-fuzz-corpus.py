@@ -7,7 +7,7 @@ the encoder under test; the records are the signed test vectors of Tests/Continu
 decodes without an error before it fuzzes.
 
 Usage:
-    python3 scripts/make-fuzz-corpus.py            rewrite Fuzz/corpus/frame and Fuzz/corpus/record
+    python3 scripts/make-fuzz-corpus.py            rewrite Fuzz/corpus/frame, record and session
     python3 scripts/make-fuzz-corpus.py --check    exit 1 if the committed corpus differs from what this writes
 
 Needs Python 3.9+ and nothing else.
@@ -120,9 +120,27 @@ def frames(vectors: dict[str, bytes]) -> dict[str, bytes]:
     return out
 
 
+def sessions(out: dict[str, bytes]) -> dict[str, bytes]:
+    """Seeds of the session target: n control bytes (the executor's choices), then a peer's frames."""
+
+    def seed(controls: bytes, names: list[str]) -> bytes:
+        return u8(len(controls)) + controls + b"".join(out[name] for name in names)
+
+    return {
+        "round": seed(bytes([0, 1, 2, 3]), ["clock", "offer", "records", "done", "ack", "ping"]),
+        "live-and-push": seed(bytes([1, 0, 5, 9]), ["records-live", "push", "ack-empty", "request", "done"]),
+        "since-and-unknown": seed(bytes([0, 8, 16]), ["clock-since", "clock-unknown", "clock", "pong"]),
+        "photos": seed(bytes([7, 3]), ["photo-want", "thumb-want", "photo-data", "photo-end", "thumb-data"]),
+        "interest": seed(b"", ["interest-replace", "interest-change", "thumb-missing", "photo-missing", "error"]),
+        "hello-after": seed(bytes([2]), ["ping", "hello-default"]),
+    }
+
+
 def corpus() -> dict[str, bytes]:
     vectors = {v["name"]: bytes.fromhex(v["record"]) for v in json.loads(VECTORS_PATH.read_text())["vectors"]}
-    files = {f"frame/{name}": data for name, data in frames(vectors).items()}
+    out = frames(vectors)
+    files = {f"frame/{name}": data for name, data in out.items()}
+    files.update({f"session/{name}": data for name, data in sessions(out).items()})
     for name, data in vectors.items():
         files["record/" + name.lower().replace(" ", "-")] = data
     return files
@@ -145,7 +163,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"Fuzz/corpus: {len(files)} seeds, as generated")
         return 0
-    for directory in ("frame", "record"):
+    for directory in ("frame", "record", "session"):
         (CORPUS / directory).mkdir(parents=True, exist_ok=True)
         for stale in (CORPUS / directory).iterdir():
             if f"{directory}/{stale.name}" not in files:
