@@ -20,6 +20,15 @@ public enum BatchVerifier {
         }
     }
 
+    /// Every record of the batch verified, in input order; or the first failure, in input order.
+    public static func verifyAll(
+        _ batch: [[UInt8]],
+        concurrency: Int = 2
+    ) async -> Result<[VerifiedRecord], RecordError> {
+        let results = await verify(batch, concurrency: concurrency)
+        return Result { () throws(RecordError) in try results.map { result throws(RecordError) in try result.get() } }
+    }
+
     static func verifyOne(_ bytes: [UInt8]) -> Result<VerifiedRecord, RecordError> {
         Result { () throws(RecordError) in try SignedRecord(bytes: bytes).verify() }
     }

@@ -162,7 +162,12 @@ actor PeerSession {
         switch action {
         case .send(let message): send(message)
         case .sendUrgent(let messages): sendUrgent(messages)
-        case .verify(let batch, let delivery): return await verify(batch, delivery)
+        case .verify(let batch, let delivery):
+            switch await BatchVerifier.verifyAll(batch, concurrency: configuration.verifyConcurrency) {
+            case .success(let records):
+                return machine.verified(records, delivery: delivery, bytes: batch.reduce(0) { $0 + $1.count })
+            case .failure(let error): return machine.verificationFailed("\(error)")
+            }
         case .store(let batch): return await storeBatch(batch)
         case .scheduleFlush(let generation):
             spawn { session in
@@ -189,7 +194,8 @@ actor PeerSession {
             do { try await engine.receivedInterest(from: peer, replace: replace, entries) } catch {
                 return machine.refuse(error)
             }
-        case .photo(let message): return await photo(message)
+        case .photo(let message):
+            if let error = await engine.photos.handle(message, from: peer) { return machine.refuse(error) }
         case .startStreaming: spawn { session in await session.runStreams() }
         case .startServer: spawn { session in await session.runServes() }
         case .windowOpened: if !windowWaiters.isEmpty { windowWaiters.removeFirst().resume() }
@@ -202,19 +208,6 @@ actor PeerSession {
             throw PeerReportedError(error: error)
         }
         return []
-    }
-
-    /// Verifies a batch on every core.
-    private func verify(_ batch: [[UInt8]], _ delivery: ContinuumSession.Delivery) async -> [Machine.Action] {
-        var verified: [VerifiedRecord] = []
-        verified.reserveCapacity(batch.count)
-        for result in await BatchVerifier.verify(batch, concurrency: configuration.verifyConcurrency) {
-            switch result {
-            case .success(let record): verified.append(record)
-            case .failure(let error): return machine.verificationFailed("\(error)")
-            }
-        }
-        return machine.verified(verified, delivery: delivery, bytes: batch.reduce(0) { $0 + $1.count })
     }
 
     /// Stores a batch in one transaction and reads the clock after it.
@@ -234,27 +227,6 @@ actor PeerSession {
         for fork in report.forks { await engine.emit(.forkDetected(fork)) }
         let broken = Dictionary(report.ignored.map { ($0.id, $0.error.message) }) { first, _ in first }
         return machine.stored(StoreOutcome(stored: report.stored.count, brokeRules: broken, clock: clock))
-    }
-
-    private func photo(_ message: PhotoMessage) async -> [Machine.Action] {
-        let photos = engine.photos
-        switch message {
-        case .data(let hash, let offset, let chunk):
-            do { try await photos.received(hash, offset: offset, chunk: chunk, from: peer) } catch {
-                return machine.refuse(error)
-            }
-        case .end(let hash, let total): await photos.ended(hash, total: total, from: peer)
-        case .missing(let hash): await photos.missing(hash, from: peer)
-        case .thumbnailMissing(let hash): await photos.thumbnailMissing(hash, from: peer)
-        case .thumbnail(let hash, let bytes):
-            guard await photos.thumbnailArriving(hash, from: peer) else { break }
-            // Checked before the next frame is read (a decode of at most 64 KiB, queued behind other libvips
-            // work); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like any other.
-            if let reason = await photos.receivedThumbnail(hash, bytes, from: peer) {
-                return machine.refuse(WireError(.malformedFrame, "THUMB_DATA refused: \(reason)"))
-            }
-        }
-        return []
     }
 
     // MARK: Queuing and closing

@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumMedia
+import ContinuumSession
 import ContinuumStore
 import ContinuumWire
 import Crypto
@@ -254,8 +255,26 @@ actor PhotoFetcher {
         }
     }
 
+    /// A photo or thumbnail message from `peer`; the ERROR that refuses it, or nil.
+    func handle(_ message: PhotoMessage, from peer: AuthorID) async -> WireError? {
+        switch message {
+        case .data(let hash, let offset, let chunk):
+            do { try received(hash, offset: offset, chunk: chunk, from: peer) } catch { return error }
+        case .end(let hash, let total): await ended(hash, total: total, from: peer)
+        case .missing(let hash): missing(hash, from: peer)
+        case .thumbnailMissing(let hash): thumbnailMissing(hash, from: peer)
+        case .thumbnail(let hash, let bytes):
+            // Checked before the next frame is read (a decode of at most 64 KiB, queued behind other libvips
+            // work); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like any other.
+            guard thumbnailArriving(hash, from: peer), let reason = await receivedThumbnail(hash, bytes, from: peer)
+            else { break }
+            return WireError(.malformedFrame, "THUMB_DATA refused: \(reason)")
+        }
+        return nil
+    }
+
     /// A THUMB_DATA frame arrived: true when this node asked that peer for it (others are dropped).
-    func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
+    private func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
         guard let want = thumbnailWants[hash], want.peer == peer else {
             logger.debug(
                 "a thumbnail that was not asked for; dropped",
@@ -267,7 +286,7 @@ actor PhotoFetcher {
     }
 
     /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
-    func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
+    private func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
         guard let thumbnails else { return nil }
         defer { thumbnailWants[hash] = nil }
         do {
