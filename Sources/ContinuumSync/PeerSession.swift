@@ -114,6 +114,7 @@ actor PeerSession {
     /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
     func waitForRound(_ number: UInt32, timeout: Duration) async -> Bool {
         if machine.isFinished(round: number) { return true }
+        guard !closed else { return false }
         let id = UUID()
         return await withCheckedContinuation { continuation in
             roundWaiters[number, default: [:]][id] = continuation
