@@ -359,54 +359,7 @@ public enum RecordFormat {
         }
         let previous = sequence > 1 ? RecordID(unchecked: try reader.raw(32, "previous")) : nil
         let createdAt = Timestamp(milliseconds: try reader.i64("createdAt"))
-        let body: RecordBody
-        switch kind {
-        case .profile:
-            body = .profile(name: try reader.string8("name", limit: Limits.nameBytes))
-        case .post:
-            let caption = try reader.string16("caption", limit: Limits.captionBytes)
-            let hash = AssetHash(unchecked: try reader.raw(32, "photo.sha256"))
-            let byteCount = try reader.u64("photo.bytes")
-            let mediaByte = try reader.u8("photo.mediaType")
-            guard let mediaType = MediaType(rawValue: mediaByte) else {
-                throw .outOfRange("unknown media type code \(mediaByte)")
-            }
-            let width = try reader.u32("photo.width")
-            let height = try reader.u32("photo.height")
-            let location: Coordinate?
-            switch try reader.u8("location flag") {
-            case 0: location = nil
-            case 1:
-                location = Coordinate(latitudeE7: try reader.i32("latitude"), longitudeE7: try reader.i32("longitude"))
-            case let flag: throw .malformed("location flag is \(flag); it must be 0 or 1")
-            }
-            body = .post(
-                caption: caption,
-                photo: PhotoReference(
-                    sha256: hash,
-                    byteCount: byteCount,
-                    mediaType: mediaType,
-                    width: width,
-                    height: height
-                ),
-                location: location
-            )
-        case .comment:
-            let post = PostID(unchecked: try reader.raw(32, "post"))
-            body = .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
-        case .edit:
-            let post = PostID(unchecked: try reader.raw(32, "post"))
-            body = .edit(post: post, caption: try reader.string16("caption", limit: Limits.captionBytes))
-        case .delete:
-            let count = Int(try reader.u16("target count"))
-            guard count <= Limits.deleteTargets else {
-                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
-            }
-            var targets: [RecordID] = []
-            targets.reserveCapacity(count)
-            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
-            body = .delete(targets: targets)
-        }
+        let body = try readBody(kind, &reader)
         let signedLength = reader.offset
         guard reader.remaining == signatureBytes else {
             throw .malformed(
@@ -422,6 +375,62 @@ public enum RecordFormat {
         )
         try validate(content)
         return (content, signedLength)
+    }
+
+    /// The fields that follow the header, as the record's kind lays them out.
+    private static func readBody(_ kind: RecordKind, _ reader: inout ByteReader) throws(RecordError) -> RecordBody {
+        switch kind {
+        case .profile:
+            return .profile(name: try reader.string8("name", limit: Limits.nameBytes))
+        case .post:
+            return try readPost(&reader)
+        case .comment:
+            let post = PostID(unchecked: try reader.raw(32, "post"))
+            return .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
+        case .edit:
+            let post = PostID(unchecked: try reader.raw(32, "post"))
+            return .edit(post: post, caption: try reader.string16("caption", limit: Limits.captionBytes))
+        case .delete:
+            let count = Int(try reader.u16("target count"))
+            guard count <= Limits.deleteTargets else {
+                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
+            }
+            var targets: [RecordID] = []
+            targets.reserveCapacity(count)
+            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
+            return .delete(targets: targets)
+        }
+    }
+
+    /// A post's caption, photo reference and optional location.
+    private static func readPost(_ reader: inout ByteReader) throws(RecordError) -> RecordBody {
+        let caption = try reader.string16("caption", limit: Limits.captionBytes)
+        let hash = AssetHash(unchecked: try reader.raw(32, "photo.sha256"))
+        let byteCount = try reader.u64("photo.bytes")
+        let mediaByte = try reader.u8("photo.mediaType")
+        guard let mediaType = MediaType(rawValue: mediaByte) else {
+            throw .outOfRange("unknown media type code \(mediaByte)")
+        }
+        let width = try reader.u32("photo.width")
+        let height = try reader.u32("photo.height")
+        let location: Coordinate?
+        switch try reader.u8("location flag") {
+        case 0: location = nil
+        case 1:
+            location = Coordinate(latitudeE7: try reader.i32("latitude"), longitudeE7: try reader.i32("longitude"))
+        case let flag: throw .malformed("location flag is \(flag); it must be 0 or 1")
+        }
+        return .post(
+            caption: caption,
+            photo: PhotoReference(
+                sha256: hash,
+                byteCount: byteCount,
+                mediaType: mediaType,
+                width: width,
+                height: height
+            ),
+            location: location
+        )
     }
 
     /// The checks that do not need any other record: ranges, lengths, text rules.

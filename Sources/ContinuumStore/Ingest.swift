@@ -223,47 +223,7 @@ struct Ingest {
             ).execute(arguments: [author, name, seq])
 
         case .post(let caption, let photo, let location):
-            // Edits, tombstones and comments may have arrived first: fold them in as the row is written.
-            let pending = try Row.fetchOne(
-                try db.cachedStatement(
-                    sql: """
-                        SELECT (SELECT caption FROM edit WHERE post = ?1 AND author = ?2 ORDER BY seq DESC LIMIT 1)
-                                   AS edited_caption,
-                               EXISTS (SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2) AS deleted,
-                               (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
-                               (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
-                        """
-                ),
-                arguments: [id.bytes, author, content.createdAt.milliseconds * 1024]
-            )!
-            let edited: String? = pending["edited_caption"]
-            let deleted: Bool = pending["deleted"]
-            // The rowid orders posts by creation time (milliseconds * 1024 + a tie-breaker), so that search can
-            // walk the full-text index newest first and stop after one page.
-            let base = content.createdAt.milliseconds * 1024
-            let taken: Int64? = pending["taken"]
-            let rowid: Int64? = taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
-            let inserted = try Int64.fetchOne(
-                try db.cachedStatement(
-                    sql: """
-                        INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
-                                          photo_sha256, photo_bytes, media_type, width, height, lat_e7, lon_e7,
-                                          deleted, comment_count)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        RETURNING rowid
-                        """
-                ),
-                arguments: [
-                    rowid, id.bytes, author, seq, content.createdAt.milliseconds, caption, edited ?? caption,
-                    edited != nil, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
-                    Int64(photo.width), Int64(photo.height), location?.latitudeE7, location?.longitudeE7, deleted,
-                    pending["comments"] as Int64,
-                ]
-            )!
-            if !deleted {
-                try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
-                    .execute(arguments: [inserted, TextFolding.fold(edited ?? caption)])
-            }
+            try insertPost(content, id: id, caption: caption, photo: photo, location: location, db)
 
         case .comment(let post, let text):
             try db.cachedStatement(
@@ -281,20 +241,79 @@ struct Ingest {
             try refreshPost(post.bytes, db)
 
         case .delete(let targets):
-            for target in targets {
+            try applyDelete(targets, id: id, author: author, db)
+        }
+    }
+
+    /// Writes a post's row and search entry, with the edits, tombstones and comments that arrived before it.
+    private static func insertPost(
+        _ content: RecordContent,
+        id: RecordID,
+        caption: String,
+        photo: PhotoReference,
+        location: Coordinate?,
+        _ db: Database
+    ) throws {
+        let author = content.author.bytes
+        let seq = Int64(content.sequence)
+        // Edits, tombstones and comments may have arrived first: fold them in as the row is written.
+        let pending = try Row.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    SELECT (SELECT caption FROM edit WHERE post = ?1 AND author = ?2 ORDER BY seq DESC LIMIT 1)
+                               AS edited_caption,
+                           EXISTS (SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2) AS deleted,
+                           (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
+                           (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
+                    """
+            ),
+            arguments: [id.bytes, author, content.createdAt.milliseconds * 1024]
+        )!
+        let edited: String? = pending["edited_caption"]
+        let deleted: Bool = pending["deleted"]
+        // The rowid orders posts by creation time (milliseconds * 1024 + a tie-breaker), so that search can
+        // walk the full-text index newest first and stop after one page.
+        let base = content.createdAt.milliseconds * 1024
+        let taken: Int64? = pending["taken"]
+        let rowid: Int64? = taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
+        let inserted = try Int64.fetchOne(
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
+                                      photo_sha256, photo_bytes, media_type, width, height, lat_e7, lon_e7,
+                                      deleted, comment_count)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    RETURNING rowid
+                    """
+            ),
+            arguments: [
+                rowid, id.bytes, author, seq, content.createdAt.milliseconds, caption, edited ?? caption,
+                edited != nil, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
+                Int64(photo.width), Int64(photo.height), location?.latitudeE7, location?.longitudeE7, deleted,
+                pending["comments"] as Int64,
+            ]
+        )!
+        if !deleted {
+            try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
+                .execute(arguments: [inserted, TextFolding.fold(edited ?? caption)])
+        }
+    }
+
+    /// Records the tombstones of a delete and refreshes the posts and comments it targets.
+    private static func applyDelete(_ targets: [RecordID], id: RecordID, author: Data, _ db: Database) throws {
+        for target in targets {
+            try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)"
+            )
+            .execute(arguments: [target.bytes, id.bytes, author])
+            try refreshPost(target.bytes, db)
+            if let post = try Data.fetchOne(
                 try db.cachedStatement(
-                    sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)"
-                )
-                .execute(arguments: [target.bytes, id.bytes, author])
-                try refreshPost(target.bytes, db)
-                if let post = try Data.fetchOne(
-                    try db.cachedStatement(
-                        sql: "UPDATE comment SET deleted = 1 WHERE id = ? AND author = ? RETURNING post"
-                    ),
-                    arguments: [target.bytes, author]
-                ) {
-                    try refreshCommentCount(post, db)
-                }
+                    sql: "UPDATE comment SET deleted = 1 WHERE id = ? AND author = ? RETURNING post"
+                ),
+                arguments: [target.bytes, author]
+            ) {
+                try refreshCommentCount(post, db)
             }
         }
     }

@@ -25,86 +25,7 @@ public enum WireCodec {
         writer.u32(0)  // the length, patched below
         writer.u8(WireLimits.frameVersion)
         writer.u8(message.typeCode)
-        switch message {
-        case .hello(let hello):
-            writer.u16(hello.protocolVersion)
-            writer.raw(hello.network.bytes)
-            writer.raw(hello.node.bytes)
-            writer.u8(hello.plaintext ? 1 : 0)
-            writer.u16(hello.listenPort)
-            let name = Array((hello.name ?? "").utf8)
-            writer.u8(UInt8(name.count))
-            writer.raw(name)
-        case .error(let error):
-            let text = Array(error.message.utf8)
-            writer.u16(error.code.rawValue)
-            writer.u16(UInt16(text.count))
-            writer.raw(text)
-        case .clock(let round, let clock):
-            writer.u32(round)
-            writeClock(clock, to: &writer)
-        case .clockSince(let round, let base, let clock):
-            writer.u32(round)
-            writer.raw(base.bytes)
-            writeClock(clock, to: &writer)
-        case .clockUnknown(let round):
-            writer.u32(round)
-        case .offer(let round, let records, let bytes):
-            writer.u32(round)
-            writer.u64(records)
-            writer.u64(bytes)
-        case .records(let live, let records):
-            writer.u8(live ? 1 : 0)
-            writer.u16(UInt16(records.count))
-            for record in records {
-                writer.u32(UInt32(record.count))
-                writer.raw(record)
-            }
-        case .ack(let clock):
-            writeClock(clock, to: &writer)
-        case .request(let ranges):
-            writer.u32(UInt32(ranges.count))
-            for range in ranges {
-                writer.raw(range.author.bytes)
-                writer.u64(range.range.lowerBound)
-                writer.u64(range.range.upperBound)
-            }
-        case .done(let round):
-            writer.u32(round)
-        case .photoWant(let hash, let offset):
-            writer.raw(hash.bytes)
-            writer.u64(offset)
-        case .photoData(let hash, let offset, let chunk):
-            writer.raw(hash.bytes)
-            writer.u64(offset)
-            writer.raw(SHA256.hash(data: chunk))
-            writer.u32(UInt32(chunk.count))
-            writer.raw(chunk)
-        case .photoEnd(let hash, let totalBytes):
-            writer.raw(hash.bytes)
-            writer.u64(totalBytes)
-        case .photoMissing(let hash), .thumbWant(let hash), .thumbMissing(let hash):
-            writer.raw(hash.bytes)
-        case .thumbData(let hash, let bytes):
-            writer.raw(hash.bytes)
-            writer.u32(UInt32(bytes.count))
-            writer.raw(bytes)
-        case .ping(let nonce), .pong(let nonce):
-            writer.u64(nonce)
-        case .interest(let replace, let entries):
-            writer.u8(replace ? 1 : 0)
-            writer.u16(UInt16(entries.count))
-            for entry in entries.sorted(by: { $0.post < $1.post }) {
-                writer.raw(entry.post.bytes)
-                writer.u8(entry.hops ?? 0xFF)
-            }
-        case .push(let records):
-            writer.u16(UInt16(records.count))
-            for record in records {
-                writer.u32(UInt32(record.count))
-                writer.raw(record)
-            }
-        }
+        writePayload(message, to: &writer)
         writer.patch(UInt32(writer.bytes.count - lengthPrefixBytes), at: 0)
         return writer.bytes
     }
@@ -120,17 +41,7 @@ public enum WireCodec {
         let message: WireMessage
         switch kind {
         case .hello: message = .hello(try readHello(&reader))
-        case .error:
-            let code = WireError.Code(rawValue: try reader.u16("code"))
-            let length = Int(try reader.u16("message length"))
-            guard length <= WireLimits.maxErrorMessageBytes else {
-                throw reader.malformed("message is \(length) bytes; the limit is \(WireLimits.maxErrorMessageBytes)")
-            }
-            let text = try reader.utf8(length: length, "message")
-            if let problem = WireText.problem(text, limit: .max, multiline: true, field: "message") {
-                throw reader.malformed(problem)
-            }
-            message = .error(WireError(code, text))
+        case .error: message = .error(try readError(&reader))
         case .clock:
             let round = try reader.u32("round")
             message = .clock(round: round, try readClock(&reader))
@@ -154,29 +65,13 @@ public enum WireCodec {
         case .ack: message = .ack(try readClock(&reader))
         case .request: message = .request(try readRanges(&reader))
         case .done: message = .done(round: try reader.u32("round"))
-        case .photoWant:
-            let hash: AssetHash = try reader.id("hash")
-            let offset = try reader.u64("offset")
-            guard offset <= Limits.photoBytes else {
-                throw reader.malformed("offset \(offset) is beyond the largest photo (\(Limits.photoBytes) bytes)")
-            }
-            message = .photoWant(hash, offset: offset)
+        case .photoWant: message = try readPhotoWant(&reader)
         case .photoData: message = try readPhotoData(&reader)
-        case .photoEnd:
-            let hash: AssetHash = try reader.id("hash")
-            let total = try reader.u64("total bytes")
-            guard (1...Limits.photoBytes).contains(total) else {
-                throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
-            }
-            message = .photoEnd(hash, totalBytes: total)
+        case .photoEnd: message = try readPhotoEnd(&reader)
         case .photoMissing: message = .photoMissing(try reader.id("hash"))
         case .thumbWant: message = .thumbWant(try reader.id("hash"))
         case .thumbMissing: message = .thumbMissing(try reader.id("hash"))
-        case .thumbData:
-            let hash: AssetHash = try reader.id("hash")
-            let length = Int(try reader.u32("thumbnail length"))
-            try checkThumbnail(count: length, reader)
-            message = .thumbData(hash, Array(try reader.raw(length, "thumbnail")))
+        case .thumbData: message = try readThumbData(&reader)
         case .ping: message = .ping(try reader.u64("nonce"))
         case .pong: message = .pong(try reader.u64("nonce"))
         }
@@ -211,48 +106,17 @@ public enum WireCodec {
         case .thumbData(_, let bytes):
             try checkThumbnail(count: bytes.count, reader)
         case .interest(let replace, let entries):
-            guard entries.count <= WireLimits.maxInterestEntries else {
-                throw reader.malformed("\(entries.count) entries; the limit is \(WireLimits.maxInterestEntries)")
-            }
-            guard Set(entries.map(\.post)).count == entries.count else {
-                throw reader.malformed("a post appears twice")
-            }
-            for (index, entry) in entries.enumerated() {
-                try checkInterest(entry, index: index, replace: replace, reader)
-            }
+            try checkInterestEntries(entries, replace: replace, reader)
         case .records(_, let records), .push(let records):
-            guard (1...WireLimits.maxRecordsPerBatch).contains(records.count) else {
-                throw reader.malformed("\(records.count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
-            }
-            var total = 0
-            for (index, record) in records.enumerated() {
-                guard (1...Limits.recordBytes).contains(record.count) else {
-                    throw reader.malformed(
-                        "record \(index) is \(record.count) bytes; it must be 1 ... \(Limits.recordBytes)"
-                    )
-                }
-                total += record.count
-            }
-            guard total <= WireLimits.maxBatchBytes else {
-                throw reader.malformed("the records add up to \(total) bytes; the limit is \(WireLimits.maxBatchBytes)")
-            }
+            try checkBatch(records, reader)
         case .request(let ranges):
-            guard (1...WireLimits.maxRanges).contains(ranges.count) else {
-                throw reader.malformed("\(ranges.count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
-            }
-            for (index, range) in ranges.enumerated() {
-                try checkRange(range.range.lowerBound, range.range.upperBound, index: index, reader)
-            }
+            try checkRanges(ranges, reader)
         case .photoWant(_, let offset):
-            guard offset <= Limits.photoBytes else {
-                throw reader.malformed("offset \(offset) is beyond the largest photo (\(Limits.photoBytes) bytes)")
-            }
+            try checkOffset(offset, reader)
         case .photoData(_, let offset, let chunk):
             try checkChunk(offset: offset, count: chunk.count, reader)
         case .photoEnd(_, let total):
-            guard (1...Limits.photoBytes).contains(total) else {
-                throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
-            }
+            try checkTotalBytes(total, reader)
         }
     }
 
@@ -312,6 +176,20 @@ public enum WireCodec {
             listenPort: port,
             plaintext: flags & 1 == 1
         )
+    }
+
+    /// Code, then the message's length and UTF-8 text.
+    private static func readError(_ reader: inout WireReader) throws(WireError) -> WireError {
+        let code = WireError.Code(rawValue: try reader.u16("code"))
+        let length = Int(try reader.u16("message length"))
+        guard length <= WireLimits.maxErrorMessageBytes else {
+            throw reader.malformed("message is \(length) bytes; the limit is \(WireLimits.maxErrorMessageBytes)")
+        }
+        let text = try reader.utf8(length: length, "message")
+        if let problem = WireText.problem(text, limit: .max, multiline: true, field: "message") {
+            throw reader.malformed(problem)
+        }
+        return WireError(code, text)
     }
 
     /// Entry count, then entries of 32-byte author and sequence, authors strictly ascending.
@@ -407,6 +285,13 @@ public enum WireCodec {
         return ranges
     }
 
+    private static func readPhotoWant(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let hash: AssetHash = try reader.id("hash")
+        let offset = try reader.u64("offset")
+        try checkOffset(offset, reader)
+        return .photoWant(hash, offset: offset)
+    }
+
     private static func readPhotoData(_ reader: inout WireReader) throws(WireError) -> WireMessage {
         let hash: AssetHash = try reader.id("hash")
         let offset = try reader.u64("offset")
@@ -420,6 +305,20 @@ public enum WireCodec {
         return .photoData(hash, offset: offset, chunk: Array(chunk))
     }
 
+    private static func readPhotoEnd(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let hash: AssetHash = try reader.id("hash")
+        let total = try reader.u64("total bytes")
+        try checkTotalBytes(total, reader)
+        return .photoEnd(hash, totalBytes: total)
+    }
+
+    private static func readThumbData(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let hash: AssetHash = try reader.id("hash")
+        let length = Int(try reader.u32("thumbnail length"))
+        try checkThumbnail(count: length, reader)
+        return .thumbData(hash, Array(try reader.raw(length, "thumbnail")))
+    }
+
     // MARK: - Shared checks
 
     private static func checkClock(_ clock: VectorClock, _ reader: WireReader) throws(WireError) {
@@ -430,6 +329,23 @@ public enum WireCodec {
             throw reader.malformed(
                 "clock entry \(author.short): sequence \(sequence) must be 1 ... \(Limits.maxSequence)"
             )
+        }
+    }
+
+    /// The entry count, each post once, and each entry as ``checkInterest(_:index:replace:_:)`` checks it.
+    private static func checkInterestEntries(
+        _ entries: [PostInterest],
+        replace: Bool,
+        _ reader: WireReader
+    ) throws(WireError) {
+        guard entries.count <= WireLimits.maxInterestEntries else {
+            throw reader.malformed("\(entries.count) entries; the limit is \(WireLimits.maxInterestEntries)")
+        }
+        guard Set(entries.map(\.post)).count == entries.count else {
+            throw reader.malformed("a post appears twice")
+        }
+        for (index, entry) in entries.enumerated() {
+            try checkInterest(entry, index: index, replace: replace, reader)
         }
     }
 
@@ -450,6 +366,34 @@ public enum WireCodec {
         }
     }
 
+    /// The records of a RECORDS or PUSH: their count, each one's length, and their total.
+    private static func checkBatch(_ records: [[UInt8]], _ reader: WireReader) throws(WireError) {
+        guard (1...WireLimits.maxRecordsPerBatch).contains(records.count) else {
+            throw reader.malformed("\(records.count) records; a batch holds 1 ... \(WireLimits.maxRecordsPerBatch)")
+        }
+        var total = 0
+        for (index, record) in records.enumerated() {
+            guard (1...Limits.recordBytes).contains(record.count) else {
+                throw reader.malformed(
+                    "record \(index) is \(record.count) bytes; it must be 1 ... \(Limits.recordBytes)"
+                )
+            }
+            total += record.count
+        }
+        guard total <= WireLimits.maxBatchBytes else {
+            throw reader.malformed("the records add up to \(total) bytes; the limit is \(WireLimits.maxBatchBytes)")
+        }
+    }
+
+    private static func checkRanges(_ ranges: [LogRange], _ reader: WireReader) throws(WireError) {
+        guard (1...WireLimits.maxRanges).contains(ranges.count) else {
+            throw reader.malformed("\(ranges.count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
+        }
+        for (index, range) in ranges.enumerated() {
+            try checkRange(range.range.lowerBound, range.range.upperBound, index: index, reader)
+        }
+    }
+
     private static func checkRange(
         _ from: UInt64,
         _ through: UInt64,
@@ -466,6 +410,20 @@ public enum WireCodec {
     private static func checkThumbnail(count: Int, _ reader: WireReader) throws(WireError) {
         guard (1...WireLimits.maxThumbnailBytes).contains(count) else {
             throw reader.malformed("thumbnail is \(count) bytes; it must be 1 ... \(WireLimits.maxThumbnailBytes)")
+        }
+    }
+
+    /// A PHOTO_WANT's offset: within the largest photo.
+    private static func checkOffset(_ offset: UInt64, _ reader: WireReader) throws(WireError) {
+        guard offset <= Limits.photoBytes else {
+            throw reader.malformed("offset \(offset) is beyond the largest photo (\(Limits.photoBytes) bytes)")
+        }
+    }
+
+    /// A PHOTO_END's size: a photo of 1 byte up to the largest.
+    private static func checkTotalBytes(_ total: UInt64, _ reader: WireReader) throws(WireError) {
+        guard (1...Limits.photoBytes).contains(total) else {
+            throw reader.malformed("total bytes \(total) must be 1 ... \(Limits.photoBytes)")
         }
     }
 
@@ -507,6 +465,111 @@ public enum WireCodec {
             return .error(error)
         default:
             return message
+        }
+    }
+
+    /// Everything after the type byte, field by field as Docs/PROTOCOL.md §7 lays it out.
+    private static func writePayload(_ message: WireMessage, to writer: inout WireWriter) {
+        switch message {
+        case .hello(let hello):
+            writeHello(hello, to: &writer)
+        case .error(let error):
+            let text = Array(error.message.utf8)
+            writer.u16(error.code.rawValue)
+            writer.u16(UInt16(text.count))
+            writer.raw(text)
+        case .clock(let round, let clock):
+            writer.u32(round)
+            writeClock(clock, to: &writer)
+        case .clockSince(let round, let base, let clock):
+            writer.u32(round)
+            writer.raw(base.bytes)
+            writeClock(clock, to: &writer)
+        case .clockUnknown(let round):
+            writer.u32(round)
+        case .offer(let round, let records, let bytes):
+            writer.u32(round)
+            writer.u64(records)
+            writer.u64(bytes)
+        case .records(let live, let records):
+            writer.u8(live ? 1 : 0)
+            writeRecords(records, to: &writer)
+        case .ack(let clock):
+            writeClock(clock, to: &writer)
+        case .request(let ranges):
+            writeRanges(ranges, to: &writer)
+        case .done(let round):
+            writer.u32(round)
+        case .photoWant(let hash, let offset):
+            writer.raw(hash.bytes)
+            writer.u64(offset)
+        case .photoData(let hash, let offset, let chunk):
+            writePhotoData(hash, offset: offset, chunk: chunk, to: &writer)
+        case .photoEnd(let hash, let totalBytes):
+            writer.raw(hash.bytes)
+            writer.u64(totalBytes)
+        case .photoMissing(let hash), .thumbWant(let hash), .thumbMissing(let hash):
+            writer.raw(hash.bytes)
+        case .thumbData(let hash, let bytes):
+            writer.raw(hash.bytes)
+            writer.u32(UInt32(bytes.count))
+            writer.raw(bytes)
+        case .ping(let nonce), .pong(let nonce):
+            writer.u64(nonce)
+        case .interest(let replace, let entries):
+            writeInterest(replace: replace, entries, to: &writer)
+        case .push(let records):
+            writeRecords(records, to: &writer)
+        }
+    }
+
+    /// Protocol version, network, node, flags, listen port, then the name's length and UTF-8 bytes.
+    private static func writeHello(_ hello: Hello, to writer: inout WireWriter) {
+        writer.u16(hello.protocolVersion)
+        writer.raw(hello.network.bytes)
+        writer.raw(hello.node.bytes)
+        writer.u8(hello.plaintext ? 1 : 0)
+        writer.u16(hello.listenPort)
+        let name = Array((hello.name ?? "").utf8)
+        writer.u8(UInt8(name.count))
+        writer.raw(name)
+    }
+
+    /// Record count, then each record's length and bytes (RECORDS after its `live` byte, and PUSH).
+    private static func writeRecords(_ records: [[UInt8]], to writer: inout WireWriter) {
+        writer.u16(UInt16(records.count))
+        for record in records {
+            writer.u32(UInt32(record.count))
+            writer.raw(record)
+        }
+    }
+
+    /// Range count, then each range's author, first and last sequence.
+    private static func writeRanges(_ ranges: [LogRange], to writer: inout WireWriter) {
+        writer.u32(UInt32(ranges.count))
+        for range in ranges {
+            writer.raw(range.author.bytes)
+            writer.u64(range.range.lowerBound)
+            writer.u64(range.range.upperBound)
+        }
+    }
+
+    /// Hash, offset, the chunk's SHA-256, then the chunk's length and bytes.
+    private static func writePhotoData(_ hash: AssetHash, offset: UInt64, chunk: [UInt8], to writer: inout WireWriter) {
+        writer.raw(hash.bytes)
+        writer.u64(offset)
+        writer.raw(SHA256.hash(data: chunk))
+        writer.u32(UInt32(chunk.count))
+        writer.raw(chunk)
+    }
+
+    /// Flags (bit 0: replace), entry count, then entries in ascending order of post, hops 255 for a withdrawal.
+    private static func writeInterest(replace: Bool, _ entries: [PostInterest], to writer: inout WireWriter) {
+        writer.u8(replace ? 1 : 0)
+        writer.u16(UInt16(entries.count))
+        for entry in entries.sorted(by: { $0.post < $1.post }) {
+            writer.raw(entry.post.bytes)
+            writer.u8(entry.hops ?? 0xFF)
         }
     }
 

@@ -41,6 +41,31 @@ struct PushBench: AsyncParsableCommand {
         try b.start(peer: a.port)
         try c.start(peer: b.port)
 
+        let (followed, unfollowed) = try await Self.postAndFollow(a: a, c: c, ids: ids)
+        var notified = 0
+        let oneHop = try await pushLatencies(on: b, by: ids[1], post: followed, follower: c, notified: &notified)
+        let twoHops = try await pushLatencies(on: a, by: ids[0], post: followed, follower: c, notified: &notified)
+        // For comparison: live gossip of a comment on a post nobody follows, B -> C.
+        let gossip = try await gossipLatencies(on: b, by: ids[1], post: unfollowed, receiver: c)
+        for (name, values) in [
+            ("push, 1 hop (B -> C)", oneHop), ("push, 2 hops (A -> B -> C, B does not follow)", twoHops),
+            ("live gossip, 1 hop, for comparison (stored on C, no notification)", gossip),
+        ] {
+            say(
+                "          \(name): median \(format(median(values) * 1000, 2)) ms, p95 "
+                    + "\(format(percentile(values, 95) * 1000, 2)) ms = \(format(median(values) / rtt, 0))x the "
+                    + "loopback round trip"
+            )
+        }
+    }
+
+    /// A posts twice; once C has both posts, C follows the first and A learns that B relays C's interest.
+    /// Returns the followed post and the other.
+    static func postAndFollow(
+        a: BenchNode,
+        c: BenchNode,
+        ids: [NodeIdentity]
+    ) async throws -> (followed: PostID, unfollowed: PostID) {
         let photo = PhotoReference(
             sha256: AssetHash.of(Data("bench photo".utf8)),
             byteCount: 11,
@@ -55,55 +80,59 @@ struct PushBench: AsyncParsableCommand {
             try await a.store.append(.post(caption: "not followed", photo: photo, location: nil), by: ids[0]).id
         )
         ControlClient.tell(a.directory, "stored")
-        try await Self.waitUntil("C has both posts") { try await c.store.post(unfollowed) != nil }
+        try await waitUntil("C has both posts") { try await c.store.post(unfollowed) != nil }
         try await c.store.follow(followed)
         ControlClient.tell(c.directory, "follows-changed")
-        try await Self.waitUntil("A knows B relays C's interest") {
-            Self.interest(on: a.directory, from: ids[1].author) == 1
+        try await waitUntil("A knows B relays C's interest") {
+            interest(on: a.directory, from: ids[1].author) == 1
         }
+        return (followed, unfollowed)
+    }
 
-        var notified = 0
-        /// Times comments made on `node` until C has made the notification for each.
-        func time(on node: BenchNode, by identity: NodeIdentity) async throws -> [Double] {
-            var latencies: [Double] = []
-            for index in 0..<samples {
-                _ = try await node.store.append(.comment(post: followed, text: "comment \(index)"), by: identity)
-                let start = ContinuousClock.now
-                ControlClient.tell(node.directory, "stored")
-                notified += 1
-                let target = notified
-                while try await c.store.notifications(limit: 1).first.map({ Int($0.id) }) ?? 0 < target {
-                    try await Task.sleep(for: .microseconds(200))
-                }
-                latencies.append(Self.seconds(since: start))
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            return latencies
-        }
-        let oneHop = try await time(on: b, by: ids[1])
-        let twoHops = try await time(on: a, by: ids[0])
-        // For comparison: live gossip of a comment on a post nobody follows, B -> C.
-        var gossip: [Double] = []
+    /// Times SAMPLES comments made on `node` until the follower has made the notification for each. `notified`
+    /// counts the notifications made so far, across calls.
+    func pushLatencies(
+        on node: BenchNode,
+        by identity: NodeIdentity,
+        post: PostID,
+        follower: BenchNode,
+        notified: inout Int
+    ) async throws -> [Double] {
+        var latencies: [Double] = []
         for index in 0..<samples {
-            _ = try await b.store.append(.comment(post: unfollowed, text: "gossip \(index)"), by: ids[1])
+            _ = try await node.store.append(.comment(post: post, text: "comment \(index)"), by: identity)
             let start = ContinuousClock.now
-            ControlClient.tell(b.directory, "stored")
-            while try await c.store.post(unfollowed)?.comments.count ?? 0 < index + 1 {
+            ControlClient.tell(node.directory, "stored")
+            notified += 1
+            let target = notified
+            while try await follower.store.notifications(limit: 1).first.map({ Int($0.id) }) ?? 0 < target {
                 try await Task.sleep(for: .microseconds(200))
             }
-            gossip.append(Self.seconds(since: start))
+            latencies.append(Self.seconds(since: start))
             try await Task.sleep(for: .milliseconds(20))
         }
-        for (name, values) in [
-            ("push, 1 hop (B -> C)", oneHop), ("push, 2 hops (A -> B -> C, B does not follow)", twoHops),
-            ("live gossip, 1 hop, for comparison (stored on C, no notification)", gossip),
-        ] {
-            say(
-                "          \(name): median \(format(median(values) * 1000, 2)) ms, p95 "
-                    + "\(format(percentile(values, 95) * 1000, 2)) ms = \(format(median(values) / rtt, 0))x the "
-                    + "loopback round trip"
-            )
+        return latencies
+    }
+
+    /// Times SAMPLES comments made on `node` on a post nobody follows until `receiver` has stored each.
+    func gossipLatencies(
+        on node: BenchNode,
+        by identity: NodeIdentity,
+        post: PostID,
+        receiver: BenchNode
+    ) async throws -> [Double] {
+        var latencies: [Double] = []
+        for index in 0..<samples {
+            _ = try await node.store.append(.comment(post: post, text: "gossip \(index)"), by: identity)
+            let start = ContinuousClock.now
+            ControlClient.tell(node.directory, "stored")
+            while try await receiver.store.post(post)?.comments.count ?? 0 < index + 1 {
+                try await Task.sleep(for: .microseconds(200))
+            }
+            latencies.append(Self.seconds(since: start))
+            try await Task.sleep(for: .milliseconds(20))
         }
+        return latencies
     }
 
     static func interest(on directory: DataDirectory, from peer: AuthorID) -> Int? {

@@ -50,7 +50,22 @@ struct StoreBench: AsyncParsableCommand {
         let bytes = corpus.reduce(0) { $0 + $1.count }
         say("corpus    \(corpus.count) records, \(bytes / 1024) KiB")
 
-        // (1) Verify and store: parse + verify on both cores, overlapped with one transaction per batch.
+        let lastStore = try await measureIngest(corpus, root: root, logger: logger, verify1: verify1, verify2: verify2)
+        try await measureParts(corpus, root: root, logger: logger)
+        guard let directory = lastStore else { return }
+        let storedRecords = try await measureSearch(directory, factory: &factory, logger: logger)
+        try Self.measureColdStart(directory, records: storedRecords)
+    }
+
+    /// (1) Verify and store: parse + verify on both cores, overlapped with one transaction per batch. Returns the
+    /// store of the last run, kept for the measurements that follow (nil when there are no runs).
+    func measureIngest(
+        _ corpus: [[UInt8]],
+        root: URL,
+        logger: Logger,
+        verify1: Double,
+        verify2: Double
+    ) async throws -> DataDirectory? {
         var rates: [Double] = []
         var lastStore: DataDirectory?
         for run in 0..<runs {
@@ -70,8 +85,11 @@ struct StoreBench: AsyncParsableCommand {
                 + "\(format(ingestRate / verify2, 2))x the 2-thread verify rate, "
                 + "\(format(ingestRate / verify1, 2))x the 1-thread rate"
         )
+        return lastStore
+    }
 
-        // Where the time goes: verification alone, and storing alone (records verified beforehand).
+    /// Where the time goes: verification alone, and storing alone (records verified beforehand).
+    func measureParts(_ corpus: [[UInt8]], root: URL, logger: Logger) async throws {
         let verifyOnly = try await seconds {
             for start in stride(from: 0, to: corpus.count, by: batch) {
                 let slice = Array(corpus[start..<min(start + batch, corpus.count)])
@@ -92,9 +110,11 @@ struct StoreBench: AsyncParsableCommand {
             "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
                 + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s"
         )
+    }
 
-        // (2) Search latency on 100,000 posts: top the last store up with posts.
-        guard let directory = lastStore else { return }
+    /// (2) Search latency on RECORDS posts: tops the store up with posts from `factory`, then times each term.
+    /// Returns the records the store then holds.
+    func measureSearch(_ directory: DataDirectory, factory: inout RecordFactory, logger: Logger) async throws -> Int {
         let store = try ContinuumStore.open(directory, logger: logger)
         var posts = try await store.counts().posts
         while posts < records {
@@ -121,33 +141,40 @@ struct StoreBench: AsyncParsableCommand {
         say("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
         let counts = try await store.counts()
         try store.close()
+        return counts.records
+    }
 
-        // (3) Cold start of `feed --limit 20`: a new process on the 100,000-record store, beside `--help`.
+    /// (3) Cold start of `feed --limit 20`: a new process on the store of `records` records, beside `--help`.
+    static func measureColdStart(_ directory: DataDirectory, records: Int) throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("continuum-node")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             say("feed      skipped: \(binary.path) not built (swift build -c release)")
             return
         }
-        func launch(_ arguments: [String]) throws -> Double {
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let start = ContinuousClock.now
-            try process.run()
-            process.waitUntilExit()
-            let elapsed = ContinuousClock.now - start
-            precondition(process.terminationStatus == 0, "\(arguments) failed")
-            return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000
-        }
-        let help = median(try (0..<7).map { _ in try launch(["--help"]) })
-        let feed = median(try (0..<7).map { _ in try launch(["feed", "--limit", "20", "--data", directory.path]) })
+        let help = median(try (0..<7).map { _ in try launch(binary, ["--help"]) })
+        let feed = median(
+            try (0..<7).map { _ in try launch(binary, ["feed", "--limit", "20", "--data", directory.path]) }
+        )
         say(
-            "feed      cold start of 'feed --limit 20' on \(counts.records) records: \(format(feed, 1)) ms median of 7 "
+            "feed      cold start of 'feed --limit 20' on \(records) records: \(format(feed, 1)) ms median of 7 "
                 + "(baseline: process start with --help \(format(help, 1)) ms)"
         )
+    }
+
+    /// Milliseconds from starting `binary` with `arguments` to its exit, which must be a success.
+    static func launch(_ binary: URL, _ arguments: [String]) throws -> Double {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let start = ContinuousClock.now
+        try process.run()
+        process.waitUntilExit()
+        let elapsed = ContinuousClock.now - start
+        precondition(process.terminationStatus == 0, "\(arguments) failed")
+        return (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000
     }
 
     /// Verifies batch k+1 on both cores while batch k is being written.

@@ -42,6 +42,26 @@ struct SyncBench: AsyncParsableCommand {
 
         say("continuum-bench sync: \(records) records from \(authors) authors; \(photos) photos of \(photoMB) MiB")
 
+        let baselines = try await Self.measureBaselines(group: group)
+        let rssDuringRecords = try await syncRecords(
+            root: root,
+            logger: logger,
+            verify2: baselines.verify2,
+            handshake: baselines.handshake
+        )
+        try await transferPhotos(
+            root: root,
+            logger: logger,
+            tlsRate: baselines.tlsRate,
+            rssDuringRecords: rssDuringRecords
+        )
+        try await group.shutdownGracefully()
+    }
+
+    /// Measures and prints the baselines: Ed25519 verification, a TLS connection's bytes, raw TLS throughput.
+    static func measureBaselines(
+        group: MultiThreadedEventLoopGroup
+    ) async throws -> (verify2: Double, tlsRate: Double, handshake: Double) {
         let verify2 = median([
             await ed25519VerifyRate(threads: 2), await ed25519VerifyRate(threads: 2),
             await ed25519VerifyRate(threads: 2),
@@ -50,16 +70,7 @@ struct SyncBench: AsyncParsableCommand {
         for _ in 0..<3 { tls.append(try await LoopbackBaseline.tlsThroughput(bytes: 256 << 20, group: group)) }
         let tlsRate = median(tls)
         var handshakes: [Double] = []
-        for _ in 0..<3 {
-            var relay: CountingProxy?
-            try await LoopbackBaseline.tlsHandshake(group: group) { port in
-                relay = try CountingProxy(to: port)
-                return relay!.port
-            }
-            try await Task.sleep(for: .milliseconds(200))
-            handshakes.append(Double(relay!.counts.withLock { $0.up + $0.down }))
-            relay?.close()
-        }
+        for _ in 0..<3 { handshakes.append(try await tlsConnectionBytes(group: group)) }
         let handshake = median(handshakes)
         say("baseline  Ed25519 verify, 2 threads: \(format(verify2)) /s")
         say(
@@ -69,7 +80,25 @@ struct SyncBench: AsyncParsableCommand {
         say(
             "baseline  raw TLS 1.3 loopback (same certificates and library), 256 MiB: \(format(tlsRate)) MB/s (median of 3)"
         )
+        return (verify2, tlsRate, handshake)
+    }
 
+    /// The bytes, both ways, of one TLS connection with the node's settings that sends 1 byte each way.
+    static func tlsConnectionBytes(group: MultiThreadedEventLoopGroup) async throws -> Double {
+        var relay: CountingProxy?
+        try await LoopbackBaseline.tlsHandshake(group: group) { port in
+            relay = try CountingProxy(to: port)
+            return relay!.port
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let bytes = Double(relay!.counts.withLock { $0.up + $0.down })
+        relay?.close()
+        return bytes
+    }
+
+    /// (a) and (b): the initial sync of the record corpus from A to B, then a delta sync. Returns B's peak RSS, in
+    /// KiB, after the initial sync.
+    func syncRecords(root: URL, logger: Logger, verify2: Double, handshake: Double) async throws -> Int {
         // (a) Initial sync of the record corpus.
         let a = try BenchNode(root.appendingPathComponent("a"), logger: logger)
         var factory = RecordFactory(authorCount: authors, seed: 7)
@@ -94,8 +123,20 @@ struct SyncBench: AsyncParsableCommand {
                 + "\(format(rate / verify2, 2))x the 2-thread verify rate (target >= 0.6x); "
                 + "wire \(proxy.counts.withLock { $0.up + $0.down } / 1024) KiB"
         )
+        try await syncDelta(from: a, to: b, through: proxy, target: target, handshake: handshake)
+        try b.stop()
+        try a.stop()
+        return rssA
+    }
 
-        // (b) Delta: B comes back after one new record on A. Compared with an idle reconnect.
+    /// (b) Delta: B, which holds `target`, comes back after one new record on A. Compared with an idle reconnect.
+    func syncDelta(
+        from a: BenchNode,
+        to b: BenchNode,
+        through proxy: CountingProxy,
+        target: VectorClock,
+        handshake: Double
+    ) async throws {
         try b.stop()
         proxy.reset()
         try b.start(peer: proxy.port, extra: ["--max-photo-mb", "0"])
@@ -120,39 +161,12 @@ struct SyncBench: AsyncParsableCommand {
                 + "the idle reconnect before it (B's first clock delta after the initial sync) cost "
                 + "\(idle.up + idle.down) bytes (target <= 4096 bytes)"
         )
-        try b.stop()
-        try a.stop()
+    }
 
-        // (c) Photos: PHOTOS x MiB from C to D.
+    /// (c) and (d): PHOTOS x MiB from C to D, beside durable disk writes, and D's peak RSS.
+    func transferPhotos(root: URL, logger: Logger, tlsRate: Double, rssDuringRecords rssA: Int) async throws {
         let c = try BenchNode(root.appendingPathComponent("c"), logger: logger)
-        let identity = try IdentityFile.loadOrCreate(at: c.directory.identityURL).0
-        var random = SplitMix64(seed: 3)
-        var totalBytes = 0
-        for index in 0..<photos {
-            var bytes = [UInt8](repeating: 0, count: photoMB << 20)
-            for offset in stride(from: 0, to: bytes.count, by: 8) {
-                withUnsafeBytes(of: random.next()) { word in
-                    for k in 0..<min(8, bytes.count - offset) { bytes[offset + k] = word[k] }
-                }
-            }
-            let data = Data(bytes)
-            let hash = try await c.store.storePhoto(data)
-            totalBytes += data.count
-            _ = try await c.store.append(
-                .post(
-                    caption: "photo \(index)",
-                    photo: PhotoReference(
-                        sha256: hash,
-                        byteCount: UInt64(data.count),
-                        mediaType: .png,
-                        width: 1,
-                        height: 1
-                    ),
-                    location: nil
-                ),
-                by: identity
-            )
-        }
+        let totalBytes = try await storeRandomPhotos(in: c)
         try c.store.close()
         // Baseline: the same bytes stored durably on this disk the way a receiver stores them (hash, write, fsync,
         // rename), as many at a time as the photo fetcher runs transfers.
@@ -185,7 +199,44 @@ struct SyncBench: AsyncParsableCommand {
         )
         try d.stop()
         try c.stop()
-        try await group.shutdownGracefully()
+    }
+
+    /// Stores PHOTOS photos of random bytes, PHOTO_MB MiB each, on `node` with a post for each; returns their bytes.
+    func storeRandomPhotos(in node: BenchNode) async throws -> Int {
+        let identity = try IdentityFile.loadOrCreate(at: node.directory.identityURL).0
+        var random = SplitMix64(seed: 3)
+        var totalBytes = 0
+        for index in 0..<photos {
+            let data = Self.randomBytes(count: photoMB << 20, &random)
+            let hash = try await node.store.storePhoto(data)
+            totalBytes += data.count
+            _ = try await node.store.append(
+                .post(
+                    caption: "photo \(index)",
+                    photo: PhotoReference(
+                        sha256: hash,
+                        byteCount: UInt64(data.count),
+                        mediaType: .png,
+                        width: 1,
+                        height: 1
+                    ),
+                    location: nil
+                ),
+                by: identity
+            )
+        }
+        return totalBytes
+    }
+
+    /// `count` bytes from `random`, eight at a time.
+    static func randomBytes(count: Int, _ random: inout SplitMix64) -> Data {
+        var bytes = [UInt8](repeating: 0, count: count)
+        for offset in stride(from: 0, to: bytes.count, by: 8) {
+            withUnsafeBytes(of: random.next()) { word in
+                for k in 0..<min(8, bytes.count - offset) { bytes[offset + k] = word[k] }
+            }
+        }
+        return Data(bytes)
     }
 
     /// MB/s of storing every photo of `source` again under `target` through an AssetStore, `parallel` at a time.
