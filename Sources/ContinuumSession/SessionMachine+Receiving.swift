@@ -33,19 +33,9 @@ extension SessionMachine {
         case .clock(let number, let clock):
             return receivedClock(clock, round: number)
         case .clockSince(let number, let base, let changes):
-            guard let last = lastReceived, WireCodec.clockDigest(last) == base else {
-                // A base this node does not hold (any more): ask for the clock whole.
-                return [.send(.clockUnknown(round: number))]
-            }
-            return receivedClock(VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+            return receivedClockSince(base: base, changes, round: number)
         case .clockUnknown(let number):
-            guard let clock = roundClocks[number] else {
-                return refuse(
-                    WireError(.unexpectedMessage, "CLOCK_UNKNOWN for round \(number), which this node did not start")
-                )
-            }
-            lastSent = clock
-            return [.send(.clock(round: number, clock)), .rememberClock(sent: clock, received: nil)]
+            return peerLacksBase(round: number)
         case .offer(_, let records, let bytes):
             receivingRound = true
             announced = (records, bytes)
@@ -111,6 +101,32 @@ extension SessionMachine {
         peerClock = peerClock.merging(clock)
         actions.append(.peerClockKnown(moved: moved))
         return actions + enqueue(.round(number, theirs: clock))
+    }
+
+    /// CLOCK_SINCE: the peer's clock as the changes since the clock it last sent.
+    private mutating func receivedClockSince(
+        base: ClockDigest,
+        _ changes: VectorClock,
+        round number: UInt32
+    )
+        -> [Action]
+    {
+        guard let last = lastReceived, WireCodec.clockDigest(last) == base else {
+            // A base this node does not hold (any more): ask for the clock whole.
+            return [.send(.clockUnknown(round: number))]
+        }
+        return receivedClock(VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+    }
+
+    /// CLOCK_UNKNOWN: the peer does not hold the base of our CLOCK_SINCE; it gets the clock whole.
+    private mutating func peerLacksBase(round number: UInt32) -> [Action] {
+        guard let clock = roundClocks[number] else {
+            return refuse(
+                WireError(.unexpectedMessage, "CLOCK_UNKNOWN for round \(number), which this node did not start")
+            )
+        }
+        lastSent = clock
+        return [.send(.clock(round: number, clock)), .rememberClock(sent: clock, received: nil)]
     }
 
     // MARK: Records
