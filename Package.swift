@@ -85,7 +85,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The node: store, sync and lifecycle wired together; the lock and the control socket.
+        // The node: store, sync and lifecycle wired together; the lock and the control socket; what both front ends
+        // share: each user action written once (`NodeActions`), and the JSON they print.
         .target(
             name: "ContinuumNode",
             dependencies: [
@@ -109,7 +110,6 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
-                "ContinuumMedia",
                 "ContinuumNode",
                 "ContinuumStore",
                 "ContinuumSync",
@@ -142,6 +142,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumSync",
                 "ContinuumNode",
+                "ContinuumWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
