@@ -204,6 +204,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ContinuumHTTPTests", dependencies: ["ContinuumHTTP"], swiftSettings: strict),
+        // The user actions on a real store (the photo checks and thumbnails included), the JSON shapes, the control
+        // socket's messages.
+        .testTarget(
+            name: "ContinuumNodeTests",
+            dependencies: [
+                "ContinuumNode", "ContinuumCore", "ContinuumDiscovery", "ContinuumMedia", "ContinuumStore",
+                "ContinuumSync", "ContinuumTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ContinuumMediaTests",
             dependencies: [
