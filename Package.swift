@@ -88,7 +88,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The node: store, sync and lifecycle wired together; the lock and the control socket.
+        // The node: store, sync and lifecycle wired together; the lock and the control socket; what both front ends
+        // share: each user action written once (`NodeActions`), and the JSON they print.
         .target(
             name: "ContinuumNode",
             dependencies: [
@@ -112,7 +113,6 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
-                "ContinuumMedia",
                 "ContinuumNode",
                 "ContinuumStore",
                 "ContinuumSync",
@@ -145,6 +145,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumSync",
                 "ContinuumNode",
+                "ContinuumWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -212,6 +213,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ContinuumHTTPTests", dependencies: ["ContinuumHTTP"], swiftSettings: strict),
+        // The user actions on a real store (the photo checks and thumbnails included), the JSON shapes, the control
+        // socket's messages.
+        .testTarget(
+            name: "ContinuumNodeTests",
+            dependencies: [
+                "ContinuumNode", "ContinuumCore", "ContinuumDiscovery", "ContinuumMedia", "ContinuumStore",
+                "ContinuumSync", "ContinuumTestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ContinuumMediaTests",
             dependencies: [

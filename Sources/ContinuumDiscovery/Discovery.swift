@@ -116,7 +116,7 @@ public enum DiscoveryEvent: Sendable, Hashable {
     case removed(AuthorID)
 }
 
-/// Discovery's state, for `status`.
+/// Discovery's state, for `status`. Codable: the running node sends it to `status` over its control socket.
 public struct DiscoveryStatus: Sendable, Hashable, Codable {
     public enum State: String, Sendable, Hashable, Codable {
         /// No node is running on the data directory (what `status` shows then).
@@ -157,21 +157,6 @@ public struct DiscoveryStatus: Sendable, Hashable, Codable {
         self.peersPresent = peersPresent
         self.otherNetworksSeen = otherNetworksSeen
         self.serviceName = serviceName
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case state, lastError, peersSeen, peersPresent, otherNetworksSeen, serviceName
-    }
-
-    /// Absent values are `null`, never missing keys.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(state, forKey: .state)
-        try container.encode(lastError, forKey: .lastError)
-        try container.encode(peersSeen, forKey: .peersSeen)
-        try container.encode(peersPresent, forKey: .peersPresent)
-        try container.encode(otherNetworksSeen, forKey: .otherNetworksSeen)
-        try container.encode(serviceName, forKey: .serviceName)
     }
 }
 

@@ -1,3 +1,4 @@
+import ContinuumNode
 import ContinuumStore
 import Foundation
 import Hummingbird
@@ -28,7 +29,7 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let body = try JSONEncoder.api.encode(object)
+        let body = try JSONEncoder.frontEnd().encode(object)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
@@ -46,14 +47,5 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
         case .invalidInput, .invalidRecord: APIError(.badRequest, "bad_request", error.message, field: field)
         default: APIError(.internalServerError, "internal", error.message)
         }
-    }
-}
-
-extension JSONEncoder {
-    /// Compact, keys sorted, `/` not escaped: the CLI's JSON, on one line.
-    static var api: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }

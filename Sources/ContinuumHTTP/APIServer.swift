@@ -34,44 +34,14 @@ public struct APIConfiguration: Sendable {
     }
 }
 
-/// Makes (or finds) the thumbnail of a photo; nil when neither the photo nor a thumbnail is here yet.
-public protocol ThumbnailProviding: Sendable {
-    func thumbnail(for photo: AssetHash) async throws -> URL?
-}
-
-/// What an uploaded file is: its header facts, and the defaults its metadata suggests for the post.
-public struct InspectedPhoto: Sendable {
-    public var info: ImageInfo
-    public var takenAt: Timestamp?
-    public var location: Coordinate?
-
-    public init(info: ImageInfo, takenAt: Timestamp? = nil, location: Coordinate? = nil) {
-        self.info = info
-        self.takenAt = takenAt
-        self.location = location
-    }
-}
-
-/// Checks an uploaded photo file. Throws ``PhotoRefusal`` for a file that is not an image, or is corrupt.
-public protocol PhotoInspecting: Sendable {
-    func inspect(file: URL) async throws -> InspectedPhoto
-}
-
-/// Why a file is not accepted as a photo.
-public enum PhotoRefusal: Error, Sendable {
-    /// Not JPEG, PNG, HEIC, WebP or GIF.
-    case notAnImage(String)
-    /// Recognised, but its pixels cannot be decoded.
-    case corrupt(String)
-}
-
 /// What the API reads and acts on: the node's parts.
 public struct APIServices: Sendable {
     public var store: ContinuumStore
     public var identity: NodeIdentity
     public var engine: SyncEngine
     public var thumbnails: (any ThumbnailProviding)?
-    public var inspector: any PhotoInspecting
+    /// Every write: posts, comments, edits, deletions, follows, notifications read.
+    public var actions: NodeActions
     public var discovery: @Sendable () -> DiscoveryStatus
     /// The sync port's addresses, as `host:port`.
     public var listening: @Sendable () -> [String]
@@ -89,7 +59,13 @@ public struct APIServices: Sendable {
         self.identity = identity
         self.engine = engine
         self.thumbnails = thumbnails
-        self.inspector = inspector
+        actions = NodeActions(
+            store: store,
+            engine: engine,
+            inspector: inspector,
+            thumbnails: thumbnails,
+            thumbnailing: .inBackground
+        )
         self.discovery = discovery
         self.listening = listening
     }

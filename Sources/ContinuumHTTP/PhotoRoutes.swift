@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumNode
 import ContinuumStore
 import ContinuumSync
 import Foundation

@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumNode
 import ContinuumStore
 import ContinuumSync
 import Foundation
@@ -40,7 +41,7 @@ struct Routes: Sendable {
         api.put("posts/:id/follow") { _, context in try await follow(context, on: true) }
         api.delete("posts/:id/follow") { _, context in try await follow(context, on: false) }
         api.post("posts/:id/follow/toggle") { _, context in try await follow(context, on: nil) }
-        api.get("following") { _, _ in try json(["posts": try await store.following()]) }
+        api.get("following") { _, _ in try json(["posts": try await store.following().map(FollowedPostJSON.init)]) }
         api.get("notifications") { request, _ in try await notifications(request) }
         api.post("notifications/read") { request, context in try await markRead(request, context: context) }
         api.get("photos/:sha256") { request, context in try await photo(request, context: context) }
@@ -62,7 +63,7 @@ struct Routes: Sendable {
         let photos: Int
         let following: Int
         let unreadNotifications: Int
-        let discovery: DiscoveryStatus
+        let discovery: DiscoveryJSON
 
         struct Peers: Encodable {
             let connected: Int
@@ -87,38 +88,23 @@ struct Routes: Sendable {
                 photos: counts.photos,
                 following: try await store.followedPosts().count,
                 unreadNotifications: try await store.unreadNotificationCount(),
-                discovery: services.discovery()
+                discovery: DiscoveryJSON(services.discovery())
             )
         )
     }
 
-    struct PeerLine: Encodable {
-        let peer: PeerRecord
-        let connected: Bool
-        let pushInterest: Int?
-
-        func encode(to encoder: any Encoder) throws {
-            try peer.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(connected, forKey: .connected)
-            try container.encode(pushInterest, forKey: .pushInterest)
-        }
-
-        enum Keys: String, CodingKey { case connected, pushInterest }
-    }
-
     struct PeerList: Encodable {
-        let peers: [PeerLine]
-        let discovery: DiscoveryStatus
+        let peers: [PeerJSON]
+        let discovery: DiscoveryJSON
     }
 
     func peers() async throws -> Response {
         let connected = Set(await services.engine.connectedPeers())
         let interest = await services.engine.peerInterest()
         let lines = try await store.peers().map {
-            PeerLine(peer: $0, connected: connected.contains($0.id), pushInterest: interest[$0.id])
+            PeerJSON($0, connected: connected.contains($0.id), pushInterest: interest[$0.id])
         }
-        return try json(PeerList(peers: lines, discovery: services.discovery()))
+        return try json(PeerList(peers: lines, discovery: DiscoveryJSON(services.discovery())))
     }
 
     func feed(_ request: Request) async throws -> Response {
@@ -163,41 +149,27 @@ struct Routes: Sendable {
                 throw APIError(.badRequest, "bad_cursor", error.message, field: "cursor")
             }
         }
-        return try json(try await store.feed(feed))
+        return try json(FeedPageJSON(try await store.feed(feed)))
     }
 
-    struct PostList: Encodable { let posts: [PostSummary] }
+    struct PostList: Encodable { let posts: [PostJSON] }
 
     func search(_ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         guard let term = query.get("q"), !TextRules.isBlank(term) else {
             throw APIError.badRequest("say what to search for: q=TERM", field: "q")
         }
-        return try json(PostList(posts: try await store.search(term, limit: try limit(query, default: 50))))
+        let posts = try await store.search(term, limit: try limit(query, default: 50))
+        return try json(PostList(posts: posts.map(PostJSON.init)))
     }
 
     /// A post with its comments, and what this node thinks of it.
-    struct PostView: Encodable {
-        let detail: PostDetail
-        let following: Bool
-        let mine: Bool
-
-        func encode(to encoder: any Encoder) throws {
-            try detail.encode(to: encoder)
-            var container = encoder.container(keyedBy: Keys.self)
-            try container.encode(following, forKey: .following)
-            try container.encode(mine, forKey: .mine)
-        }
-
-        enum Keys: String, CodingKey { case following, mine }
-    }
-
-    func postView(_ id: PostID) async throws -> PostView {
+    func postView(_ id: PostID) async throws -> PostJSON {
         guard let detail = try await store.post(id) else {
             throw APIError(.notFound, "unknown_post", "no post \(id.short) on this node")
         }
-        return PostView(
-            detail: detail,
+        return PostJSON(
+            detail,
             following: try await store.isFollowing(id),
             mine: detail.post.author == services.identity.author
         )
@@ -219,12 +191,9 @@ struct Routes: Sendable {
         guard let caption = body.caption, !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "the new caption is blank; write one", field: "caption")
         }
-        let target = try await resolveTarget(id.hex, noun: "post")
-        try await requireOwner(target)
-        let record = RecordBody.edit(post: id, caption: caption)
-        try check(record, field: "caption")
-        _ = try await store.append(record, by: services.identity)
-        await services.engine.recordsWritten()
+        try await withInvalidText(field: "caption") {
+            _ = try await services.actions.edit(id, caption: caption, by: services.identity)
+        }
         return try json(try await postView(id))
     }
 
@@ -234,15 +203,13 @@ struct Routes: Sendable {
         guard let text = body.text, !TextRules.isBlank(text) else {
             throw APIError(.badRequest, "blank_comment", "the comment is blank; write something", field: "text")
         }
-        let record = RecordBody.comment(post: post, text: text)
-        try check(record, field: "text")
-        let stored = try await store.append(record, by: services.identity)
-        await services.engine.recordsWritten()
-        let comment = try await store.post(post)?.comments.first { $0.id.record == stored.id }
-        guard let comment else {
+        let id = try await withInvalidText(field: "text") {
+            try await services.actions.comment(on: post, text: text, by: services.identity)
+        }
+        guard let comment = try await store.post(post)?.comments.first(where: { $0.id == id }) else {
             throw APIError(.internalServerError, "internal", "the comment was stored but cannot be read back")
         }
-        return try json(comment, status: .created)
+        return try json(CommentJSON(comment), status: .created)
     }
 
     enum TargetKind { case post, comment }
@@ -273,14 +240,8 @@ struct Routes: Sendable {
 
     /// Deletes every target, all or none: each is checked to be this node's before anything is signed.
     func delete(_ targets: [ContinuumStore.Target]) async throws -> Response {
-        for target in targets { try await requireOwner(target) }
-        let sorted = Set(targets.map(\.record)).sorted()
-        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
-            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
-        }
-        _ = try await store.append(bodies, by: services.identity)
-        await services.engine.recordsWritten()
-        return try json(Deleted(deleted: sorted.map(\.hex)))
+        let deletion = try await services.actions.delete(targets, by: services.identity)
+        return try json(Deleted(deleted: deletion.targets.map(\.hex)))
     }
 
     struct Following: Encodable {
@@ -288,14 +249,25 @@ struct Routes: Sendable {
         let following: Bool
     }
 
+    /// Follows (true), unfollows (false) or toggles (nil) a post.
     func follow(_ context: BasicRequestContext, on: Bool?) async throws -> Response {
         let post = try await resolvePost(context)
-        let now = try await services.engine.setFollowing(post, on)
-        return try json(Following(post: post.hex, following: now))
+        let following: Bool
+        switch on {
+        case true?:
+            _ = try await services.actions.follow(post)
+            following = true
+        case false?:
+            _ = try await services.actions.unfollow(post)
+            following = false
+        case nil:
+            following = try await services.actions.toggleFollow(post)
+        }
+        return try json(Following(post: post.hex, following: following))
     }
 
     struct NotificationList: Encodable {
-        let notifications: [NotificationSummary]
+        let notifications: [NotificationJSON]
         let unread: Int
     }
 
@@ -305,7 +277,12 @@ struct Routes: Sendable {
             unreadOnly: try flag(query, "unread"),
             limit: try limit(query, default: 50)
         )
-        return try json(NotificationList(notifications: list, unread: try await store.unreadNotificationCount()))
+        return try json(
+            NotificationList(
+                notifications: list.map(NotificationJSON.init),
+                unread: try await store.unreadNotificationCount()
+            )
+        )
     }
 
     struct MarkReadBody: Decodable {
@@ -313,27 +290,22 @@ struct Routes: Sendable {
         let all: Bool?
     }
 
-    struct Marked: Encodable {
-        let marked: Int
-        let unread: Int
-    }
-
     func markRead(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: MarkReadBody.self, context: context)
-        let marked: Int
+        let marks: NodeActions.ReadMarks
         switch (body.ids, body.all) {
         case (nil, true?):
-            marked = try await store.markAllNotificationsRead()
+            marks = try await services.actions.markRead(.all)
         case (let ids?, nil) where !ids.isEmpty, (let ids?, false?) where !ids.isEmpty:
             do {
-                marked = try await store.markNotificationsRead(ids)
+                marks = try await services.actions.markRead(.numbered(ids))
             } catch let error as StoreError {
                 throw APIError.from(error, noun: "notification", field: "ids")
             }
         default:
             throw APIError.badRequest("send {\"ids\": [numbers]} or {\"all\": true}", field: "ids")
         }
-        return try json(Marked(marked: marked, unread: try await store.unreadNotificationCount()))
+        return try json(ReadMarksJSON(marks))
     }
 
     // MARK: Helpers
@@ -355,23 +327,12 @@ struct Routes: Sendable {
         }
     }
 
-    func requireOwner(_ target: ContinuumStore.Target) async throws {
-        let noun = if case .post = target { "post" } else { "comment" }
+    /// Runs an action, answering a record that breaks a rule of the format (``RecordRefused``) with 400
+    /// `invalid_text` on `field`.
+    func withInvalidText<T>(field: String, _ action: () async throws -> T) async throws -> T {
         do {
-            try await store.requireOwner(
-                target.author,
-                of: "\(noun) \(target.record.short)",
-                identity: services.identity
-            )
-        } catch let error as StoreError {
-            throw APIError.from(error)
-        }
-    }
-
-    func check(_ body: RecordBody, field: String) throws {
-        do {
-            try ContinuumStore.check(body)
-        } catch {
+            return try await action()
+        } catch let error as RecordRefused {
             throw APIError(.badRequest, "invalid_text", error.message, field: field)
         }
     }
@@ -405,7 +366,7 @@ struct Routes: Sendable {
     }
 
     func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONEncoder.api.encode(value)
+        let data = try JSONEncoder.frontEnd().encode(value)
         return Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumNode
 import ContinuumStore
 import Crypto
 import Foundation
@@ -7,7 +8,8 @@ import NIOCore
 
 extension Routes {
     /// `POST /api/posts`: a `multipart/form-data` upload. The photo part is streamed to a temporary file with a
-    /// running SHA-256, never held whole in memory; everything is checked before the post is signed.
+    /// running SHA-256, never held whole in memory; the fields are checked before the photo is decoded, and the
+    /// photo before the post is signed (``NodeActions/post(_:by:)``).
     func createPost(_ request: Request, context: BasicRequestContext) async throws -> Response {
         guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
             throw APIError(
@@ -20,6 +22,43 @@ extension Routes {
         try limit.check(request)
         let upload = UploadState(assets: store.assets, limit: limit)
         defer { upload.discard() }
+        try await receive(request, boundary: boundary, into: upload, limit: limit)
+        guard let photo = try upload.finish() else {
+            throw APIError(.badRequest, "missing_photo", "choose a photo to share (field 'photo')", field: "photo")
+        }
+        let draft = try newPost(upload, photo: photo)
+        let id: PostID
+        do {
+            id = try await withInvalidText(field: "caption") {
+                try await services.actions.post(draft, by: services.identity)
+            }
+        } catch PhotoRefusal.notAnImage(let why) {
+            throw APIError(
+                .unsupportedMediaType,
+                "not_an_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        } catch PhotoRefusal.corrupt(let why) {
+            throw APIError(
+                .unprocessableContent,
+                "corrupt_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        }
+        var response = try json(try await postView(id), status: .created)
+        response.headers[.location] = "/api/posts/\(id.hex)"
+        return response
+    }
+
+    /// Reads the multipart body into `upload`, within the upload limit.
+    private func receive(
+        _ request: Request,
+        boundary: String,
+        into upload: UploadState,
+        limit: BodyLimit
+    ) async throws {
         var reader = MultipartReader(boundary: boundary)
         var received: Int64 = 0
         do {
@@ -44,66 +83,31 @@ extension Routes {
             throw APIError.badRequest("the multipart body is malformed: \(error)")
         }
         if let error = upload.error { throw error }
-        guard let photo = try upload.finish() else {
-            throw APIError(.badRequest, "missing_photo", "choose a photo to share (field 'photo')", field: "photo")
-        }
+    }
+
+    /// The post the upload's fields describe: `caption` (required), `location`, `createdAt`, `autoFollow`.
+    private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
         guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
         }
-        let inspected: InspectedPhoto
-        do {
-            inspected = try await services.inspector.inspect(file: photo.url)
-        } catch PhotoRefusal.notAnImage(let why) {
-            throw APIError(
-                .unsupportedMediaType,
-                "not_an_image",
-                "\(upload.filename ?? "the file"): \(why)",
-                field: "photo"
-            )
-        } catch PhotoRefusal.corrupt(let why) {
-            throw APIError(
-                .unprocessableContent,
-                "corrupt_image",
-                "\(upload.filename ?? "the file"): \(why)",
-                field: "photo"
-            )
-        }
-        var location = inspected.location
+        var location: Coordinate?
         if let text = upload.fields["location"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
             location = try coordinate(text, field: "location")
         }
-        var createdAt = inspected.takenAt ?? .now()
+        var createdAt: Timestamp?
         if let text = upload.fields["createdAt"], !text.isEmpty {
             guard let time = Timestamp(rfc3339: text) else {
                 throw APIError.badRequest("createdAt '\(text)' is not an RFC 3339 time", field: "createdAt")
             }
             createdAt = time
         }
-        let autoFollow = upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true
-        let body = RecordBody.post(
+        return NewPost(
+            photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
             caption: caption,
-            photo: PhotoReference(
-                sha256: photo.hash,
-                byteCount: photo.bytes,
-                mediaType: inspected.info.mediaType,
-                width: inspected.info.width,
-                height: inspected.info.height
-            ),
-            location: location
+            location: location,
+            createdAt: createdAt,
+            autoFollow: upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true
         )
-        try check(body, field: "caption")
-        try store.assets.commit(photo.url, as: photo.hash)
-        try await store.markPhotoAvailable(photo.hash, bytes: Int64(photo.bytes))
-        let record = try await store.append(body, createdAt: createdAt, by: services.identity, autoFollow: autoFollow)
-        await services.engine.recordsWritten()
-        if autoFollow { await services.engine.followsChanged() }
-        // The grid wants the thumbnail next: make it now, without holding up the answer.
-        if let thumbnails = services.thumbnails {
-            Task { [hash = photo.hash] in _ = try? await thumbnails.thumbnail(for: hash) }
-        }
-        var response = try json(try await postView(PostID(record.id)), status: .created)
-        response.headers[.location] = "/api/posts/\(record.id.hex)"
-        return response
     }
 
     /// The boundary of a `multipart/form-data` content type.

@@ -54,26 +54,46 @@ public final class ControlClient {
 
     deinit { close(descriptor) }
 
-    /// Sends one command to the node running on `directory`, if any, and waits for its first reply line; does
+    /// Sends one request to the node running on `directory`, if any, and waits for its first reply line; does
     /// nothing when no node runs. For hints that only speed things up, such as "records were just stored".
-    public static func tell(_ directory: DataDirectory, _ command: String) {
+    public static func tell(_ directory: DataDirectory, _ request: ControlRequest) {
         guard let client = try? ControlClient(directory) else { return }
         // A hint must never hang the command: give up on a node that does not answer within 2 s.
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         _ = setsockopt(client.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         _ = setsockopt(client.descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         // A hint that fails changes nothing: the node finds the same records by polling the store.
-        try? client.send(#"{"command":"\#(command)"}"#)
+        try? client.send(request)
         _ = try? client.readLine()
     }
 
-    public func send(_ line: String) throws {
-        let bytes = Array((line + "\n").utf8)
+    /// Sends a request (one line).
+    public func send(_ request: ControlRequest) throws {
+        var bytes = [UInt8](try JSONEncoder().encode(request))
+        bytes.append(UInt8(ascii: "\n"))
         guard write(descriptor, bytes, bytes.count) == bytes.count else {
             throw ControlError("cannot talk to the node: \(String(cString: strerror(errno)))")
         }
     }
 
+    /// The next reply; nil when the node closed the connection. Throws the message of a `.failed` reply.
+    public func reply() throws -> ControlReply? {
+        guard let line = try readLine() else { return nil }
+        let reply: ControlReply
+        do {
+            reply = try JSONDecoder().decode(ControlReply.self, from: Data(line.utf8))
+        } catch {
+            throw ControlError(
+                "the running node answered in a way this command does not understand; is it another version? "
+                    + "Restart it with this one"
+            )
+        }
+        if let failure = reply.failure { throw failure }
+        return reply
+    }
+
+    /// The next line as the node sent it, without the newline; nil when the node closed the connection. After
+    /// `.watching`, each line is a ``WatchEvent``.
     public func readLine() throws -> String? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

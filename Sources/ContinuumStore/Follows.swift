@@ -4,7 +4,7 @@ import GRDB
 
 /// How a record reached this node; notifications keep it, so that a person (and a test) can tell a push from a
 /// catch-up.
-public enum Delivery: String, Sendable, Hashable, Codable {
+public enum Delivery: String, Sendable, Hashable {
     /// Made on this node.
     case local
     /// Forwarded by a peer as it was made (live gossip).
@@ -29,7 +29,7 @@ public struct NotificationPolicy: Sendable, Hashable {
 }
 
 /// What a notification is about.
-public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable {
+public enum NotificationKind: String, Sendable, Hashable, CaseIterable {
     /// A new comment on a followed post.
     case comment
     /// A followed post's caption was edited by its author.
@@ -41,7 +41,7 @@ public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable 
 }
 
 /// A notification as listed by `notifications`.
-public struct NotificationSummary: Sendable, Hashable, Encodable {
+public struct NotificationSummary: Sendable, Hashable {
     /// A small number, increasing, to mark it read by.
     public let id: Int64
     public let kind: NotificationKind
@@ -58,25 +58,6 @@ public struct NotificationSummary: Sendable, Hashable, Encodable {
     /// True when the record arrived by catch-up after this node and the author's were apart.
     public let whileOffline: Bool
     public let delivery: Delivery
-
-    enum CodingKeys: String, CodingKey {
-        case id, kind, post, record, author, authorName, text, createdAt, read, whileOffline, delivery
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(post, forKey: .post)
-        try container.encode(record, forKey: .record)
-        try container.encode(author, forKey: .author)
-        try container.encode(authorName, forKey: .authorName)
-        try container.encode(text, forKey: .text)
-        try container.encode(createdAt.rfc3339, forKey: .createdAt)
-        try container.encode(read, forKey: .read)
-        try container.encode(whileOffline, forKey: .whileOffline)
-        try container.encode(delivery, forKey: .delivery)
-    }
 
     init(row: Row) {
         id = row["id"]
@@ -99,29 +80,13 @@ public struct NotificationSummary: Sendable, Hashable, Encodable {
 }
 
 /// A followed post, as listed by `following`.
-public struct FollowedPost: Sendable, Hashable, Encodable {
+public struct FollowedPost: Sendable, Hashable {
     public let post: PostID
     public let followedAt: Timestamp
     /// Unread notifications about the post.
     public let unread: Int
     /// The post as it is now; nil once its author has deleted it.
     public let summary: PostSummary?
-
-    enum CodingKeys: String, CodingKey {
-        case post, followedAt, unread, deleted, caption, author, authorName, commentCount
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(post, forKey: .post)
-        try container.encode(followedAt.rfc3339, forKey: .followedAt)
-        try container.encode(unread, forKey: .unread)
-        try container.encode(summary == nil, forKey: .deleted)
-        try container.encode(summary?.caption, forKey: .caption)
-        try container.encode(summary?.author, forKey: .author)
-        try container.encode(summary?.authorName, forKey: .authorName)
-        try container.encode(summary?.commentCount, forKey: .commentCount)
-    }
 }
 
 extension ContinuumStore {

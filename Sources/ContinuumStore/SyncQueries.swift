@@ -43,7 +43,7 @@ public struct MissingPhoto: Sendable, Hashable {
 }
 
 /// A peer this node has had a session with.
-public struct PeerRecord: Sendable, Hashable, Encodable {
+public struct PeerRecord: Sendable, Hashable {
     public let id: AuthorID
     public let name: String?
     public let host: String
@@ -54,23 +54,6 @@ public struct PeerRecord: Sendable, Hashable, Encodable {
     public let recordsOut: Int64
     public let bytesIn: Int64
     public let bytesOut: Int64
-
-    enum CodingKeys: String, CodingKey {
-        case id, name, address, state, lastSeen, recordsIn, recordsOut, bytesIn, bytesOut
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode("\(host.contains(":") ? "[\(host)]" : host):\(port)", forKey: .address)
-        try container.encode(state, forKey: .state)
-        try container.encode(lastSeen.rfc3339, forKey: .lastSeen)
-        try container.encode(recordsIn, forKey: .recordsIn)
-        try container.encode(recordsOut, forKey: .recordsOut)
-        try container.encode(bytesIn, forKey: .bytesIn)
-        try container.encode(bytesOut, forKey: .bytesOut)
-    }
 }
 
 extension ContinuumStore {

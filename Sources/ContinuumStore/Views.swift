@@ -3,7 +3,7 @@ import Foundation
 import GRDB
 
 /// The photo of a post, as shown to a person.
-public struct PhotoSummary: Sendable, Hashable, Encodable {
+public struct PhotoSummary: Sendable, Hashable {
     public let sha256: AssetHash
     public let bytes: UInt64
     public let mediaType: MediaType
@@ -11,24 +11,10 @@ public struct PhotoSummary: Sendable, Hashable, Encodable {
     public let height: UInt32
     /// True when the complete photo is on this node's disk.
     public let available: Bool
-
-    enum CodingKeys: String, CodingKey {
-        case sha256, bytes, mediaType, width, height, available
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(sha256, forKey: .sha256)
-        try container.encode(bytes, forKey: .bytes)
-        try container.encode(mediaType.mimeType, forKey: .mediaType)
-        try container.encode(width, forKey: .width)
-        try container.encode(height, forKey: .height)
-        try container.encode(available, forKey: .available)
-    }
 }
 
 /// A post as the feed, search and show present it: caption after edits, comment count after deletions.
-public struct PostSummary: Sendable, Hashable, Encodable {
+public struct PostSummary: Sendable, Hashable {
     public let id: PostID
     public let author: AuthorID
     /// The author's display name, from their latest Profile record, if any.
@@ -40,28 +26,6 @@ public struct PostSummary: Sendable, Hashable, Encodable {
     public let commentCount: Int
     public let location: Coordinate?
     public let photo: PhotoSummary
-
-    enum CodingKeys: String, CodingKey {
-        case id, author, authorName, caption, edited, createdAt, commentCount, location, photo, comments
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        try encode(to: encoder, comments: nil)
-    }
-
-    func encode(to encoder: any Encoder, comments: [CommentSummary]?) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(author, forKey: .author)
-        try container.encode(authorName, forKey: .authorName)
-        try container.encode(caption, forKey: .caption)
-        try container.encode(edited, forKey: .edited)
-        try container.encode(createdAt.rfc3339, forKey: .createdAt)
-        try container.encode(commentCount, forKey: .commentCount)
-        try container.encode(location, forKey: .location)
-        try container.encode(photo, forKey: .photo)
-        if let comments { try container.encode(comments, forKey: .comments) }
-    }
 
     /// Columns: post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available.
     init(row: Row) {
@@ -96,27 +60,13 @@ public struct PostSummary: Sendable, Hashable, Encodable {
 }
 
 /// A comment as shown under its post.
-public struct CommentSummary: Sendable, Hashable, Encodable {
+public struct CommentSummary: Sendable, Hashable {
     public let id: CommentID
     public let post: PostID
     public let author: AuthorID
     public let authorName: String?
     public let text: String
     public let createdAt: Timestamp
-
-    enum CodingKeys: String, CodingKey {
-        case id, post, author, authorName, text, createdAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(post, forKey: .post)
-        try container.encode(author, forKey: .author)
-        try container.encode(authorName, forKey: .authorName)
-        try container.encode(text, forKey: .text)
-        try container.encode(createdAt.rfc3339, forKey: .createdAt)
-    }
 
     init(row: Row) {
         id = CommentID(unchecked: row["id"])
@@ -128,31 +78,16 @@ public struct CommentSummary: Sendable, Hashable, Encodable {
     }
 }
 
-/// A post with its live comments, oldest first. Encodes as the post's fields plus `comments`.
-public struct PostDetail: Sendable, Hashable, Encodable {
+/// A post with its live comments, oldest first.
+public struct PostDetail: Sendable, Hashable {
     public let post: PostSummary
     public let comments: [CommentSummary]
-
-    public func encode(to encoder: any Encoder) throws {
-        try post.encode(to: encoder, comments: comments)
-    }
 }
 
 /// One page of the feed. `nextCursor` is nil on the last page.
-public struct FeedPage: Sendable, Hashable, Encodable {
+public struct FeedPage: Sendable, Hashable {
     public let posts: [PostSummary]
     public let nextCursor: String?
-
-    enum CodingKeys: String, CodingKey {
-        case posts, nextCursor
-    }
-
-    /// `nextCursor` is always present: null on the last page.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(posts, forKey: .posts)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
 }
 
 /// A position in the feed: just after the post with this created-at and id. Stable while new posts arrive.
@@ -218,7 +153,7 @@ public struct FeedQuery: Sendable, Hashable {
 }
 
 /// A fork: two different records signed for one author and sequence number, or a broken `previous` link.
-public struct ForkSummary: Sendable, Hashable, Encodable {
+public struct ForkSummary: Sendable, Hashable {
     public let author: AuthorID
     public let sequence: UInt64
     /// The record we refused.
@@ -227,24 +162,10 @@ public struct ForkSummary: Sendable, Hashable, Encodable {
     public let kept: RecordID
     public let reason: String
     public let detectedAt: Timestamp
-
-    enum CodingKeys: String, CodingKey {
-        case author, sequence, refused, kept, reason, detectedAt
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(author, forKey: .author)
-        try container.encode(sequence, forKey: .sequence)
-        try container.encode(refused, forKey: .refused)
-        try container.encode(kept, forKey: .kept)
-        try container.encode(reason, forKey: .reason)
-        try container.encode(detectedAt.rfc3339, forKey: .detectedAt)
-    }
 }
 
 /// Counts of what the store holds.
-public struct StoreCounts: Sendable, Hashable, Encodable {
+public struct StoreCounts: Sendable, Hashable {
     public let records: Int
     public let authors: Int
     public let posts: Int

@@ -79,10 +79,10 @@ struct PushBench: AsyncParsableCommand {
         let unfollowed = PostID(
             try await a.store.append(.post(caption: "not followed", photo: photo, location: nil), by: ids[0]).id
         )
-        ControlClient.tell(a.directory, "stored")
+        ControlClient.tell(a.directory, .stored)
         try await waitUntil("C has both posts") { try await c.store.post(unfollowed) != nil }
         try await c.store.follow(followed)
-        ControlClient.tell(c.directory, "follows-changed")
+        ControlClient.tell(c.directory, .followsChanged)
         try await waitUntil("A knows B relays C's interest") {
             interest(on: a.directory, from: ids[1].author) == 1
         }
@@ -102,7 +102,7 @@ struct PushBench: AsyncParsableCommand {
         for index in 0..<samples {
             _ = try await node.store.append(.comment(post: post, text: "comment \(index)"), by: identity)
             let start = ContinuousClock.now
-            ControlClient.tell(node.directory, "stored")
+            ControlClient.tell(node.directory, .stored)
             notified += 1
             let target = notified
             while try await follower.store.notifications(limit: 1).first.map({ Int($0.id) }) ?? 0 < target {
@@ -125,7 +125,7 @@ struct PushBench: AsyncParsableCommand {
         for index in 0..<samples {
             _ = try await node.store.append(.comment(post: post, text: "gossip \(index)"), by: identity)
             let start = ContinuousClock.now
-            ControlClient.tell(node.directory, "stored")
+            ControlClient.tell(node.directory, .stored)
             while try await receiver.store.post(post)?.comments.count ?? 0 < index + 1 {
                 try await Task.sleep(for: .microseconds(200))
             }
@@ -136,12 +136,10 @@ struct PushBench: AsyncParsableCommand {
     }
 
     static func interest(on directory: DataDirectory, from peer: AuthorID) -> Int? {
-        guard let client = try? ControlClient(directory) else { return nil }
-        try? client.send(#"{"command":"connected"}"#)
-        guard let line = try? client.readLine(),
-            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        guard let client = try? ControlClient(directory), (try? client.send(.connected)) != nil,
+            case .connected(_, let interest)? = try? client.reply()
         else { return nil }
-        return (object["interest"] as? [String: Int])?[peer.hex]
+        return interest[peer]
     }
 
     static func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {

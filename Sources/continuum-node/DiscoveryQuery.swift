@@ -8,12 +8,11 @@ enum DiscoveryQuery {
     /// The running node's discovery state, or `stopped` when no node runs on `directory`.
     static func status(of directory: DataDirectory) -> DiscoveryStatus {
         let stopped = DiscoveryStatus(state: .stopped)
-        guard let connection = try? ControlClient(directory) else { return stopped }
-        struct Reply: Decodable { let discovery: DiscoveryStatus }
-        guard (try? connection.send(#"{"command":"discovery"}"#)) != nil, let line = try? connection.readLine(),
-            let reply = try? JSONDecoder().decode(Reply.self, from: Data(line.utf8))
+        // No node, or one that does not answer: `status` shows what it can without it.
+        guard let connection = try? ControlClient(directory), (try? connection.send(.discovery)) != nil,
+            case .discovery(let status)? = try? connection.reply()
         else { return stopped }
-        return reply.discovery
+        return status
     }
 
     /// One line for `status`.

@@ -35,8 +35,7 @@ struct FollowCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let id = try await context.store.resolvePost(post)
-        let changed = try await context.store.follow(id)
-        context.tellRunningNode(followsChanged: true)
+        let changed = try await context.actions().follow(id)
         if output.json { return try Output.json(FollowResult(post: id, following: true, changed: changed)) }
         print(changed ? "following \(id.short)" : "already following \(id.short)")
     }
@@ -63,8 +62,7 @@ struct UnfollowCommand: AsyncParsableCommand {
             // Not followed: say so about the post if there is one, else report the unknown id.
             id = try await context.store.resolvePost(post)
         }
-        let changed = try await context.store.unfollow(id)
-        context.tellRunningNode(followsChanged: true)
+        let changed = try await context.actions().unfollow(id)
         if output.json { return try Output.json(FollowResult(post: id, following: false, changed: changed)) }
         print(changed ? "no longer following \(id.short)" : "was not following \(id.short)")
     }
@@ -82,7 +80,7 @@ struct FollowingCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let followed = try await context.store.following()
-        if output.json { return try Output.json(["following": followed]) }
+        if output.json { return try Output.json(["following": followed.map(FollowedPostJSON.init)]) }
         if followed.isEmpty {
             print("You follow no posts. Follow one with 'continuum-node follow POST'.")
             return
@@ -150,25 +148,16 @@ struct NotificationsCommand: AsyncParsableCommand {
         }
     }
 
-    struct MarkResult: Encodable {
-        let marked: Int
-        let unread: Int
-    }
-
     func run() async throws {
         let context = try options.open()
         if markRead {
-            let marked =
-                all
-                ? try await context.store.markAllNotificationsRead()
-                : try await context.store.markNotificationsRead(ids.compactMap { Int64($0) })
-            let unread = try await context.store.unreadNotificationCount()
-            if output.json { return try Output.json(MarkResult(marked: marked, unread: unread)) }
-            print("marked \(marked) read; \(unread) unread")
+            let marks = try await context.actions().markRead(all ? .all : .numbered(ids.compactMap { Int64($0) }))
+            if output.json { return try Output.json(ReadMarksJSON(marks)) }
+            print("marked \(marks.marked) read; \(marks.unread) unread")
             return
         }
         let list = try await context.store.notifications(unreadOnly: unread, limit: limit)
-        if output.json { return try Output.json(["notifications": list]) }
+        if output.json { return try Output.json(["notifications": list.map(NotificationJSON.init)]) }
         if list.isEmpty {
             print(unread ? "No unread notifications." : "No notifications. Follow a post to hear of its comments.")
             return
@@ -218,29 +207,34 @@ struct WatchCommand: AsyncParsableCommand {
                 )
             }
         }
-        try connection.send(#"{"command":"watch"}"#)
+        try connection.send(.watch)
+        guard case .watching(let node, let at) = try connection.reply() else {
+            throw CLIError("the node stopped")
+        }
+        let watching = WatchEvent.Watching(node: node, at: at)
+        if output.json {
+            write(String(decoding: try JSONEncoder.frontEnd().encode(watching), as: UTF8.self))
+        } else {
+            write("\(at.rfc3339.dropFirst(11).prefix(8))  \(watching.summary)")
+        }
         while let line = try connection.readLine() {
-            guard let data = line.data(using: .utf8),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-            else { continue }
-            if let error = object["error"] as? String { throw CLIError(error) }
-            let type = object["type"] as? String ?? ""
-            if type == "photoProgress" && !progress { continue }
-            // Unbuffered: each event is seen as it happens, also through a pipe.
-            if output.json {
-                FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            } else {
-                let time = (object["at"] as? String).map { String($0.dropFirst(11).prefix(8)) } ?? ""
-                FileHandle.standardOutput.write(Data("\(time)  \(object["summary"] as? String ?? type)\n".utf8))
-            }
-            if type == "notification", let notifier, let summary = object["summary"] as? String {
+            // A line this version cannot read (from a newer node) is skipped, as an unknown type would be.
+            guard let event = try? JSONDecoder().decode(WatchEvent.Line.self, from: Data(line.utf8)) else { continue }
+            if event.type == "photoProgress" && !progress { continue }
+            write(output.json ? line : "\(event.at.dropFirst(11).prefix(8))  \(event.summary)")
+            if event.type == "notification", let notifier {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: notifier)
-                process.arguments = ["--app-name=continuum-node", "continuum-node", summary]
+                process.arguments = ["--app-name=continuum-node", "continuum-node", event.summary]
                 try? process.run()
             }
         }
         throw CLIError("the node stopped")
+    }
+
+    /// One line, unbuffered: each event is seen as it happens, also through a pipe.
+    private func write(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     static func findExecutable(_ name: String) -> String? {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumNode
 import ContinuumStore
 import Foundation
 
@@ -22,22 +23,9 @@ struct InitCommand: AsyncParsableCommand {
 
     struct Result: Encodable {
         let id: AuthorID
-        let name: String?
+        @Nullable var name: String?
         let created: Bool
         let dataDirectory: String
-
-        enum CodingKeys: String, CodingKey {
-            case id, name, created, dataDirectory
-        }
-
-        /// Absent values are `null`, never missing keys.
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(name, forKey: .name)
-            try container.encode(created, forKey: .created)
-            try container.encode(dataDirectory, forKey: .dataDirectory)
-        }
     }
 
     func run() async throws {
@@ -45,8 +33,7 @@ struct InitCommand: AsyncParsableCommand {
         let (identity, created) = try IdentityFile.loadOrCreate(at: context.directory.identityURL)
         var current = try await context.store.displayName(of: identity.author)
         if let name, name != current {
-            _ = try await context.store.append(.profile(name: name), by: identity)
-            context.tellRunningNode()
+            try await context.actions().setName(name, by: identity)
             current = name
         }
         let result = Result(id: identity.author, name: current, created: created, dataDirectory: context.directory.path)
@@ -69,29 +56,17 @@ struct StatusCommand: AsyncParsableCommand {
 
     struct Result: Encodable {
         struct Node: Encodable {
-            let id: AuthorID?
-            let name: String?
+            @Nullable var id: AuthorID?
+            @Nullable var name: String?
             /// Why the identity key cannot be used, if it cannot.
-            let identityError: String?
-
-            enum CodingKeys: String, CodingKey {
-                case id, name, identityError
-            }
-
-            /// Absent values are `null`, never missing keys.
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.container(keyedBy: CodingKeys.self)
-                try container.encode(id, forKey: .id)
-                try container.encode(name, forKey: .name)
-                try container.encode(identityError, forKey: .identityError)
-            }
+            @Nullable var identityError: String?
         }
         let node: Node
         let dataDirectory: String
         /// LAN discovery in the running node (state `stopped` when no node runs).
-        let discovery: DiscoveryStatus
-        let store: StoreCounts
-        let forks: [ForkSummary]
+        let discovery: DiscoveryJSON
+        let store: StoreCountsJSON
+        let forks: [ForkJSON]
         /// Peers met, and how many of them have a session with the running node now.
         let peers: PeerCounts
         /// Posts followed, and unread notifications.
@@ -120,14 +95,16 @@ struct StatusCommand: AsyncParsableCommand {
             identityError = "\(error)"
         }
         if let author { name = try await context.store.displayName(of: author) }
-        let node = Result.Node(id: author, name: name, identityError: identityError)
         let met = try await context.store.peers()
+        let discovery = DiscoveryQuery.status(of: context.directory)
+        let counts = try await context.store.counts()
+        let forks = try await context.store.forks()
         let result = Result(
-            node: node,
+            node: Result.Node(id: author, name: name, identityError: identityError),
             dataDirectory: context.directory.path,
-            discovery: DiscoveryQuery.status(of: context.directory),
-            store: try await context.store.counts(),
-            forks: try await context.store.forks(),
+            discovery: DiscoveryJSON(discovery),
+            store: StoreCountsJSON(counts),
+            forks: forks.map(ForkJSON.init),
             peers: PeerCounts(known: met.count, connected: met.filter { $0.state == "connected" }.count),
             following: FollowCounts(
                 posts: try await context.store.followedPosts().count,
@@ -135,11 +112,10 @@ struct StatusCommand: AsyncParsableCommand {
             )
         )
         if output.json { return try Output.json(result) }
-        print("node id:  \(author?.hex ?? "unusable: \(node.identityError ?? "")")")
+        print("node id:  \(author?.hex ?? "unusable: \(identityError ?? "")")")
         if author != nil {
-            print("name:     \(node.name ?? "(none; set one with 'continuum-node init --name NAME')")")
+            print("name:     \(name ?? "(none; set one with 'continuum-node init --name NAME')")")
         }
-        let counts = result.store
         print("data:     \(result.dataDirectory)")
         print(
             "holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors"
@@ -147,17 +123,17 @@ struct StatusCommand: AsyncParsableCommand {
         print(
             "photos:   \(counts.photos) (\(ByteCountFormatter.string(fromByteCount: counts.photoBytes, countStyle: .file)))"
         )
-        print("discovery: \(DiscoveryQuery.describe(result.discovery))")
+        print("discovery: \(DiscoveryQuery.describe(discovery))")
         print("peers:    \(result.peers.connected) connected, \(result.peers.known) met")
         print(
             "follows:  \(plural(result.following.posts, "post")), "
                 + "\(plural(result.following.unreadNotifications, "unread notification"))"
         )
-        if result.forks.isEmpty {
+        if forks.isEmpty {
             print("forks:    none")
         } else {
-            print("forks:    \(result.forks.count) detected (refused records kept as evidence)")
-            for fork in result.forks {
+            print("forks:    \(forks.count) detected (refused records kept as evidence)")
+            for fork in forks {
                 print(
                     "  author \(fork.author.short) seq \(fork.sequence): refused \(fork.refused.short), kept \(fork.kept.short): \(fork.reason)"
                 )

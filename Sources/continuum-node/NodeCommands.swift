@@ -271,26 +271,17 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let directory = DataDirectory.resolve(explicit: options.data, environment: ProcessInfo.processInfo.environment)
         let connection = try ControlClient(directory)
-        try connection.send(#"{"command":"sync"}"#)
+        try connection.send(.sync)
         let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
-        while let line = try connection.readLine() {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-                continue
-            }
-            switch object["event"] as? String {
-            case "progress":
-                progress.update(
-                    records: object["records"] as? Int ?? 0,
-                    ofRecords: object["ofRecords"] as? Int ?? 0,
-                    bytes: object["bytes"] as? Int ?? 0,
-                    ofBytes: object["ofBytes"] as? Int ?? 0
-                )
-            case "done":
+        while let reply = try connection.reply() {
+            switch reply {
+            case .syncProgress(_, let records, let ofRecords, let bytes, let ofBytes):
+                progress.update(records: records, ofRecords: ofRecords, bytes: bytes, ofBytes: ofBytes)
+            case .synced(let peers, let completed):
                 progress.finish()
-                let peers = object["peers"] as? Int ?? 0
-                let completed = object["completed"] as? Int ?? 0
                 if output.json {
-                    print(line)
+                    let line = try JSONEncoder.frontEnd().encode(Result(peers: peers, completed: completed))
+                    print(String(decoding: line, as: UTF8.self))
                 } else if peers == 0 {
                     print("No peers are connected; nothing to sync.")
                 } else {
@@ -299,10 +290,17 @@ struct SyncCommand: AsyncParsableCommand {
                 if completed < peers { throw ExitCode(1) }
                 return
             default:
-                if let error = object["error"] as? String { throw CLIError(error) }
+                continue
             }
         }
         throw CLIError("the node closed the control connection before the sync finished")
+    }
+
+    /// `sync --json`: one compact line, as the node's last message was before it was typed.
+    struct Result: Encodable {
+        let event = "done"
+        let peers: Int
+        let completed: Int
     }
 }
 
@@ -326,29 +324,18 @@ struct FetchCommand: AsyncParsableCommand {
         }
         try context.store.close()
         let connection = try ControlClient(context.directory)
-        try connection.send(#"{"command":"fetch","sha256":"\#(photo.sha256.hex)"}"#)
+        try connection.send(.fetch(photo: photo.sha256))
         let progress = Progress(enabled: !output.json && isatty(STDOUT_FILENO) == 1)
-        while let line = try connection.readLine() {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-                continue
-            }
-            if let error = object["error"] as? String { throw CLIError(error) }
-            switch object["event"] as? String {
-            case "progress":
-                progress.update(
-                    records: 0,
-                    ofRecords: 0,
-                    bytes: object["bytes"] as? Int ?? 0,
-                    ofBytes: object["ofBytes"] as? Int ?? 0
-                )
-            case "done":
+        while let reply = try connection.reply() {
+            switch reply {
+            case .photoProgress(let bytes, let ofBytes):
+                progress.update(records: 0, ofRecords: 0, bytes: bytes, ofBytes: ofBytes)
+            case .photoStored(let path):
                 progress.finish()
                 if output.json {
-                    try Output.json([
-                        "post": id.hex, "sha256": photo.sha256.hex, "path": object["path"] as? String ?? "",
-                    ])
+                    try Output.json(["post": id.hex, "sha256": photo.sha256.hex, "path": path])
                 } else {
-                    print(object["path"] as? String ?? "")
+                    print(path)
                 }
                 return
             default:
@@ -368,42 +355,24 @@ struct PeersCommand: AsyncParsableCommand {
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
 
-    /// A peer as `peers --json` shows it: what the store remembers, and, from the running node, how many posts
-    /// the peer asked to have pushed (null when the node is not running or the peer is not connected).
-    struct PeerLine: Encodable {
-        let peer: PeerRecord
-        let pushInterest: Int?
-
-        enum CodingKeys: String, CodingKey { case pushInterest }
-
-        func encode(to encoder: any Encoder) throws {
-            try peer.encode(to: encoder)
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(pushInterest, forKey: .pushInterest)
-        }
-    }
-
     func run() async throws {
         let context = try options.open()
         let peers = try await context.store.peers()
-        var interest: [String: Int] = [:]
+        // Without a running node (or with one that does not answer), no peer wants pushes: null in the JSON.
+        var interest: [AuthorID: Int] = [:]
         if let connection = try? ControlClient(context.directory) {
-            try? connection.send(#"{"command":"connected"}"#)
-            if let line = try? connection.readLine(),
-                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            {
-                interest = object["interest"] as? [String: Int] ?? [:]
-            }
+            try? connection.send(.connected)
+            if case .connected(_, let wanted)? = try? connection.reply() { interest = wanted }
         }
-        let lines = peers.map { PeerLine(peer: $0, pushInterest: interest[$0.id.hex]) }
-        if output.json { return try Output.json(["peers": lines]) }
+        if output.json {
+            return try Output.json(["peers": peers.map { PeerJSON($0, pushInterest: interest[$0.id]) }])
+        }
         if peers.isEmpty {
             print("No peers met yet. Start the node with 'continuum-node run --peer HOST:PORT'.")
             return
         }
-        for line in lines {
-            let peer = line.peer
-            let pushes = line.pushInterest.map { "  wants pushes for \($0) post\($0 == 1 ? "" : "s")" } ?? ""
+        for peer in peers {
+            let pushes = interest[peer.id].map { "  wants pushes for \($0) post\($0 == 1 ? "" : "s")" } ?? ""
             print(
                 "\(peer.id.short)  \(peer.name ?? "-")  \(peer.host):\(peer.port)  \(peer.state)  "
                     + "last seen \(peer.lastSeen.rfc3339)  records in/out \(peer.recordsIn)/\(peer.recordsOut)  "
@@ -421,7 +390,7 @@ final class Progress {
 
     init(enabled: Bool) { self.enabled = enabled }
 
-    func update(records: Int, ofRecords: Int, bytes: Int, ofBytes: Int) {
+    func update(records: UInt64, ofRecords: UInt64, bytes: UInt64, ofBytes: UInt64) {
         guard enabled else { return }
         let elapsed = max(0.001, Date().timeIntervalSince(started))
         let rate = Double(bytes) / elapsed
@@ -429,8 +398,8 @@ final class Progress {
         let line = String(
             format: "\r%@%@ of %@, %@/s, ETA %.0fs   ",
             ofRecords > 0 ? "\(records)/\(ofRecords) records, " : "",
-            ByteCountFormatter.string(fromByteCount: Int64(bytes), countStyle: .file),
-            ByteCountFormatter.string(fromByteCount: Int64(ofBytes), countStyle: .file),
+            ByteCountFormatter.string(fromByteCount: Int64(clamping: bytes), countStyle: .file),
+            ByteCountFormatter.string(fromByteCount: Int64(clamping: ofBytes), countStyle: .file),
             ByteCountFormatter.string(fromByteCount: Int64(rate), countStyle: .file),
             eta
         )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import Foundation
@@ -40,11 +41,17 @@ struct CommandContext {
     let directory: DataDirectory
     let store: ContinuumStore
 
-    /// Tells the node running on this directory, if any, that records were just stored (so that it sends them to
-    /// its peers now rather than at its next look, within 50 ms) and, if so, that the follows changed.
-    func tellRunningNode(followsChanged: Bool = false) {
-        ControlClient.tell(directory, "stored")
-        if followsChanged { ControlClient.tell(directory, "follows-changed") }
+    /// The changes a person makes, on this store; the node running on this directory, if any, is told of each
+    /// (so that it sends new records to its peers now rather than at its next look, within 50 ms).
+    func actions() -> NodeActions {
+        let thumbnails = ThumbnailService(store: store, logger: Logger(label: "continuum"))
+        return NodeActions(
+            store: store,
+            engine: RunningNodeNotifier(directory),
+            inspector: MediaInspector(thumbnails: thumbnails),
+            thumbnails: thumbnails,
+            thumbnailing: .beforeReturning
+        )
     }
 
     /// The node's identity, created on first use.
@@ -55,10 +62,9 @@ struct CommandContext {
 
 /// Printing for people and for programs.
 enum Output {
+    /// Pretty-printed, keys sorted (Docs/CLI.md, "JSON output").
     static func json(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        print(String(decoding: try JSONEncoder.frontEnd(pretty: true).encode(value), as: UTF8.self))
     }
 
     static func author(_ id: AuthorID, _ name: String?) -> String {

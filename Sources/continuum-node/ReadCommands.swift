@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumNode
 import ContinuumStore
 import Foundation
 
@@ -56,7 +57,7 @@ struct FeedCommand: AsyncParsableCommand {
         }
         if let cursor { query.cursor = try FeedCursor(token: cursor) }
         let page = try await context.store.feed(query)
-        if output.json { return try Output.json(page) }
+        if output.json { return try Output.json(FeedPageJSON(page)) }
         let filtered = mine || author != nil || since != nil || near != nil
         if page.posts.isEmpty {
             print(cursor != nil ? "No more posts." : filtered ? "No posts match these filters." : "No posts yet.")
@@ -90,7 +91,7 @@ struct SearchCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let posts = try await context.store.search(term, limit: limit)
-        if output.json { return try Output.json(["posts": posts]) }
+        if output.json { return try Output.json(["posts": posts.map(PostJSON.init)]) }
         if posts.isEmpty {
             print("No posts match '\(term)'.")
         } else {
@@ -115,7 +116,7 @@ struct ShowCommand: AsyncParsableCommand {
         let context = try options.open()
         let id = try await context.store.resolvePost(post)
         guard let detail = try await context.store.post(id) else { throw CLIError("post \(post) was deleted") }
-        if output.json { return try Output.json(detail) }
+        if output.json { return try Output.json(PostJSON(detail)) }
         let summary = detail.post
         print("post     \(summary.id.hex)")
         print("author   \(Output.author(summary.author, summary.authorName))")

@@ -1,9 +1,9 @@
 import ArgumentParser
 import ContinuumCore
 import ContinuumMedia
+import ContinuumNode
 import ContinuumStore
 import Foundation
-import Logging
 
 struct PostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -84,45 +84,22 @@ struct PostCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot read \(image): \(Self.reason(error))")
         }
-        let info: ImageInfo
-        let metadata: PhotoMetadata
-        do {
-            // The header first (the same errors as before for what is not an image), then every pixel.
-            _ = try ImageProbe.inspect(data)
-            (info, metadata) = try PhotoIntake.inspect(file: url)
-        } catch {
-            throw CLIError("\(image): \(error)")
-        }
-        let created: Timestamp =
-            if let createdAt { try Self.time(createdAt) } else { metadata.takenAt.map(Timestamp.init) ?? .now() }
-        let body = RecordBody.post(
+        let draft = NewPost(
+            photo: .file(url, contents: data),
             caption: caption ?? "",
-            photo: PhotoReference(
-                sha256: AssetHash.of(data),
-                byteCount: UInt64(data.count),
-                mediaType: info.mediaType,
-                width: info.width,
-                height: info.height
-            ),
-            location: try location.map { try Parse.coordinate($0, option: "--location") } ?? metadata.location
-        )
-        // Check the record before touching the disk, so a refused post stores nothing at all.
-        try CLIError.check(body)
-        let hash = try await context.store.storePhoto(data)
-        let record = try await context.store.append(
-            body,
-            createdAt: created,
-            by: identity,
+            location: try location.map { try Parse.coordinate($0, option: "--location") },
+            createdAt: try createdAt.map(Self.time),
             autoFollow: !noAutoFollow
         )
-        // The thumbnail now, while the photo is in the page cache (a running node would make it on first use).
-        let thumbnails = ThumbnailService(store: context.store, logger: Logger(label: "continuum"))
-        _ = try? await thumbnails.thumbnail(for: hash)
-        let id = PostID(record.id)
-        context.tellRunningNode(followsChanged: !noAutoFollow)
-        if output.json {
-            return try Output.json(try await context.store.post(id))
+        let id: PostID
+        do {
+            id = try await context.actions().post(draft, by: identity)
+        } catch PhotoRefusal.notAnImage(let why), PhotoRefusal.corrupt(let why) {
+            throw CLIError("\(image): \(why)")
+        } catch let error as MediaError {
+            throw CLIError("\(image): \(error)")
         }
+        if output.json { return try Output.json(try await context.store.post(id).map { PostJSON($0) }) }
         print(id.hex)
     }
 
@@ -165,14 +142,11 @@ struct CommentCommand: AsyncParsableCommand {
         let context = try options.open()
         let identity = try context.identity()
         let postID = try await context.store.resolvePost(post)
-        let body = RecordBody.comment(post: postID, text: text)
-        try CLIError.check(body)
-        let record = try await context.store.append(body, by: identity)
-        context.tellRunningNode()
+        let id = try await context.actions().comment(on: postID, text: text, by: identity)
         if output.json {
-            return try Output.json(["id": record.id.hex, "post": postID.hex])
+            return try Output.json(["id": id.hex, "post": postID.hex])
         }
-        print(record.id.hex)
+        print(id.hex)
     }
 }
 
@@ -198,16 +172,12 @@ struct EditCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let identity = try context.identity()
-        guard case .post(let postID, let author) = try await context.store.resolveTarget(post) else {
+        guard case .post(let postID, _) = try await context.store.resolveTarget(post) else {
             throw CLIError("\(post) is a comment; only posts have captions")
         }
-        try await CLIError.requireOwner(author, of: "post \(postID.short)", identity: identity, store: context.store)
-        let body = RecordBody.edit(post: postID, caption: caption)
-        try CLIError.check(body)
-        let record = try await context.store.append(body, by: identity)
-        context.tellRunningNode()
-        if output.json { return try Output.json(try await context.store.post(postID)) }
-        print(record.id.hex)
+        let edit = try await context.actions().edit(postID, caption: caption, by: identity)
+        if output.json { return try Output.json(try await context.store.post(postID).map { PostJSON($0) }) }
+        print(edit.hex)
     }
 }
 
@@ -231,29 +201,19 @@ struct DeleteCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let identity = try context.identity()
-        var targets = Set<RecordID>()
+        let actions = context.actions()
+        var targets: [ContinuumStore.Target] = []
         for text in ids {
             let target = try await context.store.resolveTarget(text)
-            let noun = if case .post = target { "post" } else { "comment" }
-            try await CLIError.requireOwner(
-                target.author,
-                of: "\(noun) \(target.record.short)",
-                identity: identity,
-                store: context.store
-            )
-            targets.insert(target.record)
+            // Each id checked as it is named, so that the first one in error is the one reported.
+            try await actions.requireOwner(target, identity: identity)
+            targets.append(target)
         }
-        let sorted = targets.sorted()
-        // One Delete record per 256 targets, all in one transaction: all of them, or none.
-        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
-            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
-        }
-        let records = try await context.store.append(bodies, by: identity).map(\.id)
-        context.tellRunningNode()
+        let deletion = try await actions.delete(targets, by: identity)
         if output.json {
-            return try Output.json(["deleted": sorted.map(\.hex), "records": records.map(\.hex)])
+            return try Output.json(["deleted": deletion.targets.map(\.hex), "records": deletion.records.map(\.hex)])
         }
-        for target in sorted { print("deleted \(target.hex)") }
+        for target in deletion.targets { print("deleted \(target.hex)") }
     }
 }
 
@@ -261,29 +221,4 @@ struct DeleteCommand: AsyncParsableCommand {
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-
-    /// Checks the fields a new record would have, before anything is stored.
-    static func check(_ body: RecordBody) throws {
-        do {
-            try ContinuumStore.check(body)
-        } catch {
-            throw CLIError(error.message)
-        }
-    }
-
-    /// Refuses to act on another author's record.
-    static func requireOwner(
-        _ author: AuthorID,
-        of what: String,
-        identity: NodeIdentity,
-        store: ContinuumStore
-    )
-        async throws
-    {
-        do {
-            try await store.requireOwner(author, of: what, identity: identity)
-        } catch let error as StoreError {
-            throw CLIError(error.message)
-        }
-    }
 }

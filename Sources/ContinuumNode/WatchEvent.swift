@@ -1,8 +1,9 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumSync
 import Foundation
 
-/// One event of the node's live stream, as `watch` prints it and the web UI will receive it: JSON with a `type`,
+/// One event of the node's live stream, as `watch` prints it and `GET /api/events` sends it: JSON with a `type`,
 /// the event's fields, the time, and a one-line `summary` for people (Docs/CLI.md lists every type).
 public struct WatchEvent: Sendable, Encodable {
     public let event: SyncEvent
@@ -81,7 +82,7 @@ public struct WatchEvent: Sendable, Encodable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(type, forKey: .type)
-        try container.encode(at.rfc3339, forKey: .at)
+        try container.encode(RFC3339Time(at), forKey: .at)
         try container.encode(summary, forKey: .summary)
         switch event {
         case .peerJoined(let peer, let name):
@@ -103,7 +104,7 @@ public struct WatchEvent: Sendable, Encodable {
             try container.encode(peer, forKey: .peer)
             try container.encode(round, forKey: .round)
         case .forkDetected(let fork):
-            try container.encode(fork, forKey: .fork)
+            try container.encode(ForkJSON(fork), forKey: .fork)
         case .photoArrived(let hash), .thumbnailArrived(let hash):
             try container.encode(hash, forKey: .sha256)
         case .photoSkipped(let hash, let bytes):
@@ -130,14 +131,32 @@ public struct WatchEvent: Sendable, Encodable {
             try container.encode(targets, forKey: .targets)
             try container.encode(author, forKey: .author)
         case .notification(let notification):
-            try container.encode(notification, forKey: .notification)
+            try container.encode(NotificationJSON(notification), forKey: .notification)
         }
     }
 
     /// The event as one line of JSON (keys sorted), without the newline.
-    public func jsonLine() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+    public func jsonLine() throws -> Data { try JSONEncoder.frontEnd().encode(self) }
+
+    /// The first line of `watch`: which node is watched, from when.
+    public struct Watching: Sendable, Encodable {
+        let type = "watching"
+        let at: RFC3339Time
+        let node: AuthorID
+        public let summary: String
+
+        public init(node: AuthorID, at: Timestamp) {
+            self.at = RFC3339Time(at)
+            self.node = node
+            summary = "watching node \(node.short)"
+        }
+    }
+
+    /// What `watch` reads of each line the node sends (it prints the line itself with `--json`).
+    public struct Line: Sendable, Decodable {
+        public let type: String
+        /// RFC 3339.
+        public let at: String
+        public let summary: String
     }
 }

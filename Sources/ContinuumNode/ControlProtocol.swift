@@ -1,0 +1,50 @@
+import ContinuumCore
+import ContinuumDiscovery
+import Foundation
+
+// What the commands and the running node say to each other on the control socket (``ControlServer``,
+// ``ControlClient``): one request, then reply lines; each line one JSON value of these types. Both ends are this
+// same program, so the format is internal and may change between versions.
+
+/// A request to the running node.
+public enum ControlRequest: Codable, Sendable, Hashable {
+    /// An anti-entropy round with every connected peer: `.syncProgress` replies, then `.synced`.
+    case sync
+    /// A photo, whatever its size: `.photoProgress` replies, then `.photoStored` (or `.failed` after 120 s).
+    case fetch(photo: AssetHash)
+    /// The peers connected now and what they asked to have pushed: `.connected`.
+    case connected
+    /// Another process just stored records: send them to peers now rather than at the next look. `.ok`.
+    case stored
+    /// Another process changed the followed posts: re-read them and tell the peers. `.ok`.
+    case followsChanged
+    /// The node's events: `.watching`, then one ``WatchEvent`` line each (the `watch --json` format) until either
+    /// side closes.
+    case watch
+    /// LAN discovery's state: `.discovery`.
+    case discovery
+}
+
+/// A reply line from the running node.
+public enum ControlReply: Codable, Sendable, Hashable {
+    /// The request cannot be done; the message is for a person.
+    case failed(String)
+    case ok
+    /// Records and bytes received from a peer in this round, of what it announced.
+    case syncProgress(peer: AuthorID, records: UInt64, ofRecords: UInt64, bytes: UInt64, ofBytes: UInt64)
+    /// The round is over: `completed` of the `peers` connected at its start sent everything within 120 s.
+    case synced(peers: Int, completed: Int)
+    case photoProgress(bytes: UInt64, ofBytes: UInt64)
+    /// The photo is in the store, at `path`.
+    case photoStored(path: String)
+    /// The peers with a session now, and for each the number of posts it asked to have pushed.
+    case connected(peers: [AuthorID], interest: [AuthorID: Int])
+    /// The start of the event stream: this node, and the time.
+    case watching(node: AuthorID, at: Timestamp)
+    case discovery(DiscoveryStatus)
+
+    /// The message of a `.failed` reply, to throw; nil for every other reply.
+    public var failure: ControlError? {
+        if case .failed(let message) = self { ControlError(message) } else { nil }
+    }
+}

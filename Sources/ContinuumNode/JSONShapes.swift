@@ -1,0 +1,293 @@
+import ContinuumCore
+import ContinuumDiscovery
+import ContinuumStore
+import Foundation
+
+// The JSON that the front ends print: `--json` (Docs/CLI.md), the HTTP API (Docs/API.md) and `watch` lines. The
+// store returns plain model values; each shape here is built from one of them, and only here do they meet JSON.
+// Two conventions hold throughout: a time is an `RFC3339Time`, and a field documented as nullable is
+// `@Nullable` (present as `null`) while a plain optional is left out when it has no value.
+
+extension JSONEncoder {
+    /// The encoder of every front end: keys sorted, `/` not escaped; one line, or `pretty` for the CLI's `--json`.
+    public static func frontEnd(pretty: Bool = false) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        if pretty { encoder.outputFormatting.insert(.prettyPrinted) }
+        return encoder
+    }
+}
+
+/// A time as the front ends show it: RFC 3339 in UTC with milliseconds, `2024-07-14T16:20:00.000Z`. The one
+/// place a ``Timestamp`` becomes JSON.
+public struct RFC3339Time: Encodable, Sendable, Hashable {
+    public let timestamp: Timestamp
+
+    public init(_ timestamp: Timestamp) { self.timestamp = timestamp }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(timestamp.rfc3339)
+    }
+}
+
+/// An optional field that is always present: `null` when it has no value (a plain optional is left out).
+@propertyWrapper
+public struct Nullable<Value: Sendable>: Sendable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+}
+
+extension Nullable: Encodable where Value: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+/// The photo of a post (Docs/CLI.md, "Post object").
+public struct PhotoJSON: Encodable, Sendable {
+    let sha256: AssetHash
+    let bytes: UInt64
+    let mediaType: String
+    let width: UInt32
+    let height: UInt32
+    let available: Bool
+
+    public init(_ photo: PhotoSummary) {
+        sha256 = photo.sha256
+        bytes = photo.bytes
+        mediaType = photo.mediaType.mimeType
+        width = photo.width
+        height = photo.height
+        available = photo.available
+    }
+}
+
+/// A post: in `feed`, `search` and the API's lists; with its `comments` in `show`, `post`, `edit` and
+/// `GET /api/posts/ID`, where the API adds `following` and `mine`.
+public struct PostJSON: Encodable, Sendable {
+    let id: PostID
+    let author: AuthorID
+    @Nullable var authorName: String?
+    let caption: String
+    let edited: Bool
+    let createdAt: RFC3339Time
+    let commentCount: Int
+    @Nullable var location: Coordinate?
+    let photo: PhotoJSON
+    /// Only in a post's own view.
+    let comments: [CommentJSON]?
+    /// Only from the API: whether this node follows the post, and whether it wrote it.
+    let following: Bool?
+    let mine: Bool?
+
+    /// A post in a list.
+    public init(_ post: PostSummary) {
+        self.init(post, comments: nil, following: nil, mine: nil)
+    }
+
+    /// A post with its comments; `following` and `mine` as the API shows them.
+    public init(_ detail: PostDetail, following: Bool? = nil, mine: Bool? = nil) {
+        self.init(detail.post, comments: detail.comments.map(CommentJSON.init), following: following, mine: mine)
+    }
+
+    private init(_ post: PostSummary, comments: [CommentJSON]?, following: Bool?, mine: Bool?) {
+        id = post.id
+        author = post.author
+        authorName = post.authorName
+        caption = post.caption
+        edited = post.edited
+        createdAt = RFC3339Time(post.createdAt)
+        commentCount = post.commentCount
+        location = post.location
+        photo = PhotoJSON(post.photo)
+        self.comments = comments
+        self.following = following
+        self.mine = mine
+    }
+}
+
+/// A comment under its post (Docs/CLI.md, "Comment object").
+public struct CommentJSON: Encodable, Sendable {
+    let id: CommentID
+    let post: PostID
+    let author: AuthorID
+    @Nullable var authorName: String?
+    let text: String
+    let createdAt: RFC3339Time
+
+    public init(_ comment: CommentSummary) {
+        id = comment.id
+        post = comment.post
+        author = comment.author
+        authorName = comment.authorName
+        text = comment.text
+        createdAt = RFC3339Time(comment.createdAt)
+    }
+}
+
+/// One page of the feed; `nextCursor` is `null` on the last page.
+public struct FeedPageJSON: Encodable, Sendable {
+    let posts: [PostJSON]
+    @Nullable var nextCursor: String?
+
+    public init(_ page: FeedPage) {
+        posts = page.posts.map(PostJSON.init)
+        nextCursor = page.nextCursor
+    }
+}
+
+/// A fork, in `status` and in a `fork` event.
+public struct ForkJSON: Encodable, Sendable {
+    let author: AuthorID
+    let sequence: UInt64
+    let refused: RecordID
+    let kept: RecordID
+    let reason: String
+    let detectedAt: RFC3339Time
+
+    public init(_ fork: ForkSummary) {
+        author = fork.author
+        sequence = fork.sequence
+        refused = fork.refused
+        kept = fork.kept
+        reason = fork.reason
+        detectedAt = RFC3339Time(fork.detectedAt)
+    }
+}
+
+/// What the store holds, in `status`.
+public struct StoreCountsJSON: Encodable, Sendable {
+    let records: Int
+    let authors: Int
+    let posts: Int
+    let comments: Int
+    let photos: Int
+    let photoBytes: Int64
+    let forks: Int
+
+    public init(_ counts: StoreCounts) {
+        records = counts.records
+        authors = counts.authors
+        posts = counts.posts
+        comments = counts.comments
+        photos = counts.photos
+        photoBytes = counts.photoBytes
+        forks = counts.forks
+    }
+}
+
+/// A notification (Docs/CLI.md, "Notification object").
+public struct NotificationJSON: Encodable, Sendable {
+    let id: Int64
+    let kind: String
+    let post: PostID
+    let record: RecordID
+    @Nullable var author: AuthorID?
+    @Nullable var authorName: String?
+    @Nullable var text: String?
+    let createdAt: RFC3339Time
+    let read: Bool
+    let whileOffline: Bool
+    let delivery: String
+
+    public init(_ notification: NotificationSummary) {
+        id = notification.id
+        kind = notification.kind.rawValue
+        post = notification.post
+        record = notification.record
+        author = notification.author
+        authorName = notification.authorName
+        text = notification.text
+        createdAt = RFC3339Time(notification.createdAt)
+        read = notification.read
+        whileOffline = notification.whileOffline
+        delivery = notification.delivery.rawValue
+    }
+}
+
+/// A followed post, in `following`: the post's fields are `null` once its author has deleted it.
+public struct FollowedPostJSON: Encodable, Sendable {
+    let post: PostID
+    let followedAt: RFC3339Time
+    let unread: Int
+    let deleted: Bool
+    @Nullable var caption: String?
+    @Nullable var author: AuthorID?
+    @Nullable var authorName: String?
+    @Nullable var commentCount: Int?
+
+    public init(_ followed: FollowedPost) {
+        post = followed.post
+        followedAt = RFC3339Time(followed.followedAt)
+        unread = followed.unread
+        deleted = followed.summary == nil
+        caption = followed.summary?.caption
+        author = followed.summary?.author
+        authorName = followed.summary?.authorName
+        commentCount = followed.summary?.commentCount
+    }
+}
+
+/// A peer met, in `peers`: with how many posts it asked to have pushed (`null` when not connected to the running
+/// node), and, from the API only, whether it is connected now.
+public struct PeerJSON: Encodable, Sendable {
+    let id: AuthorID
+    @Nullable var name: String?
+    let address: String
+    let state: String
+    let lastSeen: RFC3339Time
+    let recordsIn: Int64
+    let recordsOut: Int64
+    let bytesIn: Int64
+    let bytesOut: Int64
+    let connected: Bool?
+    @Nullable var pushInterest: Int?
+
+    public init(_ peer: PeerRecord, connected: Bool? = nil, pushInterest: Int?) {
+        id = peer.id
+        name = peer.name
+        address = "\(peer.host.contains(":") ? "[\(peer.host)]" : peer.host):\(peer.port)"
+        state = peer.state
+        lastSeen = RFC3339Time(peer.lastSeen)
+        recordsIn = peer.recordsIn
+        recordsOut = peer.recordsOut
+        bytesIn = peer.bytesIn
+        bytesOut = peer.bytesOut
+        self.connected = connected
+        self.pushInterest = pushInterest
+    }
+}
+
+/// LAN discovery's state, in `status` and `GET /api/status`.
+public struct DiscoveryJSON: Encodable, Sendable {
+    let state: DiscoveryStatus.State
+    @Nullable var lastError: String?
+    let peersSeen: Int
+    let peersPresent: Int
+    let otherNetworksSeen: Int
+    @Nullable var serviceName: String?
+
+    public init(_ status: DiscoveryStatus) {
+        state = status.state
+        lastError = status.lastError
+        peersSeen = status.peersSeen
+        peersPresent = status.peersPresent
+        otherNetworksSeen = status.otherNetworksSeen
+        serviceName = status.serviceName
+    }
+}
+
+/// Notifications marked read now, and those still unread: `notifications --mark-read`,
+/// `POST /api/notifications/read`.
+public struct ReadMarksJSON: Encodable, Sendable {
+    let marked: Int
+    let unread: Int
+
+    public init(_ marks: NodeActions.ReadMarks) {
+        marked = marks.marked
+        unread = marks.unread
+    }
+}

@@ -1,0 +1,281 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumSync
+import Foundation
+
+/// Who hears of what a person did: the sync engine, which sends new records to peers now (rather than at its next
+/// look) and tells them which posts this node follows.
+public protocol SyncNotifying: Sendable {
+    /// Records of this node's were just stored.
+    func recordsWritten() async
+    /// The followed posts changed.
+    func followsChanged() async
+}
+
+/// The engine of the node in this process (the HTTP API's).
+extension SyncEngine: SyncNotifying {}
+
+/// The engine of the node running on a data directory, told over its control socket (the CLI's); nothing happens
+/// when no node runs, and a running node finds the change by itself soon after (it polls the store).
+public struct RunningNodeNotifier: SyncNotifying {
+    let directory: DataDirectory
+
+    public init(_ directory: DataDirectory) { self.directory = directory }
+
+    public func recordsWritten() async { ControlClient.tell(directory, .stored) }
+
+    public func followsChanged() async { ControlClient.tell(directory, .followsChanged) }
+}
+
+/// A new record would break a rule of the record format (a caption over 2048 bytes, a control character):
+/// nothing was stored. `message` says which rule, for a person.
+public struct RecordRefused: Error, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// Every change a person makes to this node's data, written once for the command line and the HTTP API: the
+/// checks, the signed record, the photo and its thumbnail, and telling the sync engine. (The display name is set
+/// only from the command line, by `init --name`.)
+///
+/// The front ends parse what people type and resolve ids; they word the errors their own way. Errors are
+/// ``StoreError`` (unknown post, not the owner, storage), ``RecordRefused`` and, for a post, ``PhotoRefusal``.
+public struct NodeActions: Sendable {
+    /// When a new post's thumbnail is made.
+    public enum Thumbnailing: Sendable {
+        /// Before ``post(_:by:)`` returns: for a command, whose process ends right after.
+        case beforeReturning
+        /// In the background: for a running node, so that an upload is answered at once.
+        case inBackground
+    }
+
+    private let store: ContinuumStore
+    private let engine: any SyncNotifying
+    private let inspector: any PhotoInspecting
+    private let thumbnails: (any ThumbnailProviding)?
+    private let thumbnailing: Thumbnailing
+
+    public init(
+        store: ContinuumStore,
+        engine: any SyncNotifying,
+        inspector: any PhotoInspecting,
+        thumbnails: (any ThumbnailProviding)?,
+        thumbnailing: Thumbnailing
+    ) {
+        self.store = store
+        self.engine = engine
+        self.inspector = inspector
+        self.thumbnails = thumbnails
+        self.thumbnailing = thumbnailing
+    }
+
+    // MARK: Posts and comments
+
+    /// Shares a photo: the photo is decoded whole (``PhotoRefusal`` when it is not an image or is damaged), the
+    /// record checked (``RecordRefused``), then the photo stored, the post signed and stored (and followed, with
+    /// `autoFollow`), the engine told and the thumbnail made.
+    public func post(_ draft: NewPost, by identity: NodeIdentity) async throws -> PostID {
+        let inspected = try await inspector.inspect(file: draft.photo.url)
+        let (hash, bytes) = draft.photo.hashAndSize()
+        let body = RecordBody.post(
+            caption: draft.caption,
+            photo: PhotoReference(
+                sha256: hash,
+                byteCount: bytes,
+                mediaType: inspected.info.mediaType,
+                width: inspected.info.width,
+                height: inspected.info.height
+            ),
+            location: draft.location ?? inspected.location
+        )
+        // Checked before anything touches the disk, so that a refused post stores nothing at all.
+        try Self.check(body)
+        switch draft.photo {
+        case .upload(let url, _, _):
+            try store.assets.commit(url, as: hash)
+            try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
+        case .file(_, let contents):
+            _ = try await store.storePhoto(contents)
+        }
+        let record = try await store.append(
+            body,
+            createdAt: draft.createdAt ?? inspected.takenAt ?? .now(),
+            by: identity,
+            autoFollow: draft.autoFollow
+        )
+        await engine.recordsWritten()
+        if draft.autoFollow { await engine.followsChanged() }
+        await makeThumbnail(of: hash)
+        return PostID(record.id)
+    }
+
+    /// Comments on a live post.
+    public func comment(on post: PostID, text: String, by identity: NodeIdentity) async throws -> CommentID {
+        let body = RecordBody.comment(post: post, text: text)
+        try Self.check(body)
+        let record = try await store.append(body, by: identity)
+        await engine.recordsWritten()
+        return CommentID(record.id)
+    }
+
+    /// Changes the caption of one of `identity`'s live posts; returns the Edit record's id.
+    public func edit(_ post: PostID, caption: String, by identity: NodeIdentity) async throws -> RecordID {
+        try await requireOwner(try await store.resolveTarget(post.hex), identity: identity)
+        let body = RecordBody.edit(post: post, caption: caption)
+        try Self.check(body)
+        let record = try await store.append(body, by: identity)
+        await engine.recordsWritten()
+        return record.id
+    }
+
+    /// What ``delete(_:by:)`` did.
+    public struct Deletion: Sendable {
+        /// The posts and comments deleted, in id order.
+        public let targets: [RecordID]
+        /// The Delete records signed (one per 256 targets).
+        public let records: [RecordID]
+    }
+
+    /// Deletes posts and comments of `identity`'s, all or none: each is checked to be theirs before anything is
+    /// signed, and every Delete record is stored in one transaction.
+    public func delete(_ targets: [ContinuumStore.Target], by identity: NodeIdentity) async throws -> Deletion {
+        for target in targets { try await requireOwner(target, identity: identity) }
+        let sorted = Set(targets.map(\.record)).sorted()
+        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
+            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
+        }
+        let records = try await store.append(bodies, by: identity).map(\.id)
+        await engine.recordsWritten()
+        return Deletion(targets: sorted, records: records)
+    }
+
+    /// Throws ``StoreError`` `.notOwner`, naming the record and its author, unless `identity` wrote it.
+    public func requireOwner(_ target: ContinuumStore.Target, identity: NodeIdentity) async throws {
+        let noun = if case .post = target { "post" } else { "comment" }
+        try await store.requireOwner(target.author, of: "\(noun) \(target.record.short)", identity: identity)
+    }
+
+    /// Sets `identity`'s display name, which peers see: a Profile record.
+    public func setName(_ name: String, by identity: NodeIdentity) async throws {
+        let body = RecordBody.profile(name: name)
+        try Self.check(body)
+        _ = try await store.append(body, by: identity)
+        await engine.recordsWritten()
+    }
+
+    // MARK: Follows and notifications
+
+    /// Follows a live post; false when it was followed already (following twice is following once).
+    public func follow(_ post: PostID) async throws -> Bool {
+        let changed = try await store.follow(post)
+        await engine.followsChanged()
+        return changed
+    }
+
+    /// Stops following a post (deleted or not); false when it was not followed.
+    public func unfollow(_ post: PostID) async throws -> Bool {
+        let changed = try await store.unfollow(post)
+        await engine.followsChanged()
+        return changed
+    }
+
+    /// Follows the post if it is not followed, and the other way round; returns whether it is followed now.
+    public func toggleFollow(_ post: PostID) async throws -> Bool {
+        let following = try await store.toggleFollow(post)
+        await engine.followsChanged()
+        return following
+    }
+
+    /// Which notifications to mark read.
+    public enum NotificationSelection: Sendable {
+        case all
+        /// These, all or none: an unknown number is a ``StoreError`` `.notFound` and marks nothing.
+        case numbered([Int64])
+    }
+
+    /// How many notifications were marked read now, and how many are still unread.
+    public struct ReadMarks: Sendable {
+        public let marked: Int
+        public let unread: Int
+    }
+
+    public func markRead(_ selection: NotificationSelection) async throws -> ReadMarks {
+        let marked =
+            switch selection {
+            case .all: try await store.markAllNotificationsRead()
+            case .numbered(let ids): try await store.markNotificationsRead(ids)
+            }
+        return ReadMarks(marked: marked, unread: try await store.unreadNotificationCount())
+    }
+
+    // MARK: Helpers
+
+    private static func check(_ body: RecordBody) throws(RecordRefused) {
+        do {
+            try ContinuumStore.check(body)
+        } catch {
+            throw RecordRefused(message: error.message)
+        }
+    }
+
+    private func makeThumbnail(of photo: AssetHash) async {
+        guard let thumbnails else { return }
+        switch thumbnailing {
+        case .beforeReturning:
+            // While the photo is in the page cache. One that cannot be made now is made on first use by the
+            // running node (or its photo is refused then), so the post stands either way.
+            _ = try? await thumbnails.thumbnail(for: photo)
+        case .inBackground:
+            // The grid wants it next; a failure is retried on the grid's own request.
+            Task { _ = try? await thumbnails.thumbnail(for: photo) }
+        }
+    }
+}
+
+/// A post to be shared: what ``NodeActions/post(_:by:)`` takes.
+public struct NewPost: Sendable {
+    public var photo: PhotoSource
+    public var caption: String
+    /// Nil: the photo's EXIF GPS position, if any.
+    public var location: Coordinate?
+    /// Nil: the photo's EXIF date taken, else now.
+    public var createdAt: Timestamp?
+    /// Follow the new post (you are then notified of its comments).
+    public var autoFollow: Bool
+
+    public init(
+        photo: PhotoSource,
+        caption: String,
+        location: Coordinate? = nil,
+        createdAt: Timestamp? = nil,
+        autoFollow: Bool = true
+    ) {
+        self.photo = photo
+        self.caption = caption
+        self.location = location
+        self.createdAt = createdAt
+        self.autoFollow = autoFollow
+    }
+}
+
+/// Where the photo of a new post is.
+public enum PhotoSource: Sendable {
+    /// A file of the store's own (`AssetStore.makeTemporaryFile`), hashed while it was written: moved into place.
+    case upload(URL, sha256: AssetHash, bytes: UInt64)
+    /// A person's own file, read whole (mapped): checked where it is, and copied into the store.
+    case file(URL, contents: Data)
+
+    var url: URL {
+        switch self {
+        case .upload(let url, _, _), .file(let url, _): url
+        }
+    }
+
+    func hashAndSize() -> (AssetHash, UInt64) {
+        switch self {
+        case .upload(_, let hash, let bytes): (hash, bytes)
+        case .file(_, let contents): (AssetHash.of(contents), UInt64(contents.count))
+        }
+    }
+}

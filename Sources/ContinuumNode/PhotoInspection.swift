@@ -1,0 +1,62 @@
+import ContinuumCore
+import ContinuumMedia
+import Foundation
+
+/// Checks the photo of a new post. Throws ``PhotoRefusal`` for a file that is not an image, or is damaged.
+public protocol PhotoInspecting: Sendable {
+    func inspect(file: URL) async throws -> InspectedPhoto
+}
+
+/// What a photo file is: its header facts, and the defaults its metadata suggests for the post.
+public struct InspectedPhoto: Sendable {
+    public var info: ImageInfo
+    public var takenAt: Timestamp?
+    public var location: Coordinate?
+
+    public init(info: ImageInfo, takenAt: Timestamp? = nil, location: Coordinate? = nil) {
+        self.info = info
+        self.takenAt = takenAt
+        self.location = location
+    }
+}
+
+/// Why a file is not accepted as a photo; the message says so for a person.
+public enum PhotoRefusal: Error, Sendable {
+    /// Not JPEG, PNG, HEIC, WebP or GIF.
+    case notAnImage(String)
+    /// Recognised, but its pixels cannot be decoded.
+    case corrupt(String)
+}
+
+/// Makes (or finds) the thumbnail of a photo; nil when neither the photo nor a thumbnail is here yet.
+public protocol ThumbnailProviding: Sendable {
+    func thumbnail(for photo: AssetHash) async throws -> URL?
+}
+
+extension ThumbnailService: ThumbnailProviding {}
+
+/// Photos checked through libvips: the header (type and size), then every pixel decoded, and the EXIF date and
+/// position as the post's defaults. Runs on the thumbnail service's thread, off the pool.
+public struct MediaInspector: PhotoInspecting {
+    let thumbnails: ThumbnailService
+
+    public init(thumbnails: ThumbnailService) { self.thumbnails = thumbnails }
+
+    public func inspect(file: URL) async throws -> InspectedPhoto {
+        do {
+            let (info, metadata) = try await thumbnails.inspect(file: file)
+            return InspectedPhoto(
+                info: info,
+                takenAt: metadata.takenAt.map(Timestamp.init),
+                location: metadata.location
+            )
+        } catch let error as MediaError {
+            // Which refusal: not an image at all (the API's 415), or an image that is damaged (422).
+            switch error.kind {
+            case .notAnImage: throw PhotoRefusal.notAnImage(error.message)
+            case .damaged: throw PhotoRefusal.corrupt(error.message)
+            case .unreadable, .other: throw error
+            }
+        }
+    }
+}

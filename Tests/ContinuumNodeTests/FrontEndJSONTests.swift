@@ -1,0 +1,68 @@
+import ContinuumCore
+import ContinuumDiscovery
+import ContinuumNode
+import ContinuumSync
+import Foundation
+import Testing
+
+@Suite("The front ends' JSON and the control socket's messages")
+struct FrontEndJSONTests {
+    let node = AuthorID(hex: String(repeating: "5a", count: 32))!
+    let at = Timestamp(milliseconds: 1_795_314_291_171)
+
+    func line(_ value: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder.frontEnd().encode(value), as: UTF8.self)
+    }
+
+    @Test("a time is RFC 3339 in UTC with milliseconds; a nullable field is null, never left out")
+    func timesAndNulls() throws {
+        #expect(try line([RFC3339Time(at)]) == #"["2026-11-22T02:24:51.171Z"]"#)
+        #expect(
+            try line(DiscoveryJSON(DiscoveryStatus(state: .off))) == """
+                {"lastError":null,"otherNetworksSeen":0,"peersPresent":0,"peersSeen":0,"serviceName":null,"state":"off"}
+                """
+        )
+    }
+
+    @Test("watch lines are as Docs/CLI.md shows them")
+    func watchLines() throws {
+        let hex = node.hex
+        #expect(
+            try line(WatchEvent.Watching(node: node, at: at)) == """
+                {"at":"2026-11-22T02:24:51.171Z","node":"\(hex)","summary":"watching node 5a5a5a5a5a5a","type":"watching"}
+                """
+        )
+        let joined = String(decoding: try WatchEvent(.peerJoined(node, name: nil), at: at).jsonLine(), as: UTF8.self)
+        #expect(
+            joined == """
+                {"at":"2026-11-22T02:24:51.171Z","name":null,"peer":"\(hex)","summary":"peer joined: (no name) 5a5a5a5a5a5a",\
+                "type":"peerJoined"}
+                """
+        )
+        let decoded = try JSONDecoder().decode(WatchEvent.Line.self, from: Data(joined.utf8))
+        #expect(decoded.type == "peerJoined" && decoded.at == "2026-11-22T02:24:51.171Z")
+    }
+
+    @Test("every control request and reply survives the socket")
+    func controlMessages() throws {
+        let photo = AssetHash.of(Data("photo".utf8))
+        let requests: [ControlRequest] = [
+            .sync, .fetch(photo: photo), .connected, .stored, .followsChanged, .watch, .discovery,
+        ]
+        for request in requests {
+            #expect(try JSONDecoder().decode(ControlRequest.self, from: JSONEncoder().encode(request)) == request)
+        }
+        let replies: [ControlReply] = [
+            .failed("no peer is connected"), .ok,
+            .syncProgress(peer: node, records: 1, ofRecords: 2, bytes: 3, ofBytes: 4),
+            .synced(peers: 2, completed: 1), .photoProgress(bytes: 5, ofBytes: 6), .photoStored(path: "/a/b"),
+            .connected(peers: [node], interest: [node: 3]), .watching(node: node, at: at),
+            .discovery(DiscoveryStatus(state: .unavailable, lastError: "no daemon", peersSeen: 1)),
+        ]
+        for reply in replies {
+            #expect(try JSONDecoder().decode(ControlReply.self, from: JSONEncoder().encode(reply)) == reply)
+        }
+        #expect(ControlReply.failed("no peer is connected").failure?.description == "no peer is connected")
+        #expect(ControlReply.ok.failure == nil)
+    }
+}
