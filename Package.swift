@@ -54,7 +54,6 @@ let package = Package(
             name: "ContinuumSync",
             dependencies: [
                 "ContinuumCore",
-                "ContinuumStore",
                 "ContinuumWire",
                 "ContinuumSession",
                 "ContinuumMedia",
@@ -99,6 +98,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumWire",
                 "ContinuumSync",
+                "ContinuumSession",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -65,7 +65,10 @@ public final class Node: Service, Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: min(4, max(1, System.coreCount)))
         thumbnails = ThumbnailService(store: store, logger: logger)
         engine = SyncEngine(
-            store: store,
+            store: NodeSyncStorage(
+                store: store,
+                policy: NotificationPolicy(me: identity.author, newPosts: configuration.sync.notifyNewPosts)
+            ),
             identity: identity,
             configuration: configuration.sync,
             logger: logger,

@@ -26,18 +26,6 @@ public struct OutgoingRecord: Hashable, Sendable {
     }
 }
 
-/// How records reached this node.
-public enum Delivery: String, Sendable, Hashable, Codable {
-    /// Made on this node.
-    case local
-    /// Forwarded by a peer as it was made (live gossip).
-    case live
-    /// Pushed by a peer because this node follows the post.
-    case push
-    /// Sent in an anti-entropy round, after being apart from the peer.
-    case catchUp = "catch-up"
-}
-
 /// A record whose signature was checked: what the session hands to storage. The rules read only its ``ref``.
 public protocol SessionRecord: Hashable, Sendable {
     var ref: RecordRef { get }

@@ -2,19 +2,6 @@ import ContinuumCore
 import Foundation
 import GRDB
 
-/// How a record reached this node; notifications keep it, so that a person (and a test) can tell a push from a
-/// catch-up.
-public enum Delivery: String, Sendable, Hashable {
-    /// Made on this node.
-    case local
-    /// Forwarded by a peer as it was made (live gossip).
-    case live
-    /// Pushed by a peer because this node follows the post.
-    case push
-    /// Sent in an anti-entropy round, after being apart from the peer.
-    case catchUp = "catch-up"
-}
-
 /// Which records make notifications, and for whom.
 public struct NotificationPolicy: Sendable, Hashable {
     /// This node's identity: its own records never notify it.
@@ -28,49 +15,22 @@ public struct NotificationPolicy: Sendable, Hashable {
     }
 }
 
-/// What a notification is about.
-public enum NotificationKind: String, Sendable, Hashable, CaseIterable {
-    /// A new comment on a followed post.
-    case comment
-    /// A followed post's caption was edited by its author.
-    case edited
-    /// A followed post was deleted by its author.
-    case deleted
-    /// A new post (only with `--notify-new-posts`).
-    case post
-}
-
-/// A notification as listed by `notifications`.
-public struct NotificationSummary: Sendable, Hashable {
-    /// A small number, increasing, to mark it read by.
-    public let id: Int64
-    public let kind: NotificationKind
-    public let post: PostID
-    /// The record that caused it: the comment, the edit, the deletion or the post.
-    public let record: RecordID
-    public let author: AuthorID?
-    public let authorName: String?
-    /// The comment's text, or the new caption; nil for a deletion.
-    public let text: String?
-    /// When this node made the notification.
-    public let createdAt: Timestamp
-    public let read: Bool
-    /// True when the record arrived by catch-up after this node and the author's were apart.
-    public let whileOffline: Bool
-    public let delivery: Delivery
-
+/// A notification row, as `notifications` reads it.
+extension NotificationSummary {
     init(row: Row) {
-        id = row["id"]
-        kind = NotificationKind(rawValue: row["kind"]) ?? .comment
-        post = PostID(unchecked: row["post"])
-        record = RecordID(unchecked: row["record"])
-        author = (row["author"] as Data?).map(AuthorID.init(unchecked:))
-        authorName = row["author_name"]
-        text = row["text"]
-        createdAt = Timestamp(milliseconds: row["created_at"])
-        read = (row["read_at"] as Int64?) != nil
-        whileOffline = row["while_offline"]
-        delivery = Delivery(rawValue: row["delivery"]) ?? .live
+        self.init(
+            id: row["id"],
+            kind: NotificationKind(rawValue: row["kind"]) ?? .comment,
+            post: PostID(unchecked: row["post"]),
+            record: RecordID(unchecked: row["record"]),
+            author: (row["author"] as Data?).map(AuthorID.init(unchecked:)),
+            authorName: row["author_name"],
+            text: row["text"],
+            createdAt: Timestamp(milliseconds: row["created_at"]),
+            read: (row["read_at"] as Int64?) != nil,
+            whileOffline: row["while_offline"],
+            delivery: Delivery(rawValue: row["delivery"]) ?? .live
+        )
     }
 
     static let selectSQL = """

@@ -2,46 +2,6 @@ import ContinuumCore
 import Foundation
 import GRDB
 
-/// A stored record as sync sees it: its place in the log and its bytes.
-public struct StoredRecord: Sendable, Hashable {
-    /// Local arrival order: increases with every stored record.
-    public let rowid: Int64
-    public let id: RecordID
-    public let author: AuthorID
-    public let sequence: UInt64
-    public let bytes: [UInt8]
-}
-
-/// A peer answered that it cannot supply a photo or its thumbnail: when to ask it again.
-public struct PeerLack: Sendable, Hashable {
-    public enum Kind: Int, Sendable {
-        case photo = 0
-        case thumbnail = 1
-    }
-
-    public let peer: AuthorID
-    public let hash: AssetHash
-    public let kind: Kind
-    public let retryAt: Timestamp
-    /// How many times it said so; 0 means "forget it".
-    public let attempts: Int
-
-    public init(peer: AuthorID, hash: AssetHash, kind: Kind, retryAt: Timestamp, attempts: Int) {
-        self.peer = peer
-        self.hash = hash
-        self.kind = kind
-        self.retryAt = retryAt
-        self.attempts = attempts
-    }
-}
-
-/// A post whose photo is not on this node yet.
-public struct MissingPhoto: Sendable, Hashable {
-    public let hash: AssetHash
-    public let bytes: UInt64
-    public let post: PostID
-}
-
 /// A peer this node has had a session with.
 public struct PeerRecord: Sendable, Hashable {
     public let id: AuthorID
@@ -299,10 +259,12 @@ extension ContinuumStore {
 
 extension StoredRecord {
     init(row: Row) {
-        rowid = row["rowid"]
-        id = RecordID(unchecked: row["id"])
-        author = AuthorID(unchecked: row["author"])
-        sequence = UInt64(row["seq"] as Int64)
-        bytes = [UInt8](row["bytes"] as Data)
+        self.init(
+            rowid: row["rowid"],
+            id: RecordID(unchecked: row["id"]),
+            author: AuthorID(unchecked: row["author"]),
+            sequence: UInt64(row["seq"] as Int64),
+            bytes: [UInt8](row["bytes"] as Data)
+        )
     }
 }

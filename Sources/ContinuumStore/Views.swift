@@ -152,18 +152,6 @@ public struct FeedQuery: Sendable, Hashable {
     }
 }
 
-/// A fork: two different records signed for one author and sequence number, or a broken `previous` link.
-public struct ForkSummary: Sendable, Hashable {
-    public let author: AuthorID
-    public let sequence: UInt64
-    /// The record we refused.
-    public let refused: RecordID
-    /// The record we hold.
-    public let kept: RecordID
-    public let reason: String
-    public let detectedAt: Timestamp
-}
-
 /// Counts of what the store holds.
 public struct StoreCounts: Sendable, Hashable {
     public let records: Int

@@ -1,6 +1,5 @@
 import ContinuumCore
 import ContinuumSession
-import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging
@@ -85,7 +84,7 @@ extension PeerSession {
     /// clock, and a CLOCK_SINCE from the peer is answered with CLOCK_UNKNOWN.
     static func loadClocks(
         of peer: AuthorID,
-        store: ContinuumStore,
+        store: any SyncStorage,
         logger: Logger
     ) async -> (sent: VectorClock?, received: VectorClock?) {
         do {
@@ -118,7 +117,7 @@ extension PeerSession {
 
     /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure.
     func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
-        let url = store.assets.url(for: hash)
+        let url = store.photoURL(hash)
         // A photo file that cannot be opened is a photo this node cannot supply: PHOTO_MISSING says so.
         guard let handle = try? FileHandle(forReadingFrom: url) else {
             send(.photoMissing(hash))
@@ -167,17 +166,5 @@ extension PeerSession {
 extension StoredRecord {
     var outgoing: OutgoingRecord {
         OutgoingRecord(RecordRef(id: id, author: author, sequence: sequence), bytes: bytes)
-    }
-}
-
-extension ContinuumSession.Delivery {
-    /// The store's name for the same path.
-    var stored: StoreDelivery {
-        switch self {
-        case .local: .local
-        case .live: .live
-        case .push: .push
-        case .catchUp: .catchUp
-        }
     }
 }

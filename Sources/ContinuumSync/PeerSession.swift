@@ -1,6 +1,5 @@
 import ContinuumCore
 import ContinuumSession
-import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging
@@ -20,7 +19,7 @@ actor PeerSession {
     /// Tells this session from another with the same peer.
     nonisolated let token = UUID()
     let engine: SyncEngine
-    let store: ContinuumStore
+    let store: any SyncStorage
     let configuration: SyncConfiguration
     let logger: Logger
     var machine: Machine
@@ -211,23 +210,19 @@ actor PeerSession {
         return []
     }
 
-    /// Stores a batch in one transaction and reads the clock after it.
+    /// Stores a batch in one transaction.
     private func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
-        let report: IngestReport
-        let clock: VectorClock
+        let ingested: Ingested
         do {
-            report = try await store.ingest(
-                batch.parts.map { ($0.delivery.stored, $0.records) },
-                notifying: engine.policy
-            )
-            clock = try await store.clock()
+            ingested = try await store.ingest(batch)
         } catch {
             logger.failure("storing records failed", error)
             return machine.storeFailed()
         }
-        for fork in report.forks { await engine.emit(.forkDetected(fork)) }
-        let broken = Dictionary(report.ignored.map { ($0.id, $0.error.message) }) { first, _ in first }
-        return machine.stored(StoreOutcome(stored: report.stored.count, brokeRules: broken, clock: clock))
+        for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
+        return machine.stored(
+            StoreOutcome(stored: ingested.stored.count, brokeRules: ingested.brokeRules, clock: ingested.clock)
+        )
     }
 
     // MARK: Queuing and closing

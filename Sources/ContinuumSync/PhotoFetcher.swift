@@ -1,7 +1,6 @@
 import ContinuumCore
 import ContinuumMedia
 import ContinuumSession
-import ContinuumStore
 import ContinuumWire
 import Crypto
 import Foundation
@@ -17,7 +16,7 @@ import Logging
 /// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
 /// is checked and kept as provisional by the ``ThumbnailService``, which makes its own once the photo arrives.
 actor PhotoFetcher {
-    private let store: ContinuumStore
+    private let store: any SyncStorage
     private let thumbnails: ThumbnailService?
     /// Thumbnails asked for and not yet answered: from which peer, since when.
     private var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
@@ -72,7 +71,7 @@ actor PhotoFetcher {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init(store: ContinuumStore, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
+    init(store: any SyncStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
         self.thumbnails = thumbnails
         self.configuration = configuration
@@ -320,7 +319,7 @@ actor PhotoFetcher {
     }
 
     private func partialURL(_ hash: AssetHash) -> URL {
-        store.assets.temporaryDirectory.appendingPathComponent("\(hash.hex).partial")
+        store.partialPhotos.appendingPathComponent("\(hash.hex).partial")
     }
 
     /// One photo from one peer; true when it was stored.
@@ -329,7 +328,7 @@ actor PhotoFetcher {
         let manager = FileManager.default
         let handle: FileHandle
         do {
-            try manager.createDirectory(at: store.assets.temporaryDirectory, withIntermediateDirectories: true)
+            try manager.createDirectory(at: store.partialPhotos, withIntermediateDirectories: true)
             if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
             handle = try FileHandle(forUpdating: url)
         } catch {
@@ -478,15 +477,14 @@ actor PhotoFetcher {
         _ url: URL,
         _ hash: AssetHash,
         _ size: UInt64,
-        _ store: ContinuumStore,
+        _ store: any SyncStorage,
         _ logger: Logger
     ) async -> Bool {
         // Synchronized below before the rename; a close error after that loses nothing.
         defer { try? handle.close() }
         do {
             try handle.synchronize()
-            try store.assets.commit(url, as: hash)
-            try await store.markPhotoAvailable(hash, bytes: Int64(size))
+            try await store.commitPhoto(url, as: hash, bytes: Int64(size))
             return true
         } catch {
             logger.failure("storing a photo failed", error)

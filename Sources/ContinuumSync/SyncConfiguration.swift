@@ -1,6 +1,5 @@
 import ContinuumCore
 import ContinuumSession
-import ContinuumStore
 import ContinuumWire
 import Logging
 

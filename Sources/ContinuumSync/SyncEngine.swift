@@ -1,7 +1,7 @@
 import AsyncAlgorithms
 import ContinuumCore
 import ContinuumMedia
-import ContinuumStore
+import ContinuumSession
 import ContinuumWire
 import Foundation
 import Logging
@@ -10,15 +10,13 @@ import NIOCore
 /// The sync side of a node: its authenticated sessions, live gossip between them, anti-entropy rounds, and the
 /// photo fetcher. Connections come from ``SyncNetwork``; this type never touches sockets directly.
 public actor SyncEngine {
-    let store: ContinuumStore
+    let store: any SyncStorage
     let identity: NodeIdentity
     let configuration: SyncConfiguration
     let logger: Logger
     let photos: PhotoFetcher
     /// Thumbnails: served to peers that ask, fetched from peers before photos (nil: neither).
     nonisolated let thumbnails: ThumbnailService?
-    /// Who is notified of what: records from others on followed posts (and new posts, if configured).
-    nonisolated let policy: NotificationPolicy
 
     private var sessions: [AuthorID: PeerSession] = [:]
     /// The port actually bound, once known (the configuration may say 0: any free port).
@@ -44,7 +42,7 @@ public actor SyncEngine {
     private let interestWake: AsyncStream<Void>.Continuation
 
     public init(
-        store: ContinuumStore,
+        store: any SyncStorage,
         identity: NodeIdentity,
         configuration: SyncConfiguration,
         logger: Logger,
@@ -56,7 +54,6 @@ public actor SyncEngine {
         self.logger = logger
         self.thumbnails = thumbnails
         photos = PhotoFetcher(store: store, configuration: configuration, thumbnails: thumbnails, logger: logger)
-        policy = NotificationPolicy(me: identity.author, newPosts: configuration.notifyNewPosts)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         (interestWakes, interestWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -181,14 +178,7 @@ public actor SyncEngine {
         let logger = self.logger
         await Task {
             do {
-                try await store.updatePeer(
-                    session.peer,
-                    state: "disconnected",
-                    recordsIn: stats.recordsIn,
-                    recordsOut: stats.recordsOut,
-                    bytesIn: stats.bytesIn,
-                    bytesOut: stats.bytesOut
-                )
+                try await store.updatePeer(session.peer, state: "disconnected", stats: stats)
             } catch {
                 logger.failure("recording a session's end failed", error)
             }
@@ -231,24 +221,6 @@ public actor SyncEngine {
         guard current != follows else { return }
         follows = current
         await advertiseInterest()
-    }
-
-    /// Follows (true), unfollows (false) or toggles (nil) a post, and tells the peers; returns whether the post is
-    /// followed now. Following twice is following once.
-    public func setFollowing(_ post: PostID, _ on: Bool?) async throws -> Bool {
-        let followed: Bool
-        switch on {
-        case true?:
-            try await store.follow(post)
-            followed = true
-        case false?:
-            try await store.unfollow(post)
-            followed = false
-        case nil:
-            followed = try await store.toggleFollow(post)
-        }
-        await followsChanged()
-        return followed
     }
 
     /// For each connected peer, how many posts it asked to have pushed (for itself or for nodes beyond it).

@@ -1,5 +1,4 @@
 import ContinuumCore
-import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging

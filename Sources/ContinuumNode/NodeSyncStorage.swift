@@ -1,0 +1,89 @@
+import ContinuumCore
+import ContinuumSession
+import ContinuumStore
+import ContinuumSync
+import Foundation
+
+/// The node's store seen through sync's port (``SyncStorage``): where the two are composed. It adds what the
+/// store needs and sync does not know about: who is notified of what.
+struct NodeSyncStorage: SyncStorage {
+    let store: ContinuumStore
+    /// Records from others on followed posts notify (and new posts, if configured).
+    let policy: NotificationPolicy
+
+    func clock() async throws -> VectorClock { try await store.clock() }
+
+    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) async throws -> (records: UInt64, bytes: UInt64) {
+        try await store.byteCount(of: ranges)
+    }
+
+    func storedRecords(
+        of author: AuthorID,
+        in range: ClosedRange<UInt64>,
+        limit: Int,
+        maxBytes: Int
+    ) async throws
+        -> [StoredRecord]
+    {
+        try await store.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
+    }
+
+    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord] {
+        try await store.records(after: rowid, limit: limit)
+    }
+
+    func lastRecordRowid() async throws -> Int64 { try await store.lastRecordRowid() }
+
+    /// One transaction, then the clock; a record refused by a rule is reported with the rule's message.
+    func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {
+        let report = try await store.ingest(batch.parts.map { ($0.delivery, $0.records) }, notifying: policy)
+        let broke = Dictionary(report.ignored.map { ($0.id, $0.error.message) }) { first, _ in first }
+        return Ingested(stored: report.stored, forks: report.forks, brokeRules: broke, clock: try await store.clock())
+    }
+
+    func peerClocks(_ peer: AuthorID) async throws -> (sent: [UInt8]?, received: [UInt8]?) {
+        try await store.peerClocks(peer)
+    }
+
+    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) async throws {
+        try await store.setPeerClock(peer, sent: sent, received: received)
+    }
+
+    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws {
+        try await store.rememberPeer(peer, name: name, host: host, port: port, state: state)
+    }
+
+    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws {
+        try await store.updatePeer(
+            peer,
+            state: state,
+            recordsIn: stats.recordsIn,
+            recordsOut: stats.recordsOut,
+            bytesIn: stats.bytesIn,
+            bytesOut: stats.bytesOut
+        )
+    }
+
+    func followedPosts() async throws -> Set<PostID> { try await store.followedPosts() }
+
+    func notifications(after id: Int64) async throws -> [NotificationSummary] {
+        try await store.notifications(after: id)
+    }
+
+    func lastNotificationID() async throws -> Int64 { try await store.lastNotificationID() }
+
+    func missingPhotos(limit: Int) async throws -> [MissingPhoto] { try await store.missingPhotos(limit: limit) }
+
+    func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] { try await store.peerLacks(peer) }
+
+    func saveLacks(_ lacks: [PeerLack]) async throws { try await store.saveLacks(lacks) }
+
+    func photoURL(_ hash: AssetHash) -> URL { store.assets.url(for: hash) }
+
+    var partialPhotos: URL { store.assets.temporaryDirectory }
+
+    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws {
+        try store.assets.commit(file, as: hash)
+        try await store.markPhotoAvailable(hash, bytes: bytes)
+    }
+}

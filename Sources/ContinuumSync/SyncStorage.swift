@@ -1,0 +1,76 @@
+import ContinuumCore
+import ContinuumSession
+import Foundation
+
+/// What sync reads from storage and writes to it: the port through which the engine, its sessions and the photo
+/// fetcher see the store. Sync owns it; the node conforms its store to it where it is composed
+/// (`ContinuumNode.NodeSyncStorage`). Every call may fail: a failure is an error that the caller handles visibly
+/// (ERROR and close, or a logged retry), never a default value.
+public protocol SyncStorage: Sendable {
+    // MARK: The record log
+
+    /// This node's clock: per author, the contiguous prefix of the log it holds.
+    func clock() async throws -> VectorClock
+    /// How many records, and bytes, lie in these ranges.
+    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) async throws -> (records: UInt64, bytes: UInt64)
+    /// Up to `limit` records (and `maxBytes`) of `author` in `range`, in log order; those not held are skipped.
+    func storedRecords(
+        of author: AuthorID,
+        in range: ClosedRange<UInt64>,
+        limit: Int,
+        maxBytes: Int
+    ) async throws
+        -> [StoredRecord]
+    /// Records stored after `rowid`, in the order they were stored (for live gossip).
+    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord]
+    func lastRecordRowid() async throws -> Int64
+    /// Stores a batch of verified records in one transaction; what it did, and this node's clock after it.
+    func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested
+
+    // MARK: Peers
+
+    /// The clocks last sent to and received from `peer`, as WireCodec's clock bytes.
+    func peerClocks(_ peer: AuthorID) async throws -> (sent: [UInt8]?, received: [UInt8]?)
+    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) async throws
+    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws
+    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws
+
+    // MARK: Follows and notifications
+
+    func followedPosts() async throws -> Set<PostID>
+    func notifications(after id: Int64) async throws -> [NotificationSummary]
+    func lastNotificationID() async throws -> Int64
+
+    // MARK: Photos
+
+    func missingPhotos(limit: Int) async throws -> [MissingPhoto]
+    /// What `peer` could not supply, and when to ask it again.
+    func peerLacks(_ peer: AuthorID) async throws -> [PeerLack]
+    /// Saves lacks (an entry with 0 attempts is removed).
+    func saveLacks(_ lacks: [PeerLack]) async throws
+    /// Where a held photo's file is.
+    func photoURL(_ hash: AssetHash) -> URL
+    /// Where partial downloads are kept until they are whole.
+    var partialPhotos: URL { get }
+    /// Moves a whole, checked photo file into place and records it as available.
+    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws
+}
+
+/// What storing a batch did.
+public struct Ingested: Sendable, Hashable {
+    /// Records newly stored.
+    public var stored: [RecordID]
+    /// Records refused as forks (kept as evidence).
+    public var forks: [ForkSummary]
+    /// Records stored but ignored by every view, with the rule each breaks.
+    public var brokeRules: [RecordID: String]
+    /// This node's clock after the batch.
+    public var clock: VectorClock
+
+    public init(stored: [RecordID], forks: [ForkSummary], brokeRules: [RecordID: String], clock: VectorClock) {
+        self.stored = stored
+        self.forks = forks
+        self.brokeRules = brokeRules
+        self.clock = clock
+    }
+}
