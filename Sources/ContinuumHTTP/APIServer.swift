@@ -45,6 +45,8 @@ public struct APIServices: Sendable {
     public var discovery: @Sendable () -> DiscoveryStatus
     /// The sync port's addresses, as `host:port`.
     public var listening: @Sendable () -> [String]
+    /// The node's event loops, shared by the HTTP server (nil: Hummingbird's own).
+    public var eventLoopGroup: (any EventLoopGroup)?
 
     public init(
         store: ContinuumStore,
@@ -53,6 +55,7 @@ public struct APIServices: Sendable {
         thumbnails: (any ThumbnailProviding)?,
         inspector: any PhotoInspecting,
         discovery: @escaping @Sendable () -> DiscoveryStatus,
+        eventLoopGroup: (any EventLoopGroup)? = nil,
         listening: @escaping @Sendable () -> [String]
     ) {
         self.store = store
@@ -67,6 +70,7 @@ public struct APIServices: Sendable {
             thumbnailing: .inBackground
         )
         self.discovery = discovery
+        self.eventLoopGroup = eventLoopGroup
         self.listening = listening
     }
 
@@ -79,6 +83,7 @@ public struct APIServices: Sendable {
             thumbnails: thumbnails,
             inspector: inspector,
             discovery: { [weak node] in node?.discoveryStatus ?? DiscoveryStatus(state: .off) },
+            eventLoopGroup: node.eventLoopGroup,
             listening: { [weak node] in
                 (node?.listeningAddresses ?? []).map { address in
                     let host = address.ipAddress ?? "\(address)"
@@ -101,11 +106,20 @@ public final class APIServer: Service, Sendable {
     let services: APIServices
     let logger: Logger
     private let bound = NIOLockedValueBox<Int?>(nil)
+    /// Told the URL once the server listens.
+    private let listening: @Sendable (String) -> Void
 
-    public init(configuration: APIConfiguration, services: APIServices, logger: Logger) {
+    /// `listening` is told the URL (``url``) once the server listens.
+    public init(
+        configuration: APIConfiguration,
+        services: APIServices,
+        logger: Logger,
+        listening: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.configuration = configuration
         self.services = services
         self.logger = logger
+        self.listening = listening
     }
 
     /// The address it serves, once it listens: `http://127.0.0.1:7421/`.
@@ -161,9 +175,11 @@ public final class APIServer: Service, Sendable {
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "continuum-node"
             ),
-            onServerRunning: { [bound, configuration] channel in
+            onServerRunning: { [self] channel in
                 bound.withLockedValue { $0 = channel.localAddress?.port ?? configuration.port }
+                if let url { listening(url) }
             },
+            eventLoopGroupProvider: services.eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger
         )
         try await app.run()

@@ -24,11 +24,11 @@ public struct NodeConfiguration: Sendable {
     public init() {}
 }
 
-/// A running node: the store, the sync engine and network, the control socket, as one `Service`.
+/// A node: the store, the sync engine and network, the control socket, LAN discovery.
 ///
-/// `run()` binds the sync port, dials peers, and serves until the service group is shut down (SIGINT or
-/// SIGTERM); then it closes every connection and the store.
-public final class Node: Service, Sendable {
+/// ``start()`` binds the sync port and the control socket; ``services()`` are then run in one service group with
+/// the HTTP API, until SIGINT or SIGTERM; ``close()`` closes the store after it.
+public final class Node: Sendable {
     public let directory: DataDirectory
     public let store: ContinuumStore
     public let identity: NodeIdentity
@@ -44,7 +44,7 @@ public final class Node: Service, Sendable {
     /// LAN discovery (nil: off); its peers are dialled by a ``DiscoveryDialer``.
     private let discovery: (any PeerDiscovery)?
 
-    /// Takes the data directory's lock and opens everything; nothing listens until `run()`.
+    /// Takes the data directory's lock and opens everything; nothing listens until ``start()``.
     /// `discovery`: how to find peers on the LAN and be found (nil: only configured and remembered peers).
     public init(
         directory: DataDirectory,
@@ -78,14 +78,28 @@ public final class Node: Service, Sendable {
         bound = NIOLockedValueBox([])
     }
 
+    /// The event loops of the node's sockets, for the HTTP API to share.
+    public var eventLoopGroup: any EventLoopGroup { group }
+
     /// LAN discovery's state, for `status`.
     public var discoveryStatus: DiscoveryStatus { discovery?.status() ?? DiscoveryStatus(state: .off) }
 
-    /// The addresses the sync port is bound to, once `run()` has bound it.
+    /// The addresses the sync port is bound to, once ``start()`` has bound it.
     public var listeningAddresses: [SocketAddress] { bound.withLockedValue { $0 } }
 
-    /// Binds the sync port (so that the caller can print it) and returns the server to hand to `run`.
-    public func run() async throws {
+    /// What ``start()`` bound: the sync port's server, the control socket's, and the peers to dial.
+    private struct Started: Sendable {
+        let server: NIOAsyncChannel<WireChannel, Never>
+        let control: ControlServer
+        let controlChannel: NIOAsyncChannel<ControlServer.LineChannel, Never>
+        let peers: [PeerAddress]
+    }
+
+    private let started = NIOLockedValueBox<Started?>(nil)
+
+    /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
+    /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
+    public func start() async throws -> [SocketAddress] {
         let server: NIOAsyncChannel<WireChannel, Never>
         do {
             server = try await network.bind(host: configuration.listenHost, port: configuration.port)
@@ -106,53 +120,71 @@ public final class Node: Service, Sendable {
             // Only `peers` shows stale states until the sessions begin; the node itself does not read them.
             logger.error("resetting the peers' states failed", metadata: ["error": "\(error)"])
         }
-        var addresses = configuration.peers
-        if configuration.dialRemembered {
-            let remembered: [PeerRecord]
-            do {
-                remembered = try await store.peers()
-            } catch {
-                logger.error(
-                    "reading the remembered peers failed; dialling only --peer",
-                    metadata: ["error": "\(error)"]
-                )
-                remembered = []
-            }
-            for peer in remembered where peer.port > 0 {
-                let address = PeerAddress(host: peer.host, port: peer.port)
-                if !addresses.contains(address) { addresses.append(address) }
-            }
-        }
         let control = ControlServer(node: self, logger: logger)
         let controlChannel = try await control.bind(group: group)
-        await withDiscardingTaskGroup { tasks in
-            tasks.addTask { await self.engine.run() }
-            tasks.addTask { await self.network.serve(server) }
-            tasks.addTask { await control.serve(controlChannel) }
-            for address in addresses {
-                tasks.addTask { await self.network.maintain(address) }
-            }
-            if let discovery {
-                let advertisement = ServiceAdvertisement(
-                    name: configuration.sync.name ?? "continuum \(identity.author.short)",
-                    port: UInt16(listeningAddresses.first?.port ?? configuration.port),
-                    node: identity.author,
-                    protocolVersion: WireLimits.protocolVersion,
-                    networkHash: configuration.sync.network.advertisedHash
-                )
-                let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger)
-                tasks.addTask { await discovery.run(advertising: advertisement) }
-                tasks.addTask { await dialer.run(discovery.events) }
-            }
-            // Until graceful shutdown (SIGINT, SIGTERM) or cancellation: it returns at the one and throws
-            // CancellationError at the other, and both end the node the same way.
-            try? await gracefulShutdown()
-            // Stop listening, then end every session and loop. A channel already closed refuses a second close,
-            // which is fine.
-            try? await server.channel.close()
-            try? await controlChannel.channel.close()
-            tasks.cancelAll()
+        let peers = await peersToDial()
+        started.withLockedValue {
+            $0 = Started(server: server, control: control, controlChannel: controlChannel, peers: peers)
         }
+        return listeningAddresses
+    }
+
+    /// `--peer` addresses, then the remembered peers' (unless `--no-remembered-peers`).
+    private func peersToDial() async -> [PeerAddress] {
+        var addresses = configuration.peers
+        guard configuration.dialRemembered else { return addresses }
+        let remembered: [PeerRecord]
+        do {
+            remembered = try await store.peers()
+        } catch {
+            logger.error("reading the remembered peers failed; dialling only --peer", metadata: ["error": "\(error)"])
+            return addresses
+        }
+        for peer in remembered where peer.port > 0 {
+            let address = PeerAddress(host: peer.host, port: peer.port)
+            if !addresses.contains(address) { addresses.append(address) }
+        }
+        return addresses
+    }
+
+    /// The node's parts, as services for one service group, after ``start()``: the engine, the sync listener and
+    /// its sessions, the dialers, the control socket, and LAN discovery. The group shuts them down in reverse
+    /// order: discovery and the control socket first, then the sessions (each says goodbye), the engine last.
+    public func services() -> [any Service] {
+        guard let started = started.withLockedValue({ $0 }) else {
+            preconditionFailure("Node.services() before Node.start()")
+        }
+        var services: [any Service] = [
+            NodePart("engine") { await self.engine.run() },
+            NodePart("sync listener", stop: { started.server.channel.close(promise: nil) }) {
+                await self.network.serve(started.server)
+            },
+        ]
+        for address in started.peers {
+            services.append(NodePart("dialer \(address)") { await self.network.maintain(address) })
+        }
+        services.append(
+            NodePart("control socket", stop: { started.controlChannel.channel.close(promise: nil) }) {
+                await started.control.serve(started.controlChannel)
+            }
+        )
+        if let discovery {
+            let advertisement = ServiceAdvertisement(
+                name: configuration.sync.name ?? "continuum \(identity.author.short)",
+                port: UInt16(listeningAddresses.first?.port ?? configuration.port),
+                node: identity.author,
+                protocolVersion: WireLimits.protocolVersion,
+                networkHash: configuration.sync.network.advertisedHash
+            )
+            let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger)
+            services.append(NodePart("discovery dialer") { await dialer.run(discovery.events) })
+            services.append(NodePart("discovery") { await discovery.run(advertising: advertisement) })
+        }
+        return services
+    }
+
+    /// After the service group has ended: removes the control socket, closes the store, stops the event loops.
+    public func close() async {
         // The socket file may already be gone (removed by hand); nothing depends on its removal.
         try? FileManager.default.removeItem(at: ControlServer.socketURL(directory))
         do {
@@ -165,5 +197,31 @@ public final class Node: Service, Sendable {
         } catch {
             logger.error("stopping the event loops failed", metadata: ["error": "\(error)"])
         }
+    }
+}
+
+/// One part of the node as a `Service`: runs until the part ends by itself or the group shuts down, which first
+/// calls `stop` (a listener closes its socket, so that no new connection comes) and then cancels the part (its
+/// sessions end with ERROR *shutting down*).
+struct NodePart: Service {
+    let name: String
+    let stop: @Sendable () -> Void
+    let body: @Sendable () async -> Void
+
+    init(_ name: String, stop: @escaping @Sendable () -> Void = {}, body: @escaping @Sendable () async -> Void) {
+        self.name = name
+        self.stop = stop
+        self.body = body
+    }
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await cancelWhenGracefulShutdown { await body() }
+        } onGracefulShutdown: {
+            stop()
+        }
+        // A part that ended by itself (the discovery dialer, once discovery stops before it) waits for the group's
+        // end: returning early would end the whole group as a failure. Cancellation ends the wait just as well.
+        try? await gracefulShutdown()
     }
 }

@@ -210,52 +210,69 @@ struct RunCommand: AsyncParsableCommand {
                 Data("warning: --insecure-plaintext: no encryption, no authentication\n".utf8)
             )
         }
-        let server = api.map {
+        let addresses: [SocketAddress]
+        do {
+            addresses = try await node.start()
+        } catch let error as StoreError {
+            throw CLIError(error.message)
+        }
+        // Unbuffered, so that a supervising script sees it at once.
+        FileHandle.standardOutput.write(Data(Self.announcement(identity.author, addresses).utf8))
+        let server = api.map { configuration in
             APIServer(
-                configuration: $0,
+                configuration: configuration,
                 services: APIServices(
                     node: node,
                     inspector: MediaInspector(thumbnails: node.thumbnails),
                     thumbnails: node.thumbnails
                 ),
-                logger: logger
+                logger: logger,
+                listening: { [apiToken] url in
+                    FileHandle.standardOutput.write(
+                        Data("api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n".utf8)
+                    )
+                }
             )
         }
-        let announce = Task {
-            while node.listeningAddresses.isEmpty && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
-            // Unbuffered, so that a supervising script sees it at once.
-            var lines = "node id: \(identity.author.hex)\n"
-            for address in node.listeningAddresses {
-                let host = address.ipAddress ?? "\(address)"
-                let shown = host.contains(":") ? "[\(host)]" : host
-                lines += "listening on \(shown):\(address.port ?? 0)\n"
-            }
-            if let server {
-                while server.url == nil && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(10)) }
-                if let url = server.url { lines += "api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n" }
-            }
-            FileHandle.standardOutput.write(Data(lines.utf8))
+        try await Self.serve(node, api: server, logger: logger)
+        print("stopped")
+    }
+
+    /// The first lines a supervising script reads: the node's id and where it listens.
+    static func announcement(_ node: AuthorID, _ addresses: [SocketAddress]) -> String {
+        var lines = "node id: \(node.hex)\n"
+        for address in addresses {
+            let host = address.ipAddress ?? "\(address)"
+            let shown = host.contains(":") ? "[\(host)]" : host
+            lines += "listening on \(shown):\(address.port ?? 0)\n"
         }
-        // On a terminal, show what happens: peers, records, photos and their progress.
+        return lines
+    }
+
+    /// One service group of the node's parts and the HTTP API, until SIGTERM or SIGINT; then the node closes.
+    /// On a terminal, the activity (peers, records, photos) is shown meanwhile.
+    static func serve(_ node: Node, api: APIServer?, logger: Logger) async throws {
         let activity = Task { [engine = node.engine] in
             guard isatty(STDOUT_FILENO) == 1 else { return }
             for await event in await engine.events() { Activity.show(event) }
         }
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: node)] + (server.map { [.init(service: $0)] } ?? []),
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
+        defer { activity.cancel() }
+        var configuration = ServiceGroupConfiguration(
+            services: (node.services() + (api.map { [$0] } ?? [])).map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
         )
+        // Sessions say goodbye within a second each, at once; whatever still runs after 8 s is cancelled, so that
+        // the node exits within 10 s of SIGTERM whatever its peers do.
+        configuration.maximumGracefulShutdownDuration = .seconds(8)
+        let group = ServiceGroup(configuration: configuration)
         do {
             try await group.run()
         } catch let error as APIStartError {
+            await node.close()
             throw CLIError(error.description)
         }
-        announce.cancel()
-        activity.cancel()
-        print("stopped")
+        await node.close()
     }
 }
 
