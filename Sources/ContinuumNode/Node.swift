@@ -156,17 +156,21 @@ public final class Node: Sendable {
         }
         var services: [any Service] = [
             NodePart("engine") { await self.engine.run() },
-            NodePart("sync listener", stop: { started.server.channel.close(promise: nil) }) {
-                await self.network.serve(started.server)
-            },
+            NodePart(
+                "sync listener",
+                body: { await self.network.serve(started.server) },
+                stop: { started.server.channel.close(promise: nil) }
+            ),
         ]
         for address in started.peers {
             services.append(NodePart("dialer \(address)") { await self.network.maintain(address) })
         }
         services.append(
-            NodePart("control socket", stop: { started.controlChannel.channel.close(promise: nil) }) {
-                await started.control.serve(started.controlChannel)
-            }
+            NodePart(
+                "control socket",
+                body: { await started.control.serve(started.controlChannel) },
+                stop: { started.controlChannel.channel.close(promise: nil) }
+            )
         )
         if let discovery {
             let advertisement = ServiceAdvertisement(
@@ -208,7 +212,11 @@ struct NodePart: Service {
     let stop: @Sendable () -> Void
     let body: @Sendable () async -> Void
 
-    init(_ name: String, stop: @escaping @Sendable () -> Void = {}, body: @escaping @Sendable () async -> Void) {
+    init(
+        _ name: String,
+        body: @escaping @Sendable () async -> Void,
+        stop: @escaping @Sendable () -> Void = {}
+    ) {
         self.name = name
         self.stop = stop
         self.body = body
