@@ -31,7 +31,7 @@ actor PeerSession {
     private var tasks: [UUID: Task<Void, Never>] = [:]
     /// Waiting for an ACK to free the RECORDS window; for the peer's DONE of our rounds; for the machine to be idle.
     private var windowWaiters: [CheckedContinuation<Void, Never>] = []
-    private var roundWaiters: [UInt32: [UUID: CheckedContinuation<Bool, Never>]] = [:]
+    var roundWaiters: [UInt32: [UUID: CheckedContinuation<Bool, Never>]] = [:]
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// `clocks`: those last exchanged with the peer, as the store kept them (``loadClocks(of:store:logger:)``).
@@ -72,61 +72,6 @@ actor PeerSession {
         lastReceived = .now
         try await run(machine.receive(message, now: lastReceived))
         while machine.isBusy, !closed { await withCheckedContinuation { idleWaiters.append($0) } }
-    }
-
-    /// Starts an anti-entropy round; returns its number, or nil when the clock could not be read (the session is
-    /// then closed with ERROR internal: a round never sends a made-up clock) or the session has ended.
-    func startRound() async -> UInt32? {
-        let clock: VectorClock
-        do {
-            clock = try await store.clock()
-        } catch {
-            await fail(error, "reading this node's clock")
-            return nil
-        }
-        guard let (number, actions) = machine.startRound(ourClock: clock) else { return nil }
-        await runDetached(actions)
-        return number
-    }
-
-    /// Live gossip of records just stored here (best effort: skipped while the peer is far behind).
-    func gossip(_ records: [StoredRecord]) async {
-        await runDetached(
-            machine.gossip(records.map(\.outgoing), backlog: outbox.backlog, highWater: Outbox.highWater)
-        )
-    }
-
-    /// Records the peer follows, ahead of everything queued for it.
-    func push(_ records: [StoredRecord]) async { await runDetached(machine.push(records.map(\.outgoing))) }
-
-    /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``).
-    func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
-        await runDetached(machine.advertise(wanted, version: version))
-    }
-
-    func requestThumbnail(_ hash: AssetHash) { send(.thumbWant(hash)) }
-
-    func requestPhoto(_ hash: AssetHash, from offset: UInt64) { send(.photoWant(hash, offset: offset)) }
-
-    func takeStats() -> SessionStats { machine.takeStats() }
-
-    /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
-    func waitForRound(_ number: UInt32, timeout: Duration) async -> Bool {
-        if machine.isFinished(round: number) { return true }
-        guard !closed else { return false }
-        let id = UUID()
-        return await withCheckedContinuation { continuation in
-            roundWaiters[number, default: [:]][id] = continuation
-            spawn { session in
-                // Cancelled when the session closes, which resumes the waiter itself.
-                try? await Task.sleep(for: timeout)
-                await session.expireWaiter(number, id)
-            }
-        }
-    }
-
-    private func expireWaiter(_ number: UInt32, _ id: UUID) {
-        roundWaiters[number]?.removeValue(forKey: id)?.resume(returning: false)
     }
 
     // MARK: Performing actions
@@ -248,18 +193,6 @@ actor PeerSession {
                 reporting: WireError(.timeout, "the peer has not read the last \(Outbox.cap >> 20) MiB sent to it")
             )
         }
-    }
-
-    /// A storage failure outside the machine's inputs (a worker's read): logged, told to the peer as ERROR
-    /// internal, and the session ends.
-    func fail(_ error: any Error, _ doing: String) async {
-        guard !(error is CancellationError) else {
-            // Shutting down: the session ends with the node's own goodbye.
-            close()
-            return
-        }
-        logger.error("storage failed; closing the session", metadata: ["while": "\(doing)", "error": "\(error)"])
-        await runDetached(machine.failed(while: doing))
     }
 
     /// Tells the peer why (an ERROR, ahead of anything still queued), then ends the session.

@@ -324,37 +324,7 @@ actor PhotoFetcher {
 
     /// One photo from one peer; true when it was stored.
     private func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
-        let url = partialURL(photo.hash)
-        let manager = FileManager.default
-        let handle: FileHandle
-        do {
-            try manager.createDirectory(at: store.partialPhotos, withIntermediateDirectories: true)
-            if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
-            handle = try FileHandle(forUpdating: url)
-        } catch {
-            logger.error("cannot open a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
-            return false
-        }
-        // Resume: hash what is already here, then ask for the rest.
-        var hasher = SHA256()
-        var size: UInt64 = 0
-        do {
-            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
-                hasher.update(data: data)
-                size += UInt64(data.count)
-            }
-        } catch {
-            logger.error("cannot read a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
-            // Only read so far: closing cannot lose anything.
-            try? handle.close()
-            return false
-        }
-        if size > photo.bytes {
-            // Only read so far; and a partial file that cannot be removed is simply started again next time.
-            try? handle.close()
-            try? manager.removeItem(at: url)
-            return false
-        }
+        guard let (handle, hasher, size) = openPartial(photo) else { return false }
         if size > 0 {
             logger.info(
                 "resuming a photo",
@@ -388,6 +358,42 @@ actor PhotoFetcher {
             }
         }
         return stored
+    }
+
+    /// The photo's partial file, opened for appending, with the hash and size of what is already in it (a
+    /// download resumes there); nil when it cannot be used (logged; a file too long is removed).
+    private func openPartial(_ photo: MissingPhoto) -> (FileHandle, SHA256, UInt64)? {
+        let url = partialURL(photo.hash)
+        let manager = FileManager.default
+        let handle: FileHandle
+        do {
+            try manager.createDirectory(at: store.partialPhotos, withIntermediateDirectories: true)
+            if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
+            handle = try FileHandle(forUpdating: url)
+        } catch {
+            logger.error("cannot open a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+            return nil
+        }
+        var hasher = SHA256()
+        var size: UInt64 = 0
+        do {
+            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+                hasher.update(data: data)
+                size += UInt64(data.count)
+            }
+        } catch {
+            logger.error("cannot read a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+            // Only read so far: closing cannot lose anything.
+            try? handle.close()
+            return nil
+        }
+        if size > photo.bytes {
+            // Only read so far; and a partial file that cannot be removed is simply started again next time.
+            try? handle.close()
+            try? manager.removeItem(at: url)
+            return nil
+        }
+        return (handle, hasher, size)
     }
 
     private func isCurrent(_ hash: AssetHash) -> Bool { transfers[hash] != nil }

@@ -158,32 +158,10 @@ public final class SyncNetwork: Sendable {
         do {
             reason = try await connection.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
-                try await outbound.write(.hello(await engine.hello))
-                let first: WireMessage?
-                do {
-                    first = try await iterator.next()
-                } catch {
-                    // A refused first frame (too large, TLS at a plaintext node, ...) is answered with its ERROR.
-                    if let refusal = error as? WireError { try? await outbound.write(.error(refusal)) }
-                    return "handshake failed: \(Self.describe(error))"
-                }
-                guard let first else { return "closed during the handshake (no HELLO within the time limit)" }
-                guard case .hello(let theirs) = first else {
-                    try? await outbound.write(.error(WireError(.unexpectedMessage, "expected HELLO")))
-                    return "refused: the first frame was \(first.typeName), not HELLO"
-                }
-                var tlsPeer: AuthorID?
-                if tls != nil {
-                    let certificate = try await channel.nioSSL_peerCertificate().get()
-                    tlsPeer = certificate.flatMap(TLSIdentity.author(of:))
-                    guard tlsPeer != nil else { return "refused: no Ed25519 certificate from the peer" }
-                }
-                do {
-                    try await engine.check(theirs, tlsPeer: tlsPeer)
-                } catch {
-                    let refusal = error as? WireError ?? WireError(.internal, "\(error)")
-                    try? await outbound.write(.error(refusal))
-                    return "refused: \(refusal.message)"
+                let theirs: Hello
+                switch try await handshake(iterator: &iterator, outbound: outbound, channel: channel) {
+                case .accepted(let hello): theirs = hello
+                case .ended(let reason): return reason
                 }
                 timeout.cancel()
                 learned.withLockedValue { $0 = theirs.node }
@@ -213,6 +191,48 @@ public final class SyncNetwork: Sendable {
         return (reason, learned.withLockedValue { $0 })
     }
 
+    private enum Handshake {
+        case accepted(Hello)
+        /// Why the connection ends (the peer was told with an ERROR, where there is one to tell).
+        case ended(String)
+    }
+
+    /// Our HELLO, then the peer's, its TLS identity and the engine's checks.
+    private func handshake(
+        iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
+        channel: any Channel
+    ) async throws -> Handshake {
+        try await outbound.write(.hello(await engine.hello))
+        let first: WireMessage?
+        do {
+            first = try await iterator.next()
+        } catch {
+            // A refused first frame (too large, TLS at a plaintext node, ...) is answered with its ERROR.
+            if let refusal = error as? WireError { try? await outbound.write(.error(refusal)) }
+            return .ended("handshake failed: \(Self.describe(error))")
+        }
+        guard let first else { return .ended("closed during the handshake (no HELLO within the time limit)") }
+        guard case .hello(let theirs) = first else {
+            try? await outbound.write(.error(WireError(.unexpectedMessage, "expected HELLO")))
+            return .ended("refused: the first frame was \(first.typeName), not HELLO")
+        }
+        var tlsPeer: AuthorID?
+        if tls != nil {
+            let certificate = try await channel.nioSSL_peerCertificate().get()
+            tlsPeer = certificate.flatMap(TLSIdentity.author(of:))
+            guard tlsPeer != nil else { return .ended("refused: no Ed25519 certificate from the peer") }
+        }
+        do {
+            try await engine.check(theirs, tlsPeer: tlsPeer)
+        } catch {
+            let refusal = error
+            try? await outbound.write(.error(refusal))
+            return .ended("refused: \(refusal.message)")
+        }
+        return .accepted(theirs)
+    }
+
     private func drive(
         _ session: PeerSession,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
@@ -236,23 +256,13 @@ public final class SyncNetwork: Sendable {
                     _ = await session.startRound()
                 }
                 group.addTask {
-                    // Keepalive: a ping every third of the idle time; silence for the whole idle time ends the
-                    // session (closing the channel ends the read loop below).
-                    var nonce: UInt64 = 0
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: idle / 3)
-                        if ContinuousClock.now - (await session.lastReceived) > idle {
-                            let error = WireError(.timeout, "nothing received for \(idle)")
-                            timedOut.withLockedValue { $0 = error }
-                            // A peer that does not read never takes the ERROR: the close comes within a second.
-                            channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-                            try? await outbound.write(.error(error))
-                            channel.close(promise: nil)
-                            return
-                        }
-                        nonce += 1
-                        await session.send(.ping(nonce))
-                    }
+                    try await Self.keepalive(
+                        session,
+                        idle: idle,
+                        outbound: outbound,
+                        channel: channel,
+                        timedOut: timedOut
+                    )
                 }
                 while let message = try await iterator.next() {
                     try await session.receive(message)
@@ -281,6 +291,33 @@ public final class SyncNetwork: Sendable {
         } catch {
             if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }
             return Self.describe(error)
+        }
+    }
+
+    /// A ping every third of the idle time; silence for the whole idle time ends the session with ERROR timeout
+    /// (noted in `timedOut`; closing the channel ends the session's read loop).
+    private static func keepalive(
+        _ session: PeerSession,
+        idle: Duration,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
+        channel: any Channel,
+        timedOut: NIOLockedValueBox<WireError?>
+    ) async throws {
+        var nonce: UInt64 = 0
+        while !Task.isCancelled {
+            try await Task.sleep(for: idle / 3)
+            if ContinuousClock.now - (await session.lastReceived) > idle {
+                let error = WireError(.timeout, "nothing received for \(idle)")
+                timedOut.withLockedValue { $0 = error }
+                // A peer that does not read never takes the ERROR: the close comes within a second.
+                channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+                // Best effort, like every goodbye here: the session ends either way.
+                try? await outbound.write(.error(error))
+                channel.close(promise: nil)
+                return
+            }
+            nonce += 1
+            await session.send(.ping(nonce))
         }
     }
 

@@ -5,6 +5,7 @@ import ContinuumHTTP
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
+import ContinuumWire
 import Foundation
 import Logging
 import NIOCore
@@ -163,35 +164,22 @@ struct RunCommand: AsyncParsableCommand {
         let networkID = try self.networkID()
         let context = try options.open()
         let identity = try context.identity()
-        var configuration = NodeConfiguration()
-        configuration.sync.network = networkID
-        configuration.listenHost = listen
-        configuration.port = port
-        configuration.peers = peers.compactMap(PeerAddress.init)
-        configuration.dialRemembered = !noRememberedPeers
-        configuration.sync.name = try await context.store.displayName(of: identity.author)
-        configuration.sync.plaintext = insecurePlaintext
-        configuration.sync.maxPhotoBytes = UInt64(maxPhotoMB) * 1024 * 1024
-        configuration.sync.antiEntropyInterval = antiEntropyInterval == 0 ? nil : .seconds(antiEntropyInterval)
-        configuration.sync.listenPort = UInt16(port)
-        configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
-        configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
-        configuration.sync.notifyNewPosts = notifyNewPosts
+        let configuration = try await nodeConfiguration(
+            network: networkID,
+            name: context.store.displayName(of: identity.author)
+        )
         let api = noAPI ? nil : try apiConfiguration()
-        if let api {
-            if !api.isLoopback {
-                FileHandle.standardError.write(
-                    Data(
-                        """
-                        WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
-                        read, post, comment and delete as this node. Keep the token secret; prefer 127.0.0.1.
+        if let api, !api.isLoopback {
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
+                    read, post, comment and delete as this node. Keep the token secret; prefer 127.0.0.1.
 
-                        """.utf8
-                    )
+                    """.utf8
                 )
-            }
+            )
         }
-        if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
         try context.store.close()
         let logger = Logger(label: "continuum")
         let node: Node
@@ -218,24 +206,44 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Unbuffered, so that a supervising script sees it at once.
         FileHandle.standardOutput.write(Data(Self.announcement(identity.author, addresses).utf8))
-        let server = api.map { configuration in
-            APIServer(
-                configuration: configuration,
-                services: APIServices(
-                    node: node,
-                    inspector: MediaInspector(thumbnails: node.thumbnails),
-                    thumbnails: node.thumbnails
-                ),
-                logger: logger,
-                listening: { [apiToken] url in
-                    FileHandle.standardOutput.write(
-                        Data("api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n".utf8)
-                    )
-                }
-            )
-        }
-        try await Self.serve(node, api: server, logger: logger)
+        try await Self.serve(node, api: api.map { apiServer($0, node: node, logger: logger) }, logger: logger)
         print("stopped")
+    }
+
+    /// The HTTP API of `node`; it prints its address once it listens.
+    func apiServer(_ configuration: APIConfiguration, node: Node, logger: Logger) -> APIServer {
+        APIServer(
+            configuration: configuration,
+            services: APIServices(
+                node: node,
+                inspector: MediaInspector(thumbnails: node.thumbnails),
+                thumbnails: node.thumbnails
+            ),
+            logger: logger,
+            listening: { [apiToken] url in
+                FileHandle.standardOutput.write(Data("api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n".utf8))
+            }
+        )
+    }
+
+    /// The node's configuration from the options.
+    func nodeConfiguration(network: NetworkID, name: String?) -> NodeConfiguration {
+        var configuration = NodeConfiguration()
+        configuration.sync.network = network
+        configuration.listenHost = listen
+        configuration.port = port
+        configuration.peers = peers.compactMap(PeerAddress.init)
+        configuration.dialRemembered = !noRememberedPeers
+        configuration.sync.name = name
+        configuration.sync.plaintext = insecurePlaintext
+        configuration.sync.maxPhotoBytes = UInt64(maxPhotoMB) * 1024 * 1024
+        configuration.sync.antiEntropyInterval = antiEntropyInterval == 0 ? nil : .seconds(antiEntropyInterval)
+        configuration.sync.listenPort = UInt16(port)
+        configuration.sync.handshakeTimeout = .milliseconds(handshakeTimeoutMS)
+        configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
+        configuration.sync.notifyNewPosts = notifyNewPosts
+        if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
+        return configuration
     }
 
     /// The first lines a supervising script reads: the node's id and where it listens.

@@ -4,11 +4,81 @@ import ContinuumWire
 import Foundation
 import Logging
 
-/// The session's work for its peer, as its ``SessionMachine`` queues it: answering the peer's rounds and REQUESTs
-/// with records from the store, under the ACK window, and serving photos and thumbnails from disk; and the clocks
-/// kept between sessions.
+/// What the session does besides performing its machine's actions: what the engine and the photo fetcher ask of
+/// it (rounds, gossip, pushes, interest, photo requests), the workers that answer the peer's rounds and REQUESTs
+/// with records from the store under the ACK window and serve photos and thumbnails from disk, and the clocks kept
+/// between sessions.
 extension PeerSession {
+    // MARK: For the engine
+
+    /// Starts an anti-entropy round; returns its number, or nil when the clock could not be read (the session is
+    /// then closed with ERROR internal: a round never sends a made-up clock) or the session has ended.
+    func startRound() async -> UInt32? {
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            await fail(error, "reading this node's clock")
+            return nil
+        }
+        guard let (number, actions) = machine.startRound(ourClock: clock) else { return nil }
+        await runDetached(actions)
+        return number
+    }
+
+    /// Live gossip of records just stored here (best effort: skipped while the peer is far behind).
+    func gossip(_ records: [StoredRecord]) async {
+        await runDetached(
+            machine.gossip(records.map(\.outgoing), backlog: outbox.backlog, highWater: Outbox.highWater)
+        )
+    }
+
+    /// Records the peer follows, ahead of everything queued for it.
+    func push(_ records: [StoredRecord]) async { await runDetached(machine.push(records.map(\.outgoing))) }
+
+    /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``).
+    func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
+        await runDetached(machine.advertise(wanted, version: version))
+    }
+
+    func requestThumbnail(_ hash: AssetHash) { send(.thumbWant(hash)) }
+
+    func requestPhoto(_ hash: AssetHash, from offset: UInt64) { send(.photoWant(hash, offset: offset)) }
+
+    func takeStats() -> SessionStats { machine.takeStats() }
+
+    /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
+    func waitForRound(_ number: UInt32, timeout: Duration) async -> Bool {
+        if machine.isFinished(round: number) { return true }
+        guard !closed else { return false }
+        let id = UUID()
+        return await withCheckedContinuation { continuation in
+            roundWaiters[number, default: [:]][id] = continuation
+            spawn { session in
+                // Cancelled when the session closes, which resumes the waiter itself.
+                try? await Task.sleep(for: timeout)
+                await session.expireWaiter(number, id)
+            }
+        }
+    }
+
+    func expireWaiter(_ number: UInt32, _ id: UUID) {
+        roundWaiters[number]?.removeValue(forKey: id)?.resume(returning: false)
+    }
+
     // MARK: Records
+
+    /// A storage failure outside the machine's inputs (a worker's read): logged, told to the peer as ERROR
+    /// internal, and the session ends.
+    func fail(_ error: any Error, _ doing: String) async {
+        guard !(error is CancellationError) else {
+            // Shutting down: the session ends with the node's own goodbye.
+            close()
+            return
+        }
+        logger.error("storage failed; closing the session", metadata: ["while": "\(doing)", "error": "\(error)"])
+        await runDetached(machine.failed(while: doing))
+    }
 
     /// Answers the queued rounds and requests one after the other, so that a round's DONE follows its records.
     func runStreams() async {
