@@ -18,35 +18,64 @@ struct Routes: Sendable {
 
     var store: ContinuumStore { services.store }
 
+    /// Every route, in collections by what they serve, under `/api`.
     func register(on router: Router<BasicRequestContext>) {
-        let api = router.group("api")
-        api.get("openapi.json") { _, _ in
+        for collection in [nodeRoutes, postRoutes, followRoutes, photoRoutes] {
+            router.addRoutes(collection, atPath: "/api")
+        }
+    }
+
+    /// The node: its OpenAPI document, status, peers and live events.
+    var nodeRoutes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.get("openapi.json") { _, _ in
             Response(
                 status: .ok,
                 headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
                 body: .init(byteBuffer: ByteBuffer(bytes: try APIServer.openAPIDocument()))
             )
         }
-        api.get("status") { _, _ in try await status() }
-        api.get("peers") { _, _ in try await peers() }
-        api.get("feed") { request, _ in try await feed(request) }
-        api.get("search") { request, _ in try await search(request) }
-        api.get("posts/:id") { _, context in try await post(context) }
-        api.post("posts") { request, context in try await createPost(request, context: context) }
-        api.patch("posts/:id") { request, context in try await edit(request, context: context) }
-        api.delete("posts/:id") { _, context in try await delete(path: context, kind: .post) }
-        api.post("posts/:id/comments") { request, context in try await comment(request, context: context) }
-        api.delete("comments/:id") { _, context in try await delete(path: context, kind: .comment) }
-        api.post("delete") { request, context in try await deleteMany(request, context: context) }
-        api.put("posts/:id/follow") { _, context in try await follow(context, on: true) }
-        api.delete("posts/:id/follow") { _, context in try await follow(context, on: false) }
-        api.post("posts/:id/follow/toggle") { _, context in try await follow(context, on: nil) }
-        api.get("following") { _, _ in try json(["posts": try await store.following().map(FollowedPostJSON.init)]) }
-        api.get("notifications") { request, _ in try await notifications(request) }
-        api.post("notifications/read") { request, context in try await markRead(request, context: context) }
-        api.get("photos/:sha256") { request, context in try await photo(request, context: context) }
-        api.get("photos/:sha256/thumbnail") { request, context in try await thumbnail(request, context: context) }
-        api.get("events") { request, _ in try await events(request) }
+        routes.get("status") { _, _ in try await status() }
+        routes.get("peers") { _, _ in try await peers() }
+        routes.get("events") { request, _ in try await events(request) }
+        return routes
+    }
+
+    /// Posts and comments: the feed, search, one post, and every write to them.
+    var postRoutes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.get("feed") { request, _ in try await feed(request) }
+        routes.get("search") { request, _ in try await search(request) }
+        routes.get("posts/:id") { _, context in try await post(context) }
+        routes.post("posts") { request, context in try await createPost(request, context: context) }
+        routes.patch("posts/:id") { request, context in try await edit(request, context: context) }
+        routes.delete("posts/:id") { _, context in try await delete(path: context, kind: .post) }
+        routes.post("posts/:id/comments") { request, context in try await comment(request, context: context) }
+        routes.delete("comments/:id") { _, context in try await delete(path: context, kind: .comment) }
+        routes.post("delete") { request, context in try await deleteMany(request, context: context) }
+        return routes
+    }
+
+    /// Follows and the notifications they bring.
+    var followRoutes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.put("posts/:id/follow") { _, context in try await follow(context, on: true) }
+        routes.delete("posts/:id/follow") { _, context in try await follow(context, on: false) }
+        routes.post("posts/:id/follow/toggle") { _, context in try await follow(context, on: nil) }
+        routes.get("following") { _, _ in
+            try json(["posts": try await store.following().map(FollowedPostJSON.init)])
+        }
+        routes.get("notifications") { request, _ in try await notifications(request) }
+        routes.post("notifications/read") { request, context in try await markRead(request, context: context) }
+        return routes
+    }
+
+    /// Photos and their thumbnails, by SHA-256.
+    var photoRoutes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.get("photos/:sha256") { request, context in try await photo(request, context: context) }
+        routes.get("photos/:sha256/thumbnail") { request, context in try await thumbnail(request, context: context) }
+        return routes
     }
 
     // MARK: Reading
