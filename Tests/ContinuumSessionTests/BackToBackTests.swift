@@ -156,11 +156,13 @@ struct World {
         heal()
     }
 
-    /// After the random part: rounds on the same connection until nothing changes (a new connection only when a
+    /// After the random part: rounds on the same connection until both hold the same (a new connection only when a
     /// frame was duplicated on this one: that is no longer TCP).
     mutating func heal() {
         if duplicatedThisConnection { reconnect() }
-        for _ in 0..<6 where problem == nil {
+        // Rounds move only what a clock covers (records beyond a gap are not offered), so logs held in alternation
+        // (1, 3, 5 here; 2, 4, 6 there) converge a record or two per round: allow a round per record.
+        for _ in 0..<everything.count + 2 where problem == nil {
             sides[0].roundsWanted += 1
             sides[1].roundsWanted += 1
             var steps = 0
