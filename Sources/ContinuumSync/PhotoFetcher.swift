@@ -46,6 +46,9 @@ actor PhotoFetcher {
 
     /// Transfers under way, at most `configuration.parallelPhotoTransfers`.
     private var transfers: [AssetHash: Transfer] = [:]
+    /// Photos whose transfer task runs (a transfer is in `transfers` from its request to its end; this set also
+    /// covers the moments before and after, so that a photo is never fetched twice at once).
+    private var fetching: Set<AssetHash> = []
     /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
     /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
     private var photoLacks = LackBook()
@@ -158,6 +161,10 @@ actor PhotoFetcher {
     }
 
     /// The fetch loop; runs for the node's lifetime.
+    ///
+    /// Transfers run beside the loop, at most `configuration.parallelPhotoTransfers` at once, so that a peer that
+    /// does not answer a PHOTO_WANT (up to the stall timeout) holds back neither the thumbnails asked for on the
+    /// next look nor the photos other peers can send.
     func run() async {
         wake.yield()
         // Back-offs come due with no event to say so: look again now and then (a local query, nothing is sent
@@ -169,46 +176,54 @@ actor PhotoFetcher {
             }
         }
         defer { retry.cancel() }
-        for await _ in wakes {
-            var fetched = false
-            if let engine, let missing = await missingPhotos() {
-                await requestThumbnails(missing, engine: engine)
-                var candidates: [(MissingPhoto, AuthorID)] = []
-                for photo in missing where !Task.isCancelled && transfers[photo.hash] == nil {
-                    if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
-                        if skipped.insert(photo.hash).inserted {
-                            logger.warning(
-                                "photo larger than --max-photo-mb: not fetched; its post shows without it",
-                                metadata: ["photo.sha256": "\(photo.hash.short)", "photo.bytes": "\(photo.bytes)"]
-                            )
-                            await engine.emit(.photoSkipped(photo.hash, bytes: photo.bytes))
-                        }
-                        continue
-                    }
-                    let peers = await engine.connectedPeers()
-                    guard let peer = choose(photo.hash, among: peers, in: &photoLacks) else { continue }
-                    candidates.append((photo, peer))
+        await withDiscardingTaskGroup { group in
+            for await _ in wakes {
+                if let engine, let missing = await missingPhotos() {
+                    await requestThumbnails(missing, engine: engine)
+                    await startTransfers(missing, engine: engine, in: &group)
                 }
-                // A few at a time: each one's fsync and rename overlap the next one's bytes.
-                fetched = await withTaskGroup(of: Bool.self) { group in
-                    var any = false
-                    var next = candidates.makeIterator()
-                    for _ in 0..<configuration.parallelPhotoTransfers {
-                        guard let (photo, peer) = next.next() else { break }
-                        group.addTask { await self.fetch(photo, from: peer, engine: engine) }
-                    }
-                    while let stored = await group.next() {
-                        any = any || stored
-                        if let (photo, peer) = next.next(), !Task.isCancelled {
-                            group.addTask { await self.fetch(photo, from: peer, engine: engine) }
-                        }
-                    }
-                    return any
-                }
+                await saveLacks()
             }
-            await saveLacks()
-            if fetched { wake.yield() }
+            // Shutting down: transfers still waiting for a peer end now (their partial files stay, to resume).
+            for hash in Array(transfers.keys) { abandon(hash) }
         }
+    }
+
+    /// Starts fetching the missing photos that a ready peer may be asked for, while transfer slots are free.
+    private func startTransfers(
+        _ missing: [MissingPhoto],
+        engine: SyncEngine,
+        in group: inout DiscardingTaskGroup
+    ) async {
+        var peers: [AuthorID]?
+        for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
+            if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
+                if skipped.insert(photo.hash).inserted {
+                    logger.warning(
+                        "photo larger than --max-photo-mb: not fetched; its post shows without it",
+                        metadata: ["photo.sha256": "\(photo.hash.short)", "photo.bytes": "\(photo.bytes)"]
+                    )
+                    await engine.emit(.photoSkipped(photo.hash, bytes: photo.bytes))
+                }
+                continue
+            }
+            guard fetching.count < configuration.parallelPhotoTransfers else { continue }
+            if peers == nil { peers = await engine.connectedPeers() }
+            guard let peer = choose(photo.hash, among: peers ?? [], in: &photoLacks) else { continue }
+            // Taken before the task starts, so that the next look does not start the same photo again.
+            fetching.insert(photo.hash)
+            group.addTask {
+                let stored = await self.fetch(photo, from: peer, engine: engine)
+                await self.transferEnded(photo.hash, stored: stored)
+            }
+        }
+    }
+
+    /// A transfer ended: its slot is free. One that stored its photo looks again at once (the peer likely has
+    /// the next one); one that failed leaves the next try to the next look, so a failure cannot spin.
+    private func transferEnded(_ hash: AssetHash, stored: Bool) {
+        fetching.remove(hash)
+        if stored { wake.yield() }
     }
 
     /// The photos to look for; nil (logged) when the store cannot say, and the next look tries again.
