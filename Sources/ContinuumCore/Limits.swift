@@ -16,6 +16,20 @@ public enum Limits {
     public static let latestTimestamp: Int64 = 253_402_300_799_999
     /// Highest sequence number: 2^53 - 1, so that it fits a signed 64-bit integer (SQLite) and a JSON number.
     public static let maxSequence: UInt64 = (1 << 53) - 1
-    /// The largest encoded record, signature included. Every valid record fits with room to spare.
+    /// The largest encoded record, header and content. Every valid record fits with room to spare.
     public static let recordBytes = 16_384
+
+    /// The longest content of a kind, salt included (PROTOCOL.md §2.5): 0 for a delete, which has none.
+    public static func contentBytes(_ kind: RecordKind) -> Int {
+        let salt = 16
+        // sha256, bytes, media type, width, height, taken-at flag and time.
+        let photo = 32 + 8 + 1 + 4 + 4 + 1 + 8
+        switch kind {
+        case .profile: return salt + 1 + nameBytes
+        case .post: return salt + 2 + captionBytes + photo + 1 + 8
+        case .comment: return salt + 2 + commentBytes
+        case .edit: return salt + 1 + 2 + captionBytes + photo + 8
+        case .delete: return 0
+        }
+    }
 }

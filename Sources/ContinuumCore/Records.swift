@@ -216,17 +216,52 @@ public struct PhotoReference: Sendable, Hashable {
     public var mediaType: MediaType
     public var width: UInt32
     public var height: UInt32
+    /// When the photo was taken (from its EXIF, or as the author said), if known. Shown beside the post's own time,
+    /// which is when it was posted; never used to order or filter the feed.
+    public var takenAt: Timestamp?
 
-    public init(sha256: AssetHash, byteCount: UInt64, mediaType: MediaType, width: UInt32, height: UInt32) {
+    public init(
+        sha256: AssetHash,
+        byteCount: UInt64,
+        mediaType: MediaType,
+        width: UInt32,
+        height: UInt32,
+        takenAt: Timestamp? = nil
+    ) {
         self.sha256 = sha256
         self.byteCount = byteCount
         self.mediaType = mediaType
         self.width = width
         self.height = height
+        self.takenAt = takenAt
     }
 }
 
-/// The kind-specific part of a record.
+/// What an Edit changes in one of its author's posts: any of the caption, the photo and the location, at least
+/// one of them.
+public struct PostChange: Sendable, Hashable {
+    /// What an edit does to the post's location.
+    public enum Location: Sendable, Hashable {
+        case unchanged
+        case set(Coordinate)
+        case removed
+    }
+
+    public var caption: String?
+    public var photo: PhotoReference?
+    public var location: Location
+
+    public init(caption: String? = nil, photo: PhotoReference? = nil, location: Location = .unchanged) {
+        self.caption = caption
+        self.photo = photo
+        self.location = location
+    }
+
+    /// True when the edit changes nothing (such an edit is invalid).
+    public var isEmpty: Bool { caption == nil && photo == nil && location == .unchanged }
+}
+
+/// The kind-specific part of a record, as its author wrote it: the header's references and the content.
 public enum RecordBody: Sendable, Hashable {
     /// The author's display name.
     case profile(name: String)
@@ -234,10 +269,15 @@ public enum RecordBody: Sendable, Hashable {
     case post(caption: String, photo: PhotoReference, location: Coordinate?)
     /// A comment on a post.
     case comment(post: PostID, text: String)
-    /// A new caption for one of the author's own posts.
-    case edit(post: PostID, caption: String)
+    /// A change to one of the author's own posts: its caption, photo or location.
+    case edit(post: PostID, change: PostChange)
     /// Tombstones for some of the author's own posts or comments, ids in strictly ascending byte order.
     case delete(targets: [RecordID])
+
+    /// An edit of the caption alone.
+    public static func edit(post: PostID, caption: String) -> RecordBody {
+        .edit(post: post, change: PostChange(caption: caption))
+    }
 
     public var kind: RecordKind {
         switch self {
@@ -248,15 +288,43 @@ public enum RecordBody: Sendable, Hashable {
         case .delete: .delete
         }
     }
+
+    /// The references that travel in the header, readable once the content is erased.
+    public var references: RecordReferences {
+        switch self {
+        case .profile, .post: .none
+        case .comment(let post, _): .post(post)
+        case .edit(let post, _): .post(post)
+        case .delete(let targets): .targets(targets)
+        }
+    }
 }
 
-/// Everything in a record but its signature: what the author signs.
+/// What a record's header says it is about, whether or not its content is held: a comment's or an edit's post, a
+/// delete's targets.
+public enum RecordReferences: Sendable, Hashable {
+    case none
+    case post(PostID)
+    case targets([RecordID])
+
+    /// The posts the record is about: a comment's or an edit's post, a delete's targets (some may be comments).
+    public var posts: [PostID] {
+        switch self {
+        case .none: []
+        case .post(let post): [post]
+        case .targets(let targets): targets.map { PostID(unchecked: $0.bytes) }
+        }
+    }
+}
+
+/// Everything in a record but its signature and the content's salt: what the author signs.
 public struct RecordContent: Sendable, Hashable {
     public var author: AuthorID
     /// Position in the author's log: 1, 2, 3, …
     public var sequence: UInt64
     /// The id of the author's record at `sequence - 1`; nil exactly when `sequence` is 1.
     public var previous: RecordID?
+    /// When the record was signed. For a post: when it was posted, which orders the feed.
     public var createdAt: Timestamp
     public var body: RecordBody
 
@@ -271,6 +339,24 @@ public struct RecordContent: Sendable, Hashable {
     public var kind: RecordKind { body.kind }
 }
 
+/// The signed header of a record: who, where in the log, when, what it refers to, and the length and hash of its
+/// content. It stays, and stays verifiable, when the content is erased.
+public struct RecordHeader: Sendable, Hashable {
+    public var kind: RecordKind
+    public var author: AuthorID
+    public var sequence: UInt64
+    public var previous: RecordID?
+    public var createdAt: Timestamp
+    public var references: RecordReferences
+    /// The length of the content in bytes; 0 for a delete, which has none.
+    public var contentLength: UInt32
+    /// SHA-256 of the content.
+    public var contentHash: Data
+
+    /// True for a kind that has content to erase (every kind but delete).
+    public var hasContent: Bool { contentLength > 0 }
+}
+
 /// Why a record was refused. The message says which field and which limit.
 public enum RecordError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformed(String)
@@ -278,6 +364,8 @@ public enum RecordError: Error, Sendable, Hashable, CustomStringConvertible {
     case outOfRange(String)
     case badSignature
     case notOwner(kind: RecordKind, target: RecordID)
+    /// The content's length or SHA-256 is not what the signed header says.
+    case contentMismatch(String)
 
     public var description: String {
         switch self {
@@ -285,211 +373,9 @@ public enum RecordError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooLong(let field, let bytes, let limit): "\(field) is \(bytes) bytes; the limit is \(limit)"
         case .outOfRange(let why): "out of range: \(why)"
         case .badSignature: "the signature does not match the record's author and bytes"
+        case .contentMismatch(let why): "the content does not match its header: \(why)"
         case .notOwner(let kind, let target):
             "\(kind == .edit ? "an" : "a") \(kind.name) may only target its own author's records; \(target.short) belongs to someone else"
-        }
-    }
-}
-
-/// The record format: magic, version, and the encoder and decoder of Docs/PROTOCOL.md §2.
-public enum RecordFormat {
-    /// "CNTM": the first four bytes of every record.
-    public static let magic: [UInt8] = [0x43, 0x4E, 0x54, 0x4D]
-    /// The format version this code writes and reads.
-    public static let version: UInt8 = 1
-    /// Length of an Ed25519 signature.
-    public static let signatureBytes = 64
-
-    /// The canonical bytes of the content: exactly what gets signed. Checks every field first.
-    public static func encode(_ content: RecordContent) throws(RecordError) -> [UInt8] {
-        try validate(content)
-        var writer = ByteWriter()
-        writer.raw(magic)
-        writer.u8(version)
-        writer.u8(content.kind.rawValue)
-        writer.raw(content.author.bytes)
-        writer.u64(content.sequence)
-        if let previous = content.previous { writer.raw(previous.bytes) }
-        writer.i64(content.createdAt.milliseconds)
-        switch content.body {
-        case .profile(let name):
-            writer.string8(name)
-        case .post(let caption, let photo, let location):
-            writer.string16(caption)
-            writer.raw(photo.sha256.bytes)
-            writer.u64(photo.byteCount)
-            writer.u8(photo.mediaType.rawValue)
-            writer.u32(photo.width)
-            writer.u32(photo.height)
-            if let location {
-                writer.u8(1)
-                writer.i32(location.latitudeE7)
-                writer.i32(location.longitudeE7)
-            } else {
-                writer.u8(0)
-            }
-        case .comment(let post, let text):
-            writer.raw(post.bytes)
-            writer.string16(text)
-        case .edit(let post, let caption):
-            writer.raw(post.bytes)
-            writer.string16(caption)
-        case .delete(let targets):
-            writer.u16(UInt16(targets.count))
-            for target in targets { writer.raw(target.bytes) }
-        }
-        return writer.bytes
-    }
-
-    /// Parses signed record bytes and checks every field. The signature is parsed, not verified.
-    public static func decode(_ bytes: [UInt8]) throws(RecordError) -> (content: RecordContent, signedLength: Int) {
-        guard bytes.count <= Limits.recordBytes else {
-            throw .tooLong(field: "record", bytes: bytes.count, limit: Limits.recordBytes)
-        }
-        var reader = ByteReader(bytes)
-        guard try reader.raw(4, "magic").elementsEqual(magic) else { throw .malformed("not a continuum record") }
-        let version = try reader.u8("version")
-        guard version == Self.version else { throw .malformed("unknown record format version \(version)") }
-        let kindByte = try reader.u8("kind")
-        guard let kind = RecordKind(rawValue: kindByte) else { throw .malformed("unknown record kind \(kindByte)") }
-        let author = AuthorID(unchecked: try reader.raw(32, "author"))
-        let sequence = try reader.u64("sequence")
-        guard (1...Limits.maxSequence).contains(sequence) else {
-            throw .outOfRange("sequence \(sequence) must be 1 ... \(Limits.maxSequence)")
-        }
-        let previous = sequence > 1 ? RecordID(unchecked: try reader.raw(32, "previous")) : nil
-        let createdAt = Timestamp(milliseconds: try reader.i64("createdAt"))
-        let body = try readBody(kind, &reader)
-        let signedLength = reader.offset
-        guard reader.remaining == signatureBytes else {
-            throw .malformed(
-                reader.remaining < signatureBytes ? "truncated at signature" : "\(reader.remaining - 64) trailing bytes"
-            )
-        }
-        let content = RecordContent(
-            author: author,
-            sequence: sequence,
-            previous: previous,
-            createdAt: createdAt,
-            body: body
-        )
-        try validate(content)
-        return (content, signedLength)
-    }
-
-    /// The fields that follow the header, as the record's kind lays them out.
-    private static func readBody(_ kind: RecordKind, _ reader: inout ByteReader) throws(RecordError) -> RecordBody {
-        switch kind {
-        case .profile:
-            return .profile(name: try reader.string8("name", limit: Limits.nameBytes))
-        case .post:
-            return try readPost(&reader)
-        case .comment:
-            let post = PostID(unchecked: try reader.raw(32, "post"))
-            return .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
-        case .edit:
-            let post = PostID(unchecked: try reader.raw(32, "post"))
-            return .edit(post: post, caption: try reader.string16("caption", limit: Limits.captionBytes))
-        case .delete:
-            let count = Int(try reader.u16("target count"))
-            guard count <= Limits.deleteTargets else {
-                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
-            }
-            var targets: [RecordID] = []
-            targets.reserveCapacity(count)
-            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
-            return .delete(targets: targets)
-        }
-    }
-
-    /// A post's caption, photo reference and optional location.
-    private static func readPost(_ reader: inout ByteReader) throws(RecordError) -> RecordBody {
-        let caption = try reader.string16("caption", limit: Limits.captionBytes)
-        let hash = AssetHash(unchecked: try reader.raw(32, "photo.sha256"))
-        let byteCount = try reader.u64("photo.bytes")
-        let mediaByte = try reader.u8("photo.mediaType")
-        guard let mediaType = MediaType(rawValue: mediaByte) else {
-            throw .outOfRange("unknown media type code \(mediaByte)")
-        }
-        let width = try reader.u32("photo.width")
-        let height = try reader.u32("photo.height")
-        let location: Coordinate?
-        switch try reader.u8("location flag") {
-        case 0: location = nil
-        case 1:
-            location = Coordinate(latitudeE7: try reader.i32("latitude"), longitudeE7: try reader.i32("longitude"))
-        case let flag: throw .malformed("location flag is \(flag); it must be 0 or 1")
-        }
-        return .post(
-            caption: caption,
-            photo: PhotoReference(
-                sha256: hash,
-                byteCount: byteCount,
-                mediaType: mediaType,
-                width: width,
-                height: height
-            ),
-            location: location
-        )
-    }
-
-    /// The checks that do not need any other record: ranges, lengths, text rules.
-    public static func validate(_ content: RecordContent) throws(RecordError) {
-        guard (1...Limits.maxSequence).contains(content.sequence) else {
-            throw .outOfRange("sequence \(content.sequence) must be 1 ... \(Limits.maxSequence)")
-        }
-        guard (content.sequence == 1) == (content.previous == nil) else {
-            throw .malformed("previous must be present exactly when sequence > 1")
-        }
-        guard (0...Limits.latestTimestamp).contains(content.createdAt.milliseconds) else {
-            throw .outOfRange("createdAt \(content.createdAt.milliseconds) is outside 1970 ... 9999")
-        }
-        switch content.body {
-        case .profile(let name):
-            try checkText(name, field: "name", limit: Limits.nameBytes, multiline: false)
-        case .post(let caption, let photo, let location):
-            try checkText(caption, field: "caption", limit: Limits.captionBytes, multiline: true)
-            guard (1...Limits.photoBytes).contains(photo.byteCount) else {
-                throw .outOfRange("photo size \(photo.byteCount) must be 1 ... \(Limits.photoBytes) bytes")
-            }
-            guard (1...Limits.photoDimension).contains(photo.width), (1...Limits.photoDimension).contains(photo.height)
-            else {
-                throw .outOfRange(
-                    "photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)"
-                )
-            }
-            if let location, !location.isInRange {
-                throw .outOfRange("location \(location.latitudeE7),\(location.longitudeE7) is not on Earth")
-            }
-        case .comment(_, let text):
-            try checkText(text, field: "text", limit: Limits.commentBytes, multiline: true)
-        case .edit(_, let caption):
-            try checkText(caption, field: "caption", limit: Limits.captionBytes, multiline: true)
-        case .delete(let targets):
-            guard !targets.isEmpty else { throw .outOfRange("a delete needs at least one target") }
-            guard targets.count <= Limits.deleteTargets else {
-                throw .tooLong(field: "delete targets", bytes: targets.count, limit: Limits.deleteTargets)
-            }
-            for index in targets.indices.dropFirst() where !(targets[index - 1] < targets[index]) {
-                throw .malformed("delete targets must be in strictly ascending order, without repeats")
-            }
-        }
-    }
-
-    /// Text must be non-blank and free of control characters other than tab and, where allowed, newline.
-    static func checkText(_ text: String, field: String, limit: Int, multiline: Bool) throws(RecordError) {
-        let length = text.utf8.count
-        guard length <= limit else { throw .tooLong(field: field, bytes: length, limit: limit) }
-        guard !TextRules.isBlank(text) else { throw .outOfRange("\(field) is blank") }
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            let allowed = value == 0x09 || (multiline && value == 0x0A)
-            if (value < 0x20 || value == 0x7F) && !allowed {
-                let hex = String(value, radix: 16, uppercase: true)
-                throw .outOfRange(
-                    "\(field) contains control character U+\(String(repeating: "0", count: 4 - hex.count) + hex)"
-                )
-            }
         }
     }
 }
@@ -502,90 +388,3 @@ public enum TextRules {
     }
 }
 
-/// A record with its signature, parsed and checked field by field, and its id. Not yet verified.
-public struct SignedRecord: Sendable, Hashable {
-    public let content: RecordContent
-    /// The whole encoding, signature included: what is stored and sent verbatim.
-    public let bytes: [UInt8]
-    /// SHA-256 of `bytes`.
-    public let id: RecordID
-    private let signedLength: Int
-
-    /// Parses record bytes; throws for anything malformed or out of range.
-    public init(bytes: [UInt8]) throws(RecordError) {
-        let (content, signedLength) = try RecordFormat.decode(bytes)
-        self.content = content
-        self.bytes = bytes
-        self.signedLength = signedLength
-        self.id = RecordID(unchecked: Data(SHA256.hash(data: bytes)))
-    }
-
-    fileprivate init(content: RecordContent, bytes: [UInt8], signedLength: Int) {
-        self.content = content
-        self.bytes = bytes
-        self.signedLength = signedLength
-        self.id = RecordID(unchecked: Data(SHA256.hash(data: bytes)))
-    }
-
-    public var author: AuthorID { content.author }
-    public var sequence: UInt64 { content.sequence }
-    public var kind: RecordKind { content.kind }
-
-    /// The signature: the last 64 bytes.
-    public var signature: [UInt8] { Array(bytes[signedLength...]) }
-
-    /// Checks the Ed25519 signature against the author's key.
-    public func verify() throws(RecordError) -> VerifiedRecord {
-        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: content.author.bytes) else {
-            throw .badSignature
-        }
-        let valid = bytes.withUnsafeBufferPointer { buffer in
-            key.isValidSignature(
-                UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[signedLength...]),
-                for: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[..<signedLength])
-            )
-        }
-        guard valid else { throw .badSignature }
-        return VerifiedRecord(self)
-    }
-}
-
-/// A record whose signature has been checked, or that this node signed itself. Only these are stored.
-public struct VerifiedRecord: Sendable, Hashable {
-    public let record: SignedRecord
-
-    fileprivate init(_ record: SignedRecord) { self.record = record }
-
-    public var id: RecordID { record.id }
-    public var content: RecordContent { record.content }
-    public var bytes: [UInt8] { record.bytes }
-}
-
-/// A node's Ed25519 key pair. Its public key is the node's ``AuthorID``.
-public struct NodeIdentity: Sendable {
-    public let privateKey: Curve25519.Signing.PrivateKey
-    public let author: AuthorID
-
-    public init(privateKey: Curve25519.Signing.PrivateKey) {
-        self.privateKey = privateKey
-        self.author = AuthorID(unchecked: privateKey.publicKey.rawRepresentation)
-    }
-
-    /// A new random identity.
-    public static func generate() -> NodeIdentity { NodeIdentity(privateKey: .init()) }
-
-    /// The identity of a 32-byte seed.
-    public init(seed: some ContiguousBytes) throws {
-        self.init(privateKey: try .init(rawRepresentation: seed))
-    }
-
-    /// Encodes, signs and returns the record. `content.author` must be this identity.
-    public func sign(_ content: RecordContent) throws(RecordError) -> VerifiedRecord {
-        precondition(content.author == author, "a node signs only its own records")
-        let unsigned = try RecordFormat.encode(content)
-        guard let signature = try? privateKey.signature(for: unsigned) else { throw .badSignature }
-        return VerifiedRecord(
-            SignedRecord(content: content, bytes: unsigned + Array(signature), signedLength: unsigned.count)
-        )
-    }
-}

@@ -85,7 +85,7 @@ extension Routes {
         if let error = upload.error { throw error }
     }
 
-    /// The post the upload's fields describe: `caption` (required), `location`, `createdAt`, `autoFollow`.
+    /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`.
     private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
         guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
@@ -94,18 +94,18 @@ extension Routes {
         if let text = upload.fields["location"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
             location = try coordinate(text, field: "location")
         }
-        var createdAt: Timestamp?
-        if let text = upload.fields["createdAt"], !text.isEmpty {
+        var takenAt: Timestamp?
+        if let text = upload.fields["takenAt"], !text.isEmpty {
             guard let time = Timestamp(rfc3339: text) else {
-                throw APIError.badRequest("createdAt '\(text)' is not an RFC 3339 time", field: "createdAt")
+                throw APIError.badRequest("takenAt '\(text)' is not an RFC 3339 time", field: "takenAt")
             }
-            createdAt = time
+            takenAt = time
         }
         return NewPost(
             photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
             caption: caption,
             location: location,
-            createdAt: createdAt,
+            takenAt: takenAt,
             autoFollow: upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true
         )
     }

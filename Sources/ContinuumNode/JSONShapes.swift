@@ -73,7 +73,10 @@ public struct PostJSON: Encodable, Sendable {
     @Nullable var authorName: String?
     let caption: String
     let edited: Bool
+    /// When it was posted.
     let createdAt: RFC3339Time
+    /// When the photo was taken, if the post says.
+    @Nullable var takenAt: RFC3339Time?
     let commentCount: Int
     @Nullable var location: Coordinate?
     let photo: PhotoJSON
@@ -100,6 +103,7 @@ public struct PostJSON: Encodable, Sendable {
         caption = post.caption
         edited = post.edited
         createdAt = RFC3339Time(post.createdAt)
+        takenAt = post.photo.takenAt.map(RFC3339Time.init)
         commentCount = post.commentCount
         location = post.location
         photo = PhotoJSON(post.photo)

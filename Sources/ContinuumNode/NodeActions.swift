@@ -85,7 +85,8 @@ public struct NodeActions: Sendable {
                 byteCount: bytes,
                 mediaType: inspected.info.mediaType,
                 width: inspected.info.width,
-                height: inspected.info.height
+                height: inspected.info.height,
+                takenAt: draft.takenAt ?? inspected.takenAt
             ),
             location: draft.location ?? inspected.location
         )
@@ -100,7 +101,8 @@ public struct NodeActions: Sendable {
         }
         let record = try await store.append(
             body,
-            createdAt: draft.createdAt ?? inspected.takenAt ?? .now(),
+            // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
+            createdAt: .now(),
             by: identity,
             autoFollow: draft.autoFollow
         )
@@ -239,8 +241,8 @@ public struct NewPost: Sendable {
     public var caption: String
     /// Nil: the photo's EXIF GPS position, if any.
     public var location: Coordinate?
-    /// Nil: the photo's EXIF date taken, else now.
-    public var createdAt: Timestamp?
+    /// When the photo was taken; nil: its EXIF date taken, if any. (A post's own time is always when it is posted.)
+    public var takenAt: Timestamp?
     /// Follow the new post (you are then notified of its comments).
     public var autoFollow: Bool
 
@@ -248,13 +250,13 @@ public struct NewPost: Sendable {
         photo: PhotoSource,
         caption: String,
         location: Coordinate? = nil,
-        createdAt: Timestamp? = nil,
+        takenAt: Timestamp? = nil,
         autoFollow: Bool = true
     ) {
         self.photo = photo
         self.caption = caption
         self.location = location
-        self.createdAt = createdAt
+        self.takenAt = takenAt
         self.autoFollow = autoFollow
     }
 }

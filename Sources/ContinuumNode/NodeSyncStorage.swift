@@ -83,7 +83,6 @@ struct NodeSyncStorage: SyncStorage {
     var partialPhotos: URL { store.assets.temporaryDirectory }
 
     func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws {
-        try store.assets.commit(file, as: hash)
-        try await store.markPhotoAvailable(hash, bytes: bytes)
+        try await store.commitFetchedPhoto(file, as: hash, bytes: bytes)
     }
 }

@@ -56,7 +56,8 @@ public struct WatchEvent: Sendable, Encodable {
         case .thumbnailArrived(let hash): "thumbnail of photo \(hash.short) here"
         case .postAdded(let post, let author, let caption): "new post \(post.short) by \(author.short): \(caption)"
         case .commentAdded(_, let post, let author, let text): "comment on \(post.short) by \(author.short): \(text)"
-        case .postEdited(let post, _, let caption): "post \(post.short) edited: \(caption)"
+        case .postEdited(let post, _, let caption):
+            "post \(post.short) edited: \(caption ?? "new photo or location; same caption")"
         case .deleted(let targets, let author):
             "deleted by \(author.short): \(targets.map(\.short).joined(separator: ", "))"
         case .notification(let notification): Self.describe(notification)

@@ -32,7 +32,7 @@ public protocol SessionRecord: Hashable, Sendable {
 }
 
 extension VerifiedRecord: SessionRecord {
-    public var ref: RecordRef { RecordRef(id: id, author: content.author, sequence: content.sequence) }
+    public var ref: RecordRef { RecordRef(id: id, author: header.author, sequence: header.sequence) }
 }
 
 /// Verified records to store in one transaction, grouped by how they came, in the order they came.

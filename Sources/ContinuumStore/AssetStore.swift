@@ -94,6 +94,21 @@ public struct AssetStore: Sendable {
         }
     }
 
+    /// Erases every file of a photo: the photo, a partial download, and its thumbnails (this node's own and a
+    /// peer's, `thumbs/ab/<hash>.jpg` and `.peer.jpg`). Files already gone are fine; one that cannot be removed is
+    /// left, and found again by the next erasure of the same photo.
+    public func erase(_ hash: AssetHash) {
+        let shard = root.appendingPathComponent("thumbs").appendingPathComponent(String(hash.hex.prefix(2)))
+        for url in [
+            url(for: hash),
+            temporaryDirectory.appendingPathComponent("\(hash.hex).partial"),
+            shard.appendingPathComponent("\(hash.hex).jpg"),
+            shard.appendingPathComponent("\(hash.hex).peer.jpg"),
+        ] {
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
     /// Copies a stored photo to `destination`, which must not exist.
     public func export(_ hash: AssetHash, to destination: URL) throws(StoreError) {
         do {

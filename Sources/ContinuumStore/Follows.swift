@@ -240,9 +240,9 @@ extension Ingest {
         switch content.body {
         case .comment(let post, let text):
             if try isFollowed(post.bytes) { try insertNotification(.comment, post: post.bytes, id, content, text) }
-        case .edit(let post, let caption):
+        case .edit(let post, let change):
             if try isFollowed(post.bytes), try postAuthor(post.bytes) == content.author.bytes {
-                try insertNotification(.edited, post: post.bytes, id, content, caption)
+                try insertNotification(.edited, post: post.bytes, id, content, change.caption)
             }
         case .delete(let targets):
             for target in targets where try isFollowed(target.bytes) {

@@ -17,6 +17,10 @@ struct Ingest {
     let notifications: NotificationPolicy?
     /// Log heads of the authors touched in this transaction, written back by ``finish()``.
     private var heads: [Data: (contiguous: Int64, maxSeq: Int64)] = [:]
+    /// Photos that no live post shows any more, erased in this transaction: their files go once it commits.
+    private(set) var erasedPhotos: Set<AssetHash> = []
+    /// Whether text was erased in this transaction (the search index is then compacted, §2.6 of PROTOCOL.md).
+    private(set) var erasedText = false
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
@@ -39,10 +43,10 @@ struct Ingest {
     ///   outright, storing nothing.
     mutating func one(_ verified: VerifiedRecord, local: Bool = false) throws -> Outcome {
         let record = verified.record
-        let content = record.content
+        let header = record.header
         let id = record.id.bytes
-        let author = content.author.bytes
-        let seq = Int64(content.sequence)
+        let author = header.author.bytes
+        let seq = Int64(header.sequence)
 
         // One look at the neighbourhood: the held records at seq - 1, seq and seq + 1.
         var before: Data?
@@ -58,7 +62,10 @@ struct Ingest {
             let heldID: Data = row["id"]
             if heldSeq == seq {
                 // The same position: the same record (a duplicate) or a fork.
-                if heldID == id { return .duplicate }
+                if heldID == id {
+                    try fillContent(record)
+                    return .duplicate
+                }
                 return .fork(try fork(record, conflictsWith: heldID, "a different record is held at this sequence"))
             } else if heldSeq == seq - 1 {
                 before = heldID
@@ -66,29 +73,63 @@ struct Ingest {
                 next = (heldID, row["previous"])
             }
         }
-        if let previous = content.previous, let before, before != previous.bytes {
+        if let previous = header.previous, let before, before != previous.bytes {
             return .fork(try fork(record, conflictsWith: before, "previous does not match the held record"))
         }
         if let next, next.previous != id {
             return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
-        let ignored = try Self.ownershipError(content, record.id, db)
+        let ignored = try Self.ownershipError(header, record.id, db)
         if local, let ignored { return .rejected(ignored) }
+        // Content that its author already erased is not kept, whichever came first (§2.6).
+        let erased = try isErased(header, id: record.id)
+        let content = erased ? nil : record.contentBytes.flatMap { $0.isEmpty ? nil : Data($0) }
 
         try db.cachedStatement(
             sql: """
-                INSERT INTO record (id, author, seq, previous, kind, created_at, received_at, bytes)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO record (id, author, seq, previous, kind, created_at, received_at, bytes, content)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
-            id, author, seq, content.previous?.bytes, Int64(content.kind.rawValue), content.createdAt.milliseconds, now,
-            Data(record.bytes),
+            id, author, seq, header.previous?.bytes, Int64(header.kind.rawValue), header.createdAt.milliseconds, now,
+            Data(record.headerBytes), content,
         ])
         try advanceHead(author: author, seq: seq)
-        try Self.applyToViews(content, id: record.id, db)
-        if ignored == nil { try notify(content, id: record.id) }
+        try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id)
+        if ignored == nil, !erased, let full = record.content { try notify(full, id: record.id) }
         return .stored(ignored: ignored)
+    }
+
+    /// A record held as a header alone (a peer sent it without its content) gets its content from a later copy,
+    /// unless its author erased it.
+    private mutating func fillContent(_ record: SignedRecord) throws {
+        guard record.header.hasContent, let content = record.contentBytes, let body = record.body,
+            try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT content IS NULL FROM record WHERE id = ? AND author = ?"),
+                arguments: [record.id.bytes, record.author.bytes]
+            ) == true,
+            try !isErased(record.header, id: record.id)
+        else { return }
+        try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE id = ?")
+            .execute(arguments: [Data(content), record.id.bytes])
+        try applyToViews(record.header, body, erased: false, id: record.id)
+    }
+
+    /// Whether the content of a record is erased for good: a post or comment its author deleted, or an edit of a
+    /// post its author deleted. A profile's content is never erased (a newer profile replaces it).
+    private func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
+        let target: Data
+        switch (header.kind, header.references) {
+        case (.post, _), (.comment, _): target = id.bytes
+        case (.edit, .post(let post)): target = post.bytes
+        default: return false
+        }
+        return try Self.exists(
+            db,
+            "SELECT 1 FROM tombstone WHERE target = ? AND author = ?",
+            [target, header.author.bytes]
+        )
     }
 
     // MARK: Rules that need other records
@@ -96,7 +137,7 @@ struct Ingest {
     /// Edits and deletes may only target the author's own posts and comments, and comments only posts.
     /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
     /// the same author's; this check names the broken rule when it can already be seen.
-    private static func ownershipError(_ content: RecordContent, _ id: RecordID, _ db: Database) throws -> StoreError? {
+    private static func ownershipError(_ header: RecordHeader, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind)? {
             try Row.fetchOne(
                 // Only posts and comments can be targets; a target of another kind is never applied either.
@@ -110,19 +151,19 @@ struct Ingest {
                 arguments: [target.bytes]
             ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile) }
         }
-        switch content.body {
-        case .edit(let post, _):
+        switch (header.kind, header.references) {
+        case (.edit, .post(let post)):
             guard let held = try target(post.record) else { return nil }
             if held.kind != .post {
                 return .record(.malformed("an edit must target a post; \(post.short) is a \(held.kind.name)"))
             }
-            if held.author != content.author.bytes {
+            if held.author != header.author.bytes {
                 return StoreError(
                     .notOwner,
                     ContinuumCore.RecordError.notOwner(kind: .edit, target: post.record).description
                 )
             }
-        case .delete(let targets):
+        case (.delete, .targets(let targets)):
             for item in targets {
                 guard let held = try target(item) else { continue }
                 if held.kind != .post && held.kind != .comment {
@@ -130,18 +171,18 @@ struct Ingest {
                         .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
                     )
                 }
-                if held.author != content.author.bytes {
+                if held.author != header.author.bytes {
                     return StoreError(
                         .notOwner,
                         ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description
                     )
                 }
             }
-        case .comment(let post, _):
+        case (.comment, .post(let post)):
             if let held = try target(post.record), held.kind != .post {
                 return .record(.malformed("a comment must reference a post; \(post.short) is a \(held.kind.name)"))
             }
-        case .profile, .post:
+        default:
             break
         }
         return nil
@@ -154,7 +195,8 @@ struct Ingest {
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                record.id.bytes, record.author.bytes, Int64(record.sequence), held, reason, Data(record.bytes), now,
+                // The header alone: evidence of the fork, without content its author may erase.
+                record.id.bytes, record.author.bytes, Int64(record.sequence), held, reason, Data(record.headerBytes), now,
             ]
         )
         return ForkSummary(
@@ -209,10 +251,14 @@ struct Ingest {
 
     // MARK: Derived views
 
-    private static func applyToViews(_ content: RecordContent, id: RecordID, _ db: Database) throws {
-        let author = content.author.bytes
-        let seq = Int64(content.sequence)
-        switch content.body {
+    /// Applies a stored record to the views. `body` is nil for a header alone; `erased` says its content was
+    /// erased by its author (the record is then shown as deleted where it has a row at all).
+    private mutating func applyToViews(_ header: RecordHeader, _ body: RecordBody?, erased: Bool, id: RecordID)
+        throws
+    {
+        let author = header.author.bytes
+        let seq = Int64(header.sequence)
+        switch body {
         case .profile(let name):
             try db.cachedStatement(
                 sql: """
@@ -223,130 +269,283 @@ struct Ingest {
             ).execute(arguments: [author, name, seq])
 
         case .post(let caption, let photo, let location):
-            try insertPost(content, id: id, caption: caption, photo: photo, location: location, db)
+            try insertPost(header, id: id, caption: caption, photo: photo, location: location)
 
         case .comment(let post, let text):
+            try insertComment(header, id: id, post: post, text: text, deleted: false)
+
+        case .edit(let post, let change):
+            var location: (code: Int64, lat: Int32?, lon: Int32?) = (0, nil, nil)
+            switch change.location {
+            case .unchanged: break
+            case .set(let coordinate): location = (1, coordinate.latitudeE7, coordinate.longitudeE7)
+            case .removed: location = (2, nil, nil)
+            }
+            let photo = change.photo
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO comment (id, post, author, seq, created_at, text, deleted)
-                    VALUES (?, ?, ?, ?, ?, ?,
-                            EXISTS (SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?3))
+                    INSERT INTO edit (id, post, author, seq, caption, photo_sha256, photo_bytes, media_type, width,
+                                      height, taken_at, location, lat_e7, lon_e7)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [id.bytes, post.bytes, author, seq, content.createdAt.milliseconds, text])
-            try refreshCommentCount(post.bytes, db)
-
-        case .edit(let post, let caption):
-            try db.cachedStatement(sql: "INSERT INTO edit (id, post, author, seq, caption) VALUES (?, ?, ?, ?, ?)")
-                .execute(arguments: [id.bytes, post.bytes, author, seq, caption])
-            try refreshPost(post.bytes, db)
+            ).execute(arguments: [
+                id.bytes, post.bytes, author, seq, change.caption, photo?.sha256.bytes,
+                photo.map { Int64($0.byteCount) }, photo.map { Int64($0.mediaType.rawValue) },
+                photo.map { Int64($0.width) }, photo.map { Int64($0.height) }, photo?.takenAt?.milliseconds,
+                location.code, location.lat, location.lon,
+            ])
+            try refreshPost(post.bytes)
 
         case .delete(let targets):
-            try applyDelete(targets, id: id, author: author, db)
+            try applyDelete(targets, id: id, author: author)
+
+        case nil:
+            // A header alone. Erased by its author: a deleted post or comment still has its row (without any
+            // content), so that it can be named as deleted and its comments counted. Otherwise the content was
+            // withheld by whoever sent it: nothing to show until a copy with content comes.
+            guard erased else { return }
+            switch (header.kind, header.references) {
+            case (.post, _): try insertErasedPost(header, id: id)
+            case (.comment, .post(let post)): try insertComment(header, id: id, post: post, text: "", deleted: true)
+            default: break
+            }
         }
     }
 
     /// Writes a post's row and search entry, with the edits, tombstones and comments that arrived before it.
-    private static func insertPost(
-        _ content: RecordContent,
+    private mutating func insertPost(
+        _ header: RecordHeader,
         id: RecordID,
         caption: String,
         photo: PhotoReference,
-        location: Coordinate?,
-        _ db: Database
+        location: Coordinate?
     ) throws {
-        let author = content.author.bytes
-        let seq = Int64(content.sequence)
-        // Edits, tombstones and comments may have arrived first: fold them in as the row is written.
+        let author = header.author.bytes
+        let seq = Int64(header.sequence)
+        // Edits and comments may have arrived first: fold them in as the row is written.
         let pending = try Row.fetchOne(
             try db.cachedStatement(
                 sql: """
-                    SELECT (SELECT caption FROM edit WHERE post = ?1 AND author = ?2 ORDER BY seq DESC LIMIT 1)
-                               AS edited_caption,
-                           EXISTS (SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2) AS deleted,
+                    SELECT EXISTS (SELECT 1 FROM edit WHERE post = ?1 AND author = ?2) AS edited,
                            (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
                            (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
                     """
             ),
-            arguments: [id.bytes, author, content.createdAt.milliseconds * 1024]
+            arguments: [id.bytes, author, header.createdAt.milliseconds * 1024]
         )!
-        let edited: String? = pending["edited_caption"]
-        let deleted: Bool = pending["deleted"]
-        // The rowid orders posts by creation time (milliseconds * 1024 + a tie-breaker), so that search can
-        // walk the full-text index newest first and stop after one page.
-        let base = content.createdAt.milliseconds * 1024
+        let edited: Bool = pending["edited"]
+        // The rowid orders posts by when they were posted (milliseconds * 1024 + a tie-breaker), so that search
+        // can walk the full-text index newest first and stop after one page.
+        let base = header.createdAt.milliseconds * 1024
         let taken: Int64? = pending["taken"]
         let rowid: Int64? = taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
         let inserted = try Int64.fetchOne(
             try db.cachedStatement(
                 sql: """
                     INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
-                                      photo_sha256, photo_bytes, media_type, width, height, lat_e7, lon_e7,
+                                      photo_sha256, photo_bytes, media_type, width, height, taken_at, lat_e7, lon_e7,
                                       deleted, comment_count)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
                     RETURNING rowid
                     """
             ),
             arguments: [
-                rowid, id.bytes, author, seq, content.createdAt.milliseconds, caption, edited ?? caption,
-                edited != nil, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
-                Int64(photo.width), Int64(photo.height), location?.latitudeE7, location?.longitudeE7, deleted,
+                rowid, id.bytes, author, seq, header.createdAt.milliseconds, caption, caption,
+                photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue), Int64(photo.width),
+                Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7, location?.longitudeE7,
                 pending["comments"] as Int64,
             ]
         )!
-        if !deleted {
+        if edited {
+            // Rare: the edits came first. The row is recomputed from the post and its edits.
+            try refreshPost(id.bytes)
+        } else {
             try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
-                .execute(arguments: [inserted, TextFolding.fold(edited ?? caption)])
+                .execute(arguments: [inserted, TextFolding.fold(caption)])
         }
     }
 
-    /// Records the tombstones of a delete and refreshes the posts and comments it targets.
-    private static func applyDelete(_ targets: [RecordID], id: RecordID, author: Data, _ db: Database) throws {
+    /// The row of a post its author deleted before its record arrived here: when and by whom, nothing else.
+    private func insertErasedPost(_ header: RecordHeader, id: RecordID) throws {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO post (id, author, seq, created_at, original_caption, caption, photo_sha256, photo_bytes,
+                                  media_type, width, height, deleted, comment_count)
+                VALUES (?1, ?2, ?3, ?4, '', '', x'', 0, 0, 0, 0, 1,
+                        (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0))
+                """
+        ).execute(arguments: [id.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds])
+    }
+
+    private func insertComment(_ header: RecordHeader, id: RecordID, post: PostID, text: String, deleted: Bool)
+        throws
+    {
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO comment (id, post, author, seq, created_at, text, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds, text,
+            deleted,
+        ])
+        if !deleted { try Self.refreshCommentCount(post.bytes, db) }
+    }
+
+    /// Records the tombstones of a delete and erases what it targets (§2.6): for a post, its content, its edits'
+    /// contents, its search entry and its photo unless a live post shows it; for a comment, its text.
+    private mutating func applyDelete(_ targets: [RecordID], id: RecordID, author: Data) throws {
         for target in targets {
             try db.cachedStatement(
                 sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)"
             )
             .execute(arguments: [target.bytes, id.bytes, author])
-            try refreshPost(target.bytes, db)
-            if let post = try Data.fetchOne(
-                try db.cachedStatement(
-                    sql: "UPDATE comment SET deleted = 1 WHERE id = ? AND author = ? RETURNING post"
-                ),
-                arguments: [target.bytes, author]
-            ) {
-                try refreshCommentCount(post, db)
-            }
+            try erasePost(target.bytes, author: author)
+            try eraseComment(target.bytes, author: author)
         }
     }
 
-    /// Recomputes a post's caption, deletion and comment count from the base tables, and its search entry.
-    private static func refreshPost(_ post: Data, _ db: Database) throws {
+    private mutating func erasePost(_ post: Data, author: Data) throws {
+        // The edits of the post, whether or not the post is here: their captions and photos go too.
+        let edits = try Row.fetchAll(
+            try db.cachedStatement(sql: "SELECT seq, photo_sha256 FROM edit WHERE post = ? AND author = ?"),
+            arguments: [post, author]
+        )
+        for edit in edits {
+            try eraseContent(author: author, seq: edit["seq"])
+            if let photo: Data = edit["photo_sha256"] { try considerPhoto(photo) }
+        }
+        if !edits.isEmpty {
+            try db.cachedStatement(sql: "DELETE FROM edit WHERE post = ? AND author = ?").execute(arguments: [
+                post, author,
+            ])
+            erasedText = true
+        }
         guard
             let row = try Row.fetchOne(
-                try db.cachedStatement(sql: "SELECT rowid, author, original_caption FROM post WHERE id = ?"),
+                try db.cachedStatement(
+                    sql: "SELECT rowid, seq, photo_sha256 FROM post WHERE id = ? AND author = ? AND deleted = 0"
+                ),
+                arguments: [post, author]
+            )
+        else { return }
+        let rowid: Int64 = row["rowid"]
+        try db.cachedStatement(
+            sql: """
+                UPDATE post SET original_caption = '', caption = '', edited = 0, photo_sha256 = x'', photo_bytes = 0,
+                    media_type = 0, width = 0, height = 0, taken_at = NULL, lat_e7 = NULL, lon_e7 = NULL, deleted = 1
+                WHERE rowid = ?
+                """
+        ).execute(arguments: [rowid])
+        try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?").execute(arguments: [rowid])
+        try eraseContent(author: author, seq: row["seq"])
+        try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE post = ?").execute(arguments: [post])
+        try considerPhoto(row["photo_sha256"])
+        erasedText = true
+    }
+
+    private mutating func eraseComment(_ comment: Data, author: Data) throws {
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        UPDATE comment SET deleted = 1, text = '' WHERE id = ? AND author = ? AND deleted = 0
+                        RETURNING post, seq
+                        """
+                ),
+                arguments: [comment, author]
+            )
+        else { return }
+        try Self.refreshCommentCount(row["post"], db)
+        try eraseContent(author: author, seq: row["seq"])
+        try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE kind = ? AND record = ?")
+            .execute(arguments: [NotificationKind.comment.rawValue, comment])
+        erasedText = true
+    }
+
+    /// Drops a record's content; its header stays (and is what peers get from now on).
+    private func eraseContent(author: Data, seq: Int64) throws {
+        try db.cachedStatement(sql: "UPDATE record SET content = NULL WHERE author = ? AND seq = ?")
+            .execute(arguments: [author, seq])
+    }
+
+    /// A photo that no live post shows any more is erased: its row here, its files once the transaction commits.
+    private mutating func considerPhoto(_ hash: Data) throws {
+        guard let photo = AssetHash(bytes: hash),
+            try !Self.exists(db, "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0", [hash])
+        else { return }
+        try db.cachedStatement(sql: "DELETE FROM asset WHERE sha256 = ?").execute(arguments: [hash])
+        try db.cachedStatement(sql: "DELETE FROM peer_lack WHERE sha256 = ?").execute(arguments: [hash])
+        erasedPhotos.insert(photo)
+    }
+
+    /// Recomputes a live post from its record and its author's edits: caption, photo, location, comment count and
+    /// search entry. A photo the edits replaced is erased unless another live post shows it.
+    private mutating func refreshPost(_ post: Data) throws {
+        guard
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT post.rowid, post.author, post.photo_sha256, record.bytes, record.content FROM post
+                        JOIN record ON record.author = post.author AND record.seq = post.seq
+                        WHERE post.id = ? AND post.deleted = 0
+                        """
+                ),
                 arguments: [post]
             )
         else { return }
         let rowid: Int64 = row["rowid"]
         let author: Data = row["author"]
-        let edit = try String.fetchOne(
-            try db.cachedStatement(
-                sql: "SELECT caption FROM edit WHERE post = ? AND author = ? ORDER BY seq DESC LIMIT 1"
-            ),
+        let header: Data = row["bytes"]
+        let content: Data? = row["content"]
+        guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
+            case .post(let originalCaption, var photo, var location) = record.body
+        else { return }
+        var caption: String?
+        let edits = try Row.fetchCursor(
+            try db.cachedStatement(sql: "SELECT * FROM edit WHERE post = ? AND author = ? ORDER BY seq"),
             arguments: [post, author]
         )
-        let caption = edit ?? row["original_caption"]
-        let deleted = try exists(db, "SELECT 1 FROM tombstone WHERE target = ? AND author = ?", [post, author])
+        var edited = false
+        while let edit = try edits.next() {
+            edited = true
+            if let text: String = edit["caption"] { caption = text }
+            if let hash: Data = edit["photo_sha256"], let sha = AssetHash(bytes: hash) {
+                photo = PhotoReference(
+                    sha256: sha,
+                    byteCount: UInt64(edit["photo_bytes"] as Int64),
+                    mediaType: MediaType(rawValue: UInt8(edit["media_type"] as Int64)) ?? photo.mediaType,
+                    width: UInt32(edit["width"] as Int64),
+                    height: UInt32(edit["height"] as Int64),
+                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:))
+                )
+            }
+            switch edit["location"] as Int64 {
+            case 1: location = Coordinate(latitudeE7: edit["lat_e7"], longitudeE7: edit["lon_e7"])
+            case 2: location = nil
+            default: break
+            }
+        }
+        let shown = caption ?? originalCaption
         try db.cachedStatement(
             sql: """
-                UPDATE post SET caption = ?, edited = ?, deleted = ?,
+                UPDATE post SET caption = ?, edited = ?, photo_sha256 = ?, photo_bytes = ?, media_type = ?, width = ?,
+                    height = ?, taken_at = ?, lat_e7 = ?, lon_e7 = ?,
                     comment_count = (SELECT count(*) FROM comment WHERE comment.post = post.id AND deleted = 0)
                 WHERE rowid = ?
                 """
-        ).execute(arguments: [caption, edit != nil, deleted, rowid])
+        ).execute(arguments: [
+            shown, edited, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
+            Int64(photo.width), Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7,
+            location?.longitudeE7, rowid,
+        ])
         try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?").execute(arguments: [rowid])
-        if !deleted {
-            try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
-                .execute(arguments: [rowid, TextFolding.fold(caption)])
+        try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
+            .execute(arguments: [rowid, TextFolding.fold(shown)])
+        let before: Data = row["photo_sha256"]
+        if before != photo.sha256.bytes {
+            try considerPhoto(before)
+            // A replaced caption is in the search index's history: compact it away too.
+            erasedText = true
         }
     }
 

@@ -281,10 +281,13 @@ extension ContinuumStore {
         }
     }
 
-    /// Every stored record's bytes, in no particular order (for tests and tools).
+    /// Every stored record's bytes (header, and content unless erased), in no particular order (for tests and
+    /// tools).
     public func allRecordBytes() async throws -> [[UInt8]] {
         try await read { db in
-            try Data.fetchAll(db, sql: "SELECT bytes FROM record ORDER BY id").map { [UInt8]($0) }
+            try Row.fetchAll(db, sql: "SELECT bytes, content FROM record ORDER BY id").map { row in
+                [UInt8](row["bytes"] as Data) + [UInt8]((row["content"] as Data?) ?? Data())
+            }
         }
     }
 }

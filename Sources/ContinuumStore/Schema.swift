@@ -177,6 +177,68 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration(protocolV2) { db in
+            // Records of protocol v1 cannot be converted (their authors signed them); ContinuumStore refuses such a
+            // store before migrating, so every table below is empty.
+            try db.execute(
+                sql: """
+                    -- `bytes` is now the record's header (signed bytes and signature); `content` its content, NULL
+                    -- once erased (or for a delete, which has none). What is sent is bytes || content.
+                    ALTER TABLE record ADD COLUMN content BLOB;
+                    DROP TABLE post;
+                    CREATE TABLE post (
+                        rowid INTEGER PRIMARY KEY,
+                        id BLOB NOT NULL UNIQUE,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        -- When it was posted (the record's createdAt): orders, pages and filters the feed.
+                        created_at INTEGER NOT NULL,
+                        original_caption TEXT NOT NULL,
+                        caption TEXT NOT NULL,
+                        edited INTEGER NOT NULL DEFAULT 0,
+                        -- The photo shown: the post's own, or the one its latest photo edit put in.
+                        photo_sha256 BLOB NOT NULL,
+                        photo_bytes INTEGER NOT NULL,
+                        media_type INTEGER NOT NULL,
+                        width INTEGER NOT NULL,
+                        height INTEGER NOT NULL,
+                        -- When the photo was taken, if known.
+                        taken_at INTEGER,
+                        lat_e7 INTEGER,
+                        lon_e7 INTEGER,
+                        -- 1: deleted by its author; every content column above is then blank.
+                        deleted INTEGER NOT NULL DEFAULT 0,
+                        comment_count INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX post_feed ON post (created_at DESC, id DESC) WHERE deleted = 0;
+                    CREATE INDEX post_by_author ON post (author, created_at DESC, id DESC) WHERE deleted = 0;
+                    CREATE INDEX post_photo ON post (photo_sha256) WHERE deleted = 0;
+                    DROP TABLE edit;
+                    -- An edit changes any of caption, photo (with its taken-at) and location (0: unchanged, 1: set
+                    -- to lat/lon, 2: removed). Rows of a deleted post's edits are removed with their content.
+                    CREATE TABLE edit (
+                        id BLOB NOT NULL UNIQUE,
+                        post BLOB NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        caption TEXT,
+                        photo_sha256 BLOB,
+                        photo_bytes INTEGER,
+                        media_type INTEGER,
+                        width INTEGER,
+                        height INTEGER,
+                        taken_at INTEGER,
+                        location INTEGER NOT NULL DEFAULT 0,
+                        lat_e7 INTEGER,
+                        lon_e7 INTEGER
+                    );
+                    CREATE INDEX edit_by_post ON edit (post, author, seq);
+                    """
+            )
+        }
         return migrator
     }
+
+    /// The migration that moved the store to protocol v2's records (header and erasable content).
+    static let protocolV2 = "v6: protocol v2 records, erasable content"
 }

@@ -37,16 +37,37 @@ public struct ContinuumStore: Sendable {
             try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -8192")
             // Checkpoint the WAL less often: a page changed by many transactions is copied back once.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
+            // Erased content is overwritten with zeros in the file, not only unlinked (PROTOCOL.md §2.6).
+            try db.execute(sql: "PRAGMA secure_delete = ON")
             db.add(function: Self.distanceFunction)
         }
         do {
             pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            try Self.refuseProtocolV1(pool, at: databaseURL)
             try Schema.migrator.migrate(pool)
         } catch let error as DatabaseError {
             throw StoreError(.database, "cannot open the store at \(databaseURL.path): \(error.message ?? "\(error)")")
         }
         self.assets = assets
         self.logger = logger
+    }
+
+    /// A store written before protocol v2 holds records that cannot be converted: they are signed by their authors.
+    /// It is refused, untouched, with one line that says what to do.
+    private static func refuseProtocolV1(_ pool: DatabasePool, at url: URL) throws {
+        let old = try pool.read { db -> Int in
+            guard try db.tableExists("record"),
+                try !Schema.migrator.appliedIdentifiers(db).contains(Schema.protocolV2)
+            else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0
+        }
+        guard old > 0 else { return }
+        let directory = url.deletingLastPathComponent().path
+        throw StoreError(
+            .database,
+            "\(directory) holds \(old) records of protocol v1, which this version (protocol v2) cannot read or "
+                + "convert; move it away (mv \(directory) \(directory).v1) and run 'continuum-node init' again"
+        )
     }
 
     /// `continuum_distance_km(lat_e7, lon_e7, latitude, longitude)`: haversine distance for the `--near` filter.
@@ -88,7 +109,7 @@ public struct ContinuumStore: Sendable {
         notifying policy: NotificationPolicy?
     ) async throws -> IngestReport {
         let now = Timestamp.now().milliseconds
-        return try await write { db in
+        let report = try await write { db in
             var report = IngestReport()
             var ingest = Ingest(db: db, now: now, notifications: policy)
             for (delivery, records) in groups {
@@ -111,7 +132,26 @@ public struct ContinuumStore: Sendable {
                 }
             }
             try ingest.finish()
+            report.erasedPhotos = ingest.erasedPhotos.sorted()
+            report.erasedText = ingest.erasedText
             return report
+        }
+        try await finishErasure(photos: report.erasedPhotos, text: report.erasedText)
+        return report
+    }
+
+    /// After a transaction that erased content: the photo files go, the search index is merged so that no
+    /// segment keeps an erased caption's trigrams, and the WAL is checkpointed and truncated so that no old page
+    /// keeps erased text (freed pages were zeroed by `secure_delete`).
+    func finishErasure(photos: [AssetHash], text: Bool) async throws {
+        for photo in photos { assets.erase(photo) }
+        guard text || !photos.isEmpty else { return }
+        try await write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
+        do {
+            try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            // A reader kept the WAL busy: its pages are overwritten at the next checkpoint instead.
+            logger.notice("the WAL could not be truncated after an erasure", metadata: ["error": "\(error)"])
         }
     }
 
@@ -142,7 +182,7 @@ public struct ContinuumStore: Sendable {
         -> [VerifiedRecord]
     {
         let now = Timestamp.now().milliseconds
-        return try await write { db in
+        let (records, erasedPhotos, erasedText) = try await write { db in
             var ingest = Ingest(db: db, now: now)
             let records = try bodies.map { body in
                 let head = try Row.fetchOne(
@@ -178,8 +218,10 @@ public struct ContinuumStore: Sendable {
                 }
             }
             try ingest.finish()
-            return records
+            return (records, ingest.erasedPhotos.sorted(), ingest.erasedText)
         }
+        try await finishErasure(photos: erasedPhotos, text: erasedText)
+        return records
     }
 
     /// Stores a photo file's bytes (once) and records that it is available.
@@ -187,6 +229,33 @@ public struct ContinuumStore: Sendable {
         let hash = try assets.store(data)
         try await markPhotoAvailable(hash, bytes: Int64(data.count))
         return hash
+    }
+
+    /// Moves a photo fetched from a peer into place and records it as available, only while a live post shows it:
+    /// a photo erased while it was downloading (its post deleted, or its photo replaced) is dropped instead.
+    /// Returns whether it was kept.
+    @discardableResult
+    public func commitFetchedPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
+        let now = Timestamp.now().milliseconds
+        let kept = try await write { db -> Bool in
+            guard
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0",
+                    arguments: [hash.bytes]
+                ) != nil
+            else { return false }
+            try assets.commit(file, as: hash)
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
+                arguments: [hash.bytes, bytes, now]
+            )
+            try db.execute(sql: "DELETE FROM peer_lack WHERE sha256 = ?", arguments: [hash.bytes])
+            return true
+        }
+        if !kept { assets.erase(hash) }
+        try? FileManager.default.removeItem(at: file)
+        return kept
     }
 
     /// Records that a complete, verified photo is on disk.

@@ -22,7 +22,7 @@ extension ContinuumStore {
         try await read { db in
             try Row.fetchAll(
                 db,
-                sql: "SELECT rowid, id, author, seq, bytes FROM record WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                sql: "SELECT rowid, id, author, seq, bytes, content FROM record WHERE rowid > ? ORDER BY rowid LIMIT ?",
                 arguments: [rowid, limit]
             ).map(StoredRecord.init(row:))
         }
@@ -46,7 +46,7 @@ extension ContinuumStore {
             let cursor = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT rowid, id, author, seq, bytes FROM record
+                    SELECT rowid, id, author, seq, bytes, content FROM record
                     WHERE author = ? AND seq BETWEEN ? AND ? ORDER BY seq LIMIT ?
                     """,
                 arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound), limit]
@@ -72,7 +72,7 @@ extension ContinuumStore {
                 let row = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT count(*) AS n, coalesce(sum(length(bytes)), 0) AS b FROM record
+                        SELECT count(*) AS n, coalesce(sum(length(bytes) + coalesce(length(content), 0)), 0) AS b FROM record
                         WHERE author = ? AND seq BETWEEN ? AND ?
                         """,
                     arguments: [author.bytes, Int64(range.lowerBound), Int64(range.upperBound)]
@@ -258,13 +258,17 @@ extension ContinuumStore {
 }
 
 extension StoredRecord {
+    /// From a row with the record's header (`bytes`) and content: what is sent is the header, then the content
+    /// unless it was erased.
     init(row: Row) {
+        var bytes = [UInt8](row["bytes"] as Data)
+        if let content = row["content"] as Data? { bytes.append(contentsOf: content) }
         self.init(
             rowid: row["rowid"],
             id: RecordID(unchecked: row["id"]),
             author: AuthorID(unchecked: row["author"]),
             sequence: UInt64(row["seq"] as Int64),
-            bytes: [UInt8](row["bytes"] as Data)
+            bytes: bytes
         )
     }
 }

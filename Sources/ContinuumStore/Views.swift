@@ -9,6 +9,8 @@ public struct PhotoSummary: Sendable, Hashable {
     public let mediaType: MediaType
     public let width: UInt32
     public let height: UInt32
+    /// When the photo was taken, if the post says.
+    public let takenAt: Timestamp?
     /// True when the complete photo is on this node's disk.
     public let available: Bool
 }
@@ -22,6 +24,7 @@ public struct PostSummary: Sendable, Hashable {
     public let caption: String
     /// True when the caption comes from an Edit record.
     public let edited: Bool
+    /// When it was posted: what the feed orders, pages and filters by.
     public let createdAt: Timestamp
     public let commentCount: Int
     public let location: Coordinate?
@@ -47,6 +50,7 @@ public struct PostSummary: Sendable, Hashable {
             mediaType: MediaType(rawValue: row["media_type"]) ?? .jpeg,
             width: UInt32(row["width"] as Int64),
             height: UInt32(row["height"] as Int64),
+            takenAt: (row["taken_at"] as Int64?).map(Timestamp.init(milliseconds:)),
             available: row["available"]
         )
     }
@@ -173,6 +177,10 @@ public struct IngestReport: Sendable, Hashable {
     public var forks: [ForkSummary] = []
     /// Stored, but ignored by every view because it breaks a rule (such as an edit of someone else's post).
     public var ignored: [Rejection] = []
+    /// Photos erased because no live post shows them any more (a delete, or an edit that replaced the photo).
+    public var erasedPhotos: [AssetHash] = []
+    /// Whether text was erased (a caption, comment or edit).
+    public var erasedText = false
 
     /// A record and the rule it breaks.
     public struct Rejection: Sendable, Hashable {

@@ -84,7 +84,7 @@ public enum SyncEvent: Sendable, Hashable {
     /// A comment was stored.
     case commentAdded(CommentID, post: PostID, author: AuthorID, text: String)
     /// An edit of a post's caption was stored (it applies when its author is the post's).
-    case postEdited(PostID, author: AuthorID, caption: String)
+    case postEdited(PostID, author: AuthorID, caption: String?)
     /// A deletion was stored (it applies to the targets of the same author).
     case deleted([RecordID], author: AuthorID)
     /// A notification was made.

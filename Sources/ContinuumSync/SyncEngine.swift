@@ -96,8 +96,11 @@ public actor SyncEngine {
         guard theirs.protocolVersion == WireLimits.protocolVersion else {
             throw WireError(
                 .unsupportedVersion,
-                "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
-                    + "version \(WireLimits.protocolVersion)"
+                theirs.protocolVersion < WireLimits.protocolVersion
+                    ? "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
+                        + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
+                    : "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
+                        + "version \(WireLimits.protocolVersion): upgrade this continuum-node"
             )
         }
         guard theirs.network == configuration.network else {
@@ -302,7 +305,7 @@ public actor SyncEngine {
             let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
             // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
             // but neither pushed nor shown as an event.
-            let contents = wantsContents ? records.map { try? RecordFormat.decode($0.bytes).content } : []
+            let contents = wantsContents ? records.map { try? SignedRecord(bytes: $0.bytes) } : []
             for (peer, session) in sessions {
                 guard let wanted = interest[peer], !wanted.isEmpty else {
                     await session.gossip(records)
@@ -310,8 +313,8 @@ public actor SyncEngine {
                 }
                 var pushes: [StoredRecord] = []
                 var rest: [StoredRecord] = []
-                for (record, content) in zip(records, contents) {
-                    if let content, Self.concernedPosts(content).contains(where: { wanted[$0] != nil }) {
+                for (record, parsed) in zip(records, contents) {
+                    if let parsed, parsed.header.references.posts.contains(where: { wanted[$0] != nil }) {
                         pushes.append(record)
                     } else {
                         rest.append(record)
@@ -321,22 +324,13 @@ public actor SyncEngine {
                 if !rest.isEmpty { await session.gossip(rest) }
             }
             if !subscribers.isEmpty {
-                for (record, content) in zip(records, contents) {
-                    if let content { emitStored(content, id: record.id) }
+                for (record, parsed) in zip(records, contents) {
+                    if let content = parsed?.content { emitStored(content, id: record.id) }
                 }
             }
             if records.count < 1000 { break }
         }
         if stored { await emitNotifications() }
-    }
-
-    /// The posts a record is about: a comment's or an edit's post, a deletion's targets.
-    static func concernedPosts(_ content: RecordContent) -> [PostID] {
-        switch content.body {
-        case .comment(let post, _), .edit(let post, _): [post]
-        case .delete(let targets): targets.map { PostID(unchecked: $0.bytes) }
-        case .post, .profile: []
-        }
     }
 
     private func emitStored(_ content: RecordContent, id: RecordID) {
@@ -345,8 +339,8 @@ public actor SyncEngine {
             emit(.postAdded(PostID(unchecked: id.bytes), author: content.author, caption: caption))
         case .comment(let post, let text):
             emit(.commentAdded(CommentID(unchecked: id.bytes), post: post, author: content.author, text: text))
-        case .edit(let post, let caption):
-            emit(.postEdited(post, author: content.author, caption: caption))
+        case .edit(let post, let change):
+            emit(.postEdited(post, author: content.author, caption: change.caption))
         case .delete(let targets):
             emit(.deleted(targets, author: content.author))
         case .profile:

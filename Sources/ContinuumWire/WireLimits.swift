@@ -1,11 +1,11 @@
-/// The versions and size limits of sync protocol v1 (Docs/PROTOCOL.md §7.6).
+/// The versions and size limits of sync protocol v2 (Docs/PROTOCOL.md §7.6).
 ///
 /// A receiver refuses a frame that breaks one of them: it sends ERROR with the code and closes the connection.
 public enum WireLimits {
     /// The version byte of every frame.
     public static let frameVersion: UInt8 = 1
     /// The protocol version a node announces in HELLO.
-    public static let protocolVersion: UInt16 = 1
+    public static let protocolVersion: UInt16 = 2
     /// The largest frame body (version, type and payload; the 4-byte length prefix is not counted): 4 MiB.
     public static let maxFrameBytes = 4 * 1024 * 1024
     /// Records in one RECORDS frame.

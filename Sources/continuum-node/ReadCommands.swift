@@ -120,8 +120,9 @@ struct ShowCommand: AsyncParsableCommand {
         let summary = detail.post
         print("post     \(summary.id.hex)")
         print("author   \(Output.author(summary.author, summary.authorName))")
-        print("created  \(summary.createdAt.rfc3339)")
+        print("posted   \(summary.createdAt.rfc3339)")
         let photo = summary.photo
+        if let takenAt = photo.takenAt, takenAt != summary.createdAt { print("taken    \(takenAt.rfc3339)") }
         print(
             "photo    \(photo.mediaType.mimeType) \(photo.width)x\(photo.height), \(photo.bytes) bytes, "
                 + "sha256 \(photo.sha256.hex)\(photo.available ? "" : " (not here yet)")"

@@ -12,8 +12,9 @@ struct PostCommand: AsyncParsableCommand {
         discussion: """
             JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called. Every pixel \
             is decoded first: a damaged photo (truncated, or garbage after a valid header) is refused and nothing \
-            is stored. Without --location, the photo's EXIF GPS position is used; without --created-at, its EXIF \
-            date taken (read as UTC when the photo gives no time zone), else now.
+            is stored. Without --location, the photo's EXIF GPS position is used. The post's time is when it is \
+            posted; when the photo was taken comes from --taken-at, else its EXIF date taken (read as UTC when the \
+            photo gives no time zone), and is shown beside it.
             """
     )
 
@@ -35,13 +36,13 @@ struct PostCommand: AsyncParsableCommand {
     var location: String?
 
     @Option(
-        name: .customLong("created-at"),
+        name: .customLong("taken-at"),
         help: ArgumentHelp(
-            "The post's time, RFC 3339 (default: the photo's EXIF date taken, else now).",
+            "When the photo was taken, RFC 3339 (default: the photo's EXIF date taken, if any).",
             valueName: "TIME"
         )
     )
-    var createdAt: String?
+    var takenAt: String?
 
     @Flag(
         name: .customLong("no-auto-follow"),
@@ -54,7 +55,7 @@ struct PostCommand: AsyncParsableCommand {
             throw ValidationError("a caption is required and must not be blank: --caption TEXT")
         }
         if let location { _ = try Parse.coordinate(location, option: "--location") }
-        if let createdAt { _ = try Self.time(createdAt) }
+        if let takenAt { _ = try Self.time(takenAt) }
     }
 
     /// An RFC 3339 time (`2024-07-14T16:20:00Z`, `2024-07-14T18:20:00.250+02:00`) between 1970 and 9999.
@@ -68,7 +69,7 @@ struct PostCommand: AsyncParsableCommand {
         }
         guard let date, (0...Limits.latestTimestamp).contains(Timestamp(date).milliseconds) else {
             throw ValidationError(
-                "--created-at '\(text)' is not an RFC 3339 time between 1970 and 9999, such as 2024-07-14T16:20:00Z"
+                "--taken-at '\(text)' is not an RFC 3339 time between 1970 and 9999, such as 2024-07-14T16:20:00Z"
             )
         }
         return Timestamp(date)
@@ -88,7 +89,7 @@ struct PostCommand: AsyncParsableCommand {
             photo: .file(url, contents: data),
             caption: caption ?? "",
             location: try location.map { try Parse.coordinate($0, option: "--location") },
-            createdAt: try createdAt.map(Self.time),
+            takenAt: try takenAt.map(Self.time),
             autoFollow: !noAutoFollow
         )
         let id: PostID

@@ -1,0 +1,391 @@
+import Crypto
+import Foundation
+
+/// The record format v2 of Docs/PROTOCOL.md §2: a signed header that commits to the content by length and
+/// SHA-256, then the content, which can be erased while the header stays verifiable.
+///
+/// ```
+/// record  = header || content        (content absent once erased; a delete has none)
+/// header  = signed || signature      (the record id is SHA-256 of the header)
+/// content = salt[16] || fields       (by kind)
+/// ```
+public enum RecordFormat {
+    /// "CNTM": the first four bytes of every record.
+    public static let magic: [UInt8] = [0x43, 0x4E, 0x54, 0x4D]
+    /// The format version this code writes and reads.
+    public static let version: UInt8 = 2
+    /// Length of an Ed25519 signature.
+    public static let signatureBytes = 64
+    /// Length of the random salt that starts every content, so that its hash in the header does not give away a
+    /// short text that was erased (a guess of "yes" could otherwise be checked against the hash).
+    public static let saltBytes = 16
+    /// SHA-256 of no bytes: the content hash of a delete.
+    public static let emptyContentHash = Data(SHA256.hash(data: [UInt8]()))
+
+    // MARK: Encoding
+
+    /// The content bytes of a body with its salt; empty for a delete. Checks every field first.
+    public static func encodeContent(_ content: RecordContent, salt: [UInt8]) throws(RecordError) -> [UInt8] {
+        try validate(content)
+        precondition(salt.count == saltBytes, "a content's salt is \(saltBytes) bytes")
+        if case .delete = content.body { return [] }
+        var writer = ByteWriter()
+        writer.raw(salt)
+        switch content.body {
+        case .profile(let name):
+            writer.string8(name)
+        case .post(let caption, let photo, let location):
+            writer.string16(caption)
+            writePhoto(photo, &writer)
+            writeLocation(location, &writer)
+        case .comment(_, let text):
+            writer.string16(text)
+        case .edit(_, let change):
+            var flags: UInt8 = 0
+            if change.caption != nil { flags |= EditFlags.caption }
+            if change.photo != nil { flags |= EditFlags.photo }
+            switch change.location {
+            case .unchanged: break
+            case .set: flags |= EditFlags.locationSet
+            case .removed: flags |= EditFlags.locationRemoved
+            }
+            writer.u8(flags)
+            if let caption = change.caption { writer.string16(caption) }
+            if let photo = change.photo { writePhoto(photo, &writer) }
+            if case .set(let location) = change.location {
+                writer.i32(location.latitudeE7)
+                writer.i32(location.longitudeE7)
+            }
+        case .delete:
+            break
+        }
+        return writer.bytes
+    }
+
+    /// The header's signed bytes for a content and its encoded content bytes: exactly what gets signed.
+    public static func encodeHeader(_ content: RecordContent, contentBytes: [UInt8]) throws(RecordError) -> [UInt8] {
+        try validate(content)
+        var writer = ByteWriter()
+        writer.raw(magic)
+        writer.u8(version)
+        writer.u8(content.kind.rawValue)
+        writer.raw(content.author.bytes)
+        writer.u64(content.sequence)
+        if let previous = content.previous { writer.raw(previous.bytes) }
+        writer.i64(content.createdAt.milliseconds)
+        switch content.body.references {
+        case .none: break
+        case .post(let post): writer.raw(post.bytes)
+        case .targets(let targets):
+            writer.u16(UInt16(targets.count))
+            for target in targets { writer.raw(target.bytes) }
+        }
+        writer.u32(UInt32(contentBytes.count))
+        writer.raw(SHA256.hash(data: contentBytes))
+        return writer.bytes
+    }
+
+    private enum EditFlags {
+        static let caption: UInt8 = 0x01
+        static let photo: UInt8 = 0x02
+        static let locationSet: UInt8 = 0x04
+        static let locationRemoved: UInt8 = 0x08
+        static let all: UInt8 = 0x0F
+    }
+
+    private static func writePhoto(_ photo: PhotoReference, _ writer: inout ByteWriter) {
+        writer.raw(photo.sha256.bytes)
+        writer.u64(photo.byteCount)
+        writer.u8(photo.mediaType.rawValue)
+        writer.u32(photo.width)
+        writer.u32(photo.height)
+        if let takenAt = photo.takenAt {
+            writer.u8(1)
+            writer.i64(takenAt.milliseconds)
+        } else {
+            writer.u8(0)
+        }
+    }
+
+    private static func writeLocation(_ location: Coordinate?, _ writer: inout ByteWriter) {
+        if let location {
+            writer.u8(1)
+            writer.i32(location.latitudeE7)
+            writer.i32(location.longitudeE7)
+        } else {
+            writer.u8(0)
+        }
+    }
+
+    // MARK: Decoding
+
+    /// A record's bytes parsed: its header, its body when the content is present, and where the header's signed
+    /// bytes and the header end.
+    public struct Decoded: Sendable {
+        public var header: RecordHeader
+        /// Nil when the record is a header alone (its content erased, or withheld).
+        public var body: RecordBody?
+        /// The header's signed bytes: `bytes[..<signedLength]`.
+        public var signedLength: Int
+        /// The header, signature included: `bytes[..<headerLength]`; the content follows.
+        public var headerLength: Int
+    }
+
+    /// Parses record bytes (a header alone, or a header and its content) and checks every field; a content that
+    /// does not match the header's length and SHA-256 is refused. The signature is parsed, not verified.
+    public static func decode(_ bytes: [UInt8]) throws(RecordError) -> Decoded {
+        guard bytes.count <= Limits.recordBytes else {
+            throw .tooLong(field: "record", bytes: bytes.count, limit: Limits.recordBytes)
+        }
+        var reader = ByteReader(bytes)
+        let header = try readHeader(&reader)
+        let signedLength = reader.offset
+        guard reader.remaining >= signatureBytes else { throw .malformed("truncated at signature") }
+        let headerLength = signedLength + signatureBytes
+        let contentBytes = bytes.count - headerLength
+        var body: RecordBody?
+        if contentBytes > 0 || !header.hasContent {
+            guard contentBytes == Int(header.contentLength) else {
+                throw .contentMismatch(
+                    header.hasContent
+                        ? "the content is \(contentBytes) bytes; the header says \(header.contentLength)"
+                        : "a \(header.kind.name) has no content, but \(contentBytes) bytes follow its signature"
+                )
+            }
+            let content = bytes[headerLength...]
+            guard Data(SHA256.hash(data: content)) == header.contentHash else {
+                throw .contentMismatch("its SHA-256 is not the one the header gives")
+            }
+            var contentReader = ByteReader(Array(content))
+            body = try readContent(of: header, &contentReader)
+            guard contentReader.remaining == 0 else {
+                throw .malformed("\(contentReader.remaining) trailing bytes in the content")
+            }
+            try validate(
+                RecordContent(
+                    author: header.author,
+                    sequence: header.sequence,
+                    previous: header.previous,
+                    createdAt: header.createdAt,
+                    body: body!
+                )
+            )
+        }
+        return Decoded(header: header, body: body, signedLength: signedLength, headerLength: headerLength)
+    }
+
+    private static func readHeader(_ reader: inout ByteReader) throws(RecordError) -> RecordHeader {
+        guard try reader.raw(4, "magic").elementsEqual(magic) else { throw .malformed("not a continuum record") }
+        let version = try reader.u8("version")
+        guard version == Self.version else {
+            throw .malformed(
+                version == 1
+                    ? "record format version 1 is not read any more; this node reads version \(Self.version)"
+                    : "unknown record format version \(version)"
+            )
+        }
+        let kindByte = try reader.u8("kind")
+        guard let kind = RecordKind(rawValue: kindByte) else { throw .malformed("unknown record kind \(kindByte)") }
+        let author = AuthorID(unchecked: try reader.raw(32, "author"))
+        let sequence = try reader.u64("sequence")
+        guard (1...Limits.maxSequence).contains(sequence) else {
+            throw .outOfRange("sequence \(sequence) must be 1 ... \(Limits.maxSequence)")
+        }
+        let previous = sequence > 1 ? RecordID(unchecked: try reader.raw(32, "previous")) : nil
+        let createdAt = Timestamp(milliseconds: try reader.i64("createdAt"))
+        guard (0...Limits.latestTimestamp).contains(createdAt.milliseconds) else {
+            throw .outOfRange("createdAt \(createdAt.milliseconds) is outside 1970 ... 9999")
+        }
+        let references: RecordReferences
+        switch kind {
+        case .profile, .post:
+            references = .none
+        case .comment, .edit:
+            references = .post(PostID(unchecked: try reader.raw(32, "post")))
+        case .delete:
+            let count = Int(try reader.u16("target count"))
+            guard count <= Limits.deleteTargets else {
+                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
+            }
+            var targets: [RecordID] = []
+            targets.reserveCapacity(count)
+            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
+            try checkTargets(targets)
+            references = .targets(targets)
+        }
+        let contentLength = try reader.u32("content length")
+        let contentHash = try reader.raw(32, "content hash")
+        let limit = Limits.contentBytes(kind)
+        if kind == .delete {
+            guard contentLength == 0, contentHash == emptyContentHash else {
+                throw .malformed("a delete has no content: its content length must be 0 and its hash that of no bytes")
+            }
+        } else {
+            guard (UInt32(saltBytes + 2)...UInt32(limit)).contains(contentLength) else {
+                throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(saltBytes + 2) ... \(limit)")
+            }
+        }
+        return RecordHeader(
+            kind: kind,
+            author: author,
+            sequence: sequence,
+            previous: previous,
+            createdAt: createdAt,
+            references: references,
+            contentLength: contentLength,
+            contentHash: contentHash
+        )
+    }
+
+    /// The content fields, after the salt, as the header's kind lays them out.
+    private static func readContent(of header: RecordHeader, _ reader: inout ByteReader) throws(RecordError)
+        -> RecordBody
+    {
+        if header.kind == .delete, case .targets(let targets) = header.references { return .delete(targets: targets) }
+        _ = try reader.raw(saltBytes, "salt")
+        switch (header.kind, header.references) {
+        case (.profile, _):
+            return .profile(name: try reader.string8("name", limit: Limits.nameBytes))
+        case (.post, _):
+            let caption = try reader.string16("caption", limit: Limits.captionBytes)
+            let photo = try readPhoto(&reader)
+            return .post(caption: caption, photo: photo, location: try readLocation(&reader))
+        case (.comment, .post(let post)):
+            return .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
+        case (.edit, .post(let post)):
+            let flags = try reader.u8("edit flags")
+            guard flags & ~EditFlags.all == 0 else { throw .malformed("edit flags \(flags) set an unknown bit") }
+            guard flags & EditFlags.locationSet == 0 || flags & EditFlags.locationRemoved == 0 else {
+                throw .malformed("an edit cannot both set and remove the location")
+            }
+            var change = PostChange()
+            if flags & EditFlags.caption != 0 {
+                change.caption = try reader.string16("caption", limit: Limits.captionBytes)
+            }
+            if flags & EditFlags.photo != 0 { change.photo = try readPhoto(&reader) }
+            if flags & EditFlags.locationSet != 0 {
+                change.location = .set(
+                    Coordinate(latitudeE7: try reader.i32("latitude"), longitudeE7: try reader.i32("longitude"))
+                )
+            } else if flags & EditFlags.locationRemoved != 0 {
+                change.location = .removed
+            }
+            return .edit(post: post, change: change)
+        default:
+            throw .malformed("a \(header.kind.name) has no content")
+        }
+    }
+
+    private static func readPhoto(_ reader: inout ByteReader) throws(RecordError) -> PhotoReference {
+        let hash = AssetHash(unchecked: try reader.raw(32, "photo.sha256"))
+        let byteCount = try reader.u64("photo.bytes")
+        let mediaByte = try reader.u8("photo.mediaType")
+        guard let mediaType = MediaType(rawValue: mediaByte) else {
+            throw .outOfRange("unknown media type code \(mediaByte)")
+        }
+        let width = try reader.u32("photo.width")
+        let height = try reader.u32("photo.height")
+        let takenAt: Timestamp?
+        switch try reader.u8("taken-at flag") {
+        case 0: takenAt = nil
+        case 1: takenAt = Timestamp(milliseconds: try reader.i64("takenAt"))
+        case let flag: throw .malformed("taken-at flag is \(flag); it must be 0 or 1")
+        }
+        return PhotoReference(
+            sha256: hash,
+            byteCount: byteCount,
+            mediaType: mediaType,
+            width: width,
+            height: height,
+            takenAt: takenAt
+        )
+    }
+
+    private static func readLocation(_ reader: inout ByteReader) throws(RecordError) -> Coordinate? {
+        switch try reader.u8("location flag") {
+        case 0: return nil
+        case 1: return Coordinate(latitudeE7: try reader.i32("latitude"), longitudeE7: try reader.i32("longitude"))
+        case let flag: throw .malformed("location flag is \(flag); it must be 0 or 1")
+        }
+    }
+
+    // MARK: Field rules
+
+    /// The checks that do not need any other record: ranges, lengths, text rules.
+    public static func validate(_ content: RecordContent) throws(RecordError) {
+        guard (1...Limits.maxSequence).contains(content.sequence) else {
+            throw .outOfRange("sequence \(content.sequence) must be 1 ... \(Limits.maxSequence)")
+        }
+        guard (content.sequence == 1) == (content.previous == nil) else {
+            throw .malformed("previous must be present exactly when sequence > 1")
+        }
+        guard (0...Limits.latestTimestamp).contains(content.createdAt.milliseconds) else {
+            throw .outOfRange("createdAt \(content.createdAt.milliseconds) is outside 1970 ... 9999")
+        }
+        switch content.body {
+        case .profile(let name):
+            try checkText(name, field: "name", limit: Limits.nameBytes, multiline: false)
+        case .post(let caption, let photo, let location):
+            try checkText(caption, field: "caption", limit: Limits.captionBytes, multiline: true)
+            try checkPhoto(photo)
+            if let location { try checkLocation(location) }
+        case .comment(_, let text):
+            try checkText(text, field: "text", limit: Limits.commentBytes, multiline: true)
+        case .edit(_, let change):
+            guard !change.isEmpty else { throw .outOfRange("an edit must change the caption, photo or location") }
+            if let caption = change.caption {
+                try checkText(caption, field: "caption", limit: Limits.captionBytes, multiline: true)
+            }
+            if let photo = change.photo { try checkPhoto(photo) }
+            if case .set(let location) = change.location { try checkLocation(location) }
+        case .delete(let targets):
+            try checkTargets(targets)
+        }
+    }
+
+    private static func checkPhoto(_ photo: PhotoReference) throws(RecordError) {
+        guard (1...Limits.photoBytes).contains(photo.byteCount) else {
+            throw .outOfRange("photo size \(photo.byteCount) must be 1 ... \(Limits.photoBytes) bytes")
+        }
+        guard (1...Limits.photoDimension).contains(photo.width), (1...Limits.photoDimension).contains(photo.height)
+        else {
+            throw .outOfRange("photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)")
+        }
+        if let takenAt = photo.takenAt, !(0...Limits.latestTimestamp).contains(takenAt.milliseconds) {
+            throw .outOfRange("takenAt \(takenAt.milliseconds) is outside 1970 ... 9999")
+        }
+    }
+
+    private static func checkLocation(_ location: Coordinate) throws(RecordError) {
+        guard location.isInRange else {
+            throw .outOfRange("location \(location.latitudeE7),\(location.longitudeE7) is not on Earth")
+        }
+    }
+
+    private static func checkTargets(_ targets: [RecordID]) throws(RecordError) {
+        guard !targets.isEmpty else { throw .outOfRange("a delete needs at least one target") }
+        guard targets.count <= Limits.deleteTargets else {
+            throw .tooLong(field: "delete targets", bytes: targets.count, limit: Limits.deleteTargets)
+        }
+        for index in targets.indices.dropFirst() where !(targets[index - 1] < targets[index]) {
+            throw .malformed("delete targets must be in strictly ascending order, without repeats")
+        }
+    }
+
+    /// Text must be non-blank and free of control characters other than tab and, where allowed, newline.
+    static func checkText(_ text: String, field: String, limit: Int, multiline: Bool) throws(RecordError) {
+        let length = text.utf8.count
+        guard length <= limit else { throw .tooLong(field: field, bytes: length, limit: limit) }
+        guard !TextRules.isBlank(text) else { throw .outOfRange("\(field) is blank") }
+        for scalar in text.unicodeScalars {
+            let value = scalar.value
+            let allowed = value == 0x09 || (multiline && value == 0x0A)
+            if (value < 0x20 || value == 0x7F) && !allowed {
+                let hex = String(value, radix: 16, uppercase: true)
+                throw .outOfRange(
+                    "\(field) contains control character U+\(String(repeating: "0", count: 4 - hex.count) + hex)"
+                )
+            }
+        }
+    }
+}
