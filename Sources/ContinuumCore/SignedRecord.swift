@@ -98,6 +98,8 @@ public struct VerifiedRecord: Sendable, Hashable {
     public var header: RecordHeader { record.header }
     /// The whole record; nil when only the header is here.
     public var content: RecordContent? { record.content }
+    /// The kind-specific fields; nil when only the header is here.
+    public var body: RecordBody? { record.body }
     public var bytes: [UInt8] { record.bytes }
 
     /// The same verified record without its content (the signature covers the header alone).

@@ -48,8 +48,8 @@ struct IngestTests {
         let expected = Expected(records)
         // The history must exercise every rule, or this test could not fail.
         #expect(expected.captions.count > 100)
-        #expect(records.contains { if case .edit = $0.content.body { true } else { false } })
-        #expect(records.contains { if case .delete = $0.content.body { true } else { false } })
+        #expect(records.contains { if case .edit = $0.body! { true } else { false } })
+        #expect(records.contains { if case .delete = $0.body! { true } else { false } })
 
         var random = SplitMix64(seed: 99)
         var reference: VisibleState?
@@ -58,8 +58,8 @@ struct IngestTests {
             let shuffled = records.shuffled(using: &random)
             var seenPosts: Set<RecordID> = []
             for record in shuffled {
-                if case .post = record.content.body { seenPosts.insert(record.id) }
-                if case .comment(let post, _) = record.content.body, !seenPosts.contains(post.record) {
+                if case .post = record.body! { seenPosts.insert(record.id) }
+                if case .comment(let post, _) = record.body!, !seenPosts.contains(post.record) {
                     commentsBeforePost += 1
                 }
             }
@@ -149,7 +149,7 @@ struct IngestTests {
         second.make(.profile(name: "A"), by: 0)
         let twoA = first.make(.profile(name: "A2"), by: 0)
         let twoB = second.make(.profile(name: "B2"), by: 0, at: Timestamp(milliseconds: 5))
-        #expect(twoA.content.sequence == twoB.content.sequence && twoA.id != twoB.id)
+        #expect(twoA.header.sequence == twoB.header.sequence && twoA.id != twoB.id)
         let temporary = try TemporaryStore()
         _ = try await temporary.store.ingest([one, twoA])
         let report = try await temporary.store.ingest([twoB])
@@ -157,20 +157,20 @@ struct IngestTests {
         #expect(report.forks.first?.kept == twoA.id && report.forks.first?.refused == twoB.id)
         #expect(try await temporary.store.forks().map(\.refused) == [twoB.id])
         #expect(try await temporary.store.counts().forks == 1)
-        #expect(try await temporary.store.displayName(of: one.content.author) == "A2")
+        #expect(try await temporary.store.displayName(of: one.header.author) == "A2")
 
         // A record whose `previous` contradicts the held record before it is a fork too.
         let threeB = second.make(.profile(name: "B3"), by: 0)
         let chain = try await temporary.store.ingest([threeB])
         #expect(chain.forks.first?.reason == "previous does not match the held record")
-        #expect(try await temporary.store.clock()[one.content.author] == 2)
+        #expect(try await temporary.store.clock()[one.header.author] == 2)
     }
 
     @Test("the clock counts only the contiguous prefix of each log")
     func logHeads() async throws {
         var factory = RecordFactory(authorCount: 1, seed: 6)
         let records = (0..<5).map { _ in factory.post(by: 0) }
-        let author = records[0].content.author
+        let author = records[0].header.author
         let temporary = try TemporaryStore()
         _ = try await temporary.store.ingest([records[0], records[2], records[4]])
         #expect(try await temporary.store.clock()[author] == 1)
@@ -190,8 +190,8 @@ struct IngestTests {
         let identity = NodeIdentity.generate()
         let first = try await temporary.store.append(.profile(name: "Me"), by: identity)
         let second = try await temporary.store.append(.profile(name: "Me again"), by: identity)
-        #expect(first.content.sequence == 1 && second.content.sequence == 2)
-        #expect(second.content.previous == first.id)
+        #expect(first.header.sequence == 1 && second.header.sequence == 2)
+        #expect(second.header.previous == first.id)
         #expect(try SignedRecord(bytes: second.bytes).verify().id == second.id)
         #expect(try await temporary.store.displayName(of: identity.author) == "Me again")
     }
