@@ -222,7 +222,9 @@ public enum RecordFormat {
             }
         } else {
             guard (UInt32(saltBytes + 2)...UInt32(limit)).contains(contentLength) else {
-                throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(saltBytes + 2) ... \(limit)")
+                throw .outOfRange(
+                    "content length \(contentLength) of a \(kind.name) must be \(saltBytes + 2) ... \(limit)"
+                )
             }
         }
         return RecordHeader(
@@ -238,7 +240,10 @@ public enum RecordFormat {
     }
 
     /// The content fields, after the salt, as the header's kind lays them out.
-    private static func readContent(of header: RecordHeader, _ reader: inout ByteReader) throws(RecordError)
+    private static func readContent(
+        of header: RecordHeader,
+        _ reader: inout ByteReader
+    ) throws(RecordError)
         -> RecordBody
     {
         if header.kind == .delete, case .targets(let targets) = header.references { return .delete(targets: targets) }
@@ -349,7 +354,9 @@ public enum RecordFormat {
         }
         guard (1...Limits.photoDimension).contains(photo.width), (1...Limits.photoDimension).contains(photo.height)
         else {
-            throw .outOfRange("photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)")
+            throw .outOfRange(
+                "photo is \(photo.width)x\(photo.height); each side must be 1 ... \(Limits.photoDimension)"
+            )
         }
         if let takenAt = photo.takenAt, !(0...Limits.latestTimestamp).contains(takenAt.milliseconds) {
             throw .outOfRange("takenAt \(takenAt.milliseconds) is outside 1970 ... 9999")

@@ -387,4 +387,3 @@ public enum TextRules {
         text.unicodeScalars.allSatisfy { $0.properties.isWhitespace }
     }
 }
-

@@ -46,6 +46,9 @@ public struct NotificationSummary: Sendable, Hashable {
     /// True when the record arrived by catch-up after this node and the author's were apart.
     public let whileOffline: Bool
     public let delivery: Delivery
+    /// The post it is about, in words a person recognises even once it is deleted and its content erased: when it
+    /// was posted, by whom, with how many comments. Nil while the post is not here.
+    public var about: PostHeadline?
 
     public init(
         id: Int64,
@@ -71,6 +74,31 @@ public struct NotificationSummary: Sendable, Hashable {
         self.read = read
         self.whileOffline = whileOffline
         self.delivery = delivery
+    }
+}
+
+/// What is known of a post without its content: enough to name it once it is erased.
+public struct PostHeadline: Sendable, Hashable {
+    public let author: AuthorID
+    public let authorName: String?
+    public let postedAt: Timestamp
+    public let commentCount: Int
+    public let deleted: Bool
+
+    public init(author: AuthorID, authorName: String?, postedAt: Timestamp, commentCount: Int, deleted: Bool) {
+        self.author = author
+        self.authorName = authorName
+        self.postedAt = postedAt
+        self.commentCount = commentCount
+        self.deleted = deleted
+    }
+
+    /// "Alice's post of 2026-11-20 14:02 UTC, 3 comments".
+    public var words: String {
+        let who = authorName ?? author.short
+        let time = postedAt.rfc3339
+        let minute = "\(time.prefix(10)) \(time.dropFirst(11).prefix(5)) UTC"
+        return "\(who)'s post of \(minute), \(commentCount) comment\(commentCount == 1 ? "" : "s")"
     }
 }
 

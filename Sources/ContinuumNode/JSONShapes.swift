@@ -196,6 +196,8 @@ public struct NotificationJSON: Encodable, Sendable {
     let read: Bool
     let whileOffline: Bool
     let delivery: String
+    /// The post it is about, named without its content: who posted it, when, with how many comments.
+    @Nullable var postHeadline: PostHeadlineJSON?
 
     public init(_ notification: NotificationSummary) {
         id = notification.id
@@ -209,6 +211,27 @@ public struct NotificationJSON: Encodable, Sendable {
         read = notification.read
         whileOffline = notification.whileOffline
         delivery = notification.delivery.rawValue
+        postHeadline = notification.about.map(PostHeadlineJSON.init)
+    }
+}
+
+/// A post named without its content (Docs/CLI.md, "Notification object").
+public struct PostHeadlineJSON: Encodable, Sendable {
+    let author: AuthorID
+    @Nullable var authorName: String?
+    let postedAt: RFC3339Time
+    let commentCount: Int
+    let deleted: Bool
+    /// The same in words: "Alice's post of 2026-11-20 14:02 UTC, 3 comments".
+    let words: String
+
+    init(_ headline: PostHeadline) {
+        author = headline.author
+        authorName = headline.authorName
+        postedAt = RFC3339Time(headline.postedAt)
+        commentCount = headline.commentCount
+        deleted = headline.deleted
+        words = headline.words
     }
 }
 

@@ -70,7 +70,8 @@ public struct WatchEvent: Sendable, Encodable {
         return switch notification.kind {
         case .comment: "\(who) commented on \(notification.post.short): \(notification.text ?? "")\(offline)"
         case .edited: "\(who) edited \(notification.post.short): \(notification.text ?? "")\(offline)"
-        case .deleted: "\(who) deleted \(notification.post.short), a post you follow\(offline)"
+        case .deleted:
+            "\(who) deleted a post you follow: \(notification.about?.words ?? "post \(notification.post.short)")\(offline)"
         case .post: "\(who) posted \(notification.post.short): \(notification.text ?? "")\(offline)"
         }
     }

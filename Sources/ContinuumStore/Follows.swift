@@ -31,11 +31,25 @@ extension NotificationSummary {
             whileOffline: row["while_offline"],
             delivery: Delivery(rawValue: row["delivery"]) ?? .live
         )
+        if let author = row["post_author"] as Data? {
+            about = PostHeadline(
+                author: AuthorID(unchecked: author),
+                authorName: row["post_author_name"],
+                postedAt: Timestamp(milliseconds: row["post_created_at"]),
+                commentCount: row["post_comment_count"],
+                deleted: row["post_deleted"]
+            )
+        }
     }
 
     static let selectSQL = """
-        SELECT notification.*, profile.name AS author_name FROM notification
+        SELECT notification.*, profile.name AS author_name, post.author AS post_author,
+               post_profile.name AS post_author_name, post.created_at AS post_created_at,
+               post.comment_count AS post_comment_count, post.deleted AS post_deleted
+        FROM notification
         LEFT JOIN profile ON profile.author = notification.author
+        LEFT JOIN post ON post.id = notification.post
+        LEFT JOIN profile AS post_profile ON post_profile.author = post.author
         """
 }
 

@@ -196,7 +196,8 @@ struct Ingest {
                 """,
             arguments: [
                 // The header alone: evidence of the fork, without content its author may erase.
-                record.id.bytes, record.author.bytes, Int64(record.sequence), held, reason, Data(record.headerBytes), now,
+                record.id.bytes, record.author.bytes, Int64(record.sequence), held, reason, Data(record.headerBytes),
+                now,
             ]
         )
         return ForkSummary(
@@ -253,7 +254,12 @@ struct Ingest {
 
     /// Applies a stored record to the views. `body` is nil for a header alone; `erased` says its content was
     /// erased by its author (the record is then shown as deleted where it has a row at all).
-    private mutating func applyToViews(_ header: RecordHeader, _ body: RecordBody?, erased: Bool, id: RecordID)
+    private mutating func applyToViews(
+        _ header: RecordHeader,
+        _ body: RecordBody?,
+        erased: Bool,
+        id: RecordID
+    )
         throws
     {
         let author = header.author.bytes
@@ -377,7 +383,13 @@ struct Ingest {
         ).execute(arguments: [id.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds])
     }
 
-    private func insertComment(_ header: RecordHeader, id: RecordID, post: PostID, text: String, deleted: Bool)
+    private func insertComment(
+        _ header: RecordHeader,
+        id: RecordID,
+        post: PostID,
+        text: String,
+        deleted: Bool
+    )
         throws
     {
         try db.cachedStatement(

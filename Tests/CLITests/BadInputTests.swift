@@ -38,8 +38,8 @@ struct BadInputTests {
             status: 1
         ),
         Case(
-            arguments: ["post", "FIXTURE:lake.png", "--caption", "x", "--created-at", "yesterday"],
-            message: "--created-at 'yesterday' is not an RFC 3339 time",
+            arguments: ["post", "FIXTURE:lake.png", "--caption", "x", "--taken-at", "yesterday"],
+            message: "--taken-at 'yesterday' is not an RFC 3339 time",
             status: 64
         ),
         Case(arguments: ["post", "/nonexistent/photo.jpg", "--caption", "x"], message: "cannot read", status: 1),

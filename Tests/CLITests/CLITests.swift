@@ -104,11 +104,14 @@ struct CLITests {
 
         let status = try cli.run("status", "--json").json()
         let store = try #require(status["store"] as? [String: Any])
-        #expect(store["posts"] as? Int == 3 && store["comments"] as? Int == 0 && store["photos"] as? Int == 4)
+        // The deleted post's photo was erased with it: three photos, those of the live posts.
+        #expect(store["posts"] as? Int == 3 && store["comments"] as? Int == 0 && store["photos"] as? Int == 3)
         #expect((status["node"] as? [String: Any])?["name"] as? String == "Alice")
     }
 
-    @Test("post takes its location and time from EXIF unless told, and makes a thumbnail without EXIF")
+    @Test(
+        "post takes its location and time taken from EXIF unless told, is posted now, and makes a thumbnail without EXIF"
+    )
     func exifDefaults() throws {
         let cli = CLI()
         defer { cli.remove() }
@@ -119,15 +122,21 @@ struct CLITests {
             let id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             return try cli.run("show", id, "--json").json()
         }
-        // EXIF: 2023-05-06 07:08:09 at +02:00; S 33°51'35.9" E 151°12'40".
+        // EXIF: 2023-05-06 07:08:09 at +02:00; S 33°51'35.9" E 151°12'40". Taken then; posted now.
         let fromExif = try post()
-        #expect(fromExif["createdAt"] as? String == "2023-05-06T05:08:09.000Z")
+        #expect(fromExif["takenAt"] as? String == "2023-05-06T05:08:09.000Z")
+        let posted = ISO8601DateFormatter.withMilliseconds.date(from: fromExif["createdAt"] as? String ?? "")
+        #expect(posted.map { abs($0.timeIntervalSinceNow) < 60 } == true, "\(fromExif)")
+        // The post is at the top of the feed, and inside --since 5d, though its photo is three years old.
+        #expect(try cli.feedIDs().first == fromExif["id"] as? String)
+        let recent = try cli.run("feed", "--since", "5d", "--json").json()
+        #expect((recent["posts"] as? [[String: Any]])?.first?["id"] as? String == fromExif["id"] as? String)
         let location = try #require(fromExif["location"] as? [String: Any])
         #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
         #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
         // Told: the options win.
-        let told = try post("--created-at", "2020-01-02T03:04:05+01:00", "--location", "1.5,-2.25")
-        #expect(told["createdAt"] as? String == "2020-01-02T02:04:05.000Z")
+        let told = try post("--taken-at", "2020-01-02T03:04:05+01:00", "--location", "1.5,-2.25")
+        #expect(told["takenAt"] as? String == "2020-01-02T02:04:05.000Z")
         #expect((told["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
         // No EXIF date: now.
         let before = Date()
@@ -137,6 +146,7 @@ struct CLITests {
             ISO8601DateFormatter.withMilliseconds.date(from: lakePost["createdAt"] as? String ?? "")
         )
         #expect(abs(created.timeIntervalSince(before)) < 30)
+        #expect(lakePost["takenAt"] is NSNull)
         #expect(lakePost["location"] == nil || lakePost["location"] is NSNull)
         // The thumbnail: made at once, under photos/thumbs/, without EXIF (so without GPS).
         let thumbs = cli.data.appendingPathComponent("photos/thumbs")

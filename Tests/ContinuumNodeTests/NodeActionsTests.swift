@@ -89,13 +89,17 @@ struct NodeActionsTests {
         let draft = NewPost(
             photo: .upload(temporary, sha256: hash, bytes: UInt64(bytes.count)),
             caption: "Waterfall",
-            createdAt: Timestamp(milliseconds: 1_721_000_000_000),
+            takenAt: Timestamp(milliseconds: 1_721_000_000_000),
             autoFollow: false
         )
+        let before = Timestamp.now()
         let id = try await fixture.actions.post(draft, by: fixture.me)
         #expect(!FileManager.default.fileExists(atPath: temporary.path))
         #expect(try await fixture.store.hasPhoto(hash))
-        #expect(try await fixture.store.post(id)?.post.createdAt == Timestamp(milliseconds: 1_721_000_000_000))
+        // Posted now; taken when the draft says.
+        let stored = try #require(try await fixture.store.post(id)?.post)
+        #expect(stored.createdAt >= before && stored.createdAt <= Timestamp.now())
+        #expect(stored.photo.takenAt == Timestamp(milliseconds: 1_721_000_000_000))
         #expect(!(try await fixture.store.isFollowing(id)))
         #expect(await fixture.engine.heard == ["records"])
     }

@@ -17,11 +17,11 @@ struct IngestTests {
             var deleted: Set<Data> = []  // "target|author"
             var comments: [(id: RecordID, post: PostID, author: AuthorID)] = []
             for record in records {
-                let content = record.content
+                guard let content = record.content else { continue }
                 switch content.body {
                 case .post(let caption, _, _): posts[PostID(record.id)] = (content.author, caption)
-                case .edit(let post, let caption):
-                    if (latestEdit[post]?.seq ?? 0) < content.sequence {
+                case .edit(let post, let change):
+                    if let caption = change.caption, (latestEdit[post]?.seq ?? 0) < content.sequence {
                         latestEdit[post] = (content.sequence, caption, content.author)
                     }
                 case .delete(let targets):

@@ -57,6 +57,6 @@ extension Array {
 extension VerifiedRecord {
     /// The caption of a Post record.
     var caption: String? {
-        if case .post(let caption, _, _) = content.body { caption } else { nil }
+        if case .post(let caption, _, _) = body { caption } else { nil }
     }
 }

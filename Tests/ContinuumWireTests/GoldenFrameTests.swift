@@ -33,18 +33,19 @@ struct GoldenFrameTests {
                     plaintext: true
                 )
             ),
-            hex: "0000004b 01 01 0001 \(repeated("aa", 32)) \(repeated("bb", 32)) 01 1cf3 03 416e6e"
+            hex: "0000004b 01 01 0002 \(repeated("aa", 32)) \(repeated("bb", 32)) 01 1cf3 03 416e6e"
         ),
-        // length 72 | HELLO | protocol 2 | no flags | not listening | no name
+        // length 72 | HELLO | protocol 1 (any version is well formed; the session refuses it) | no flags | not
+        // listening | no name
         Golden(
             message: .hello(
                 Hello(
-                    protocolVersion: 2,
+                    protocolVersion: 1,
                     network: NetworkID(bytes: [UInt8](repeating: 0xaa, count: 32))!,
                     node: author(0xbb)
                 )
             ),
-            hex: "00000048 01 01 0002 \(repeated("aa", 32)) \(repeated("bb", 32)) 00 0000 00"
+            hex: "00000048 01 01 0001 \(repeated("aa", 32)) \(repeated("bb", 32)) 00 0000 00"
         ),
         // The HELLO example of Docs/PROTOCOL.md §7.7: the default network, identity A of the test vectors.
         Golden(
@@ -57,7 +58,7 @@ struct GoldenFrameTests {
                 )
             ),
             hex: """
-                0000004d 01 01 0001
+                0000004d 01 01 0002
                 f83a6b087032c223211534c5bde190784da595cd1d51cc1c0e664d4eecd77ebd
                 03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8
                 00 1cf3 05 416c696365

@@ -152,23 +152,26 @@ extension ISO8601DateFormatter {
         )
         #expect(noThumbnail.errorCode == "thumbnail_not_here")
 
-        // With neither location nor createdAt, the photo's EXIF GPS position and date taken are the defaults.
+        // With neither location nor takenAt, the photo's EXIF GPS position and date taken are the defaults; the post's
+        // own time is when it was posted.
         let exif = try await alice.http.upload(
             fields: [("caption", "Sydney at dawn")],
             files: [("photo", "rotated-gps.jpg", try fixture("media/rotated-gps.jpg"))]
         )
         #expect(exif.status == 201, "\(exif.text)")
-        #expect(exif.object["createdAt"] as? String == "2023-05-06T05:08:09.000Z")
+        #expect(exif.object["takenAt"] as? String == "2023-05-06T05:08:09.000Z")
+        let posted = (exif.object["createdAt"] as? String).flatMap(ISO8601DateFormatter.fractional.date(from:))
+        #expect(posted.map { abs($0.timeIntervalSinceNow) < 60 } == true, "posted now: \(exif.text)")
         let place = try #require(exif.object["location"] as? [String: Any])
         #expect(abs((place["latitude"] as? Double ?? 0) - -(33 + 51 / 60 + 35.9 / 3600)) < 1e-6)
         // Given ones win.
         let given = try await alice.http.upload(
             fields: [
-                ("caption", "Sydney, corrected"), ("location", "1.5,2.5"), ("createdAt", "2020-01-02T03:04:05Z"),
+                ("caption", "Sydney, corrected"), ("location", "1.5,2.5"), ("takenAt", "2020-01-02T03:04:05Z"),
             ],
             files: [("photo", "rotated-gps.jpg", try fixture("media/rotated-gps.jpg"))]
         )
-        #expect(given.object["createdAt"] as? String == "2020-01-02T03:04:05.000Z")
+        #expect(given.object["takenAt"] as? String == "2020-01-02T03:04:05.000Z")
         #expect((given.object["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
         for id in [exif.object["id"], given.object["id"]].compactMap({ $0 as? String }) {
             try await call(api, alice, "DELETE", "/api/posts/\(id)", expect: 200)
@@ -341,13 +344,13 @@ extension ISO8601DateFormatter {
             try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "g.jpg", $1.garbage)])
         },
         Bad(
-            description: "upload with a createdAt that is not a time",
+            description: "upload with a takenAt that is not a time",
             status: 400,
             code: "bad_request",
             message: "RFC 3339"
         ) {
             try await $0.http.upload(
-                fields: [("caption", "x"), ("createdAt", "yesterday")],
+                fields: [("caption", "x"), ("takenAt", "yesterday")],
                 files: [("photo", "a.jpg", $1.image)]
             )
         },
