@@ -21,6 +21,8 @@ struct Ingest {
     private(set) var erasedPhotos: Set<AssetHash> = []
     /// Whether text was erased in this transaction (the search index is then compacted, §2.6 of PROTOCOL.md).
     private(set) var erasedText = false
+    /// Records that came again with the content their author had erased: the content was dropped.
+    private(set) var droppedErasedContent = 0
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
@@ -102,17 +104,22 @@ struct Ingest {
     }
 
     /// A record held as a header alone (a peer sent it without its content) gets its content from a later copy,
-    /// unless its author erased it.
+    /// unless its author erased it: then the content is dropped, and counted.
     private mutating func fillContent(_ record: SignedRecord) throws {
         guard record.header.hasContent, let content = record.contentBytes, let body = record.body,
             try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT content IS NULL FROM record WHERE id = ? AND author = ?"),
-                arguments: [record.id.bytes, record.author.bytes]
-            ) == true,
-            try !isErased(record.header, id: record.id)
+                db.cachedStatement(
+                    sql: "SELECT content IS NULL FROM record WHERE author = ? AND seq = ?"
+                ),
+                arguments: [record.author.bytes, Int64(record.sequence)]
+            ) == true
         else { return }
-        try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE id = ?")
-            .execute(arguments: [Data(content), record.id.bytes])
+        if try isErased(record.header, id: record.id) {
+            droppedErasedContent += 1
+            return
+        }
+        try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE author = ? AND seq = ?")
+            .execute(arguments: [Data(content), record.author.bytes, Int64(record.sequence)])
         try applyToViews(record.header, body, erased: false, id: record.id)
     }
 

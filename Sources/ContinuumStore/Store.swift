@@ -134,9 +134,16 @@ public struct ContinuumStore: Sendable {
             try ingest.finish()
             report.erasedPhotos = ingest.erasedPhotos.sorted()
             report.erasedText = ingest.erasedText
+            report.droppedErasedContent = ingest.droppedErasedContent
             return report
         }
         try await finishErasure(photos: report.erasedPhotos, text: report.erasedText)
+        if report.droppedErasedContent > 0 {
+            logger.notice(
+                "dropped the content of records their authors erased; kept their headers only",
+                metadata: ["records": "\(report.droppedErasedContent)"]
+            )
+        }
         return report
     }
 

@@ -181,6 +181,8 @@ public struct IngestReport: Sendable, Hashable {
     public var erasedPhotos: [AssetHash] = []
     /// Whether text was erased (a caption, comment or edit).
     public var erasedText = false
+    /// Records that came again with the content their author had erased: the content was dropped.
+    public var droppedErasedContent = 0
 
     /// A record and the rule it breaks.
     public struct Rejection: Sendable, Hashable {

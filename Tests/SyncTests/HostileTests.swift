@@ -367,7 +367,7 @@ struct HostileTests {
     // MARK: - Helpers
 
     /// A plaintext node holding one post of its own, and a good plaintext peer connected to it and in sync.
-    private static func withTarget(_ body: (Target) async throws -> Void) async throws {
+    static func withTarget(_ body: (Target) async throws -> Void) async throws {
         let node = try TestNode("target")
         let peer = try TestNode("good-peer")
         defer {
@@ -398,7 +398,7 @@ struct HostileTests {
 }
 
 /// The node under attack, its good peer, its own post, and what it showed before the attack.
-private struct Target {
+struct Target {
     let node: TestNode
     let peer: TestNode
     let post: String
@@ -463,7 +463,7 @@ private struct Target {
 }
 
 /// What a node shows: its feed, the `store` part of `status --json`, its counts and its raw records.
-private struct Snapshot {
+struct Snapshot {
     let feed: String
     let store: [String: Int]
     let counts: StoreCounts
