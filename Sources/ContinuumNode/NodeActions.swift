@@ -123,11 +123,42 @@ public struct NodeActions: Sendable {
 
     /// Changes the caption of one of `identity`'s live posts; returns the Edit record's id.
     public func edit(_ post: PostID, caption: String, by identity: NodeIdentity) async throws -> RecordID {
+        try await edit(post, PostEdit(caption: caption), by: identity)
+    }
+
+    /// Changes any of the caption, photo and location of one of `identity`'s live posts, in one Edit record;
+    /// returns its id. A new photo is decoded whole first (``PhotoRefusal``), like a new post's; the photo it
+    /// replaces is erased, here and on every peer, unless another live post shows it (PROTOCOL.md §2.6).
+    public func edit(_ post: PostID, _ edit: PostEdit, by identity: NodeIdentity) async throws -> RecordID {
         try await requireOwner(try await store.resolveTarget(post.hex), identity: identity)
-        let body = RecordBody.edit(post: post, caption: caption)
+        var change = PostChange(caption: edit.caption, location: edit.location)
+        if let source = edit.photo {
+            let inspected = try await inspector.inspect(file: source.url)
+            let (hash, bytes) = source.hashAndSize()
+            change.photo = PhotoReference(
+                sha256: hash,
+                byteCount: bytes,
+                mediaType: inspected.info.mediaType,
+                width: inspected.info.width,
+                height: inspected.info.height,
+                takenAt: edit.takenAt ?? inspected.takenAt
+            )
+        }
+        let body = RecordBody.edit(post: post, change: change)
+        // Checked before anything touches the disk, so that a refused edit stores nothing at all.
         try Self.check(body)
+        if let source = edit.photo, let photo = change.photo {
+            switch source {
+            case .upload(let url, _, _):
+                try store.assets.commit(url, as: photo.sha256)
+                try await store.markPhotoAvailable(photo.sha256, bytes: Int64(photo.byteCount))
+            case .file(_, let contents):
+                _ = try await store.storePhoto(contents)
+            }
+        }
         let record = try await store.append(body, by: identity)
         await engine.recordsWritten()
+        if let photo = change.photo { await makeThumbnail(of: photo.sha256) }
         return record.id
     }
 
@@ -258,6 +289,28 @@ public struct NewPost: Sendable {
         self.location = location
         self.takenAt = takenAt
         self.autoFollow = autoFollow
+    }
+}
+
+/// What an edit changes in a post: at least one of its caption, photo and location.
+public struct PostEdit: Sendable {
+    public var caption: String?
+    /// A new photo, which replaces the post's (its own file is erased unless another post shows it).
+    public var photo: PhotoSource?
+    /// When the new photo was taken; nil: its EXIF date taken, if any.
+    public var takenAt: Timestamp?
+    public var location: PostChange.Location
+
+    public init(
+        caption: String? = nil,
+        photo: PhotoSource? = nil,
+        takenAt: Timestamp? = nil,
+        location: PostChange.Location = .unchanged
+    ) {
+        self.caption = caption
+        self.photo = photo
+        self.takenAt = takenAt
+        self.location = location
     }
 }
 
