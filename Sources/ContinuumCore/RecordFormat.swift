@@ -221,8 +221,11 @@ public enum RecordFormat {
                 throw .malformed("a delete has no content: its content length must be 0 and its hash that of no bytes")
             }
         } else {
-            guard (UInt32(saltBytes + 2)...UInt32(limit)).contains(contentLength) else {
-                throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(saltBytes + 2) ... \(limit)")
+            // The salt and at least a length prefix, or, for an edit, its flags: an edit that only removes the
+            // location (flags 08) has no field after them.
+            let smallest = saltBytes + (kind == .edit ? 1 : 2)
+            guard (UInt32(smallest)...UInt32(limit)).contains(contentLength) else {
+                throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(smallest) ... \(limit)")
             }
         }
         return RecordHeader(
