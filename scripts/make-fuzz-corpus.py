@@ -3,7 +3,8 @@
 
 The frames are encoded here, from Docs/PROTOCOL.md §7, not by the Swift code, so that the seeds do not depend on
 the encoder under test; the records are the signed test vectors of Tests/ContinuumCoreTests/Resources/vectors.json
-(scripts/protocol_vectors.py). The output is the same on every run. `scripts/fuzz.sh` checks that every seed
+(scripts/protocol_vectors.py): records of format version 2, each whole and, when it has a content, as its header
+alone (how an erased record travels). The output is the same on every run. `scripts/fuzz.sh` checks that every seed
 decodes without an error before it fuzzes.
 
 Usage:
@@ -78,7 +79,7 @@ def hello(version: int, net: bytes, node: bytes, plaintext: bool, port: int, nam
     return frame(HELLO, u16(version) + net + node + u8(1 if plaintext else 0) + u16(port) + u8(len(text)) + text)
 
 
-def frames(vectors: dict[str, bytes]) -> dict[str, bytes]:
+def frames(vectors: dict[str, bytes], headers: dict[str, bytes]) -> dict[str, bytes]:
     alice = bytes.fromhex("03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8")
     chunk = b"\xff\xd8\xff\xe0" + bytes(range(60))
     empty_clock_digest = hashlib.sha256(clock({})).digest()
@@ -92,9 +93,25 @@ def frames(vectors: dict[str, bytes]) -> dict[str, bytes]:
         "clock-since": frame(CLOCK_SINCE, u32(9) + empty_clock_digest + clock({ident(0x03): 4, alice: 1})),
         "clock-unknown": frame(CLOCK_UNKNOWN, u32(9)),
         "offer": frame(OFFER, u32(3) + u64(1234) + u64(5_678_901)),
-        "records": frame(RECORDS, u8(0) + records([vectors["A1 profile"], vectors["A2 post with location"]])),
+        "records": frame(
+            RECORDS,
+            u8(0)
+            + records([
+                vectors["A1 profile"],
+                vectors["A2 post with location and taken-at"],
+                headers["A3 post without location or taken-at"],
+            ]),
+        ),
         "records-live": frame(RECORDS, u8(1) + records([vectors["B1 comment"]])),
-        "push": frame(PUSH, records([vectors["A4 edit"], vectors["A5 delete"]])),
+        "push": frame(
+            PUSH,
+            records([
+                vectors["A4 edit of the caption"],
+                vectors["A5 edit of the photo and location"],
+                headers["A6 edit removing the location"],
+                vectors["A7 delete"],
+            ]),
+        ),
         "ack": frame(ACK, clock({ident(0x09): 42, alice: 6})),
         "ack-empty": frame(ACK, clock({})),
         "request": frame(REQUEST, u32(2) + ident(0x01) + u64(1) + u64(1) + alice + u64(2) + u64(6)),
@@ -137,12 +154,17 @@ def sessions(out: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def corpus() -> dict[str, bytes]:
-    vectors = {v["name"]: bytes.fromhex(v["record"]) for v in json.loads(VECTORS_PATH.read_text())["vectors"]}
-    out = frames(vectors)
+    items = json.loads(VECTORS_PATH.read_text())["vectors"]
+    vectors = {v["name"]: bytes.fromhex(v["record"]) for v in items}
+    headers = {v["name"]: bytes.fromhex(v["header"]) for v in items}
+    out = frames(vectors, headers)
     files = {f"frame/{name}": data for name, data in out.items()}
     files.update({f"session/{name}": data for name, data in sessions(out).items()})
     for name, data in vectors.items():
-        files["record/" + name.lower().replace(" ", "-")] = data
+        stem = "record/" + name.lower().replace(" ", "-")
+        files[stem] = data
+        if headers[name] != data:  # a delete has no content: its header alone is the record whole
+            files[stem + ".header-alone"] = headers[name]
     return files
 
 

@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Golden test vectors for the continuum record format (Docs/PROTOCOL.md), from an independent implementation.
+"""Golden test vectors for the continuum record format v2 (Docs/PROTOCOL.md §2 - §4.1), from an independent
+implementation.
 
-This is a second implementation of the canonical record encoding, written from the protocol text and not by
-calling the Swift code, so that the Swift tests can check their bytes against it. It builds six records from
-fixed inputs, decodes them back with its own decoder, verifies their Ed25519 signatures, checks that every
-single-bit flip of every record makes decoding or verification fail, and checks a list of invalid records
-that the decoder must refuse.
+This is a second implementation of the record encoding, written from the protocol text and not by calling or
+reading the Swift code, so that the Swift tests can check their bytes against it. A record is a signed header
+that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
+which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
+
+It builds eight records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone;
+decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them; checks that every
+single-bit flip of every record, whole or header alone, is refused (by the decoder, the content-hash check or
+the signature); checks a list of invalid records that must be refused and a few edge cases that must be
+accepted; and checks that the largest record of each kind has the size the table of §2.5 gives.
 
 Usage:
     python3 scripts/protocol_vectors.py            check: vectors.json and the vector section of PROTOCOL.md are
@@ -39,8 +45,10 @@ END_MARK = "<!-- END GENERATED VECTORS -->"
 # ---------------------------------------------------------------------------------------------------------------
 
 MAGIC = b"CNTM"
-VERSION = 1
+VERSION = 2
 SIGNATURE_BYTES = 64
+SALT_BYTES = 16
+EMPTY_HASH = hashlib.sha256(b"").digest()  # the content hash of a delete, which has no content
 
 KIND_CODES = {"profile": 1, "post": 2, "comment": 3, "edit": 4, "delete": 5}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
@@ -60,15 +68,47 @@ MAX_SEQUENCE = (1 << 53) - 1  # 9007199254740991: exact in a signed 64-bit integ
 LATITUDE_E7 = 900_000_000
 LONGITUDE_E7 = 1_800_000_000
 
+# The flags of an edit's content (§2.5).
+EDIT_CAPTION, EDIT_PHOTO, EDIT_LOCATION_SET, EDIT_LOCATION_REMOVED = 0x01, 0x02, 0x04, 0x08
+EDIT_KNOWN = 0x0F
+
+# A photo (§2.5): sha256, bytes, media type, width, height, taken-at flag (50), and the takenAt (8) when known.
+PHOTO_LENGTH = 32 + 8 + 1 + 4 + 4 + 1
+# The largest content of each kind, salt included, from the fields of §2.5.
+CONTENT_MAX = {
+    "profile": SALT_BYTES + 1 + NAME_BYTES,
+    "post": SALT_BYTES + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 1 + 8,
+    "comment": SALT_BYTES + 2 + COMMENT_BYTES,
+    "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 8,
+}
+# The smallest content length a header may give. §2.1 says "18 … the kind's limit" for every kind but delete, but
+# §2.5 lets an edit do nothing but remove the location (flags 08, no field): its content is the salt and the flags,
+# 17 bytes. This follows §2.5 for an edit; the vector "A6 edit removing location" is such a record.
+CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SALT_BYTES + 2, "edit": SALT_BYTES + 1}
+# The table of §2.5: (largest content, largest record) by kind. Checked against records built here.
+SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
+              "delete": (0, 8380)}
+
 # The Unicode White_Space property (PropList.txt), spelled out so that this does not depend on str.isspace().
 WHITE_SPACE = frozenset(
     [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F,
      0x205F, 0x3000]
 )
 
+# A record, as this script models it, is a dict:
+#   author, sequence, previous (bytes or None), createdAt, kind, salt (16 bytes; None for a delete), body
+# and the body by kind:
+#   profile  {name}
+#   post     {caption, photo, location}           location: None or {latitudeE7, longitudeE7}
+#   comment  {post, text}
+#   edit     {post, caption, photo, location}     caption, photo: None when unchanged;
+#                                                 location: "unchanged", "removed" or {latitudeE7, longitudeE7}
+#   delete   {targets}
+# A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known)}.
+
 
 class Invalid(Exception):
-    """A record or content that the protocol refuses."""
+    """A record that the protocol refuses."""
 
 
 def check_text(text: str, field: str, limit: int, multiline: bool) -> None:
@@ -84,111 +124,181 @@ def check_text(text: str, field: str, limit: int, multiline: bool) -> None:
             raise Invalid(f"{field} contains control character U+{value:04X}")
 
 
-def validate(content: dict) -> None:
-    """The checks that need no other record (Docs/PROTOCOL.md §3, §4.1), signature aside."""
-    if len(content["author"]) != 32:
+def check_timestamp(value: int, field: str) -> None:
+    if not 0 <= value <= LATEST_TIMESTAMP:
+        raise Invalid(f"{field} {value} is outside 1970 ... 9999")
+
+
+def check_photo(photo: dict) -> None:
+    if len(photo["sha256"]) != 32:
+        raise Invalid("photo sha256 must be 32 bytes")
+    if not 1 <= photo["bytes"] <= PHOTO_BYTES:
+        raise Invalid("photo size out of range")
+    if photo["mediaType"] not in MEDIA_CODES:
+        raise Invalid("unknown media type")
+    if not (1 <= photo["width"] <= PHOTO_DIMENSION and 1 <= photo["height"] <= PHOTO_DIMENSION):
+        raise Invalid("photo dimensions out of range")
+    if photo["takenAt"] is not None:
+        check_timestamp(photo["takenAt"], "takenAt")
+
+
+def check_location(location: dict) -> None:
+    if not (abs(location["latitudeE7"]) <= LATITUDE_E7 and abs(location["longitudeE7"]) <= LONGITUDE_E7):
+        raise Invalid("location is not on Earth")
+
+
+def check_targets(targets: list[bytes]) -> None:
+    if not targets:
+        raise Invalid("a delete needs at least one target")
+    if len(targets) > DELETE_TARGETS:
+        raise Invalid("too many delete targets")
+    if any(len(t) != 32 for t in targets):
+        raise Invalid("targets must be 32 bytes")
+    if any(not a < b for a, b in zip(targets, targets[1:])):
+        raise Invalid("delete targets must be strictly ascending")
+
+
+def validate(record: dict) -> None:
+    """The checks that need no other record (§3, §4.1), signature aside."""
+    if len(record["author"]) != 32:
         raise Invalid("author must be 32 bytes")
-    sequence = content["sequence"]
+    sequence = record["sequence"]
     if not 1 <= sequence <= MAX_SEQUENCE:
         raise Invalid(f"sequence {sequence} must be 1 ... {MAX_SEQUENCE}")
-    previous = content["previous"]
+    previous = record["previous"]
     if (sequence == 1) != (previous is None):
         raise Invalid("previous must be present exactly when sequence > 1")
     if previous is not None and len(previous) != 32:
         raise Invalid("previous must be 32 bytes")
-    if not 0 <= content["createdAt"] <= LATEST_TIMESTAMP:
-        raise Invalid("createdAt is outside 1970 ... 9999")
-    kind, body = content["kind"], content["body"]
+    check_timestamp(record["createdAt"], "createdAt")
+    kind, body = record["kind"], record["body"]
+    if kind not in KIND_CODES:
+        raise Invalid(f"unknown kind {kind!r}")
+    if (record["salt"] is None) != (kind == "delete") or (record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
+        raise Invalid("every content but a delete's starts with a 16-byte salt; a delete has no content")
     if kind == "profile":
         check_text(body["name"], "name", NAME_BYTES, multiline=False)
     elif kind == "post":
         check_text(body["caption"], "caption", CAPTION_BYTES, multiline=True)
-        if len(body["sha256"]) != 32:
-            raise Invalid("photo sha256 must be 32 bytes")
-        if not 1 <= body["bytes"] <= PHOTO_BYTES:
-            raise Invalid("photo size out of range")
-        if body["mediaType"] not in MEDIA_CODES:
-            raise Invalid("unknown media type")
-        if not (1 <= body["width"] <= PHOTO_DIMENSION and 1 <= body["height"] <= PHOTO_DIMENSION):
-            raise Invalid("photo dimensions out of range")
-        lat, lon = body["latitudeE7"], body["longitudeE7"]
-        if (lat is None) != (lon is None):
-            raise Invalid("latitude and longitude come together")
-        if lat is not None and not (abs(lat) <= LATITUDE_E7 and abs(lon) <= LONGITUDE_E7):
-            raise Invalid("location is not on Earth")
-    elif kind in ("comment", "edit"):
+        check_photo(body["photo"])
+        if body["location"] is not None:
+            check_location(body["location"])
+    elif kind == "comment":
         if len(body["post"]) != 32:
             raise Invalid("post id must be 32 bytes")
-        if kind == "comment":
-            check_text(body["text"], "text", COMMENT_BYTES, multiline=True)
-        else:
+        check_text(body["text"], "text", COMMENT_BYTES, multiline=True)
+    elif kind == "edit":
+        if len(body["post"]) != 32:
+            raise Invalid("post id must be 32 bytes")
+        if body["caption"] is None and body["photo"] is None and body["location"] == "unchanged":
+            raise Invalid("an edit must change the caption, the photo or the location")
+        if body["caption"] is not None:
             check_text(body["caption"], "caption", CAPTION_BYTES, multiline=True)
-    elif kind == "delete":
-        targets = body["targets"]
-        if not targets:
-            raise Invalid("a delete needs at least one target")
-        if len(targets) > DELETE_TARGETS:
-            raise Invalid("too many delete targets")
-        if any(len(t) != 32 for t in targets):
-            raise Invalid("targets must be 32 bytes")
-        if any(not a < b for a, b in zip(targets, targets[1:])):
-            raise Invalid("delete targets must be strictly ascending")
+        if body["photo"] is not None:
+            check_photo(body["photo"])
+        if body["location"] not in ("unchanged", "removed"):
+            check_location(body["location"])
     else:
-        raise Invalid(f"unknown kind {kind!r}")
+        check_targets(body["targets"])
 
 
-def encode_fields(content: dict) -> list[tuple[str, bytes]]:
-    """The signed part of a record as labelled fields, in order. Validates first."""
-    validate(content)
-    fields: list[tuple[str, bytes]] = [
-        ("magic", MAGIC),
-        ("version", bytes([VERSION])),
-        ("kind", bytes([KIND_CODES[content["kind"]]])),
-        ("author", content["author"]),
-        ("sequence", struct.pack(">Q", content["sequence"])),
-    ]
-    if content["previous"] is not None:
-        fields.append(("previous", content["previous"]))
-    fields.append(("createdAt", struct.pack(">q", content["createdAt"])))
-    body = content["body"]
-    kind = content["kind"]
+def edit_flags(body: dict) -> int:
+    flags = 0
+    if body["caption"] is not None:
+        flags |= EDIT_CAPTION
+    if body["photo"] is not None:
+        flags |= EDIT_PHOTO
+    if body["location"] == "removed":
+        flags |= EDIT_LOCATION_REMOVED
+    elif body["location"] != "unchanged":
+        flags |= EDIT_LOCATION_SET
+    return flags
+
+
+def content_fields(record: dict) -> list[tuple[str, bytes]]:
+    """The content as labelled fields, in order (§2.5); none for a delete. Validates first."""
+    validate(record)
+    kind, body = record["kind"], record["body"]
+    if kind == "delete":
+        return []
+    fields: list[tuple[str, bytes]] = [("salt", record["salt"])]
 
     def string(field: str, text: str, prefix: str) -> None:
         data = text.encode("utf-8")
         fields.append((f"{field} length", struct.pack(prefix, len(data))))
         fields.append((field, data))
 
+    def photo(p: dict) -> None:
+        fields.append(("photo sha256", p["sha256"]))
+        fields.append(("photo bytes", struct.pack(">Q", p["bytes"])))
+        fields.append(("media type", bytes([MEDIA_CODES[p["mediaType"]]])))
+        fields.append(("width", struct.pack(">I", p["width"])))
+        fields.append(("height", struct.pack(">I", p["height"])))
+        if p["takenAt"] is None:
+            fields.append(("taken-at flag", b"\x00"))
+        else:
+            fields.append(("taken-at flag", b"\x01"))
+            fields.append(("takenAt", struct.pack(">q", p["takenAt"])))
+
+    def coordinates(location: dict) -> None:
+        fields.append(("latitudeE7", struct.pack(">i", location["latitudeE7"])))
+        fields.append(("longitudeE7", struct.pack(">i", location["longitudeE7"])))
+
     if kind == "profile":
         string("name", body["name"], ">B")
     elif kind == "post":
         string("caption", body["caption"], ">H")
-        fields.append(("photo sha256", body["sha256"]))
-        fields.append(("photo bytes", struct.pack(">Q", body["bytes"])))
-        fields.append(("media type", bytes([MEDIA_CODES[body["mediaType"]]])))
-        fields.append(("width", struct.pack(">I", body["width"])))
-        fields.append(("height", struct.pack(">I", body["height"])))
-        if body["latitudeE7"] is None:
+        photo(body["photo"])
+        if body["location"] is None:
             fields.append(("location flag", b"\x00"))
         else:
             fields.append(("location flag", b"\x01"))
-            fields.append(("latitudeE7", struct.pack(">i", body["latitudeE7"])))
-            fields.append(("longitudeE7", struct.pack(">i", body["longitudeE7"])))
+            coordinates(body["location"])
     elif kind == "comment":
-        fields.append(("post", body["post"]))
         string("text", body["text"], ">H")
-    elif kind == "edit":
+    else:  # edit
+        fields.append(("edit flags", bytes([edit_flags(body)])))
+        if body["caption"] is not None:
+            string("caption", body["caption"], ">H")
+        if body["photo"] is not None:
+            photo(body["photo"])
+        if body["location"] not in ("unchanged", "removed"):
+            coordinates(body["location"])
+    return fields
+
+
+def encode_content(record: dict) -> bytes:
+    return b"".join(data for _, data in content_fields(record))
+
+
+def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
+    """The header's signed bytes as labelled fields, in order (§2.1), for a record and its content."""
+    validate(record)
+    kind, body = record["kind"], record["body"]
+    fields: list[tuple[str, bytes]] = [
+        ("magic", MAGIC),
+        ("version", bytes([VERSION])),
+        ("kind", bytes([KIND_CODES[kind]])),
+        ("author", record["author"]),
+        ("sequence", struct.pack(">Q", record["sequence"])),
+    ]
+    if record["previous"] is not None:
+        fields.append(("previous", record["previous"]))
+    fields.append(("createdAt", struct.pack(">q", record["createdAt"])))
+    if kind in ("comment", "edit"):
         fields.append(("post", body["post"]))
-        string("caption", body["caption"], ">H")
     elif kind == "delete":
         fields.append(("target count", struct.pack(">H", len(body["targets"]))))
         for index, target in enumerate(body["targets"]):
             fields.append((f"target {index}", target))
+    fields.append(("content length", struct.pack(">I", len(content))))
+    fields.append(("content hash", hashlib.sha256(content).digest()))
     return fields
 
 
-def encode(content: dict) -> bytes:
-    """The canonical signed bytes of the content."""
-    return b"".join(data for _, data in encode_fields(content))
+def encode_signed(record: dict, content: bytes) -> bytes:
+    """The header's signed bytes: what the author signs."""
+    return b"".join(data for _, data in header_fields(record, content))
 
 
 class Reader:
@@ -223,17 +333,82 @@ class Reader:
             raise Invalid(f"{field} is not valid UTF-8") from None
 
 
-def decode(record: bytes) -> tuple[dict, int]:
-    """Parses and validates a whole record (signature included). Returns the content and the signed length.
-    The signature is not verified here."""
-    if len(record) > RECORD_BYTES:
+def read_photo(r: Reader) -> dict:
+    sha = r.take(32, "photo sha256")
+    size = r.uint(8, "photo bytes")
+    media = r.uint(1, "media type")
+    if media not in MEDIA_TYPES:
+        raise Invalid(f"unknown media type code {media}")
+    width = r.uint(4, "width")
+    height = r.uint(4, "height")
+    flag = r.uint(1, "taken-at flag")
+    if flag == 0:
+        taken_at = None
+    elif flag == 1:
+        taken_at = r.sint(8, "takenAt")
+    else:
+        raise Invalid(f"taken-at flag is {flag}")
+    return {"sha256": sha, "bytes": size, "mediaType": MEDIA_TYPES[media], "width": width, "height": height,
+            "takenAt": taken_at}
+
+
+def read_coordinates(r: Reader) -> dict:
+    return {"latitudeE7": r.sint(4, "latitudeE7"), "longitudeE7": r.sint(4, "longitudeE7")}
+
+
+def decode_content(kind: str, post: bytes | None, content: bytes) -> tuple[bytes, dict]:
+    """The salt and the body of a (non-delete) content, which must be used up exactly."""
+    r = Reader(content)
+    salt = r.take(SALT_BYTES, "salt")
+    body: dict
+    if kind == "profile":
+        body = {"name": r.text(1, "name", NAME_BYTES)}
+    elif kind == "post":
+        caption = r.text(2, "caption", CAPTION_BYTES)
+        photo = read_photo(r)
+        flag = r.uint(1, "location flag")
+        if flag == 0:
+            location = None
+        elif flag == 1:
+            location = read_coordinates(r)
+        else:
+            raise Invalid(f"location flag is {flag}")
+        body = {"caption": caption, "photo": photo, "location": location}
+    elif kind == "comment":
+        body = {"post": post, "text": r.text(2, "text", COMMENT_BYTES)}
+    else:  # edit
+        flags = r.uint(1, "edit flags")
+        if flags & ~EDIT_KNOWN:
+            raise Invalid(f"edit flags {flags:02x} set bits 4 ... 7")
+        if flags & EDIT_LOCATION_SET and flags & EDIT_LOCATION_REMOVED:
+            raise Invalid("an edit cannot both set and remove the location")
+        if flags == 0:
+            raise Invalid("an edit must change the caption, the photo or the location")
+        caption = r.text(2, "caption", CAPTION_BYTES) if flags & EDIT_CAPTION else None
+        photo = read_photo(r) if flags & EDIT_PHOTO else None
+        location: str | dict = "unchanged"
+        if flags & EDIT_LOCATION_SET:
+            location = read_coordinates(r)
+        elif flags & EDIT_LOCATION_REMOVED:
+            location = "removed"
+        body = {"post": post, "caption": caption, "photo": photo, "location": location}
+    if r.remaining:
+        raise Invalid(f"{r.remaining} bytes left over after the content's fields")
+    return salt, body
+
+
+def decode(data: bytes) -> dict:
+    """Parses and checks a record, whole or header alone (§4.1, all but the signature). Returns a dict with the
+    header's fields, `record` (the record as this script models it, or None for a header alone), `signedLength`
+    and `headerLength`."""
+    if len(data) > RECORD_BYTES:
         raise Invalid("record too long")
-    r = Reader(record)
+    r = Reader(data)
     if r.take(4, "magic") != MAGIC:
         raise Invalid("not a continuum record")
     version = r.uint(1, "version")
     if version != VERSION:
-        raise Invalid(f"unknown version {version}")
+        raise Invalid(f"record format version {version} is not read (this reads version {VERSION})")
     kind_code = r.uint(1, "kind")
     if kind_code not in KIND_NAMES:
         raise Invalid(f"unknown kind {kind_code}")
@@ -244,71 +419,76 @@ def decode(record: bytes) -> tuple[dict, int]:
         raise Invalid(f"sequence {sequence} must be 1 ... {MAX_SEQUENCE}")
     previous = r.take(32, "previous") if sequence > 1 else None
     created_at = r.sint(8, "createdAt")
-    body: dict
-    if kind == "profile":
-        body = {"name": r.text(1, "name", NAME_BYTES)}
-    elif kind == "post":
-        caption = r.text(2, "caption", CAPTION_BYTES)
-        sha = r.take(32, "photo sha256")
-        size = r.uint(8, "photo bytes")
-        media = r.uint(1, "media type")
-        if media not in MEDIA_TYPES:
-            raise Invalid(f"unknown media type code {media}")
-        width = r.uint(4, "width")
-        height = r.uint(4, "height")
-        flag = r.uint(1, "location flag")
-        if flag == 0:
-            lat = lon = None
-        elif flag == 1:
-            lat = r.sint(4, "latitudeE7")
-            lon = r.sint(4, "longitudeE7")
-        else:
-            raise Invalid(f"location flag is {flag}")
-        body = {"caption": caption, "sha256": sha, "bytes": size, "mediaType": MEDIA_TYPES[media],
-                "width": width, "height": height, "latitudeE7": lat, "longitudeE7": lon}
-    elif kind == "comment":
+    check_timestamp(created_at, "createdAt")
+    post = None
+    targets = None
+    if kind in ("comment", "edit"):
         post = r.take(32, "post")
-        body = {"post": post, "text": r.text(2, "text", COMMENT_BYTES)}
-    elif kind == "edit":
-        post = r.take(32, "post")
-        body = {"post": post, "caption": r.text(2, "caption", CAPTION_BYTES)}
-    else:
+    elif kind == "delete":
         count = r.uint(2, "target count")
-        if count > DELETE_TARGETS:
-            raise Invalid("too many delete targets")
-        body = {"targets": [r.take(32, "target") for _ in range(count)]}
+        if not 1 <= count <= DELETE_TARGETS:
+            raise Invalid(f"a delete has 1 ... {DELETE_TARGETS} targets, not {count}")
+        targets = [r.take(32, "target") for _ in range(count)]
+        check_targets(targets)
+    content_length = r.uint(4, "content length")
+    content_hash = r.take(32, "content hash")
+    if kind == "delete":
+        if content_length != 0 or content_hash != EMPTY_HASH:
+            raise Invalid("a delete has no content: length 0, and the hash of no bytes")
+    elif not CONTENT_MIN[kind] <= content_length <= CONTENT_MAX[kind]:
+        raise Invalid(f"content length {content_length} of a {kind} is out of range")
     signed_length = r.offset
-    if r.remaining != SIGNATURE_BYTES:
-        raise Invalid("truncated at signature" if r.remaining < SIGNATURE_BYTES else "trailing bytes")
-    content = {"author": author, "sequence": sequence, "previous": previous, "createdAt": created_at,
-               "kind": kind, "body": body}
-    validate(content)
-    return content, signed_length
+    r.take(SIGNATURE_BYTES, "signature")
+    header_length = r.offset
+    content = data[header_length:]
+    header = {"kind": kind, "author": author, "sequence": sequence, "previous": previous, "createdAt": created_at,
+              "post": post, "targets": targets, "contentLength": content_length, "contentHash": content_hash,
+              "signedLength": signed_length, "headerLength": header_length, "record": None}
+    if kind == "delete":
+        if content:
+            raise Invalid("a delete has no content, but bytes follow its signature")
+        salt, body = None, {"targets": targets}
+    elif not content:
+        return header  # the header alone
+    elif len(content) != content_length:
+        raise Invalid(f"the content is {len(content)} bytes; the header says {content_length}")
+    elif hashlib.sha256(content).digest() != content_hash:
+        raise Invalid("the content does not match its header's hash")
+    else:
+        salt, body = decode_content(kind, post, content)
+    record = {"author": author, "sequence": sequence, "previous": previous, "createdAt": created_at, "kind": kind,
+              "salt": salt, "body": body}
+    validate(record)
+    header["record"] = record
+    return header
 
 
 def public_key(seed: bytes) -> bytes:
     return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
-def sign(seed: bytes, content: dict) -> bytes:
-    """The whole record: signed bytes, then the Ed25519 signature over exactly those bytes."""
-    assert content["author"] == public_key(seed), "a node signs only its own records"
-    signed = encode(content)
-    return signed + Ed25519PrivateKey.from_private_bytes(seed).sign(signed)
+def sign(seed: bytes, record: dict) -> tuple[bytes, bytes]:
+    """The header (signed bytes and Ed25519 signature) and the content of a record."""
+    assert record["author"] == public_key(seed), "a node signs only its own records"
+    content = encode_content(record)
+    signed = encode_signed(record, content)
+    return signed + Ed25519PrivateKey.from_private_bytes(seed).sign(signed), content
 
 
-def verify(record: bytes) -> dict:
-    """Decodes and verifies a record; returns its content or raises Invalid."""
-    content, signed_length = decode(record)
+def verify(data: bytes) -> dict:
+    """Decodes and verifies a record, whole or header alone; returns what decode returns, or raises Invalid."""
+    decoded = decode(data)
+    signed, header = data[: decoded["signedLength"]], data[: decoded["headerLength"]]
     try:
-        Ed25519PublicKey.from_public_bytes(content["author"]).verify(record[signed_length:], record[:signed_length])
+        Ed25519PublicKey.from_public_bytes(decoded["author"]).verify(header[len(signed):], signed)
     except (InvalidSignature, ValueError):
         raise Invalid("bad signature") from None
-    return content
+    return decoded
 
 
-def record_id(record: bytes) -> bytes:
-    return hashlib.sha256(record).digest()
+def record_id(header: bytes) -> bytes:
+    """SHA-256 of the header, signature included (§2.3): the same for the record whole and its header alone."""
+    return hashlib.sha256(header).digest()
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -317,72 +497,101 @@ def record_id(record: bytes) -> bytes:
 
 SEED_A = bytes(range(32))
 SEED_B = bytes(range(32, 64))
-# The stand-in photo bytes whose SHA-256 the posts carry.
-PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"photo-1", b"photo-2")}
+# The stand-in photo bytes whose SHA-256 the posts and edits carry.
+PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"photo-1", b"photo-2", b"photo-3")}
+
+
+def salt_of(number: int) -> bytes:
+    """The fixed salt of vector `number` (1-based): the 16 bytes 16n ... 16n + 15."""
+    return bytes(range(16 * number, 16 * number + 16))
+
+
+def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at: int | None) -> dict:
+    return {"sha256": hashlib.sha256(source).digest(), "bytes": size, "mediaType": mime, "width": width,
+            "height": height, "takenAt": taken_at}
 
 
 def build() -> list[dict]:
-    """The six golden vectors, each with its seed, content, record bytes and id."""
-    a, b = public_key(SEED_A), public_key(SEED_B)
+    """The eight golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
-    def add(name: str, seed: bytes, sequence: int, previous: bytes | None, created_at: int, kind: str,
-            body: dict) -> bytes:
-        content = {"author": public_key(seed), "sequence": sequence, "previous": previous,
-                   "createdAt": created_at, "kind": kind, "body": body}
-        record = sign(seed, content)
-        out.append({"name": name, "seed": seed, "content": content, "record": record,
-                    "signedLength": len(record) - SIGNATURE_BYTES, "id": record_id(record)})
-        return record_id(record)
+    def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
+        number = len(out) + 1
+        record = {"author": public_key(seed), "sequence": sequence, "previous": previous,
+                  "createdAt": 1_700_000_000_000 + 1000 * (number - 1), "kind": kind,
+                  "salt": None if kind == "delete" else salt_of(number), "body": body}
+        header, content = sign(seed, record)
+        out.append({"name": name, "seed": seed, "record": record, "header": header, "content": content,
+                    "signedLength": len(header) - SIGNATURE_BYTES, "id": record_id(header)})
+        return record_id(header)
 
-    v1 = add("A1 profile", SEED_A, 1, None, 1_700_000_000_000, "profile", {"name": "Alice"})
-    v2 = add("A2 post with location", SEED_A, 2, v1, 1_700_000_001_000, "post", {
-        "caption": "Waterfall at dusk \u2014 Caf\u00e9", "sha256": hashlib.sha256(b"photo-1").digest(),
-        "bytes": 66373, "mediaType": "image/jpeg", "width": 1024, "height": 768,
-        "latitudeE7": 488566000, "longitudeE7": 23522000})
-    v3 = add("A3 post without location", SEED_A, 3, v2, 1_700_000_002_000, "post", {
-        "caption": "Lake", "sha256": hashlib.sha256(b"photo-2").digest(), "bytes": 1000,
-        "mediaType": "image/png", "width": 800, "height": 600, "latitudeE7": None, "longitudeE7": None})
-    add("B1 comment", SEED_B, 1, None, 1_700_000_003_000, "comment",
-        {"post": v2, "text": "Lovely!\nWhere is this?"})
-    v5 = add("A4 edit", SEED_A, 4, v3, 1_700_000_004_000, "edit", {"post": v2, "caption": "Waterfall at dawn"})
-    add("A5 delete", SEED_A, 5, v5, 1_700_000_005_000, "delete", {"targets": sorted([v3, v2])})
-    assert out[0]["content"]["author"] == a and out[3]["content"]["author"] == b
+    a1 = add("A1 profile", SEED_A, 1, None, "profile", {"name": "Alice"})
+    a2 = add("A2 post with location and taken-at", SEED_A, 2, a1, "post", {
+        "caption": "Waterfall at dusk \u2014 Caf\u00e9",
+        "photo": photo(b"photo-1", 66373, "image/jpeg", 1024, 768, 1_699_990_000_000),
+        "location": {"latitudeE7": 488566000, "longitudeE7": 23522000}})
+    a3 = add("A3 post without location or taken-at", SEED_A, 3, a2, "post", {
+        "caption": "Lake", "photo": photo(b"photo-2", 1000, "image/png", 800, 600, None), "location": None})
+    add("B1 comment", SEED_B, 1, None, "comment", {"post": a2, "text": "Lovely!\nWhere is this?"})
+    a4 = add("A4 edit of the caption", SEED_A, 4, a3, "edit", {
+        "post": a2, "caption": "Waterfall at dawn", "photo": None, "location": "unchanged"})
+    a5 = add("A5 edit of the photo and location", SEED_A, 5, a4, "edit", {
+        "post": a3, "caption": None, "photo": photo(b"photo-3", 2_500_000, "image/webp", 4032, 3024, 1_600_000_000_000),
+        "location": {"latitudeE7": 599139000, "longitudeE7": 107522000}})
+    a6 = add("A6 edit removing the location", SEED_A, 6, a5, "edit", {
+        "post": a2, "caption": None, "photo": None, "location": "removed"})
+    add("A7 delete", SEED_A, 7, a6, "delete", {"targets": sorted([a3, a2])})
     return out
+
+
+def photo_json(p: dict | None) -> dict | None:
+    if p is None:
+        return None
+    return {"sha256": p["sha256"].hex(), "bytes": p["bytes"], "mediaType": p["mediaType"], "width": p["width"],
+            "height": p["height"], "takenAt": p["takenAt"]}
 
 
 def body_json(kind: str, body: dict) -> dict:
     if kind == "profile":
         return {"name": body["name"]}
     if kind == "post":
-        return {"caption": body["caption"], "sha256": body["sha256"].hex(), "bytes": body["bytes"],
-                "mediaType": body["mediaType"], "width": body["width"], "height": body["height"],
-                "latitudeE7": body["latitudeE7"], "longitudeE7": body["longitudeE7"]}
-    if kind in ("comment", "edit"):
-        key = "text" if kind == "comment" else "caption"
-        return {"post": body["post"].hex(), key: body[key]}
+        location = body["location"] or {"latitudeE7": None, "longitudeE7": None}
+        return {"caption": body["caption"], "photo": photo_json(body["photo"]), **location}
+    if kind == "comment":
+        return {"post": body["post"].hex(), "text": body["text"]}
+    if kind == "edit":
+        location = body["location"]
+        coordinates = location if isinstance(location, dict) else {"latitudeE7": None, "longitudeE7": None}
+        return {"post": body["post"].hex(), "flags": edit_flags(body), "caption": body["caption"],
+                "photo": photo_json(body["photo"]), "location": location if isinstance(location, str) else "set",
+                **coordinates}
     return {"targets": [t.hex() for t in body["targets"]]}
 
 
-def to_json(vectors: list[dict]) -> str:
+def to_json(vectors: list[dict], invalid: list[tuple[str, bytes]]) -> str:
     items = []
     for v in vectors:
-        c, record = v["content"], v["record"]
+        r, header, content = v["record"], v["header"], v["content"]
         items.append({
             "name": v["name"],
             "seed": v["seed"].hex(),
-            "author": c["author"].hex(),
-            "sequence": c["sequence"],
-            "previous": c["previous"].hex() if c["previous"] is not None else None,
-            "createdAt": c["createdAt"],
-            "kind": c["kind"],
-            "body": body_json(c["kind"], c["body"]),
-            "signed": record[: v["signedLength"]].hex(),
-            "signature": record[v["signedLength"]:].hex(),
-            "record": record.hex(),
+            "author": r["author"].hex(),
+            "sequence": r["sequence"],
+            "previous": r["previous"].hex() if r["previous"] is not None else None,
+            "createdAt": r["createdAt"],
+            "kind": r["kind"],
+            "salt": r["salt"].hex() if r["salt"] is not None else None,
+            "body": body_json(r["kind"], r["body"]),
+            "signed": header[: v["signedLength"]].hex(),
+            "signature": header[v["signedLength"]:].hex(),
+            "header": header.hex(),
+            "content": content.hex(),
+            "contentHash": hashlib.sha256(content).hexdigest(),
+            "record": (header + content).hex(),
             "id": v["id"].hex(),
         })
-    return json.dumps({"vectors": items}, indent=2, ensure_ascii=False) + "\n"
+    refused = [{"name": name, "record": data.hex()} for name, data in invalid]
+    return json.dumps({"vectors": items, "invalid": refused}, indent=2, ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -393,76 +602,119 @@ def wrap_hex(data: bytes, width: int = 32) -> str:
     return "\n".join(data[i : i + width].hex() for i in range(0, len(data), width)) or "(empty)"
 
 
+def describe_photo(p: dict, lines: list[str], what: str = "photo") -> None:
+    lines.append(f"- {what} sha256 `{p['sha256'].hex()}` (SHA-256 of the ASCII bytes `{PHOTO_SOURCES[p['sha256']]}`)")
+    lines.append(f"- {what} bytes {p['bytes']}, media type {p['mediaType']} ({MEDIA_CODES[p['mediaType']]}), "
+                 f"{p['width']}x{p['height']}, "
+                 + ("taken-at not known" if p["takenAt"] is None else f"takenAt {p['takenAt']}"))
+
+
 def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
-    c, body = v["content"], v["content"]["body"]
+    r, body = v["record"], v["record"]["body"]
     seed_name = "A" if v["seed"] == SEED_A else "B"
     lines = [
         f"- identity {seed_name}, seed `{v['seed'].hex()}`",
-        f"- author `{c['author'].hex()}`",
-        f"- sequence {c['sequence']}, previous "
-        + (f"`{c['previous'].hex()}` (id of {names[c['previous']]})" if c["previous"] else "absent"),
-        f"- createdAt {c['createdAt']}",
-        f"- kind {c['kind']} ({KIND_CODES[c['kind']]})",
+        f"- author `{r['author'].hex()}`",
+        f"- sequence {r['sequence']}, previous "
+        + (f"`{r['previous'].hex()}` (id of {names[r['previous']]})" if r["previous"] else "absent"),
+        f"- createdAt {r['createdAt']}",
+        f"- kind {r['kind']} ({KIND_CODES[r['kind']]})",
     ]
-    if c["kind"] == "profile":
-        lines.append(f"- name {json.dumps(body['name'], ensure_ascii=False)}")
-    elif c["kind"] == "post":
-        lines.append(f"- caption {json.dumps(body['caption'], ensure_ascii=False)} "
-                     f"({len(body['caption'].encode())} UTF-8 bytes, NFC)")
-        lines.append(f"- photo sha256 `{body['sha256'].hex()}` "
-                     f"(SHA-256 of the ASCII bytes `{PHOTO_SOURCES[body['sha256']]}`)")
-        lines.append(f"- photo bytes {body['bytes']}, media type {body['mediaType']} "
-                     f"({MEDIA_CODES[body['mediaType']]}), {body['width']}x{body['height']}")
-        if body["latitudeE7"] is None:
-            lines.append("- no location")
-        else:
-            lines.append(f"- latitudeE7 {body['latitudeE7']}, longitudeE7 {body['longitudeE7']}")
-    elif c["kind"] == "comment":
+    if r["kind"] in ("comment", "edit"):
         lines.append(f"- post `{body['post'].hex()}` (id of {names[body['post']]})")
-        lines.append(f"- text {json.dumps(body['text'], ensure_ascii=False)}")
-    elif c["kind"] == "edit":
-        lines.append(f"- post `{body['post'].hex()}` (id of {names[body['post']]})")
-        lines.append(f"- caption {json.dumps(body['caption'], ensure_ascii=False)}")
-    else:
+    elif r["kind"] == "delete":
         for t in body["targets"]:
             lines.append(f"- target `{t.hex()}` (id of {names[t]})")
+    if r["salt"] is not None:
+        lines.append(f"- salt `{r['salt'].hex()}`")
+    if r["kind"] == "profile":
+        lines.append(f"- name {json.dumps(body['name'], ensure_ascii=False)}")
+    elif r["kind"] == "post":
+        lines.append(f"- caption {json.dumps(body['caption'], ensure_ascii=False)} "
+                     f"({len(body['caption'].encode())} UTF-8 bytes, NFC)")
+        describe_photo(body["photo"], lines)
+        location = body["location"]
+        lines.append("- no location" if location is None
+                     else f"- latitudeE7 {location['latitudeE7']}, longitudeE7 {location['longitudeE7']}")
+    elif r["kind"] == "comment":
+        lines.append(f"- text {json.dumps(body['text'], ensure_ascii=False)}")
+    elif r["kind"] == "edit":
+        lines.append(f"- flags `{edit_flags(body):02x}`")
+        if body["caption"] is not None:
+            lines.append(f"- new caption {json.dumps(body['caption'], ensure_ascii=False)}")
+        if body["photo"] is not None:
+            describe_photo(body["photo"], lines, "new photo")
+        location = body["location"]
+        if location == "removed":
+            lines.append("- the location is removed")
+        elif location != "unchanged":
+            lines.append(f"- new location: latitudeE7 {location['latitudeE7']}, longitudeE7 {location['longitudeE7']}")
     return lines
+
+
+def field_table(fields: list[tuple[str, bytes]], start: int = 0) -> list[str]:
+    out = ["| Offset | Field | Bytes (hex) |", "|---:|---|---|"]
+    offset = start
+    for label, data in fields:
+        shown = data.hex() if len(data) <= 12 else f"{data[:8].hex()}… ({len(data)} bytes)"
+        out.append(f"| {offset} | {label} | `{shown}` |")
+        offset += len(data)
+    return out
 
 
 def markdown(vectors: list[dict]) -> str:
     names = {v["id"]: f"vector {i + 1}" for i, v in enumerate(vectors)}
     out = [BEGIN_MARK, ""]
     for i, v in enumerate(vectors):
-        record, n = v["record"], v["signedLength"]
+        header, content, n = v["header"], v["content"], v["signedLength"]
         out.append(f"#### Vector {i + 1}: {v['name']}")
         out.append("")
         out.extend(describe_inputs(v, names))
         out.append("")
-        out.append(f"Signed bytes ({n} bytes):")
+        if content:
+            out.append(f"Content ({len(content)} bytes, SHA-256 `{hashlib.sha256(content).hexdigest()}`):")
+            out.append("")
+            out.append("```")
+            out.append(wrap_hex(content))
+            out.append("```")
+        else:
+            out.append("Content: none (content length 0, content hash the SHA-256 of no bytes).")
+        out.append("")
+        out.append(f"Header, signed bytes ({n} bytes):")
         out.append("")
         out.append("```")
-        out.append(wrap_hex(record[:n]))
+        out.append(wrap_hex(header[:n]))
         out.append("```")
         out.append("")
         out.append("Signature (64 bytes):")
         out.append("")
         out.append("```")
-        out.append(wrap_hex(record[n:]))
+        out.append(wrap_hex(header[n:]))
         out.append("```")
         out.append("")
-        out.append(f"Record id (SHA-256 of all {len(record)} record bytes): `{v['id'].hex()}`")
+        out.append(f"Record id (SHA-256 of the {len(header)} header bytes): `{v['id'].hex()}`")
+        out.append("")
+        if content:
+            out.append(f"Whole, the record is these {len(header)} header bytes then the {len(content)} content bytes "
+                       f"({len(header) + len(content)} bytes); its header alone is the {len(header)} header bytes.")
+        else:
+            out.append(f"A delete has no content: the record is its {len(header)} header bytes, whole or alone.")
         out.append("")
         if i == 1:
-            out.append("The signed bytes of vector 2, field by field:")
+            out.append("The header of vector 2, field by field:")
             out.append("")
-            out.append("| Offset | Field | Bytes (hex) |")
-            out.append("|---:|---|---|")
-            offset = 0
-            for label, data in encode_fields(v["content"]):
-                shown = data.hex() if len(data) <= 12 else f"{data[:8].hex()}… ({len(data)} bytes)"
-                out.append(f"| {offset} | {label} | `{shown}` |")
-                offset += len(data)
-            out.append(f"| {offset} | signature | 64 bytes |")
+            out.extend(field_table(header_fields(v["record"], content)))
+            out.append(f"| {n} | signature | 64 bytes |")
+            out.append("")
+            out.append(f"Its content, field by field (offsets from the start of the content, which starts at byte "
+                       f"{len(header)} of the whole record):")
+            out.append("")
+            out.extend(field_table(content_fields(v["record"])))
+            out.append("")
+        if i == 5:
+            out.append("The content of vector 6, field by field:")
+            out.append("")
+            out.extend(field_table(content_fields(v["record"])))
             out.append("")
     out.append(END_MARK)
     return "\n".join(out) + "\n"
@@ -485,144 +737,289 @@ def splice(document: str, section: str) -> str | None:
 
 def check_roundtrip(vectors: list[dict], failures: list[str]) -> None:
     for i, v in enumerate(vectors, 1):
-        record = v["record"]
+        header, content, record = v["header"], v["content"], v["record"]
+        whole = header + content
         try:
-            content = verify(record)
+            decoded = verify(whole)
         except Invalid as error:
-            failures.append(f"vector {i}: does not decode and verify: {error}")
+            failures.append(f"vector {i}: the whole record does not decode and verify: {error}")
             continue
-        if content != v["content"]:
-            failures.append(f"vector {i}: decodes to different content")
-        if encode(content) != record[: v["signedLength"]]:
+        if decoded["record"] != record:
+            failures.append(f"vector {i}: the whole record decodes to something else")
+        if record_id(whole[: decoded["headerLength"]]) != v["id"] or decoded["headerLength"] != len(header):
+            failures.append(f"vector {i}: the whole record has another header or id")
+        if encode_content(decoded["record"]) != content:
             failures.append(f"vector {i}: re-encoding the decoded content gives different bytes")
-        if len(record) > RECORD_BYTES:
+        if encode_signed(decoded["record"], content) != header[: v["signedLength"]]:
+            failures.append(f"vector {i}: re-encoding the decoded header gives different bytes")
+        if len(whole) > RECORD_BYTES:
             failures.append(f"vector {i}: longer than the record limit")
+        try:
+            alone = verify(header)
+        except Invalid as error:
+            failures.append(f"vector {i}: the header alone does not decode and verify: {error}")
+            continue
+        if record_id(header[: alone["headerLength"]]) != v["id"]:
+            failures.append(f"vector {i}: the header alone has another id")
+        if alone["record"] != (record if record["kind"] == "delete" else None):
+            failures.append(f"vector {i}: the header alone decodes to a content")
+        same = ("kind", "author", "sequence", "previous", "createdAt", "post", "targets", "contentLength", "contentHash")
+        if any(alone[key] != decoded[key] for key in same):
+            failures.append(f"vector {i}: the header alone decodes to another header")
     chain: dict[bytes, bytes] = {}
     for i, v in enumerate(vectors, 1):
-        c = v["content"]
-        if c["previous"] is not None and chain.get(c["author"]) != c["previous"]:
+        r = v["record"]
+        if r["previous"] is not None and chain.get(r["author"]) != r["previous"]:
             failures.append(f"vector {i}: previous is not the id of the author's record before it")
-        chain[c["author"]] = v["id"]
+        chain[r["author"]] = v["id"]
 
 
 def check_bit_flips(vectors: list[dict], failures: list[str]) -> int:
-    """Every single-bit flip of every record must fail decoding or verification. Returns the number tried."""
+    """Every single-bit flip of every record, whole and header alone, must be refused by the decoder, the content
+    hash or the signature. Returns the number tried."""
     tried = 0
     for i, v in enumerate(vectors, 1):
-        record = bytearray(v["record"])
-        for position in range(len(record) * 8):
-            record[position // 8] ^= 1 << (position % 8)
-            tried += 1
-            try:
-                verify(bytes(record))
-                failures.append(f"vector {i}: flipping bit {position % 8} of byte {position // 8} still verifies")
-            except Invalid:
-                pass
-            record[position // 8] ^= 1 << (position % 8)
+        forms = [("whole", v["header"] + v["content"])]
+        if v["content"]:
+            forms.append(("header alone", v["header"]))
+        for form, data in forms:
+            record = bytearray(data)
+            for position in range(len(record) * 8):
+                record[position // 8] ^= 1 << (position % 8)
+                tried += 1
+                try:
+                    verify(bytes(record))
+                    failures.append(f"vector {i} {form}: flipping bit {position % 8} of byte {position // 8} "
+                                    "still verifies")
+                except Invalid:
+                    pass
+                record[position // 8] ^= 1 << (position % 8)
     return tried
 
 
 def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
-    """Records the decoder must refuse (each re-signed, so that only the named defect is wrong)."""
+    """Records that must be refused. Each is signed by A (unless its defect is the signature), so that only the
+    named defect is wrong."""
     a = public_key(SEED_A)
-    v1, v2, v6 = vectors[0], vectors[1], vectors[5]
+    key = Ed25519PrivateKey.from_private_bytes(SEED_A)
+    created = 1_700_000_000_000
+    salt = bytes(range(0xF0, 0x100))
 
-    def signed_raw(signed: bytes) -> bytes:
-        return signed + Ed25519PrivateKey.from_private_bytes(SEED_A).sign(signed)
+    def raw(kind: int, refs: bytes = b"", content: bytes = b"", *, sequence: int = 1, previous: bytes = b"",
+            at: int = created, length: int | None = None, digest: bytes | None = None, version: int = VERSION,
+            after: bytes | None = None) -> bytes:
+        """A header for `content` (or the given length and hash), signed, then `after` (default: the content)."""
+        signed = (MAGIC + bytes([version, kind]) + a + struct.pack(">Q", sequence) + previous + struct.pack(">q", at)
+                  + refs + struct.pack(">I", len(content) if length is None else length)
+                  + (hashlib.sha256(content).digest() if digest is None else digest))
+        return signed + key.sign(signed) + (content if after is None else after)
 
-    def head(kind: int, sequence: int = 1, previous: bytes = b"", created: int = 1_700_000_000_000) -> bytes:
-        return MAGIC + bytes([VERSION, kind]) + a + struct.pack(">Q", sequence) + previous + struct.pack(">q", created)
+    def profile(name: bytes, extra: bytes = b"") -> bytes:
+        return salt + bytes([len(name)]) + name + extra
 
-    def profile(name: bytes, **kw) -> bytes:
-        return signed_raw(head(1, **kw) + bytes([len(name)]) + name)
+    def photo_bytes(size: int = 1, media: int = 1, width: int = 1, height: int = 1, taken: bytes = b"\x00") -> bytes:
+        return bytes(32) + struct.pack(">QBII", size, media, width, height) + taken
 
-    def post(caption: bytes = b"x", size: int = 1, media: int = 1, width: int = 1, height: int = 1,
-             location: bytes = b"\x00") -> bytes:
-        return signed_raw(head(2) + struct.pack(">H", len(caption)) + caption + bytes(32) + struct.pack(">Q", size)
-                          + bytes([media]) + struct.pack(">II", width, height) + location)
+    def post(caption: bytes = b"x", photo: bytes | None = None, location: bytes = b"\x00") -> bytes:
+        return raw(2, content=salt + struct.pack(">H", len(caption)) + caption
+                   + (photo_bytes() if photo is None else photo) + location)
 
     def comment(text: bytes) -> bytes:
-        return signed_raw(head(3) + bytes(32) + struct.pack(">H", len(text)) + text)
+        return raw(3, bytes(32), salt + struct.pack(">H", len(text)) + text)
 
-    def delete(targets: list[bytes], count: int | None = None) -> bytes:
+    def edit(flags: int, fields: bytes = b"") -> bytes:
+        return raw(4, bytes(32), salt + bytes([flags]) + fields)
+
+    def delete(targets: list[bytes], count: int | None = None, **kw) -> bytes:
         n = len(targets) if count is None else count
-        return signed_raw(head(5) + struct.pack(">H", n) + b"".join(targets))
+        return raw(5, struct.pack(">H", n) + b"".join(targets), **kw)
+
+    def v1_profile(name: bytes) -> bytes:
+        """A version 1 record (§2: header and body signed together, no content hash), as version 1 wrote it."""
+        signed = MAGIC + bytes([1, 1]) + a + struct.pack(">Qq", 1, created) + bytes([len(name)]) + name
+        return signed + key.sign(signed)
+
+    def coordinates(lat: int, lon: int) -> bytes:
+        return struct.pack(">ii", lat, lon)
 
     t = [bytes([k]) * 32 for k in range(3)]
-    rec1, n1 = v1["record"], v1["signedLength"]
+    good = raw(1, content=profile(b"Alice"))
+    good_header = good[: -len(profile(b"Alice"))]
+    p1 = vectors[1]
     return [
         ("empty", b""),
-        ("bad magic", b"CNTX" + rec1[4:]),
-        ("version 2", signed_raw(rec1[:4] + b"\x02" + rec1[5:n1])),
-        ("kind 0", signed_raw(rec1[:5] + b"\x00" + rec1[6:n1])),
-        ("kind 6", signed_raw(rec1[:5] + b"\x06" + rec1[6:n1])),
-        ("sequence 0", profile(b"Alice", sequence=0)),
-        ("sequence 2 without previous", profile(b"Alice", sequence=2)),
-        ("sequence 2^53", profile(b"Alice", sequence=MAX_SEQUENCE + 1, previous=bytes(32))),
-        ("sequence 2^64 - 1", profile(b"Alice", sequence=0xFFFF_FFFF_FFFF_FFFF, previous=bytes(32))),
-        ("createdAt -1", profile(b"Alice", created=-1)),
-        ("createdAt after 9999", profile(b"Alice", created=LATEST_TIMESTAMP + 1)),
-        ("empty name", profile(b"")),
-        ("blank name", profile(" \u3000\t".encode())),
-        ("name 65 bytes", profile(b"x" * 65)),
-        ("newline in name", profile(b"Al\nice")),
-        ("DEL in name", profile(b"Al\x7fice")),
-        ("NUL in name", profile(b"Al\x00ice")),
-        ("invalid UTF-8 in name", profile(b"Al\xffice")),
-        ("overlong UTF-8 in name", profile(b"\xc0\xafx")),
-        ("UTF-16 surrogate in name", profile(b"\xed\xa0\x80x")),
+        ("bad magic", b"CNTX" + good[4:]),
+        ("a version 1 record", v1_profile(b"Alice")),
+        ("version 0", raw(1, content=profile(b"Alice"), version=0)),
+        ("version 3", raw(1, content=profile(b"Alice"), version=3)),
+        ("kind 0", raw(0, content=profile(b"Alice"))),
+        ("kind 6", raw(6, content=profile(b"Alice"))),
+        ("sequence 0", raw(1, content=profile(b"Alice"), sequence=0)),
+        ("sequence 2 without previous", raw(1, content=profile(b"Alice"), sequence=2)),
+        ("sequence 2^53", raw(1, content=profile(b"Alice"), sequence=MAX_SEQUENCE + 1, previous=bytes(32))),
+        ("sequence 2^64 - 1", raw(1, content=profile(b"Alice"), sequence=(1 << 64) - 1, previous=bytes(32))),
+        ("createdAt -1", raw(1, content=profile(b"Alice"), at=-1)),
+        ("createdAt after 9999", raw(1, content=profile(b"Alice"), at=LATEST_TIMESTAMP + 1)),
+        ("header cut in the content hash", good_header[:100]),
+        ("header alone, signature cut short", good_header[:-1]),
+        ("bad signature, header alone", good_header[:-1] + bytes([good_header[-1] ^ 0x80])),
+        ("bad signature, whole", good_header[:-64] + bytes(64) + profile(b"Alice")),
+        # The content against its header.
+        ("content that does not match its header's hash",
+         raw(1, content=profile(b"Alice"), digest=hashlib.sha256(profile(b"Alicf")).digest())),
+        ("content of another record, same length", good_header + profile(b"Alicf")),
+        ("content one byte short", good[:-1]),
+        ("content one byte long", good + b"\x00"),
+        ("half the content", good_header + profile(b"Alice")[:11]),
+        ("content of a vector, the header of another", vectors[0]["header"] + vectors[2]["content"]),
+        ("a post's content after the header of a profile", good_header + p1["content"]),
+        ("a delete with content after its header", delete([t[0]], after=b"\x00")),
+        ("a delete whose header gives a content length", delete([t[0]], content=salt + b"\x01x")),
+        ("a delete whose content hash is not that of no bytes", delete([t[0]], digest=bytes(32))),
+        ("profile content length 0, header alone", raw(1, content=b"", after=b"")),
+        ("profile content length 17 (salt and an empty name)", raw(1, content=profile(b""))),
+        ("profile content of the salt alone", raw(1, content=salt)),
+        ("post content length 17, header alone", raw(2, length=17, digest=bytes(32), after=b"")),
+        ("edit content length 16, header alone", raw(4, bytes(32), length=16, digest=bytes(32), after=b"")),
+        ("profile content length 82, header alone", raw(1, length=82, digest=bytes(32), after=b"")),
+        ("post content length 2134, header alone", raw(2, length=2134, digest=bytes(32), after=b"")),
+        ("comment content length 4115, header alone", raw(3, bytes(32), length=4115, digest=bytes(32), after=b"")),
+        ("edit content length 2134, header alone", raw(4, bytes(32), length=2134, digest=bytes(32), after=b"")),
+        ("content length 2^32 - 1, header alone", raw(3, bytes(32), length=(1 << 32) - 1, digest=bytes(32), after=b"")),
+        # Fields of a content.
+        ("name length past the content's end", raw(1, content=salt + b"\x0aAlice")),
+        ("trailing byte after a name", raw(1, content=profile(b"Alice", b"\x00"))),
+        ("trailing bytes after a post's location", post(location=b"\x00" + bytes(8))),
+        ("trailing byte after an edit's caption", edit(EDIT_CAPTION, struct.pack(">H", 1) + b"x\x00")),
+        ("coordinates after an edit's location removal", edit(EDIT_LOCATION_REMOVED, coordinates(0, 0))),
+        ("blank name", raw(1, content=profile(" \u3000\t".encode()))),
+        ("name 65 bytes", raw(1, content=profile(b"x" * 65))),
+        ("newline in name", raw(1, content=profile(b"Al\nice"))),
+        ("DEL in name", raw(1, content=profile(b"Al\x7fice"))),
+        ("NUL in name", raw(1, content=profile(b"Al\x00ice"))),
+        ("invalid UTF-8 in name", raw(1, content=profile(b"Al\xffice"))),
+        ("overlong UTF-8 in name", raw(1, content=profile(b"\xc0\xafx"))),
+        ("UTF-16 surrogate in name", raw(1, content=profile(b"\xed\xa0\x80x"))),
         ("carriage return in comment", comment(b"one\r\ntwo")),
+        ("blank comment", comment(b"\t \n")),
         ("comment 4097 bytes", comment(b"x" * 4097)),
         ("caption 2049 bytes", post(caption=b"x" * 2049)),
-        ("photo 0 bytes", post(size=0)),
-        ("photo over 1 GiB", post(size=PHOTO_BYTES + 1)),
-        ("media type 0", post(media=0)),
-        ("media type 6", post(media=6)),
-        ("width 0", post(width=0)),
-        ("height over 2^24", post(height=PHOTO_DIMENSION + 1)),
-        ("location flag 2", post(location=b"\x02" + struct.pack(">ii", 0, 0))),
-        ("latitude 90.0000001", post(location=b"\x01" + struct.pack(">ii", LATITUDE_E7 + 1, 0))),
-        ("longitude -180.0000001", post(location=b"\x01" + struct.pack(">ii", 0, -LONGITUDE_E7 - 1))),
+        ("photo 0 bytes", post(photo=photo_bytes(size=0))),
+        ("photo over 1 GiB", post(photo=photo_bytes(size=PHOTO_BYTES + 1))),
+        ("media type 0", post(photo=photo_bytes(media=0))),
+        ("media type 6", post(photo=photo_bytes(media=6))),
+        ("width 0", post(photo=photo_bytes(width=0))),
+        ("height over 2^24", post(photo=photo_bytes(height=PHOTO_DIMENSION + 1))),
+        ("taken-at flag 2", post(photo=photo_bytes(taken=b"\x02" + struct.pack(">q", 0)))),
+        ("taken-at flag 255", post(photo=photo_bytes(taken=b"\xff"))),
+        ("taken-at flag 1 without the time", post(photo=photo_bytes(taken=b"\x01"), location=b"")),
+        ("takenAt -1", post(photo=photo_bytes(taken=b"\x01" + struct.pack(">q", -1)))),
+        ("takenAt after 9999", post(photo=photo_bytes(taken=b"\x01" + struct.pack(">q", LATEST_TIMESTAMP + 1)))),
+        ("location flag 2", post(location=b"\x02" + coordinates(0, 0))),
+        ("location flag missing", post(location=b"")),
+        ("latitude 90.0000001", post(location=b"\x01" + coordinates(LATITUDE_E7 + 1, 0))),
+        ("longitude -180.0000001", post(location=b"\x01" + coordinates(0, -LONGITUDE_E7 - 1))),
+        # The flags of an edit.
+        ("edit flags with no bit", edit(0x00)),
+        ("edit flags with both location bits", edit(EDIT_LOCATION_SET | EDIT_LOCATION_REMOVED, coordinates(0, 0))),
+        ("edit flags with bit 4", edit(0x10 | EDIT_LOCATION_REMOVED)),
+        ("edit flags with bit 7", edit(0x80 | EDIT_LOCATION_REMOVED)),
+        ("edit flags with only unknown bits", edit(0xF0)),
+        ("edit caption flag without a caption", edit(EDIT_CAPTION)),
+        ("edit photo flag without a photo", edit(EDIT_PHOTO, struct.pack(">H", 1) + b"x")),
+        ("edit with a blank caption", edit(EDIT_CAPTION, struct.pack(">H", 1) + b" ")),
+        ("edit with a photo of media type 0", edit(EDIT_PHOTO, photo_bytes(media=0))),
+        ("edit with a bad taken-at flag", edit(EDIT_PHOTO, photo_bytes(taken=b"\x02"))),
+        ("edit setting the location off Earth", edit(EDIT_LOCATION_SET, coordinates(-LATITUDE_E7 - 1, 0))),
+        ("edit location set without coordinates", edit(EDIT_LOCATION_SET)),
+        # The references of a delete.
         ("delete with no targets", delete([])),
         ("delete targets descending", delete([t[1], t[0]])),
         ("delete target repeated", delete([t[1], t[1]])),
         ("delete with 257 targets", delete([k.to_bytes(32, "big") for k in range(257)])),
         ("delete count larger than targets", delete([t[0]], count=2)),
-        ("one trailing byte", v2["record"][: v2["signedLength"]] + b"\x00" + v2["record"][v2["signedLength"]:]),
-        ("truncated signature", v6["record"][:-1]),
-        ("over 16384 bytes", v1["record"] + bytes(RECORD_BYTES)),
+        ("over 16384 bytes", good + bytes(RECORD_BYTES)),
     ]
 
 
 def check_invalid(vectors: list[dict], failures: list[str]) -> int:
     cases = invalid_cases(vectors)
-    for name, record in cases:
+    for name, data in cases:
         try:
-            verify(record)
+            verify(data)
             failures.append(f"invalid record accepted: {name}")
         except Invalid:
             pass
-    # And a few edge values that must be accepted.
+    if len({name for name, _ in cases}) != len(cases):
+        failures.append("two invalid cases have the same name")
+    return len(cases)
+
+
+def check_valid_edges(failures: list[str]) -> int:
+    """Edge values that must be accepted, whole and header alone, and come back the same."""
     a = public_key(SEED_A)
-    for name, body in [
-        ("name of 64 bytes", {"name": "é" * 32}),
-        ("name with tab and C1 control", {"name": "a\tb\u0085"}),
-    ]:
-        content = {"author": a, "sequence": 1, "previous": None, "createdAt": LATEST_TIMESTAMP, "kind": "profile",
-                   "body": body}
+    salt = bytes(16)
+    base = {"author": a, "sequence": 1, "previous": None, "createdAt": LATEST_TIMESTAMP, "salt": salt}
+    p = photo(b"photo-1", 1, "image/gif", 1, PHOTO_DIMENSION, 0)
+    cases = [
+        ("name of 64 bytes", {"kind": "profile", "body": {"name": "é" * 32}}),
+        ("name with tab and C1 control", {"kind": "profile", "body": {"name": "a\tb\u0085"}}),
+        ("sequence 2^53 - 1, createdAt 0",
+         {"kind": "profile", "body": {"name": "Alice"}, "sequence": MAX_SEQUENCE, "previous": bytes(32),
+          "createdAt": 0}),
+        ("post at the edges: takenAt 0, one-byte caption, photo of 1 byte, the South Pole",
+         {"kind": "post", "body": {"caption": "x", "photo": p,
+                                   "location": {"latitudeE7": -LATITUDE_E7, "longitudeE7": LONGITUDE_E7}}}),
+        ("post with takenAt 9999-12-31T23:59:59.999Z",
+         {"kind": "post", "body": {"caption": "a\nb", "photo": {**p, "takenAt": LATEST_TIMESTAMP}, "location": None}}),
+        ("edit of the caption and photo, removing the location",
+         {"kind": "edit", "body": {"post": bytes(32), "caption": "c", "photo": p, "location": "removed"}}),
+        ("edit removing the location and nothing else (17 bytes of content)",
+         {"kind": "edit", "body": {"post": bytes(32), "caption": None, "photo": None, "location": "removed"}}),
+        ("delete of 256 targets",
+         {"kind": "delete", "salt": None, "body": {"targets": [k.to_bytes(32, "big") for k in range(256)]}}),
+    ]
+    for name, fields in cases:
+        record = {**base, **fields}
         try:
-            if verify(sign(SEED_A, content)) != content:
+            header, content = sign(SEED_A, record)
+            if verify(header + content)["record"] != record:
                 failures.append(f"valid record changed in a round trip: {name}")
+            if verify(header)["record"] != (record if record["kind"] == "delete" else None):
+                failures.append(f"valid record's header alone decodes to a content: {name}")
         except Invalid as error:
             failures.append(f"valid record refused: {name}: {error}")
-    content = {"author": a, "sequence": MAX_SEQUENCE, "previous": bytes(32), "createdAt": 0, "kind": "profile",
-               "body": {"name": "Alice"}}
-    try:
-        if verify(sign(SEED_A, content)) != content:
-            failures.append("valid record changed in a round trip: sequence 2^53 - 1")
-    except Invalid as error:
-        failures.append(f"valid record refused: sequence 2^53 - 1: {error}")
     return len(cases)
+
+
+def check_sizes(failures: list[str]) -> None:
+    """The largest record of each kind (sequence > 1, every optional field, every text at its limit) is as long as
+    the table of §2.5 says."""
+    p = photo(b"photo-1", PHOTO_BYTES, "image/jpeg", PHOTO_DIMENSION, PHOTO_DIMENSION, LATEST_TIMESTAMP)
+    location = {"latitudeE7": LATITUDE_E7, "longitudeE7": -LONGITUDE_E7}
+    bodies = {
+        "profile": {"name": "x" * NAME_BYTES},
+        "post": {"caption": "x" * CAPTION_BYTES, "photo": p, "location": location},
+        "comment": {"post": bytes(32), "text": "x" * COMMENT_BYTES},
+        "edit": {"post": bytes(32), "caption": "x" * CAPTION_BYTES, "photo": p, "location": location},
+        "delete": {"targets": [k.to_bytes(32, "big") for k in range(DELETE_TARGETS)]},
+    }
+    for kind, body in bodies.items():
+        record = {"author": public_key(SEED_A), "sequence": 2, "previous": bytes(32), "createdAt": 0, "kind": kind,
+                  "salt": None if kind == "delete" else bytes(16), "body": body}
+        header, content = sign(SEED_A, record)
+        largest_content, largest_record = SIZE_TABLE[kind]
+        if len(content) != largest_content or len(header) + len(content) != largest_record:
+            failures.append(f"the largest {kind} is {len(content)} bytes of content and {len(header) + len(content)} "
+                            f"in all; §2.5 says {largest_content} and {largest_record}")
+        if kind != "delete" and len(content) != CONTENT_MAX[kind]:
+            failures.append(f"the largest {kind}'s content is not the limit this decoder uses")
+        try:
+            verify(header + content)
+        except Invalid as error:
+            failures.append(f"the largest {kind} is refused: {error}")
+    if max(largest for _, largest in SIZE_TABLE.values()) > RECORD_BYTES:
+        failures.append("a valid record can be longer than the record limit")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -633,16 +1030,19 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     vectors = build()
-    generated = to_json(vectors)
     section = markdown(vectors)
     if "--markdown" in args:
         sys.stdout.write(section)
         return 0
+    invalid = invalid_cases(vectors)
+    generated = to_json(vectors, invalid)
 
     failures: list[str] = []
     check_roundtrip(vectors, failures)
     flips = check_bit_flips(vectors, failures)
-    invalid = check_invalid(vectors, failures)
+    refused = check_invalid(vectors, failures)
+    edges = check_valid_edges(failures)
+    check_sizes(failures)
 
     if failures:
         for failure in failures:
@@ -676,8 +1076,9 @@ def main(argv: list[str]) -> int:
             print("(python3 scripts/protocol_vectors.py --write regenerates both)", file=sys.stderr)
             return 1
 
-    print(f"ok: {len(vectors)} vectors decode, re-encode and verify; {flips} single-bit flips all refused; "
-          f"{invalid} invalid records refused")
+    print(f"ok: {len(vectors)} vectors decode, re-encode and verify, whole and header alone; {flips} single-bit "
+          f"flips all refused; {refused} invalid records refused; {edges} edge cases accepted; the largest record "
+          "of each kind is as §2.5 says")
     return 0
 
 
