@@ -58,7 +58,7 @@ public struct AuthorID: Identifier32 {
     public init(unchecked bytes: Data) { self.bytes = bytes }
 }
 
-/// The id of any record: the SHA-256 of its signed bytes.
+/// The id of any record: the SHA-256 of its header (signed bytes and signature, not the erasable content).
 public struct RecordID: Identifier32 {
     public let bytes: Data
     public init(unchecked bytes: Data) { self.bytes = bytes }

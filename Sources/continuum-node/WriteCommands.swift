@@ -59,7 +59,7 @@ struct PostCommand: AsyncParsableCommand {
     }
 
     /// An RFC 3339 time (`2024-07-14T16:20:00Z`, `2024-07-14T18:20:00.250+02:00`) between 1970 and 9999.
-    static func time(_ text: String) throws -> Timestamp {
+    static func time(_ text: String, option: String = "--taken-at") throws -> Timestamp {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         var date = formatter.date(from: text)
@@ -69,7 +69,7 @@ struct PostCommand: AsyncParsableCommand {
         }
         guard let date, (0...Limits.latestTimestamp).contains(Timestamp(date).milliseconds) else {
             throw ValidationError(
-                "--taken-at '\(text)' is not an RFC 3339 time between 1970 and 9999, such as 2024-07-14T16:20:00Z"
+                "\(option) '\(text)' is not an RFC 3339 time between 1970 and 9999, such as 2024-07-14T16:20:00Z"
             )
         }
         return Timestamp(date)
@@ -89,7 +89,7 @@ struct PostCommand: AsyncParsableCommand {
             photo: .file(url, contents: data),
             caption: caption ?? "",
             location: try location.map { try Parse.coordinate($0, option: "--location") },
-            takenAt: try takenAt.map(Self.time),
+            takenAt: try takenAt.map { try Self.time($0) },
             autoFollow: !noAutoFollow
         )
         let id: PostID
@@ -154,7 +154,12 @@ struct CommentCommand: AsyncParsableCommand {
 struct EditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "edit",
-        abstract: "Change the caption of one of your own posts."
+        abstract: "Change the caption, the photo or the location of one of your own posts.",
+        discussion: """
+            One Edit record carries every change given, and followers are notified once. A new photo is decoded \
+            whole first, like a new post's; the photo it replaces is erased, here and on every peer, unless another \
+            live post shows it.
+            """
     )
 
     @OptionGroup var options: DataOptions
@@ -164,19 +169,65 @@ struct EditCommand: AsyncParsableCommand {
     var post: String
 
     @Option(help: "The new caption.")
-    var caption: String
+    var caption: String?
+
+    @Option(help: ArgumentHelp("A new photo file, which replaces the post's.", valueName: "IMAGE"))
+    var photo: String?
+
+    @Option(
+        name: .customLong("taken-at"),
+        help: ArgumentHelp(
+            "When the new photo was taken, RFC 3339 (default: its EXIF date taken, if any). Only with --photo.",
+            valueName: "TIME"
+        )
+    )
+    var takenAt: String?
+
+    @Option(help: ArgumentHelp("A new location, in decimal degrees.", valueName: "LAT,LON"))
+    var location: String?
+
+    @Flag(name: .customLong("no-location"), help: "Remove the post's location.")
+    var noLocation = false
 
     func validate() throws {
-        if TextRules.isBlank(caption) { throw ValidationError("the new caption is blank") }
+        if let caption, TextRules.isBlank(caption) { throw ValidationError("the new caption is blank") }
+        if caption == nil && photo == nil && location == nil && !noLocation {
+            throw ValidationError("nothing to change: give --caption, --photo, --location or --no-location")
+        }
+        if location != nil && noLocation { throw ValidationError("--location and --no-location contradict") }
+        if let location { _ = try Parse.coordinate(location, option: "--location") }
+        if takenAt != nil && photo == nil { throw ValidationError("--taken-at needs --photo: it is the new photo's") }
+        if let takenAt { _ = try PostCommand.time(takenAt, option: "--taken-at") }
     }
 
     func run() async throws {
         let context = try options.open()
         let identity = try context.identity()
         guard case .post(let postID, _) = try await context.store.resolveTarget(post) else {
-            throw CLIError("\(post) is a comment; only posts have captions")
+            throw CLIError("\(post) is a comment; only posts can be edited")
         }
-        let edit = try await context.actions().edit(postID, caption: caption, by: identity)
+        var change = PostEdit(
+            caption: caption,
+            takenAt: try takenAt.map { try PostCommand.time($0, option: "--taken-at") }
+        )
+        if let location { change.location = .set(try Parse.coordinate(location, option: "--location")) }
+        if noLocation { change.location = .removed }
+        if let photo {
+            let url = URL(fileURLWithPath: photo)
+            do {
+                change.photo = .file(url, contents: try Data(contentsOf: url, options: .alwaysMapped))
+            } catch {
+                throw CLIError("cannot read \(photo): \(PostCommand.reason(error))")
+            }
+        }
+        let edit: RecordID
+        do {
+            edit = try await context.actions().edit(postID, change, by: identity)
+        } catch PhotoRefusal.notAnImage(let why), PhotoRefusal.corrupt(let why) {
+            throw CLIError("\(photo ?? post): \(why)")
+        } catch let error as MediaError {
+            throw CLIError("\(photo ?? post): \(error)")
+        }
         if output.json { return try Output.json(try await context.store.post(postID).map { PostJSON($0) }) }
         print(edit.hex)
     }
