@@ -72,12 +72,16 @@ public struct NodeActions: Sendable {
 
     // MARK: Posts and comments
 
-    /// Shares a photo: the photo is decoded whole (``PhotoRefusal`` when it is not an image or is damaged), the
+    /// Shares a photo: the photo is decoded whole (``PhotoRefusal`` when it is not an image or is damaged), its
+    /// location removed unless it is shared or kept (``MediaError`` `.locationNotRemovable` when it cannot be), the
     /// record checked (``RecordRefused``), then the photo stored, the post signed and stored (and followed, with
-    /// `autoFollow`), the engine told and the thumbnail made.
+    /// `autoFollow`), the engine told and the thumbnail made. The post's hash is that of the bytes stored.
     public func post(_ draft: NewPost, by identity: NodeIdentity) async throws -> PostID {
         let inspected = try await inspector.inspect(file: draft.photo.url)
-        let (hash, bytes) = draft.photo.hashAndSize()
+        // The location stays home: what is stored and sent is the photo without it, unless shared or kept.
+        let photo = try await withoutLocation(draft)
+        defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
+        let (hash, bytes) = photo.hashAndSize()
         let body = RecordBody.post(
             caption: draft.caption,
             photo: PhotoReference(
@@ -87,11 +91,11 @@ public struct NodeActions: Sendable {
                 width: inspected.info.width,
                 height: inspected.info.height
             ),
-            location: draft.location ?? inspected.location
+            location: try draft.sharedLocation(inspected)
         )
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
         try Self.check(body)
-        switch draft.photo {
+        switch photo {
         case .upload(let url, _, _):
             try store.assets.commit(url, as: hash)
             try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
@@ -219,6 +223,25 @@ public struct NodeActions: Sendable {
         }
     }
 
+    /// The photo to store and send for `draft`: its own file when its metadata is kept (`keepMetadata`, or
+    /// `locationFromPhoto`: the position is in the post anyway) or holds no location; else a copy without the
+    /// location, in a temporary file of the store's (`photos/tmp/`), which the caller moves into place or removes.
+    private func withoutLocation(_ draft: NewPost) async throws -> PhotoSource {
+        guard !draft.keepMetadata, !draft.locationFromPhoto else { return draft.photo }
+        let temp = try store.assets.makeTemporaryFile()
+        do {
+            guard try await inspector.removeLocation(from: draft.photo.url, to: temp) else {
+                try? FileManager.default.removeItem(at: temp)
+                return draft.photo
+            }
+            let contents = try Data(contentsOf: temp)
+            return .upload(temp, sha256: AssetHash.of(contents), bytes: UInt64(contents.count))
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw error
+        }
+    }
+
     private func makeThumbnail(of photo: AssetHash) async {
         guard let thumbnails else { return }
         switch thumbnailing {
@@ -237,8 +260,13 @@ public struct NodeActions: Sendable {
 public struct NewPost: Sendable {
     public var photo: PhotoSource
     public var caption: String
-    /// Nil: the photo's EXIF GPS position, if any.
+    /// Where the photo was taken, as given. Nil: no location, unless `locationFromPhoto`.
     public var location: Coordinate?
+    /// Share the position in the photo's EXIF (``PhotoRefusal/noLocation(_:)`` when it has none); the photo's bytes
+    /// are then posted as they are.
+    public var locationFromPhoto: Bool
+    /// Post the photo's bytes as they are, location metadata included (by default it is removed).
+    public var keepMetadata: Bool
     /// Nil: the photo's EXIF date taken, else now.
     public var createdAt: Timestamp?
     /// Follow the new post (you are then notified of its comments).
@@ -249,13 +277,29 @@ public struct NewPost: Sendable {
         caption: String,
         location: Coordinate? = nil,
         createdAt: Timestamp? = nil,
-        autoFollow: Bool = true
+        autoFollow: Bool = true,
+        locationFromPhoto: Bool = false,
+        keepMetadata: Bool = false
     ) {
         self.photo = photo
         self.caption = caption
         self.location = location
+        self.locationFromPhoto = locationFromPhoto
+        self.keepMetadata = keepMetadata
         self.createdAt = createdAt
         self.autoFollow = autoFollow
+    }
+}
+
+extension NewPost {
+    /// The post's location: the one given, else the photo's EXIF position when asked for, else none.
+    func sharedLocation(_ inspected: InspectedPhoto) throws(PhotoRefusal) -> Coordinate? {
+        if let location { return location }
+        guard locationFromPhoto else { return nil }
+        guard let found = inspected.location else {
+            throw .noLocation("the photo has no GPS position in its metadata to share")
+        }
+        return found
     }
 }
 

@@ -12,8 +12,14 @@ struct PostCommand: AsyncParsableCommand {
         discussion: """
             JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called. Every pixel \
             is decoded first: a damaged photo (truncated, or garbage after a valid header) is refused and nothing \
-            is stored. Without --location, the photo's EXIF GPS position is used; without --created-at, its EXIF \
-            date taken (read as UTC when the photo gives no time zone), else now.
+            is stored. Without --created-at, the post's time is the photo's EXIF date taken (read as UTC when the \
+            photo gives no time zone), else now.
+
+            The location stays home: the post has a location only with --location or --location-from-photo, and \
+            the photo is stored and sent without its GPS position and place names (removed losslessly: the pixels \
+            are not re-encoded; orientation, date taken and colour profile are kept). With --location-from-photo \
+            or --keep-metadata the photo is posted as it is. A photo whose location cannot be removed (a HEIC with \
+            a GPS position) is refused unless --keep-metadata.
             """
     )
 
@@ -28,11 +34,23 @@ struct PostCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Where the photo was taken, in decimal degrees (default: the photo's EXIF GPS position, if any).",
+            "Where the photo was taken, in decimal degrees (default: no location).",
             valueName: "LAT,LON"
         )
     )
     var location: String?
+
+    @Flag(
+        name: .customLong("location-from-photo"),
+        help: "Share the GPS position in the photo's EXIF as the post's location (refused when it has none)."
+    )
+    var locationFromPhoto = false
+
+    @Flag(
+        name: .customLong("keep-metadata"),
+        help: "Post the photo's bytes as they are, GPS position included (by default the location is removed)."
+    )
+    var keepMetadata = false
 
     @Option(
         name: .customLong("created-at"),
@@ -54,6 +72,9 @@ struct PostCommand: AsyncParsableCommand {
             throw ValidationError("a caption is required and must not be blank: --caption TEXT")
         }
         if let location { _ = try Parse.coordinate(location, option: "--location") }
+        if location != nil, locationFromPhoto {
+            throw ValidationError("give either --location LAT,LON or --location-from-photo, not both")
+        }
         if let createdAt { _ = try Self.time(createdAt) }
     }
 
@@ -89,13 +110,17 @@ struct PostCommand: AsyncParsableCommand {
             caption: caption ?? "",
             location: try location.map { try Parse.coordinate($0, option: "--location") },
             createdAt: try createdAt.map(Self.time),
-            autoFollow: !noAutoFollow
+            autoFollow: !noAutoFollow,
+            locationFromPhoto: locationFromPhoto,
+            keepMetadata: keepMetadata
         )
         let id: PostID
         do {
             id = try await context.actions().post(draft, by: identity)
         } catch PhotoRefusal.notAnImage(let why), PhotoRefusal.corrupt(let why) {
             throw CLIError("\(image): \(why)")
+        } catch PhotoRefusal.noLocation(let why) {
+            throw CLIError("\(image): \(why); give one with --location LAT,LON, or post it without a location")
         } catch let error as MediaError {
             throw CLIError("\(image): \(error)")
         }
