@@ -607,6 +607,27 @@ def functional_tests(args, work):
             return f'shown "{help_text[:60]}…"; ticked, the post has the EXIF position'
         steps.run('share where this was taken: shown before posting, unticked by default', share_location, browser)
 
+        def keep_metadata():
+            before = store_counts(alice)
+            browser.js("location.hash = '#/new'")
+            gif = fixtures / 'media' / 'gps-xmp.gif'
+            browser.type(browser.wait_css('#photo-input'), str(gif.resolve()))
+            browser.type(browser.find('#caption'), 'A GIF whose XMP says where')
+            assert browser.js("return document.querySelector('#keep-metadata-row').hidden") is True
+            browser.click(browser.find('#upload'))
+            message = wait_for('the refusal', lambda: browser.js(
+                "const e = document.querySelector('#form-error'); return !e.hidden && e.textContent"), 20)
+            assert 'Post the file as it is' in message and 'keepMetadata' not in message, message
+            assert store_counts(alice) == before, 'the refused upload stored something'
+            browser.click(browser.wait_css('#keep-metadata'))
+            browser.click(browser.find('#upload'))
+            post_id = wait_for('the new post page', lambda: (m := re.match(r'#/post/([0-9a-f]{64})$',
+                                                                             browser.js('return location.hash'))) and m.group(1), 30)
+            stored = alice.get(f'/api/posts/{post_id}')
+            assert stored['photo']['sha256'] == hashlib.sha256(gif.read_bytes()).hexdigest(), stored
+            return f'refused with "{message[:70]}…"; ticked "Post the file as it is": posted byte for byte'
+        steps.run('a location that cannot be removed: refused, then posted as it is when asked', keep_metadata, browser)
+
         def console_errors():
             errors = browser.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")
             assert not errors, f'errors shown on the page: {errors}'

@@ -37,6 +37,11 @@ function build() {
   const shareHelp = h('p', { class: 'help', id: 'share-location-help', 'aria-live': 'polite' },
     'Choose a photo to see whether it says where it was taken.');
   share.addEventListener('change', () => { location.disabled = share.checked; });
+  // Shown only after the node said this photo's location cannot be removed (a HEIC with a GPS position, a GIF with
+  // XMP): ticked, the upload sends keepMetadata=true and the file is posted as it is.
+  const keep = h('input', { type: 'checkbox', id: 'keep-metadata', name: 'keepMetadata' });
+  const keepRow = h('div', { class: 'field', id: 'keep-metadata-row', hidden: true },
+    h('label', { for: 'keep-metadata', class: 'check' }, keep, ' Post the file as it is, with where it was taken'));
   const progress = h('progress', { id: 'upload-progress', max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' });
   const progressText = h('span', { class: 'meta', id: 'upload-progress-text', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
@@ -70,6 +75,7 @@ function build() {
       h('label', { for: 'caption' }, 'Caption'), caption,
       h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
     shareRow,
+    keepRow,
     locationRow,
     formError,
     h('div', { class: 'actions' }, submit, cancel, progress, progressText));
@@ -106,6 +112,8 @@ function build() {
   function choose(chosen) {
     file = chosen ?? null;
     lookForPosition(file);
+    keep.checked = false;
+    keepRow.hidden = true;
     if (previewURL) URL.revokeObjectURL(previewURL);
     previewURL = null;
     if (!file) {
@@ -169,6 +177,7 @@ function build() {
     data.append('photo', file, file.name);
     data.append('caption', caption.value);
     if (share.checked) data.append('locationFromPhoto', 'true');
+    if (keep.checked) data.append('keepMetadata', 'true');
     else if (location.value.trim()) data.append('location', location.value.trim());
 
     submit.disabled = true;
@@ -192,7 +201,12 @@ function build() {
     }, (error) => {
       progress.hidden = true;
       progressText.textContent = '';
-      if (error.code !== 'aborted') showFormError(error.message, error.field);
+      if (error.code === 'location_not_removable') {
+        keepRow.hidden = false;
+        showFormError(error.message.replace(/send keepMetadata=true/, 'tick “Post the file as it is” below'), 'photo');
+      } else if (error.code !== 'aborted') {
+        showFormError(error.message, error.field);
+      }
     }).finally(() => {
       upload = null;
       submit.disabled = false;
