@@ -79,11 +79,15 @@ let package = Package(
         ),
         // libvips, seen from Swift. Only ContinuumMedia imports it (.ci/run checks).
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
-        // Photos through libvips: full-decode checks, EXIF metadata, thumbnails made once and cached on disk.
+        // gexiv2 (the C API over exiv2), seen from Swift: removes a photo's location without re-encoding it. Only
+        // ContinuumMedia imports it (.ci/run checks).
+        .systemLibrary(name: "CGExiv2", pkgConfig: "gexiv2", providers: [.apt(["libgexiv2-dev"])]),
+        // Photos through libvips: full-decode checks, EXIF metadata, thumbnails made once and cached on disk; and
+        // through gexiv2: location metadata removed before a photo is shared.
         .target(
             name: "ContinuumMedia",
             dependencies: [
-                "CVips", "ContinuumCore", "ContinuumStore", .product(name: "Logging", package: "swift-log"),
+                "CVips", "CGExiv2", "ContinuumCore", "ContinuumStore", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -113,6 +117,7 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 "ContinuumDiscovery",
+                "ContinuumMedia",
                 "ContinuumNode",
                 "ContinuumStore",
                 "ContinuumSync",

@@ -14,6 +14,7 @@ is stopped by its PID when it ends (finally and atexit). Exit status 0 when ever
 import argparse
 import atexit
 import base64
+import hashlib
 import json
 import os
 import re
@@ -391,7 +392,9 @@ def functional_tests(args, work):
             stored = alice.get(f'/api/posts/{post_id}')
             state['sha'] = stored['photo']['sha256']
             assert stored['caption'] == caption and stored['location'], stored
-            return f'post {post_id[:12]} stored with its location'
+            # waterfall.jpg has a GPS position; the box was not ticked, so the photo was stored without it.
+            assert stored['photo']['sha256'] != hashlib.sha256((fixtures / 'waterfall.jpg').read_bytes()).hexdigest()
+            return f'post {post_id[:12]} stored with its location, the photo without its GPS position'
         steps.run('create a post by upload', upload, browser)
 
         def in_grid():
@@ -580,6 +583,50 @@ def functional_tests(args, work):
             assert len(data) < 50 * 1024, f'{len(data)} bytes'
             return f'{len(data)} bytes, image/jpeg'
         steps.run('the node serves thumbnails (< 50 KB JPEG)', thumbnails)
+
+        def share_location():
+            browser.js("location.hash = '#/new'")
+            file_input = browser.wait_css('#photo-input')
+            # A photo that does not say where it was taken: the box stays unticked and cannot be ticked.
+            browser.type(file_input, str((fixtures / 'lake.png').resolve()))
+            wait_for('no position found', lambda: 'does not say' in browser.text(browser.find('#share-location-help')), 20)
+            assert browser.js("return document.querySelector('#share-location').disabled") is True
+            # One that does: the position is shown, the box is unticked until the person ticks it.
+            browser.type(file_input, str((fixtures / 'media' / 'rotated-gps.jpg').resolve()))
+            help_text = wait_for('the position shown', lambda: (t := browser.text(browser.find('#share-location-help')))
+                                 and '33.859972° S, 151.211111° E' in t and t, 20)
+            assert browser.js("const c = document.querySelector('#share-location'); return !c.disabled && !c.checked")
+            browser.click(browser.find('#share-location'))
+            assert browser.js("return document.querySelector('#location').disabled") is True
+            browser.type(browser.find('#caption'), 'Sydney, where it was taken')
+            browser.click(browser.find('#upload'))
+            post_id = wait_for('the new post page', lambda: (m := re.match(r'#/post/([0-9a-f]{64})$',
+                                                                             browser.js('return location.hash'))) and m.group(1), 30)
+            stored = alice.get(f'/api/posts/{post_id}')
+            assert stored['location'] and abs(stored['location']['latitude'] + 33.8599722) < 1e-6, stored
+            return f'shown "{help_text[:60]}…"; ticked, the post has the EXIF position'
+        steps.run('share where this was taken: shown before posting, unticked by default', share_location, browser)
+
+        def keep_metadata():
+            before = store_counts(alice)
+            browser.js("location.hash = '#/new'")
+            gif = fixtures / 'media' / 'gps-xmp.gif'
+            browser.type(browser.wait_css('#photo-input'), str(gif.resolve()))
+            browser.type(browser.find('#caption'), 'A GIF whose XMP says where')
+            assert browser.js("return document.querySelector('#keep-metadata-row').hidden") is True
+            browser.click(browser.find('#upload'))
+            message = wait_for('the refusal', lambda: browser.js(
+                "const e = document.querySelector('#form-error'); return !e.hidden && e.textContent"), 20)
+            assert 'Post the file as it is' in message and 'keepMetadata' not in message, message
+            assert store_counts(alice) == before, 'the refused upload stored something'
+            browser.click(browser.wait_css('#keep-metadata'))
+            browser.click(browser.find('#upload'))
+            post_id = wait_for('the new post page', lambda: (m := re.match(r'#/post/([0-9a-f]{64})$',
+                                                                             browser.js('return location.hash'))) and m.group(1), 30)
+            stored = alice.get(f'/api/posts/{post_id}')
+            assert stored['photo']['sha256'] == hashlib.sha256(gif.read_bytes()).hexdigest(), stored
+            return f'refused with "{message[:70]}…"; ticked "Post the file as it is": posted byte for byte'
+        steps.run('a location that cannot be removed: refused, then posted as it is when asked', keep_metadata, browser)
 
         def console_errors():
             errors = browser.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")

@@ -1,8 +1,9 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Makes the photo fixtures of Tests/Fixtures/media/ (committed; run again only to change them).
 
 Needs the `vips` command (Debian's libvips-tools) for the pixels; the EXIF APP1 segment is written by hand here so
-that every tag is exactly what the tests expect.
+that every tag is exactly what the tests expect. The photos with location metadata in other formats (gps-*.*) need
+Pillow (Debian's python3-pil, hence /usr/bin/python3 rather than whatever python3 is first on PATH).
 """
 import os
 import random
@@ -128,6 +129,60 @@ def main():
         f.write(render(400, 300, 8, "t.jpg", 60))
     with open(os.path.join(OUT, "thumb-too-wide.jpg"), "wb") as f:
         f.write(render(401, 100, 8, "t.jpg", 60))
+
+    located(os.path.join(OUT, "rotated-gps.jpg"))
+
+
+# An XMP packet that says where the photo was taken twice: XMP's own GPS fields and a city name.
+XMP = (
+    '<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>'
+    '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+    '<rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/"'
+    ' xmlns:photoshop="http://ns.adobe.com/photoshop/1.0/" xmlns:xmp="http://ns.adobe.com/xap/1.0/"'
+    ' exif:GPSLatitude="33,51.598S" exif:GPSLongitude="151,12.6667E" photoshop:City="Sydney"'
+    ' xmp:CreatorTool="make-media-fixtures"/>'
+    '</rdf:RDF></x:xmpmeta><?xpacket end="w"?>'
+).encode()
+
+
+def located(source):
+    """The photo of rotated-gps.jpg, 160×120, with its EXIF (orientation 6, date taken, GPS), XMP GPS and a city
+    name, and an sRGB colour profile: as JPEG, PNG (eXIf chunk), lossless WebP, GIF (XMP only: GIF has no EXIF) and
+    HEIC (EXIF only: what libheif writes)."""
+    from PIL import Image, ImageCms, PngImagePlugin
+
+    photo = Image.open(source)
+    exif = photo.info["exif"]  # "Exif\0\0" and the TIFF block
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    small = photo.convert("RGB").resize((160, 120))
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = os.path.join(tmp, "plain.jpg")
+        small.save(plain, quality=80, exif=exif, icc_profile=icc)
+        with open(plain, "rb") as f:
+            jpeg = f.read()
+    xmp_segment = b"http://ns.adobe.com/xap/1.0/\0" + XMP
+    with open(os.path.join(OUT, "gps.jpg"), "wb") as f:
+        f.write(jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(xmp_segment) + 2) + xmp_segment + jpeg[2:])
+    text = PngImagePlugin.PngInfo()
+    text.add_itxt("XML:com.adobe.xmp", XMP.decode())
+    small.save(os.path.join(OUT, "gps.png"), exif=exif, icc_profile=icc, pnginfo=text)
+    small.save(os.path.join(OUT, "gps.webp"), lossless=True, exif=exif, icc_profile=icc, xmp=XMP)
+    with tempfile.TemporaryDirectory() as tmp:
+        gif = os.path.join(tmp, "plain.gif")
+        small.convert("P").save(gif)
+        with open(gif, "rb") as f:
+            data = f.read()
+        with open(os.path.join(OUT, "plain.gif"), "wb") as f:
+            f.write(data)
+        # The XMP application extension goes after the header, the screen descriptor and the global colour table.
+        flags = data[10]
+        table = 3 * 2 ** ((flags & 7) + 1) if flags & 0x80 else 0
+        at = 13 + table
+        blocks = b"".join(bytes([len(XMP[i : i + 255])]) + XMP[i : i + 255] for i in range(0, len(XMP), 255))
+        extension = b"\x21\xff\x0bXMP DataXMP" + blocks + b"\x00"
+        with open(os.path.join(OUT, "gps-xmp.gif"), "wb") as f:
+            f.write(data[:at] + extension + data[at:])
+    subprocess.run(["vips", "copy", source, os.path.join(OUT, "gps.heic") + "[Q=20]"], check=True)
 
 
 if __name__ == "__main__":

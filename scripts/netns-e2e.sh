@@ -64,6 +64,8 @@ if [ ! -x "$bin" ]; then
     exit 1
 fi
 bin="$(realpath "$bin")"
+# Posted with --keep-metadata: the photo (which has a GPS position) travels byte for byte, so each host's copy can be
+# compared with this file.
 fixture="$PWD/Tests/Fixtures/waterfall.jpg"
 fixture_hash="$(sha256sum "$fixture" | cut -d' ' -f1)"
 
@@ -309,7 +311,7 @@ main_test() {
     for i in $(seq 1 "$n"); do start_node "$i"; done
     local post
     posted=$(date +%s%N)
-    post="$(cli 1 post "$fixture" --caption "Waterfall, from host 1")"
+    post="$(cli 1 post "$fixture" --keep-metadata --caption "Waterfall, from host 1")"
     for i in $(seq 2 "$n"); do
         wait_for 60 "the post on host $i" has_post "$i" "$post"
         wait_for 60 "the photo on host $i" has_photo "$i" "$fixture_hash"
@@ -351,7 +353,7 @@ late_daemon_test() {
     [ "$(discovery_field 3 lastError)" = "avahi-daemon not running (Daemon not running)" ] ||
         fail "host 3: lastError: $(discovery_json 3)"
     local post
-    post="$(cli 1 post "$fixture" --caption "over --peer")"
+    post="$(cli 1 post "$fixture" --keep-metadata --caption "over --peer")"
     wait_for 30 "the post on host 3 over --peer" has_post 3 "$post"
     sleep 2.5 # retries happen meanwhile: still one line
     (($(grep -cF "LAN discovery is off" "$(dir_of 3)/node.log") == 1)) || fail "host 3 printed the line more than once"
@@ -404,7 +406,7 @@ two_networks_test() {
     start_node 3 --network-key "$state/b/network-b.key"
     start_node 4 --network-key "$state/b/network-b.key"
     local a b
-    a="$(cli 1 post "$fixture" --caption "network A")"
+    a="$(cli 1 post "$fixture" --keep-metadata --caption "network A")"
     b="$(cli 3 post "$PWD/Tests/Fixtures/lake.png" --caption "network B")"
     wait_for 30 "A's post on host 2" has_post 2 "$a"
     wait_for 30 "B's post on host 4" has_post 4 "$b"
@@ -448,7 +450,7 @@ ipv6_test() {
     for i in 1 2; do init_node "$i"; done
     for i in 1 2; do start_node "$i" --listen "::"; done
     local post
-    post="$(cli 1 post "$fixture" --caption "over IPv6")"
+    post="$(cli 1 post "$fixture" --keep-metadata --caption "over IPv6")"
     wait_for 30 "the post on host 2 over link-local IPv6" has_post 2 "$post"
     wait_for 30 "the photo on host 2" has_photo 2 "$fixture_hash"
     grep -q 'peer.address=\[fe80:.*%eth0\]:7420' "$(dir_of 1)/node.log" "$(dir_of 2)/node.log" ||
@@ -462,7 +464,7 @@ ipv6_test() {
     for i in 1 2; do start_dbus "$i"; start_avahi "$i"; done
     for i in 1 2; do init_node "$i"; done
     for i in 1 2; do start_node "$i" --listen "::"; done
-    post="$(cli 1 post "$fixture" --caption "dual stack")"
+    post="$(cli 1 post "$fixture" --keep-metadata --caption "dual stack")"
     wait_for 30 "the post on host 2" has_post 2 "$post"
     for i in 1 2; do
         wait_for 10 "host $i seeing its peer" peers_present_at_least "$i" 1
@@ -512,7 +514,7 @@ bench_once() {
     for i in $(seq 1 $n); do add_host "$i"; done
     for i in $(seq 1 $n); do start_dbus "$i"; start_avahi "$i"; done
     for i in $(seq 1 $n); do init_node "$i"; done
-    seed="$(cli 1 post "$fixture" --caption seed)"
+    seed="$(cli 1 post "$fixture" --keep-metadata --caption seed)"
     start=$(date +%s%N)
     for i in $(seq 1 $n); do
         if [ "$variant" = d ]; then

@@ -13,6 +13,10 @@ packages+=(libavahi-client-dev avahi-daemon avahi-utils dbus iproute2 python3-db
 # libvips42). libvips-tools (the `vips` command) is only for regenerating the test photos:
 # scripts/make-media-fixtures.py.
 packages+=(libvips-dev)
+# Location metadata removed from photos before they are shared, without re-encoding: gexiv2 over exiv2
+# (ContinuumMedia; a runtime-only machine needs just libgexiv2-2). The tests check the result with readers of their
+# own: exiftool (libimage-exiftool-perl) for the tags, Pillow (python3-pil, run by /usr/bin/python3) for the pixels.
+packages+=(libgexiv2-dev libimage-exiftool-perl python3-pil)
 # The web UI's browser tests (scripts/browser-tests.py): headless Chromium driven through chromedriver (WebDriver).
 packages+=(chromium chromium-driver python3)
 

@@ -40,6 +40,8 @@ public struct APIServices: Sendable {
     public var identity: NodeIdentity
     public var engine: SyncEngine
     public var thumbnails: (any ThumbnailProviding)?
+    /// Checks photos: `POST /api/photos/inspect` (the web UI shows the position found before posting).
+    public var inspector: any PhotoInspecting
     /// Every write: posts, comments, edits, deletions, follows, notifications read.
     public var actions: NodeActions
     public var discovery: @Sendable () -> DiscoveryStatus
@@ -62,6 +64,7 @@ public struct APIServices: Sendable {
         self.identity = identity
         self.engine = engine
         self.thumbnails = thumbnails
+        self.inspector = inspector
         actions = NodeActions(
             store: store,
             engine: engine,

@@ -73,6 +73,7 @@ struct Routes: Sendable {
     /// Photos and their thumbnails, by SHA-256.
     var photoRoutes: RouteCollection<BasicRequestContext> {
         let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.post("photos/inspect") { request, context in try await inspectPhoto(request, context: context) }
         routes.get("photos/:sha256") { request, context in try await photo(request, context: context) }
         routes.get("photos/:sha256/thumbnail") { request, context in try await thumbnail(request, context: context) }
         return routes

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import Crypto
@@ -46,10 +47,64 @@ extension Routes {
                 "\(upload.filename ?? "the file"): \(why)",
                 field: "photo"
             )
+        } catch PhotoRefusal.noLocation(let why) {
+            throw APIError(
+                .unprocessableContent,
+                "no_location",
+                "\(upload.filename ?? "the file"): \(why); give a location, or post it without one",
+                field: "locationFromPhoto"
+            )
+        } catch let error as MediaError where error.kind == .locationNotRemovable {
+            let message = error.message.replacingOccurrences(
+                of: MetadataCleaner.keepMetadataHint,
+                with: "send keepMetadata=true to post it as it is, with its location"
+            )
+            throw APIError(
+                .unprocessableContent,
+                "location_not_removable",
+                "\(upload.filename ?? "the file"): \(message)",
+                field: "photo"
+            )
         }
         var response = try json(try await postView(id), status: .created)
         response.headers[.location] = "/api/posts/\(id.hex)"
         return response
+    }
+
+    /// `POST /api/photos/inspect`: a `multipart/form-data` body with a `photo` part, received like an upload and
+    /// then removed; answers what a post of it would use: `{"mediaType", "width", "height", "location", "takenAt"}`
+    /// (`location` and `takenAt` null when the photo has none). Nothing is stored.
+    func inspectPhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
+            throw APIError(.badRequest, "not_multipart", "send the photo as multipart/form-data with a field photo")
+        }
+        let limit = BodyLimit.upload(configuration)
+        try limit.check(request)
+        let upload = UploadState(assets: store.assets, limit: limit)
+        defer { upload.discard() }
+        try await receive(request, boundary: boundary, into: upload, limit: limit)
+        guard let photo = try upload.finish() else {
+            throw APIError(.badRequest, "missing_photo", "choose a photo (field 'photo')", field: "photo")
+        }
+        let inspected: InspectedPhoto
+        do {
+            inspected = try await services.inspector.inspect(file: photo.url)
+        } catch PhotoRefusal.notAnImage(let why) {
+            throw APIError(
+                .unsupportedMediaType,
+                "not_an_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        } catch PhotoRefusal.corrupt(let why) {
+            throw APIError(
+                .unprocessableContent,
+                "corrupt_image",
+                "\(upload.filename ?? "the file"): \(why)",
+                field: "photo"
+            )
+        }
+        return try json(InspectedPhotoJSON(inspected))
     }
 
     /// Reads the multipart body into `upload`, within the upload limit.
@@ -85,7 +140,8 @@ extension Routes {
         if let error = upload.error { throw error }
     }
 
-    /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`.
+    /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`,
+    /// `locationFromPhoto`, `keepMetadata`.
     private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
         guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
@@ -93,6 +149,9 @@ extension Routes {
         var location: Coordinate?
         if let text = upload.fields["location"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
             location = try coordinate(text, field: "location")
+            if try flag(upload, "locationFromPhoto", default: false) {
+                throw APIError.badRequest("give either location or locationFromPhoto, not both", field: "location")
+            }
         }
         var takenAt: Timestamp?
         if let text = upload.fields["takenAt"], !text.isEmpty {
@@ -106,8 +165,22 @@ extension Routes {
             caption: caption,
             location: location,
             takenAt: takenAt,
-            autoFollow: upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true
+            autoFollow: upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true,
+            locationFromPhoto: try flag(upload, "locationFromPhoto", default: false),
+            keepMetadata: try flag(upload, "keepMetadata", default: false)
         )
+    }
+
+    /// A true-or-false field: `true`/`1`/`on` (a ticked checkbox) or `false`/`0`; absent or empty: `default`.
+    private func flag(_ upload: UploadState, _ name: String, default value: Bool) throws -> Bool {
+        guard let text = upload.fields[name]?.trimmingCharacters(in: .whitespaces).lowercased(), !text.isEmpty else {
+            return value
+        }
+        switch text {
+        case "true", "1", "on": return true
+        case "false", "0", "off": return false
+        default: throw APIError.badRequest("\(name) must be true or false, not '\(text)'", field: name)
+        }
     }
 
     /// The boundary of a `multipart/form-data` content type.
@@ -236,5 +309,22 @@ final class UploadState {
             return value
         }
         return nil
+    }
+}
+
+/// What `POST /api/photos/inspect` answers.
+struct InspectedPhotoJSON: Encodable, Sendable {
+    let mediaType: String
+    let width: UInt32
+    let height: UInt32
+    @Nullable var location: Coordinate?
+    @Nullable var takenAt: RFC3339Time?
+
+    init(_ photo: InspectedPhoto) {
+        mediaType = photo.info.mediaType.mimeType
+        width = photo.info.width
+        height = photo.info.height
+        location = photo.location
+        takenAt = photo.takenAt.map(RFC3339Time.init)
     }
 }

@@ -115,6 +115,11 @@ public actor ThumbnailService {
         try await offPool { () throws(MediaError) in try PhotoIntake.inspect(file: file) }
     }
 
+    /// ``MetadataCleaner/removeLocation(from:to:)`` on this service's thread (exiv2 reads the whole file).
+    public func removeLocation(from source: URL, to destination: URL) async throws -> MetadataCleaner.Outcome {
+        try await offPool { () throws(MediaError) in try MetadataCleaner.removeLocation(from: source, to: destination) }
+    }
+
     /// The bytes of the thumbnail to send a peer that asks (own or provisional), or nil.
     public func bytesForPeer(_ hash: AssetHash) async -> Data? {
         guard let url = try? await thumbnail(for: hash),

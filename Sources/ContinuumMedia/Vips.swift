@@ -13,6 +13,10 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         case damaged
         /// The file cannot be read (missing, permissions).
         case unreadable
+        /// The photo may say where it was taken, and that cannot be removed without re-encoding it (a HEIC with a GPS
+        /// position: exiv2 cannot write HEIC). The message says to pass `--keep-metadata` to post it as it is; the
+        /// HTTP API answers 422 `location_not_removable`.
+        case locationNotRemovable
         /// Anything else: a thumbnail that breaks a limit, libvips failing to start or to encode.
         case other
     }

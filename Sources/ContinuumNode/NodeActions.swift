@@ -72,12 +72,16 @@ public struct NodeActions: Sendable {
 
     // MARK: Posts and comments
 
-    /// Shares a photo: the photo is decoded whole (``PhotoRefusal`` when it is not an image or is damaged), the
+    /// Shares a photo: the photo is decoded whole (``PhotoRefusal`` when it is not an image or is damaged), its
+    /// location removed unless it is shared or kept (``MediaError`` `.locationNotRemovable` when it cannot be), the
     /// record checked (``RecordRefused``), then the photo stored, the post signed and stored (and followed, with
-    /// `autoFollow`), the engine told and the thumbnail made.
+    /// `autoFollow`), the engine told and the thumbnail made. The post's hash is that of the bytes stored.
     public func post(_ draft: NewPost, by identity: NodeIdentity) async throws -> PostID {
         let inspected = try await inspector.inspect(file: draft.photo.url)
-        let (hash, bytes) = draft.photo.hashAndSize()
+        // The location stays home: what is stored and sent is the photo without it, unless shared or kept.
+        let photo = try await withoutLocation(draft)
+        defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
+        let (hash, bytes) = photo.hashAndSize()
         let body = RecordBody.post(
             caption: draft.caption,
             photo: PhotoReference(
@@ -88,11 +92,11 @@ public struct NodeActions: Sendable {
                 height: inspected.info.height,
                 takenAt: draft.takenAt ?? inspected.takenAt
             ),
-            location: draft.location ?? inspected.location
+            location: try draft.sharedLocation(inspected)
         )
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
         try Self.check(body)
-        switch draft.photo {
+        switch photo {
         case .upload(let url, _, _):
             try store.assets.commit(url, as: hash)
             try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
@@ -132,8 +136,15 @@ public struct NodeActions: Sendable {
     public func edit(_ post: PostID, _ edit: PostEdit, by identity: NodeIdentity) async throws -> RecordID {
         try await requireOwner(try await store.resolveTarget(post.hex), identity: identity)
         var change = PostChange(caption: edit.caption, location: edit.location)
-        if let source = edit.photo {
-            let inspected = try await inspector.inspect(file: source.url)
+        var cleaned: PhotoSource?
+        defer {
+            if let cleaned, cleaned.url != edit.photo?.url { try? FileManager.default.removeItem(at: cleaned.url) }
+        }
+        if let original = edit.photo {
+            let inspected = try await inspector.inspect(file: original.url)
+            // The location stays home, as for a new post: the new photo's is removed unless kept.
+            let source = edit.keepMetadata ? original : try await withoutLocation(original)
+            cleaned = source
             let (hash, bytes) = source.hashAndSize()
             change.photo = PhotoReference(
                 sha256: hash,
@@ -147,7 +158,7 @@ public struct NodeActions: Sendable {
         let body = RecordBody.edit(post: post, change: change)
         // Checked before anything touches the disk, so that a refused edit stores nothing at all.
         try Self.check(body)
-        if let source = edit.photo, let photo = change.photo {
+        if let source = cleaned, let photo = change.photo {
             switch source {
             case .upload(let url, _, _):
                 try store.assets.commit(url, as: photo.sha256)
@@ -252,6 +263,31 @@ public struct NodeActions: Sendable {
         }
     }
 
+    /// The photo to store and send for `draft`: its own file when its metadata is kept (`keepMetadata`, or
+    /// `locationFromPhoto`: the position is in the post anyway) or holds no location; else a copy without the
+    /// location, in a temporary file of the store's (`photos/tmp/`), which the caller moves into place or removes.
+    private func withoutLocation(_ draft: NewPost) async throws -> PhotoSource {
+        guard !draft.keepMetadata, !draft.locationFromPhoto else { return draft.photo }
+        return try await withoutLocation(draft.photo)
+    }
+
+    /// The photo without its location metadata: a new temporary file of the store's, or `source` itself when it
+    /// had none.
+    private func withoutLocation(_ source: PhotoSource) async throws -> PhotoSource {
+        let temp = try store.assets.makeTemporaryFile()
+        do {
+            guard try await inspector.removeLocation(from: source.url, to: temp) else {
+                try? FileManager.default.removeItem(at: temp)
+                return source
+            }
+            let contents = try Data(contentsOf: temp)
+            return .upload(temp, sha256: AssetHash.of(contents), bytes: UInt64(contents.count))
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw error
+        }
+    }
+
     private func makeThumbnail(of photo: AssetHash) async {
         guard let thumbnails else { return }
         switch thumbnailing {
@@ -270,10 +306,15 @@ public struct NodeActions: Sendable {
 public struct NewPost: Sendable {
     public var photo: PhotoSource
     public var caption: String
-    /// Nil: the photo's EXIF GPS position, if any.
+    /// Where the photo was taken, as given. Nil: no location, unless `locationFromPhoto`.
     public var location: Coordinate?
     /// When the photo was taken; nil: its EXIF date taken, if any. (A post's own time is always when it is posted.)
     public var takenAt: Timestamp?
+    /// Share the position in the photo's EXIF (``PhotoRefusal/noLocation(_:)`` when it has none); the photo's bytes
+    /// are then posted as they are.
+    public var locationFromPhoto: Bool
+    /// Post the photo's bytes as they are, location metadata included (by default it is removed).
+    public var keepMetadata: Bool
     /// Follow the new post (you are then notified of its comments).
     public var autoFollow: Bool
 
@@ -282,12 +323,16 @@ public struct NewPost: Sendable {
         caption: String,
         location: Coordinate? = nil,
         takenAt: Timestamp? = nil,
-        autoFollow: Bool = true
+        autoFollow: Bool = true,
+        locationFromPhoto: Bool = false,
+        keepMetadata: Bool = false
     ) {
         self.photo = photo
         self.caption = caption
         self.location = location
         self.takenAt = takenAt
+        self.locationFromPhoto = locationFromPhoto
+        self.keepMetadata = keepMetadata
         self.autoFollow = autoFollow
     }
 }
@@ -300,17 +345,33 @@ public struct PostEdit: Sendable {
     /// When the new photo was taken; nil: its EXIF date taken, if any.
     public var takenAt: Timestamp?
     public var location: PostChange.Location
+    /// Post the new photo's bytes as they are, location metadata included (by default it is removed).
+    public var keepMetadata: Bool
 
     public init(
         caption: String? = nil,
         photo: PhotoSource? = nil,
         takenAt: Timestamp? = nil,
-        location: PostChange.Location = .unchanged
+        location: PostChange.Location = .unchanged,
+        keepMetadata: Bool = false
     ) {
         self.caption = caption
         self.photo = photo
         self.takenAt = takenAt
         self.location = location
+        self.keepMetadata = keepMetadata
+    }
+}
+
+extension NewPost {
+    /// The post's location: the one given, else the photo's EXIF position when asked for, else none.
+    func sharedLocation(_ inspected: InspectedPhoto) throws(PhotoRefusal) -> Coordinate? {
+        if let location { return location }
+        guard locationFromPhoto else { return nil }
+        guard let found = inspected.location else {
+            throw .noLocation("the photo has no GPS position in its metadata to share")
+        }
+        return found
     }
 }
 

@@ -5,6 +5,10 @@ import Foundation
 /// Checks the photo of a new post. Throws ``PhotoRefusal`` for a file that is not an image, or is damaged.
 public protocol PhotoInspecting: Sendable {
     func inspect(file: URL) async throws -> InspectedPhoto
+    /// Writes `source` without its location metadata to `destination` and returns true, or returns false when it has
+    /// none (then `destination` is untouched). Throws ``MediaError`` `.locationNotRemovable` when the location cannot
+    /// be removed without re-encoding (``MetadataCleaner``).
+    func removeLocation(from source: URL, to destination: URL) async throws -> Bool
 }
 
 /// What a photo file is: its header facts, and the defaults its metadata suggests for the post.
@@ -26,6 +30,8 @@ public enum PhotoRefusal: Error, Sendable {
     case notAnImage(String)
     /// Recognised, but its pixels cannot be decoded.
     case corrupt(String)
+    /// Asked to share the position in the photo's EXIF, and it has none.
+    case noLocation(String)
 }
 
 /// Makes (or finds) the thumbnail of a photo; nil when neither the photo nor a thumbnail is here yet.
@@ -55,8 +61,12 @@ public struct MediaInspector: PhotoInspecting {
             switch error.kind {
             case .notAnImage: throw PhotoRefusal.notAnImage(error.message)
             case .damaged: throw PhotoRefusal.corrupt(error.message)
-            case .unreadable, .other: throw error
+            case .unreadable, .locationNotRemovable, .other: throw error
             }
         }
+    }
+
+    public func removeLocation(from source: URL, to destination: URL) async throws -> Bool {
+        try await thumbnails.removeLocation(from: source, to: destination) != .nothingToRemove
     }
 }

@@ -12,9 +12,14 @@ struct PostCommand: AsyncParsableCommand {
         discussion: """
             JPEG, PNG, HEIC, WebP and GIF are recognised by their content, whatever the file is called. Every pixel \
             is decoded first: a damaged photo (truncated, or garbage after a valid header) is refused and nothing \
-            is stored. Without --location, the photo's EXIF GPS position is used. The post's time is when it is \
-            posted; when the photo was taken comes from --taken-at, else its EXIF date taken (read as UTC when the \
-            photo gives no time zone), and is shown beside it.
+            is stored. The post's time is when it is posted; when the photo was taken comes from --taken-at, else \
+            its EXIF date taken (read as UTC when the photo gives no time zone), and is shown beside it.
+
+            The location stays home: the post has a location only with --location or --location-from-photo, and \
+            the photo is stored and sent without its GPS position and place names (removed losslessly: the pixels \
+            are not re-encoded; orientation, date taken and colour profile are kept). With --location-from-photo \
+            or --keep-metadata the photo is posted as it is. A photo whose location cannot be removed (a HEIC with \
+            a GPS position) is refused unless --keep-metadata.
             """
     )
 
@@ -29,11 +34,23 @@ struct PostCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Where the photo was taken, in decimal degrees (default: the photo's EXIF GPS position, if any).",
+            "Where the photo was taken, in decimal degrees (default: no location).",
             valueName: "LAT,LON"
         )
     )
     var location: String?
+
+    @Flag(
+        name: .customLong("location-from-photo"),
+        help: "Share the GPS position in the photo's EXIF as the post's location (refused when it has none)."
+    )
+    var locationFromPhoto = false
+
+    @Flag(
+        name: .customLong("keep-metadata"),
+        help: "Post the photo's bytes as they are, GPS position included (by default the location is removed)."
+    )
+    var keepMetadata = false
 
     @Option(
         name: .customLong("taken-at"),
@@ -55,6 +72,9 @@ struct PostCommand: AsyncParsableCommand {
             throw ValidationError("a caption is required and must not be blank: --caption TEXT")
         }
         if let location { _ = try Parse.coordinate(location, option: "--location") }
+        if location != nil, locationFromPhoto {
+            throw ValidationError("give either --location LAT,LON or --location-from-photo, not both")
+        }
         if let takenAt { _ = try Self.time(takenAt) }
     }
 
@@ -90,13 +110,17 @@ struct PostCommand: AsyncParsableCommand {
             caption: caption ?? "",
             location: try location.map { try Parse.coordinate($0, option: "--location") },
             takenAt: try takenAt.map { try Self.time($0) },
-            autoFollow: !noAutoFollow
+            autoFollow: !noAutoFollow,
+            locationFromPhoto: locationFromPhoto,
+            keepMetadata: keepMetadata
         )
         let id: PostID
         do {
             id = try await context.actions().post(draft, by: identity)
         } catch PhotoRefusal.notAnImage(let why), PhotoRefusal.corrupt(let why) {
             throw CLIError("\(image): \(why)")
+        } catch PhotoRefusal.noLocation(let why) {
+            throw CLIError("\(image): \(why); give one with --location LAT,LON, or post it without a location")
         } catch let error as MediaError {
             throw CLIError("\(image): \(error)")
         }
@@ -189,6 +213,12 @@ struct EditCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-location"), help: "Remove the post's location.")
     var noLocation = false
 
+    @Flag(
+        name: .customLong("keep-metadata"),
+        help: "Post the new photo's bytes as they are, GPS position included (by default the location is removed)."
+    )
+    var keepMetadata = false
+
     func validate() throws {
         if let caption, TextRules.isBlank(caption) { throw ValidationError("the new caption is blank") }
         if caption == nil && photo == nil && location == nil && !noLocation {
@@ -197,6 +227,9 @@ struct EditCommand: AsyncParsableCommand {
         if location != nil && noLocation { throw ValidationError("--location and --no-location contradict") }
         if let location { _ = try Parse.coordinate(location, option: "--location") }
         if takenAt != nil && photo == nil { throw ValidationError("--taken-at needs --photo: it is the new photo's") }
+        if keepMetadata && photo == nil {
+            throw ValidationError("--keep-metadata needs --photo: it is the new photo's")
+        }
         if let takenAt { _ = try PostCommand.time(takenAt, option: "--taken-at") }
     }
 
@@ -212,6 +245,7 @@ struct EditCommand: AsyncParsableCommand {
         )
         if let location { change.location = .set(try Parse.coordinate(location, option: "--location")) }
         if noLocation { change.location = .removed }
+        change.keepMetadata = keepMetadata
         if let photo {
             let url = URL(fileURLWithPath: photo)
             do {

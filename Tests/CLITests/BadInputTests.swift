@@ -55,6 +55,29 @@ struct BadInputTests {
             message: "not LAT,LON",
             status: 64
         ),
+        Case(
+            arguments: ["post", "FIXTURE:media/gps.heic", "--caption", "x"],
+            message: "gps.heic: this HEIC says where it was taken (a GPS position), and exiv2 cannot write HEIC files, "
+                + "so it cannot be removed without re-encoding the photo; pass --keep-metadata to post it as it is",
+            status: 1
+        ),
+        Case(
+            arguments: ["post", "FIXTURE:media/gps-xmp.gif", "--caption", "x"],
+            message: "gps-xmp.gif: this GIF holds XMP metadata, which may say where it was taken",
+            status: 1
+        ),
+        Case(
+            arguments: ["post", "FIXTURE:lake.png", "--caption", "x", "--location-from-photo"],
+            message: "lake.png: the photo has no GPS position in its metadata to share; give one with --location",
+            status: 1
+        ),
+        Case(
+            arguments: [
+                "post", "FIXTURE:media/gps.jpg", "--caption", "x", "--location", "1,2", "--location-from-photo",
+            ],
+            message: "give either --location LAT,LON or --location-from-photo, not both",
+            status: 64
+        ),
         Case(arguments: ["comment", "0000000000", "hello"], message: "no post matches '0000000000'", status: 1),
         Case(arguments: ["comment", "not-hex", "hello"], message: "is not an id", status: 1),
         Case(arguments: ["comment", "POST", "   "], message: "the comment is blank", status: 64),

@@ -1,3 +1,4 @@
+import ContinuumTestSupport
 import Crypto
 import Foundation
 import Testing
@@ -51,9 +52,14 @@ struct CLITests {
         let location = try #require(first["location"] as? [String: Double])
         #expect(abs(location["latitude"]! - 48.8566) < 1e-6 && abs(location["longitude"]! - 2.3522) < 1e-6)
         let photo = try #require(first["photo"] as? [String: Any])
+        // The location stays home: waterfall.jpg has a GPS position, so what is stored is the photo without it, and
+        // the post's hash is that of the stored bytes.
         let original = try Data(contentsOf: URL(fileURLWithPath: cli.fixture("waterfall.jpg")))
-        #expect(photo["sha256"] as? String == SHA256.hash(data: original).map { String(format: "%02x", $0) }.joined())
-        #expect(photo["bytes"] as? Int == original.count && photo["mediaType"] as? String == "image/jpeg")
+        let sha = try #require(photo["sha256"] as? String)
+        let stored = try Data(contentsOf: cli.data.appendingPathComponent("photos/\(sha.prefix(2))/\(sha)"))
+        #expect(sha == SHA256.hash(data: stored).map { String(format: "%02x", $0) }.joined())
+        #expect(stored != original)
+        #expect(photo["bytes"] as? Int == stored.count && photo["mediaType"] as? String == "image/jpeg")
         #expect(photo["width"] as? Int == 1024 && photo["height"] as? Int == 768)
         let types = posts.compactMap { ($0["photo"] as? [String: Any])?["mediaType"] as? String }
         #expect(types == ["image/gif", "image/webp", "image/png", "image/jpeg"])
@@ -97,7 +103,7 @@ struct CLITests {
         try cli.ok("export", waterfall, "--to", out.path)
         let exported = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
         #expect(exported == ["\(waterfall.prefix(12)).jpg", "\(waterfall.prefix(12)).txt"])
-        #expect(try Data(contentsOf: out.appendingPathComponent(exported[0])) == original)
+        #expect(try Data(contentsOf: out.appendingPathComponent(exported[0])) == stored)
         #expect(
             try String(contentsOf: out.appendingPathComponent(exported[1]), encoding: .utf8) == "Waterfall at dawn\n"
         )
@@ -110,7 +116,7 @@ struct CLITests {
     }
 
     @Test(
-        "post takes its location and time taken from EXIF unless told, is posted now, and makes a thumbnail without EXIF"
+        "post takes its time taken from EXIF unless told, is posted now, has a location only when asked, and makes a thumbnail without EXIF"
     )
     func exifDefaults() throws {
         let cli = CLI()
@@ -131,7 +137,10 @@ struct CLITests {
         #expect(try cli.feedIDs().first == fromExif["id"] as? String)
         let recent = try cli.run("feed", "--since", "5d", "--json").json()
         #expect((recent["posts"] as? [[String: Any]])?.first?["id"] as? String == fromExif["id"] as? String)
-        let location = try #require(fromExif["location"] as? [String: Any])
+        // The location stays home: without --location or --location-from-photo, none.
+        #expect(fromExif["location"] is NSNull, "\(fromExif)")
+        let shared = try post("--location-from-photo")
+        let location = try #require(shared["location"] as? [String: Any])
         #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
         #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
         // Told: the options win.
@@ -151,12 +160,68 @@ struct CLITests {
         // The thumbnail: made at once, under photos/thumbs/, without EXIF (so without GPS).
         let thumbs = cli.data.appendingPathComponent("photos/thumbs")
         let files = try #require(FileManager.default.subpaths(atPath: thumbs.path)).filter { $0.hasSuffix(".jpg") }
-        #expect(files.count == 2, "\(files)")
+        // Three photos: rotated-gps.jpg without its position (posted twice), as it is (shared), and lake.png.
+        #expect(files.count == 3, "\(files)")
         for file in files {
             let bytes = try Data(contentsOf: thumbs.appendingPathComponent(file))
             #expect(bytes.starts(with: [0xFF, 0xD8, 0xFF]) && bytes.count < 50_000)
             #expect(bytes.range(of: Data("Exif".utf8)) == nil)
         }
+    }
+
+    @Test("the location stays home: stored and sent without it unless shared or kept, the hash that of the bytes")
+    func locationStaysHome() throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        try cli.ok("init")
+        func post(_ name: String, _ arguments: String...) throws -> (post: [String: Any], stored: URL) {
+            let post = try cli.run(["post", cli.fixture("media/\(name)"), "--caption", name, "--json"] + arguments)
+                .json()
+            let sha = try #require((post["photo"] as? [String: Any])?["sha256"] as? String)
+            let stored = cli.data.appendingPathComponent("photos/\(sha.prefix(2))/\(sha)")
+            let bytes = try Data(contentsOf: stored)
+            #expect(sha == SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(), "\(name)")
+            #expect((post["photo"] as? [String: Any])?["bytes"] as? Int == bytes.count)
+            return (post, stored)
+        }
+        // By default: no location in the post, none in the bytes (exiftool), the same pixels (Pillow).
+        for name in ["gps.jpg", "gps.png", "gps.webp"] {
+            let source = URL(fileURLWithPath: cli.fixture("media/\(name)"))
+            let (post, stored) = try post(name)
+            #expect(post["location"] is NSNull, "\(name): \(post)")
+            #expect(try Data(contentsOf: stored) != Data(contentsOf: source))
+            let tags = try IndependentReaders.exiftool(stored)
+            #expect(IndependentReaders.locationTags(tags).isEmpty, "\(name): \(IndependentReaders.locationTags(tags))")
+            #expect(tags["IFD0:Orientation"] as? Int == 6 && tags["ExifIFD:DateTimeOriginal"] as? String != nil)
+            #expect(try IndependentReaders.samePixels(source, stored), "\(name): pixels changed")
+        }
+        // --location: that location in the post, still none in the bytes.
+        let (given, givenFile) = try post("gps.jpg", "--location", "1.5,2.5")
+        #expect((given["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
+        #expect(IndependentReaders.locationTags(try IndependentReaders.exiftool(givenFile)).isEmpty)
+        // --location-from-photo: the EXIF position in the post, the bytes as they are (even a HEIC's).
+        for name in ["gps.webp", "gps.heic"] {
+            let (shared, sharedFile) = try post(name, "--location-from-photo")
+            let location = try #require(shared["location"] as? [String: Any], "\(name): \(shared)")
+            #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
+            #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
+            #expect(
+                try Data(contentsOf: sharedFile) == Data(contentsOf: URL(fileURLWithPath: cli.fixture("media/\(name)")))
+            )
+        }
+        // --keep-metadata: the bytes as they are, no location in the post; a format that cannot be cleaned is taken.
+        for name in ["gps.png", "gps.heic", "gps-xmp.gif"] {
+            let (kept, keptFile) = try post(name, "--keep-metadata")
+            #expect(kept["location"] is NSNull)
+            #expect(
+                try Data(contentsOf: keptFile) == Data(contentsOf: URL(fileURLWithPath: cli.fixture("media/\(name)")))
+            )
+        }
+        // Nothing left behind in photos/tmp.
+        let temporary = try FileManager.default.contentsOfDirectory(
+            atPath: cli.data.appendingPathComponent("photos/tmp").path
+        )
+        #expect(temporary.isEmpty, "\(temporary)")
     }
 
     @Test("the same photo posted twice is stored once")

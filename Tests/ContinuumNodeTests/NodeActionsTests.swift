@@ -79,6 +79,70 @@ struct NodeActionsTests {
         #expect(await fixture.engine.heard == ["records", "follows"])
     }
 
+    @Test("an upload with a GPS position: a copy without it is stored, the post signed over its hash, no location")
+    func uploadWithoutLocation() async throws {
+        let fixture = try Fixture()
+        let temporary = try fixture.store.assets.makeTemporaryFile()
+        let bytes = try Data(contentsOf: NodeBinary.fixtures.appendingPathComponent("waterfall.jpg"))
+        try bytes.write(to: temporary)
+        let original = AssetHash.of(bytes)
+        let draft = NewPost(
+            photo: .upload(temporary, sha256: original, bytes: UInt64(bytes.count)),
+            caption: "Waterfall"
+        )
+        let id = try await fixture.actions.post(draft, by: fixture.me)
+        let post = try #require(try await fixture.store.post(id)?.post)
+        #expect(post.location == nil)
+        let originalStored = try await fixture.store.hasPhoto(original)
+        #expect(post.photo.sha256 != original && !originalStored)
+        let stored = try Data(contentsOf: fixture.store.assets.url(for: post.photo.sha256))
+        #expect(AssetHash.of(stored) == post.photo.sha256 && post.photo.bytes == UInt64(stored.count))
+        #expect(try MetadataCleaner.locationTags(in: fixture.store.assets.url(for: post.photo.sha256)).isEmpty)
+        // The upload's own file is the caller's to remove; nothing else is left in photos/tmp.
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.store.assets.temporaryDirectory.path)
+        #expect(left == [temporary.lastPathComponent])
+
+        // Shared from the photo: the EXIF position, and the bytes as they are.
+        let shared = try await fixture.actions.post(
+            NewPost(photo: try fixture.photo("waterfall.jpg"), caption: "Here", locationFromPhoto: true),
+            by: fixture.me
+        )
+        let sharedPost = try #require(try await fixture.store.post(shared)?.post)
+        #expect(sharedPost.photo.sha256 == original)
+        let location = try #require(sharedPost.location)
+        #expect(abs(location.latitude - (48 + 51 / 60 + 24 / 3600)) < 1e-6, "\(location)")
+    }
+
+    @Test("refusals store nothing: no position to share; a location that cannot be removed")
+    func locationRefusals() async throws {
+        let fixture = try Fixture()
+        let before = try await fixture.store.counts()
+        await #expect(throws: PhotoRefusal.self) {
+            try await fixture.actions.post(
+                NewPost(photo: try fixture.photo("lake.png"), caption: "Lake", locationFromPhoto: true),
+                by: fixture.me
+            )
+        }
+        await #expect {
+            try await fixture.actions.post(
+                NewPost(photo: try fixture.photo("media/gps.heic"), caption: "HEIC"),
+                by: fixture.me
+            )
+        } throws: { error in
+            (error as? MediaError)?.kind == .locationNotRemovable
+        }
+        #expect(try await fixture.store.counts() == before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: fixture.store.assets.temporaryDirectory.path)
+        #expect(left.isEmpty, "\(left)")
+        // Kept as it is when asked.
+        let kept = try await fixture.actions.post(
+            NewPost(photo: try fixture.photo("media/gps.heic"), caption: "HEIC", keepMetadata: true),
+            by: fixture.me
+        )
+        let heic = try Data(contentsOf: NodeBinary.fixtures.appendingPathComponent("media/gps.heic"))
+        #expect(try await fixture.store.post(kept)?.post.photo.sha256 == AssetHash.of(heic))
+    }
+
     @Test("an upload's temporary file is moved into the store; without autoFollow nothing is followed")
     func upload() async throws {
         let fixture = try Fixture()
@@ -90,7 +154,8 @@ struct NodeActionsTests {
             photo: .upload(temporary, sha256: hash, bytes: UInt64(bytes.count)),
             caption: "Waterfall",
             takenAt: Timestamp(milliseconds: 1_721_000_000_000),
-            autoFollow: false
+            autoFollow: false,
+            keepMetadata: true
         )
         let before = Timestamp.now()
         let id = try await fixture.actions.post(draft, by: fixture.me)

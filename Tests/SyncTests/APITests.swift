@@ -87,9 +87,11 @@ extension ISO8601DateFormatter {
         let api = try await checker(alice)
         let waterfall = try fixture("waterfall.jpg")
 
-        // Create by upload: the stored photo is byte for byte the upload.
+        // Create by upload: with keepMetadata, the stored photo is byte for byte the upload.
         let created = try await alice.http.upload(
-            fields: [("caption", "Waterfall at dusk — Café"), ("location", "48.8566,2.3522")],
+            fields: [
+                ("caption", "Waterfall at dusk — Café"), ("location", "48.8566,2.3522"), ("keepMetadata", "true"),
+            ],
             files: [("photo", "waterfall.jpg", waterfall)]
         )
         #expect(created.status == 201, "\(created.text)")
@@ -152,18 +154,55 @@ extension ISO8601DateFormatter {
         )
         #expect(noThumbnail.errorCode == "thumbnail_not_here")
 
-        // With neither location nor takenAt, the photo's EXIF GPS position and date taken are the defaults; the post's
-        // own time is when it was posted.
+        // Before posting, the web UI asks where the photo says it was taken; nothing is stored.
+        let sydney = try fixture("media/rotated-gps.jpg")
+        let inspected = try await alice.http.upload(
+            "/api/photos/inspect",
+            fields: [],
+            files: [("photo", "rotated-gps.jpg", sydney)]
+        )
+        #expect(inspected.status == 200, "\(inspected.text)")
+        #expect(api.problems("POST", "/api/photos/inspect", inspected).isEmpty, "\(inspected.text)")
+        let inspectedAt = try #require(inspected.object["location"] as? [String: Any])
+        #expect(abs((inspectedAt["latitude"] as? Double ?? 0) - -(33 + 51 / 60 + 35.9 / 3600)) < 1e-6)
+        #expect(inspected.object["takenAt"] as? String == "2023-05-06T05:08:09.000Z")
+        let noPosition = try await alice.http.upload(
+            "/api/photos/inspect",
+            fields: [],
+            files: [("photo", "lake.png", try fixture("lake.png"))]
+        )
+        #expect(noPosition.status == 200 && noPosition.object["location"] is NSNull, "\(noPosition.text)")
+        #expect(api.problems("POST", "/api/photos/inspect", noPosition).isEmpty)
+
+        // With neither location nor takenAt: the photo's EXIF date taken (the post's own time is when it was posted),
+        // and no location, in the post or in the
+        // photo's bytes as this node serves them (to the web UI, as to peers).
         let exif = try await alice.http.upload(
             fields: [("caption", "Sydney at dawn")],
-            files: [("photo", "rotated-gps.jpg", try fixture("media/rotated-gps.jpg"))]
+            files: [("photo", "rotated-gps.jpg", sydney)]
         )
         #expect(exif.status == 201, "\(exif.text)")
         #expect(exif.object["takenAt"] as? String == "2023-05-06T05:08:09.000Z")
         let posted = (exif.object["createdAt"] as? String).flatMap(ISO8601DateFormatter.fractional.date(from:))
         #expect(posted.map { abs($0.timeIntervalSinceNow) < 60 } == true, "posted now: \(exif.text)")
-        let place = try #require(exif.object["location"] as? [String: Any])
+        #expect(exif.object["location"] is NSNull, "\(exif.text)")
+        let cleanSHA = try #require((exif.object["photo"] as? [String: Any])?["sha256"] as? String)
+        let served = try await call(api, alice, "GET", "/api/photos/\(cleanSHA)", expect: 200)
+        #expect(AssetHash.of(served.body).hex == cleanSHA && served.body != sydney)
+        let servedFile = alice.data.appendingPathComponent("served-\(cleanSHA.prefix(8)).jpg")
+        try served.body.write(to: servedFile)
+        let servedTags = try IndependentReaders.exiftool(servedFile)
+        #expect(IndependentReaders.locationTags(servedTags).isEmpty, "\(servedTags)")
+        #expect(servedTags["IFD0:Orientation"] as? Int == 6)
+        // locationFromPhoto: the EXIF position, and the photo as it is.
+        let shared = try await alice.http.upload(
+            fields: [("caption", "Sydney, here"), ("locationFromPhoto", "on")],
+            files: [("photo", "rotated-gps.jpg", sydney)]
+        )
+        #expect(shared.status == 201, "\(shared.text)")
+        let place = try #require(shared.object["location"] as? [String: Any])
         #expect(abs((place["latitude"] as? Double ?? 0) - -(33 + 51 / 60 + 35.9 / 3600)) < 1e-6)
+        #expect((shared.object["photo"] as? [String: Any])?["sha256"] as? String == AssetHash.of(sydney).hex)
         // Given ones win.
         let given = try await alice.http.upload(
             fields: [
@@ -173,7 +212,7 @@ extension ISO8601DateFormatter {
         )
         #expect(given.object["takenAt"] as? String == "2020-01-02T03:04:05.000Z")
         #expect((given.object["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
-        for id in [exif.object["id"], given.object["id"]].compactMap({ $0 as? String }) {
+        for id in [exif.object["id"], shared.object["id"], given.object["id"]].compactMap({ $0 as? String }) {
             try await call(api, alice, "DELETE", "/api/posts/\(id)", expect: 200)
         }
 
@@ -320,6 +359,10 @@ extension ISO8601DateFormatter {
         let truncated: Data
         let garbage: Data
         let text: Data
+        /// Without a GPS position.
+        let lake: Data
+        /// A HEIC with a GPS position (exiv2 cannot write HEIC).
+        let heic: Data
     }
 
     static let bad: [Bad] = [
@@ -372,6 +415,55 @@ extension ISO8601DateFormatter {
                 fields: [("caption", "x"), ("location", "91,0")],
                 files: [("photo", "a.jpg", $1.image)]
             )
+        },
+        Bad(
+            description: "upload of a HEIC with a GPS position",
+            status: 422,
+            code: "location_not_removable",
+            message: "gps.heic: this HEIC says where it was taken (a GPS position), and exiv2 cannot write HEIC files, "
+                + "so it cannot be removed without re-encoding the photo; send keepMetadata=true to post it as it is"
+        ) {
+            try await $0.http.upload(fields: [("caption", "x")], files: [("photo", "gps.heic", $1.heic)])
+        },
+        Bad(
+            description: "upload with locationFromPhoto of a photo without a position",
+            status: 422,
+            code: "no_location",
+            message: "lake.png: the photo has no GPS position in its metadata to share"
+        ) {
+            try await $0.http.upload(
+                fields: [("caption", "x"), ("locationFromPhoto", "true")],
+                files: [("photo", "lake.png", $1.lake)]
+            )
+        },
+        Bad(
+            description: "upload with both location and locationFromPhoto",
+            status: 400,
+            code: "bad_request",
+            message: "either location or locationFromPhoto"
+        ) {
+            try await $0.http.upload(
+                fields: [("caption", "x"), ("location", "1,2"), ("locationFromPhoto", "true")],
+                files: [("photo", "a.jpg", $1.image)]
+            )
+        },
+        Bad(
+            description: "upload with keepMetadata=maybe",
+            status: 400,
+            code: "bad_request",
+            message: "keepMetadata must be true or false"
+        ) {
+            try await $0.http.upload(
+                fields: [("caption", "x"), ("keepMetadata", "maybe")],
+                files: [("photo", "a.jpg", $1.image)]
+            )
+        },
+        Bad(description: "inspect a text file", status: 415, code: "not_an_image", message: "notes.txt") {
+            try await $0.http.upload("/api/photos/inspect", fields: [], files: [("photo", "notes.txt", $1.text)])
+        },
+        Bad(description: "inspect without a photo", status: 400, code: "missing_photo", message: "photo") {
+            node,
+            _ in try await node.http.upload("/api/photos/inspect", fields: [("caption", "x")], files: [])
         },
         Bad(description: "upload with a caption over 2048 bytes", status: 400, code: "invalid_text", message: "2048") {
             try await $0.http.upload(
@@ -520,7 +612,9 @@ extension ISO8601DateFormatter {
             image: image,
             truncated: try self.fixture("truncated.jpg"),
             garbage: try self.fixture("media/garbage-after-header.jpg"),
-            text: Data("just some notes\n".utf8)
+            text: Data("just some notes\n".utf8),
+            lake: try self.fixture("lake.png"),
+            heic: try self.fixture("media/gps.heic")
         )
         let before = try Self.snapshot(alice)
         for bad in Self.bad {

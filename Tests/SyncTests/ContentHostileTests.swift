@@ -10,7 +10,12 @@ import Testing
 @Suite("Hostile peers and v2 content: mismatched content, changed hashes, erased content, v1 peers", .serialized)
 struct ContentHostileTests {
     /// A post by `identity` whose photo no one has.
-    static func post(by identity: NodeIdentity, sequence: UInt64 = 1, previous: RecordID? = nil, _ caption: String)
+    static func post(
+        by identity: NodeIdentity,
+        sequence: UInt64 = 1,
+        previous: RecordID? = nil,
+        _ caption: String
+    )
         throws -> VerifiedRecord
     {
         try identity.sign(
@@ -45,7 +50,10 @@ struct ContentHostileTests {
             let client = try await RawClient.handshake(port: target.node.port, identity: identity)
             try client.send(.records(live: true, [changed]))
             let error = try await client.expectRefusal(.badRecord)
-            #expect(error?.message.contains("the content does not match its header") == true, "\(String(describing: error))")
+            #expect(
+                error?.message.contains("the content does not match its header") == true,
+                "\(String(describing: error))"
+            )
             try await target.expectLogged("bad record", and: "does not match its header")
             let stored = try await target.node.withStore { try await $0.allRecordBytes() }
             #expect(!stored.contains { (try? SignedRecord(bytes: $0).id) == valid.id })
@@ -108,7 +116,12 @@ struct ContentHostileTests {
                 return held.contains(post.record.headerBytes) && held.contains(delete.bytes)
             }
             // What the node shows now, with the post erased.
-            let target = Target(node: first.node, peer: first.peer, post: first.post, before: try await Snapshot(first.node))
+            let target = Target(
+                node: first.node,
+                peer: first.peer,
+                post: first.post,
+                before: try await Snapshot(first.node)
+            )
             try client.send(.records(live: true, [post.bytes]))
             try client.send(.ping(77))
             try await client.read(timeout: .seconds(10)) { $0.contains(.pong(77)) }

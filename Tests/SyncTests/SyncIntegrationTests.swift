@@ -14,7 +14,14 @@ struct SyncIntegrationTests {
             a.remove()
             b.remove()
         }
-        let waterfall = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "Waterfall at dusk")
+        // --keep-metadata: the photo as it is (GPS included), so that both sides can be compared with the fixture.
+        let waterfall = try a.cli(
+            "post",
+            a.fixture("waterfall.jpg"),
+            "--caption",
+            "Waterfall at dusk",
+            "--keep-metadata"
+        )
         let lake = try a.cli("post", a.fixture("lake.png"), "--caption", "Lake")
         try a.cli("comment", waterfall, "first")
         try await a.start()
@@ -270,7 +277,7 @@ struct SyncIntegrationTests {
         let image = a.data.appendingPathComponent("big.png")
         try Self.bigPNG(megabytes: 2, at: image)
         let big = try a.cli("post", image.path, "--caption", "big")
-        let small = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "small")
+        let small = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "small", "--keep-metadata")
         let bigHash = AssetHash.of(try Data(contentsOf: image))
         let smallHash = AssetHash.of(try Data(contentsOf: URL(fileURLWithPath: a.fixture("waterfall.jpg"))))
         func thumbs(_ node: TestNode, _ hash: AssetHash) -> URL {

@@ -114,6 +114,18 @@ export function uploadPost(formData, onProgress) {
   return { promise, abort: () => xhr.abort() };
 }
 
+/**
+ * What the node reads in a photo before it is posted (`POST /api/photos/inspect`): `{mediaType, width, height,
+ * location, takenAt}`, `location` null when the photo does not say where it was taken. Nothing is stored.
+ */
+export function inspectPhoto(file, signal) {
+  const body = new FormData();
+  body.append('photo', file, file.name);
+  return responseBody(fetch('/api/photos/inspect', {
+    method: 'POST', body, signal, credentials: 'same-origin', headers: { Accept: 'application/json' },
+  }));
+}
+
 /** Who this node is (from /api/status), filled in by app.js at start. */
 export const session = { me: null, name: null };
 

@@ -1,8 +1,10 @@
 // Add post (#/new): file picker and drop zone, preview, caption, optional location, upload with progress.
+// The location stays home: the photo's own GPS position is shared only when "Share where this was taken" is ticked
+// (unticked by default; it shows the position the node found in the chosen photo), else the node removes it.
 // A refusal shows the API's message and keeps everything filled in. The form survives leaving the page and coming
 // back (its state is kept in this module) until a post is made.
 
-import { uploadPost, session } from './api.js';
+import { uploadPost, inspectPhoto, session } from './api.js';
 import { h, showError, clearErrors, announce, formatBytes } from './dom.js';
 import * as timeline from './timeline.js';
 
@@ -10,6 +12,7 @@ let form = null; // kept between visits
 let file = null;
 let previewURL = null;
 let upload = null;
+let inspecting = null; // the AbortController of the look at the chosen photo
 
 export function mount(container) {
   if (!form) form = build();
@@ -29,6 +32,16 @@ function build() {
   const caption = h('textarea', { id: 'caption', name: 'caption', rows: 3, maxlength: 2048, 'aria-describedby': 'caption-help' });
   const location = h('input', { id: 'location', name: 'location', type: 'text', inputmode: 'decimal', autocomplete: 'off',
     placeholder: '48.8566,2.3522', 'aria-describedby': 'location-help' });
+  const share = h('input', { type: 'checkbox', id: 'share-location', name: 'locationFromPhoto', disabled: true,
+    'aria-describedby': 'share-location-help' });
+  const shareHelp = h('p', { class: 'help', id: 'share-location-help', 'aria-live': 'polite' },
+    'Choose a photo to see whether it says where it was taken.');
+  share.addEventListener('change', () => { location.disabled = share.checked; });
+  // Shown only after the node said this photo's location cannot be removed (a HEIC with a GPS position, a GIF with
+  // XMP): ticked, the upload sends keepMetadata=true and the file is posted as it is.
+  const keep = h('input', { type: 'checkbox', id: 'keep-metadata', name: 'keepMetadata' });
+  const keepRow = h('div', { class: 'field', id: 'keep-metadata-row', hidden: true },
+    h('label', { for: 'keep-metadata', class: 'check' }, keep, ' Post the file as it is, with where it was taken'));
   const progress = h('progress', { id: 'upload-progress', max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' });
   const progressText = h('span', { class: 'meta', id: 'upload-progress-text', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
@@ -38,7 +51,10 @@ function build() {
   const locationRow = h('div', { class: 'field' },
     h('label', { for: 'location' }, 'Location (optional)'),
     h('div', { class: 'row' }, location),
-    h('p', { class: 'help', id: 'location-help' }, 'Latitude,longitude in decimal degrees. Left empty, the photo’s own GPS position is used if it has one.'));
+    h('p', { class: 'help', id: 'location-help' }, 'Latitude,longitude in decimal degrees. Left empty, the post has no location.'));
+  const shareRow = h('div', { class: 'field' },
+    h('label', { for: 'share-location', class: 'check' }, share, ' Share where this was taken'),
+    shareHelp);
   if (window.isSecureContext && 'geolocation' in navigator) {
     const here = h('button', { type: 'button', id: 'use-location', onclick: () => {
       here.disabled = true;
@@ -58,12 +74,46 @@ function build() {
     h('div', { class: 'field' },
       h('label', { for: 'caption' }, 'Caption'), caption,
       h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
+    shareRow,
+    keepRow,
     locationRow,
     formError,
     h('div', { class: 'actions' }, submit, cancel, progress, progressText));
 
+  /** Asks the node where the chosen photo says it was taken; the box can be ticked only when it says. */
+  function lookForPosition(chosen) {
+    inspecting?.abort();
+    inspecting = null;
+    share.checked = false;
+    share.disabled = true;
+    location.disabled = false;
+    if (!chosen) {
+      shareHelp.textContent = 'Choose a photo to see whether it says where it was taken.';
+      return;
+    }
+    shareHelp.textContent = 'Looking for a position in the photo…';
+    const controller = new AbortController();
+    inspecting = controller;
+    inspectPhoto(chosen, controller.signal).then((found) => {
+      if (inspecting !== controller) return;
+      if (found.location) {
+        share.disabled = false;
+        shareHelp.textContent = `The photo says it was taken at ${formatPosition(found.location)}. Unticked, the post ` +
+          'has no location and the photo is shared without its GPS position.';
+      } else {
+        shareHelp.textContent = 'The photo does not say where it was taken.';
+      }
+    }, (error) => {
+      if (inspecting !== controller || error.name === 'AbortError') return;
+      shareHelp.textContent = `The photo could not be read here: ${error.message}`;
+    });
+  }
+
   function choose(chosen) {
     file = chosen ?? null;
+    lookForPosition(file);
+    keep.checked = false;
+    keepRow.hidden = true;
     if (previewURL) URL.revokeObjectURL(previewURL);
     previewURL = null;
     if (!file) {
@@ -104,8 +154,8 @@ function build() {
   function showFormError(message, field) {
     formError.textContent = message;
     formError.hidden = false;
-    for (const control of [caption, location, input]) control.removeAttribute('aria-invalid');
-    const target = { caption, location, photo: input }[field];
+    for (const control of [caption, location, input, share]) control.removeAttribute('aria-invalid');
+    const target = { caption, location, photo: input, locationFromPhoto: share }[field];
     if (target) {
       target.setAttribute('aria-invalid', 'true');
       (target === input ? zone : target).scrollIntoView({ block: 'center' });
@@ -126,7 +176,9 @@ function build() {
     const data = new FormData();
     data.append('photo', file, file.name);
     data.append('caption', caption.value);
-    if (location.value.trim()) data.append('location', location.value.trim());
+    if (share.checked) data.append('locationFromPhoto', 'true');
+    if (keep.checked) data.append('keepMetadata', 'true');
+    else if (location.value.trim()) data.append('location', location.value.trim());
 
     submit.disabled = true;
     cancel.hidden = false;
@@ -149,7 +201,12 @@ function build() {
     }, (error) => {
       progress.hidden = true;
       progressText.textContent = '';
-      if (error.code !== 'aborted') showFormError(error.message, error.field);
+      if (error.code === 'location_not_removable') {
+        keepRow.hidden = false;
+        showFormError(error.message.replace(/send keepMetadata=true/, 'tick “Post the file as it is” below'), 'photo');
+      } else if (error.code !== 'aborted') {
+        showFormError(error.message, error.field);
+      }
     }).finally(() => {
       upload = null;
       submit.disabled = false;
@@ -158,4 +215,10 @@ function build() {
   });
   void session;
   return element;
+}
+
+/** 33.859972° S, 151.211111° E */
+function formatPosition({ latitude, longitude }) {
+  return `${Math.abs(latitude).toFixed(6)}° ${latitude < 0 ? 'S' : 'N'}, ` +
+    `${Math.abs(longitude).toFixed(6)}° ${longitude < 0 ? 'W' : 'E'}`;
 }
