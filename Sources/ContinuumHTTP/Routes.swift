@@ -49,6 +49,7 @@ struct Routes: Sendable {
         routes.get("posts/:id") { _, context in try await post(context) }
         routes.post("posts") { request, context in try await createPost(request, context: context) }
         routes.patch("posts/:id") { request, context in try await edit(request, context: context) }
+        routes.put("posts/:id/photo") { request, context in try await replacePhoto(request, context: context) }
         routes.delete("posts/:id") { _, context in try await delete(path: context, kind: .post) }
         routes.post("posts/:id/comments") { request, context in try await comment(request, context: context) }
         routes.delete("comments/:id") { _, context in try await delete(path: context, kind: .comment) }
@@ -211,18 +212,48 @@ struct Routes: Sendable {
 
     // MARK: Writing
 
-    struct CaptionBody: Decodable { let caption: String? }
+    /// `PATCH /api/posts/{id}`: any of `caption` and `location`; a `location` of `null` removes it, an absent one
+    /// leaves it.
+    struct EditBody: Decodable {
+        let caption: String?
+        let location: PostChange.Location
+
+        enum CodingKeys: String, CodingKey { case caption, location }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            caption = try container.decodeIfPresent(String.self, forKey: .caption)
+            if !container.contains(.location) {
+                location = .unchanged
+            } else if try container.decodeNil(forKey: .location) {
+                location = .removed
+            } else {
+                location = .set(try container.decode(Coordinate.self, forKey: .location))
+            }
+        }
+    }
     struct CommentBody: Decodable { let text: String? }
     struct IDsBody: Decodable { let ids: [String]? }
 
     func edit(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try await resolvePost(context)
-        let body = try await request.decodeJSON(as: CaptionBody.self, context: context)
-        guard let caption = body.caption, !TextRules.isBlank(caption) else {
+        let body = try await request.decodeJSON(as: EditBody.self, context: context)
+        if let caption = body.caption, TextRules.isBlank(caption) {
             throw APIError(.badRequest, "missing_caption", "the new caption is blank; write one", field: "caption")
         }
+        guard body.caption != nil || body.location != .unchanged else {
+            throw APIError(
+                .badRequest,
+                "nothing_to_change",
+                "send a caption, a location, or location null to remove it (a new photo goes to PUT /api/posts/ID/photo)"
+            )
+        }
         try await withInvalidText(field: "caption") {
-            _ = try await services.actions.edit(id, caption: caption, by: services.identity)
+            _ = try await services.actions.edit(
+                id,
+                PostEdit(caption: body.caption, location: body.location),
+                by: services.identity
+            )
         }
         return try json(try await postView(id))
     }

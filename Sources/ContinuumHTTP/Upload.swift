@@ -28,11 +28,20 @@ extension Routes {
             throw APIError(.badRequest, "missing_photo", "choose a photo to share (field 'photo')", field: "photo")
         }
         let draft = try newPost(upload, photo: photo)
-        let id: PostID
-        do {
-            id = try await withInvalidText(field: "caption") {
+        let id = try await refusingBadPhotos(upload) {
+            try await withInvalidText(field: "caption") {
                 try await services.actions.post(draft, by: services.identity)
             }
+        }
+        var response = try json(try await postView(id), status: .created)
+        response.headers[.location] = "/api/posts/\(id.hex)"
+        return response
+    }
+
+    /// Runs a write that takes an uploaded photo, turning the photo's refusals into the API's errors.
+    private func refusingBadPhotos<T>(_ upload: UploadState, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
         } catch PhotoRefusal.notAnImage(let why) {
             throw APIError(
                 .unsupportedMediaType,
@@ -66,9 +75,33 @@ extension Routes {
                 field: "photo"
             )
         }
-        var response = try json(try await postView(id), status: .created)
-        response.headers[.location] = "/api/posts/\(id.hex)"
-        return response
+    }
+
+    /// `PUT /api/posts/{id}/photo`: a `multipart/form-data` upload of a new photo for one of this node's posts,
+    /// with `takenAt` and `keepMetadata` as for a new post. One Edit record; the replaced photo is erased here and
+    /// on every peer unless another live post shows it.
+    func replacePhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try await resolvePost(context)
+        guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
+            throw APIError(.badRequest, "not_multipart", "send the new photo as multipart/form-data with a field photo")
+        }
+        let limit = BodyLimit.upload(configuration)
+        try limit.check(request)
+        let upload = UploadState(assets: store.assets, limit: limit)
+        defer { upload.discard() }
+        try await receive(request, boundary: boundary, into: upload, limit: limit)
+        guard let photo = try upload.finish() else {
+            throw APIError(.badRequest, "missing_photo", "choose the new photo (field 'photo')", field: "photo")
+        }
+        let edit = PostEdit(
+            photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
+            takenAt: try takenAt(upload),
+            keepMetadata: try flag(upload, "keepMetadata", default: false)
+        )
+        _ = try await refusingBadPhotos(upload) {
+            try await services.actions.edit(id, edit, by: services.identity)
+        }
+        return try json(try await postView(id))
     }
 
     /// `POST /api/photos/inspect`: a `multipart/form-data` body with a `photo` part, received like an upload and
@@ -153,13 +186,7 @@ extension Routes {
                 throw APIError.badRequest("give either location or locationFromPhoto, not both", field: "location")
             }
         }
-        var takenAt: Timestamp?
-        if let text = upload.fields["takenAt"], !text.isEmpty {
-            guard let time = Timestamp(rfc3339: text) else {
-                throw APIError.badRequest("takenAt '\(text)' is not an RFC 3339 time", field: "takenAt")
-            }
-            takenAt = time
-        }
+        let takenAt = try takenAt(upload)
         return NewPost(
             photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
             caption: caption,
@@ -169,6 +196,15 @@ extension Routes {
             locationFromPhoto: try flag(upload, "locationFromPhoto", default: false),
             keepMetadata: try flag(upload, "keepMetadata", default: false)
         )
+    }
+
+    /// The `takenAt` field: an RFC 3339 time, or nil when absent or empty.
+    private func takenAt(_ upload: UploadState) throws -> Timestamp? {
+        guard let text = upload.fields["takenAt"], !text.isEmpty else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw APIError.badRequest("takenAt '\(text)' is not an RFC 3339 time", field: "takenAt")
+        }
+        return time
     }
 
     /// A true-or-false field: `true`/`1`/`on` (a ticked checkbox) or `false`/`0`; absent or empty: `default`.

@@ -154,11 +154,31 @@ public struct ContinuumStore: Sendable {
         for photo in photos { assets.erase(photo) }
         guard text || !photos.isEmpty else { return }
         try await write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
+        if await truncateWAL() { return }
+        // A reader kept the WAL busy: try again shortly, off the caller's path, until its old pages (which may hold
+        // the erased text) are gone.
+        Task { [self] in
+            for attempt in 1...30 {
+                try? await Task.sleep(for: .seconds(1))
+                if await truncateWAL() { return }
+                if attempt == 30 {
+                    logger.warning("the WAL could not be truncated after an erasure; the next checkpoint will do it")
+                }
+            }
+        }
+    }
+
+    /// Checkpoints the WAL into the database file and truncates it; false when a reader kept it busy.
+    private func truncateWAL() async -> Bool {
         do {
-            try await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+            try await pool.writeWithoutTransaction { db in
+                let result = try db.checkpoint(.truncate)
+                if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
+            }
+            return true
         } catch {
-            // A reader kept the WAL busy: its pages are overwritten at the next checkpoint instead.
-            logger.notice("the WAL could not be truncated after an erasure", metadata: ["error": "\(error)"])
+            logger.debug("the WAL could not be truncated yet", metadata: ["error": "\(error)"])
+            return false
         }
     }
 

@@ -103,6 +103,59 @@ struct ErasureTests {
         for node in [a, b, c, d] { try await node.stop() }
     }
 
+    @Test(
+        "a photo replaced by an edit is erased on every node; followers are notified once; a late node gets the new one"
+    )
+    func replacedPhotoErased() async throws {
+        let a = try TestNode("a")
+        let b = try TestNode("b")
+        let c = try TestNode("c")
+        defer { for node in [a, b, c] { node.remove() } }
+        try await a.start()
+        try await b.start(peers: [a])
+        let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "the first photo")
+        let old = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+        try await eventually("B has the photo and its thumbnail") {
+            let here = try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
+            return here && !Self.thumbnails(of: old, on: b).isEmpty
+        }
+        try b.cli("follow", post)
+
+        let edit = try a.cli("edit", post, "--photo", a.fixture("forest.webp"), "--location", "1.5,2.5")
+        let new = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+        #expect(new != old)
+        try await eventually("B shows the new photo, whole") {
+            try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo }.map {
+                $0.sha256 == new && $0.available
+            } == true
+        }
+        for node in [a, b] {
+            let file = node.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)")
+            try await eventually("\(node.name): the replaced photo's file is gone") {
+                !FileManager.default.fileExists(atPath: file.path) && Self.thumbnails(of: old, on: node).isEmpty
+            }
+            #expect(try await node.http.get("/api/photos/\(old.hex)").status == 404, "\(node.name)")
+            #expect(try await node.http.get("/api/photos/\(new.hex)").status == 200, "\(node.name)")
+            let shown = try node.cli("show", post, "--json")
+            #expect(shown.contains(new.hex) && shown.contains("\"latitude\" : 1.5"), "\(node.name): \(shown)")
+        }
+        // B follows the post: one notification for the edit, whatever path it came by.
+        let notes = try b.cli("notifications", "--json")
+        #expect(notes.components(separatedBy: edit).count - 1 == 1, "one notification for the edit: \(notes)")
+        // C joins afterwards and never fetches the replaced photo.
+        try await c.start(peers: [b])
+        try await eventually("C has the new photo") {
+            try await c.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available } == true
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: c.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)").path
+            )
+        )
+        #expect(Self.thumbnails(of: old, on: c).isEmpty)
+        for node in [a, b, c] { try await node.stop() }
+    }
+
     /// The node's thumbnails of a photo: its own and a peer's.
     static func thumbnails(of photo: AssetHash, on node: TestNode) -> [String] {
         let shard = node.data.appendingPathComponent("photos/thumbs/\(photo.hex.prefix(2))")
