@@ -256,6 +256,42 @@ extension ISO8601DateFormatter {
         )
         #expect(edited.object["caption"] as? String == "Waterfall at noon")
         #expect(edited.object["edited"] as? Bool == true)
+        // The location: set, then removed (null); the caption stays.
+        let placed = try await call(
+            api,
+            alice,
+            "PATCH",
+            "/api/posts/\(post)",
+            json: ["location": ["latitude": 46.5, "longitude": 6.25]],
+            expect: 200
+        )
+        #expect((placed.object["location"] as? [String: Any])?["longitude"] as? Double == 6.25)
+        #expect(placed.object["caption"] as? String == "Waterfall at noon")
+        let unplaced = try await call(
+            api,
+            alice,
+            "PATCH",
+            "/api/posts/\(post)",
+            json: ["location": NSNull()],
+            expect: 200
+        )
+        #expect(unplaced.object["location"] is NSNull, "\(unplaced.text)")
+        // A new photo: the old one is erased here (no other post shows it).
+        let oldPhoto = try #require((unplaced.object["photo"] as? [String: Any])?["sha256"] as? String)
+        let replaced = try await alice.http.upload(
+            "/api/posts/\(post)/photo",
+            method: "PUT",
+            fields: [("takenAt", "2021-03-04T05:06:07Z")],
+            files: [("photo", "lake.png", try fixture("lake.png"))]
+        )
+        #expect(replaced.status == 200, "\(replaced.text)")
+        #expect(api.problems("PUT", "/api/posts/{id}/photo", replaced).isEmpty, "\(replaced.text)")
+        let newPhoto = try #require((replaced.object["photo"] as? [String: Any])?["sha256"] as? String)
+        #expect(newPhoto == AssetHash.of(try fixture("lake.png")).hex && newPhoto != oldPhoto)
+        #expect(replaced.object["takenAt"] as? String == "2021-03-04T05:06:07.000Z")
+        #expect(replaced.object["caption"] as? String == "Waterfall at noon")
+        try await call(api, alice, "GET", "/api/photos/\(oldPhoto)", expect: 404)
+        try await call(api, alice, "GET", "/api/photos/\(newPhoto)", expect: 200)
         let unfollowed = try await call(api, alice, "DELETE", "/api/posts/\(post)/follow", expect: 200)
         #expect(unfollowed.object["following"] as? Bool == false)
         let toggled = try await call(api, alice, "POST", "/api/posts/\(post)/follow/toggle", expect: 200)
@@ -504,6 +540,36 @@ extension ISO8601DateFormatter {
         },
         Bad(description: "edit without caption", status: 400, code: "missing_caption", message: "blank") {
             try await $0.http.send("PATCH", "/api/posts/\($1.own)", json: ["caption": ""])
+        },
+        Bad(description: "edit that changes nothing", status: 400, code: "nothing_to_change", message: "location") {
+            try await $0.http.send("PATCH", "/api/posts/\($1.own)", json: [String: Any]())
+        },
+        Bad(description: "edit to a location not on Earth", status: 400, code: "bad_request", message: "out of range") {
+            try await $0.http.send(
+                "PATCH",
+                "/api/posts/\($1.own)",
+                json: ["location": ["latitude": 91.0, "longitude": 0.0]]
+            )
+        },
+        Bad(description: "new photo not sent as multipart", status: 400, code: "not_multipart", message: "multipart") {
+            try await $0.http.send("PUT", "/api/posts/\($1.own)/photo", json: ["photo": "x"])
+        },
+        Bad(description: "new photo that is not an image", status: 415, code: "not_an_image", message: "not an image") {
+            try await $0.http.upload(
+                "/api/posts/\($1.own)/photo",
+                method: "PUT",
+                fields: [],
+                files: [("photo", "notes.jpg", $1.text)]
+            )
+        },
+        Bad(description: "new photo for someone else's post", status: 403, code: "not_owner", message: "belongs to Bob")
+        {
+            try await $0.http.upload(
+                "/api/posts/\($1.foreign)/photo",
+                method: "PUT",
+                fields: [],
+                files: [("photo", "lake.png", $1.lake)]
+            )
         },
         Bad(description: "edit with malformed JSON", status: 400, code: "bad_request", message: "JSON") {
             try await $0.http.request(

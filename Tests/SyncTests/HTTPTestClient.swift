@@ -41,6 +41,7 @@ struct HTTPTestClient: Sendable {
     /// A multipart/form-data upload: text fields, and files as (name, filename, bytes).
     func upload(
         _ path: String = "/api/posts",
+        method: String = "POST",
         fields: [(String, String)],
         files: [(String, String, Data)]
     ) async throws -> HTTPTestResponse {
@@ -63,7 +64,7 @@ struct HTTPTestClient: Sendable {
         }
         body.append(Data("--\(boundary)--\r\n".utf8))
         return try await request(
-            "POST",
+            method,
             path,
             headers: ["Content-Type": "multipart/form-data; boundary=\(boundary)"],
             body: body
