@@ -17,7 +17,8 @@ extension Routes {
             throw APIError(
                 .notFound,
                 "unknown_photo",
-                "photo \(hash.short) is not on this node (yet): its post may still be arriving from a peer"
+                "photo \(hash.short) is not on this node: its post may still be arriving from a peer, or it was erased "
+                    + "(its post deleted, or its photo replaced)"
             )
         }
         let type = try await store.mediaType(ofPhoto: hash)?.mimeType ?? "application/octet-stream"

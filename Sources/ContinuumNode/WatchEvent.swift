@@ -67,12 +67,20 @@ public struct WatchEvent: Sendable, Encodable {
     static func describe(_ notification: NotificationSummary) -> String {
         let who = notification.authorName ?? notification.author?.short ?? "someone"
         let offline = notification.whileOffline ? " (while you were offline)" : ""
+        let post = notification.post.short
+        // A text its author erased (the post or comment deleted since) is named by what is left.
+        let erased = notification.about?.deleted == true ? "deleted since" : "no text"
         return switch notification.kind {
-        case .comment: "\(who) commented on \(notification.post.short): \(notification.text ?? "")\(offline)"
-        case .edited: "\(who) edited \(notification.post.short): \(notification.text ?? "")\(offline)"
+        case .comment: "\(who) commented on \(post): \(notification.text ?? "(\(erased))")\(offline)"
+        case .edited:
+            if let text = notification.text {
+                "\(who) edited \(post): \(text)\(offline)"
+            } else {
+                "\(who) edited \(post) (\(notification.about?.deleted == true ? "deleted since" : "photo or location"))\(offline)"
+            }
         case .deleted:
-            "\(who) deleted a post you follow: \(notification.about?.words ?? "post \(notification.post.short)")\(offline)"
-        case .post: "\(who) posted \(notification.post.short): \(notification.text ?? "")\(offline)"
+            "\(who) deleted a post you follow: \(notification.about?.words ?? "post \(post)")\(offline)"
+        case .post: "\(who) posted \(post): \(notification.text ?? "(\(erased))")\(offline)"
         }
     }
 
