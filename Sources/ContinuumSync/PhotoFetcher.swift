@@ -346,7 +346,26 @@ actor PhotoFetcher {
                 metadata: ["photo.sha256": "\(photo.hash.short)", "photo.offset": "\(size)"]
             )
         }
-        let stored = await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+        let hash = photo.hash
+        // Shutting down ends a transfer at once (its partial file stays, to resume): the node does not wait for
+        // a peer's next chunk, nor for the stall watchdog.
+        let stored = await withTaskCancellationHandler {
+            await transfer(photo, from: peer, engine: engine, handle: handle, hasher: hasher, size: size)
+        } onCancel: {
+            Task { await self.abandon(hash) }
+        }
+        return stored
+    }
+
+    private func transfer(
+        _ photo: MissingPhoto,
+        from peer: AuthorID,
+        engine: SyncEngine,
+        handle: FileHandle,
+        hasher: SHA256,
+        size: UInt64
+    ) async -> Bool {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
             transfers[photo.hash] = Transfer(
                 hash: photo.hash,
                 expected: photo.bytes,
@@ -371,8 +390,9 @@ actor PhotoFetcher {
                     self.abandonIfStalled(hash)
                 }
             }
+            // Cancelled before the transfer was registered: the cancellation handler found nothing to end.
+            if Task.isCancelled { abandon(hash) }
         }
-        return stored
     }
 
     /// The photo's partial file, opened for appending, with the hash and size of what is already in it (a
