@@ -441,7 +441,7 @@ def functional_tests(args, work):
             assert sorted(size) == [768, 1024], size  # EXIF orientation may turn it
             location = browser.text(browser.find('.location'))
             assert '48.8566' in location, location
-            assert browser.find_all('#edit-caption') and browser.find_all('#delete-post'), 'owner controls missing'
+            assert browser.find_all('#edit-post') and browser.find_all('#delete-post'), 'owner controls missing'
             assert browser.find_all('#download') or browser.find_all('#share'), 'no share or download'
             assert marker(browser) == state['marker'], 'the page was reloaded'
             return f'photo {size[0]}x{size[1]}, location, edit, delete, share/download shown'
@@ -519,8 +519,35 @@ def functional_tests(args, work):
             wait_for('the photo on Alice', lambda: alice.get(f'/api/posts/{bob_post}')['photo']['available'], 20)
             shown = thumbnail_shown(browser, alice, tile, sha)
             assert marker(browser) == state['marker'], 'the page was reloaded'
+            state['bob_post'] = bob_post
             return f'prepended without a reload; {shown}'
         steps.run('a post from the second node appears live in the timeline', live_post, browser)
+
+        def taken_at():
+            # waterfall.jpg says it was taken on 14 July 2024: the tile and the post show it beside the posted time.
+            post = state['post']
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['takenAt'] and stored['takenAt'].startswith('2024-07-14'), stored['takenAt']
+            tile = f"li.tile[data-id='{post}']"
+            when = browser.text(browser.find(f'{tile} .meta.when'))
+            assert when.startswith('posted ') and ' · taken ' in when and '2024' in when, when
+            taken = browser.js(f"return document.querySelector(\"{tile} time.taken-at\").getAttribute('datetime')")
+            assert taken == stored['takenAt'], (taken, stored['takenAt'])
+            # lake.png says nothing of when it was taken: posted only.
+            bob_when = browser.text(browser.find(f"li.tile[data-id='{state['bob_post']}'] .meta.when"))
+            assert bob_when.startswith('posted ') and 'taken' not in bob_when, bob_when
+            # "Last 5 days" is by the posted time: the photo taken in 2024 and posted now is in.
+            browser.click(browser.find("label[for='filter-recent']"))
+            wait_for('the filtered feed', lambda: browser.js("return document.querySelector('#filter-recent').checked")
+                     and 'from the last 5 days' in browser.text(browser.find('.status-line')))
+            assert browser.find_all(tile), 'a post made now, of a photo taken in 2024, is not in "Last 5 days"'
+            browser.click(browser.find("label[for='filter-recent']"))
+            wait_for('the whole feed', lambda: 'from the last 5 days' not in browser.text(browser.find('.status-line')))
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            meta = wait_for('the post page', lambda: (t := browser.text(browser.find('#post-meta'))) and ' · taken ' in t and t)
+            assert '2024' in meta, meta
+            return f'tile "{when}", post "{meta}"; kept by "Last 5 days"'
+        steps.run('when the photo was taken is shown beside the posted time', taken_at, browser)
 
         def peers():
             browser.js("location.hash = '#/peers'")
@@ -549,7 +576,7 @@ def functional_tests(args, work):
             post = state['post']
             browser.js("location.hash = arguments[0]", f'#/post/{post}')
             wait_for('the post page', lambda: browser.text(browser.find('#caption-text')) == caption)
-            browser.click(browser.find('#edit-caption'))
+            browser.click(browser.find('#edit-post'))
             box = browser.wait_css('#caption-edit')
             browser.clear(box)
             browser.type(box, caption + ' (edited)')
@@ -559,6 +586,94 @@ def functional_tests(args, work):
             assert stored['caption'] == caption + ' (edited)' and stored['edited'], stored
             return 'changed and stored'
         steps.run('edit the caption', edit_caption, browser)
+
+        def page_status(path):
+            return browser.js_async("const done = arguments[arguments.length - 1];"
+                                    "fetch(arguments[0], {cache: 'no-store'}).then(r => done(r.status), e => done(String(e)))", path)
+
+        def replace_photo():
+            post = state['post']
+            old = alice.get(f'/api/posts/{post}')
+            old_sha = old['photo']['sha256']
+            wait_for("Bob's node to hold the old photo", lambda: (p := bob.get(f'/api/posts/{post}')['photo'])
+                     ['sha256'] == old_sha and p['available'], 30)
+            browser.click(browser.find('#edit-post'))
+            browser.type(browser.wait_css('#photo-replace'), str((fixtures / 'forest.webp').resolve()))
+            browser.click(browser.find('#save-edit'))
+            wait_for('the form closed', lambda: not browser.find_all('#edit-form'), 30)
+            stored = alice.get(f'/api/posts/{post}')
+            new_sha = stored['photo']['sha256']
+            assert new_sha != old_sha and stored['photo']['mediaType'] == 'image/webp', stored['photo']
+            assert stored['caption'] == old['caption'], 'the caption changed'
+            size = wait_for('the new photo on the page', lambda: browser.js(
+                "const i = document.querySelector('#photo');"
+                "return i && i.src.endsWith(arguments[0]) && i.complete && i.naturalWidth > 0 && [i.naturalWidth, i.naturalHeight]",
+                f'/api/photos/{new_sha}'), 20)
+            assert browser.text(browser.find('#caption-text')) == old['caption']
+            # Asked of the node, not of the browser's cache (photos are immutable, so cached for long).
+            status = page_status(f'/api/photos/{old_sha}')
+            assert status == 404, f'the page asked for the old photo: {status}'
+            try:
+                alice.get_bytes(f'/api/photos/{old_sha}')
+                raise AssertionError('Alice still serves the old photo')
+            except urllib.error.HTTPError as error:
+                assert error.code == 404, error.code
+
+            def gone_on_bob():
+                try:
+                    bob.get_bytes(f'/api/photos/{old_sha}')
+                    return False
+                except urllib.error.HTTPError as error:
+                    return error.code == 404
+            wait_for('the old photo erased on Bob', gone_on_bob, 30)
+            state['sha'] = new_sha
+            return f'photo {old_sha[:12]} -> {new_sha[:12]} ({size[0]}x{size[1]}); the old one answers 404 on both nodes'
+        steps.run('replace the photo of your post', replace_photo, browser)
+
+        def refused_replacement():
+            post = state['post']
+            before = alice.get(f'/api/posts/{post}')
+            counts = store_counts(alice)
+            browser.click(browser.find('#edit-post'))
+            browser.type(browser.wait_css('#photo-replace'), str((fixtures / 'not-an-image.jpg').resolve()))
+            browser.click(browser.find('#save-edit'))
+            message = wait_for('the error message', lambda: browser.js(
+                "const e = document.querySelector('#edit-error'); return e && !e.hidden && e.textContent"), 20)
+            assert 'image' in message.lower(), message
+            assert browser.find_all('#edit-form'), 'the form was closed'
+            assert browser.js("return document.querySelector('#photo-replace').files.length") == 1, 'the file was dropped'
+            after = alice.get(f'/api/posts/{post}')
+            assert after['photo'] == before['photo'] and after['caption'] == before['caption'], (before, after)
+            assert store_counts(alice) == counts, 'the refused photo changed the store'
+            assert browser.js("return document.querySelector('#photo').src.endsWith(arguments[0])",
+                              f"/api/photos/{before['photo']['sha256']}"), 'the photo on the page changed'
+            browser.screenshot(artifacts / 'edit-refused.png')
+            browser.click(browser.find('#cancel-edit'))
+            wait_for('the form closed', lambda: not browser.find_all('#edit-form'))
+            return f'shown: "{message}"; the form stayed, nothing changed'
+        steps.run('a refused replacement shows the error and changes nothing', refused_replacement, browser)
+
+        def set_and_remove_location():
+            post = state['post']
+            browser.click(browser.find('#edit-post'))
+            box = browser.wait_css('#location-edit')
+            browser.clear(box)
+            browser.type(box, '51.5007,-0.1246')
+            browser.click(browser.find('#save-edit'))
+            wait_for('the new location', lambda: '51.50070, -0.12460' in browser.text(browser.find('#post-location')))
+            stored = alice.get(f'/api/posts/{post}')
+            where = stored['location']
+            assert where and abs(where['latitude'] - 51.5007) < 1e-6 and abs(where['longitude'] + 0.1246) < 1e-6, where
+            browser.click(browser.find('#edit-post'))
+            browser.click(browser.wait_css('#remove-location'))
+            assert browser.js("return document.querySelector('#location-edit').value") == ''
+            browser.click(browser.find('#save-edit'))
+            wait_for('the location gone', lambda: browser.js("return document.querySelector('#post-location').hidden"))
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['location'] is None, stored['location']
+            assert stored['caption'] == caption + ' (edited)', stored['caption']
+            return 'set to 51.5007,-0.1246, then removed; caption kept'
+        steps.run('set and remove the location', set_and_remove_location, browser)
 
         def delete():
             post = state['post']
@@ -576,13 +691,63 @@ def functional_tests(args, work):
             return f'asked "{text[:50]}…", deleted'
         steps.run('delete it (with confirmation)', delete, browser)
 
+        def peer_edit_live():
+            # Bob gives his post a new photo and a location (one edit: the event's caption is null); Alice's open page
+            # and her grid show them without a reload, caption unchanged.
+            post = state['bob_post']
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            bob_caption = wait_for('the post page', lambda: browser.text(browser.find('#caption-text')))
+            old_sha = alice.get(f'/api/posts/{post}')['photo']['sha256']
+            browser.js("document.querySelector('#caption-text').dataset.marker = 'kept'")
+            bob.cli('edit', post, '--photo', str((fixtures / 'anim.gif').resolve()), '--location', '35.6762,139.6503')
+            new_sha = wait_for('the new photo on Bob', lambda: (s := bob.get(f'/api/posts/{post}')['photo']['sha256']) != old_sha and s, 20)
+            wait_for('the new photo on the open page', lambda: browser.js(
+                "return [...document.querySelectorAll('figure.photo img')].some(i => i.src.includes(arguments[0]))"
+                " || document.querySelector('figure.photo .placeholder') !== null", new_sha), 20)
+            wait_for('the location on the open page', lambda: '35.67620, 139.65030' in browser.text(browser.find('#post-location')), 20)
+            assert browser.text(browser.find('#caption-text')) == bob_caption, 'the caption changed'
+            assert browser.js("return document.querySelector('#caption-text').dataset.marker") == 'kept', 'the page was rebuilt'
+            assert marker(browser) == state['marker'], 'the page was reloaded'
+            wait_for('the full photo', lambda: browser.js(
+                "const i = document.querySelector('#photo'); return i && i.src.endsWith(arguments[0]) && i.complete && i.naturalWidth > 0",
+                f'/api/photos/{new_sha}'), 30)
+            tile_sha = browser.js("return document.querySelector(`li.tile[data-id='${arguments[0]}']`)?.dataset.sha", post)
+            assert tile_sha == new_sha, f'the tile shows {tile_sha}'
+            return f'photo {old_sha[:12]} -> {new_sha[:12]} and the location shown live; caption kept; the tile follows'
+        steps.run("a peer's new photo and location appear live on the open post", peer_edit_live, browser)
+
         def thumbnails():
             # A separate step so that a node without thumbnails fails here, clearly, and not in every step above.
-            data, headers = alice.get_bytes(f"/api/photos/{state['sha']}/thumbnail")
+            sha = alice.get(f"/api/posts/{state['bob_post']}")['photo']['sha256']
+            data, headers = alice.get_bytes(f"/api/photos/{sha}/thumbnail")
             assert headers.get('Content-Type', '').startswith('image/jpeg'), headers.get('Content-Type')
             assert len(data) < 50 * 1024, f'{len(data)} bytes'
             return f'{len(data)} bytes, image/jpeg'
         steps.run('the node serves thumbnails (< 50 KB JPEG)', thumbnails)
+
+        def deleted_notification():
+            # Alice follows Bob's post; Bob deletes it: the notification names it by its headline, not by an id.
+            post = state['bob_post']
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            browser.wait_css('#follow')
+            if browser.js("return document.querySelector('#follow').getAttribute('aria-pressed')") != 'true':
+                browser.click(browser.find('#follow'))
+                wait_for('followed', lambda: alice.get(f'/api/posts/{post}')['following'] is True)
+            bob.cli('delete', post)
+            stored = wait_for('the notification on Alice', lambda: [n for n in alice.get('/api/notifications')['notifications']
+                                                                   if n['kind'] == 'deleted' and n['post'] == post], 20)[0]
+            words = (stored.get('postHeadline') or {}).get('words')
+            assert words and "Bob's post of" in words, stored
+            wait_for('the open post marked deleted', lambda: browser.js(
+                "return [...document.querySelectorAll('.post-view .warning')].some(e => !e.hidden)"), 10)
+            browser.js("location.hash = '#/notifications'")
+            item = f"#notification-list li[data-id='{stored['id']}']"
+            text = wait_for('the notification in the list', lambda: browser.find_all(item) and browser.text(browser.find(item)), 10)
+            assert words in text and 'deleted a post you follow' in text, text
+            assert post[:12] not in text, f'the id is shown: {text}'
+            assert not browser.find_all(f"{item} a[href]"), 'a deleted post is linked'
+            return f'"{text.splitlines()[0]}" / "{words}"'
+        steps.run('a deleted post is named by its headline in the notifications', deleted_notification, browser)
 
         def share_location():
             browser.js("location.hash = '#/new'")
@@ -684,9 +849,9 @@ def fill(node, count, fixtures):
     for n in range(count):
         source = sources[n % 2]
         photo = jpeg_variant(source, n) if n % 2 == 0 else png_variant(source, n)
-        # One minute apart, newest last, so that the feed mixes both kinds (the JPEG's EXIF date would group them).
-        created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (count - n) * 60))
-        body, content_type = multipart({'caption': f'Bench {n}: {words[n % len(words)]}', 'createdAt': created}, 'photo',
+        # The feed is ordered by when each was posted (now, in turn), so it mixes both kinds; taken a minute apart.
+        taken = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (count - n) * 60))
+        body, content_type = multipart({'caption': f'Bench {n}: {words[n % len(words)]}', 'takenAt': taken}, 'photo',
                                        f'bench{n}.{"jpg" if n % 2 == 0 else "png"}', photo)
         request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
         with urllib.request.urlopen(request, timeout=60) as response:
@@ -876,8 +1041,9 @@ def readme_screenshot(args, work):
     try:
         ids = []
         for n, (node, file, caption) in enumerate(reversed(posts)):
-            created = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (len(posts) - n) * 3600 * 5))
-            body, content_type = multipart({'caption': caption, 'createdAt': created}, 'photo', Path(file).name,
+            # Posted now, in turn (the feed's order); taken days apart, which the tiles show beside the posted time.
+            taken = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(time.time() - (len(posts) - n) * 3600 * 29))
+            body, content_type = multipart({'caption': caption, 'takenAt': taken}, 'photo', Path(file).name,
                                            Path(file).read_bytes())
             request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
             with urllib.request.urlopen(request, timeout=60) as response:

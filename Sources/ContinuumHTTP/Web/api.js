@@ -115,6 +115,17 @@ export function uploadPost(formData, onProgress) {
 }
 
 /**
+ * PUT /api/posts/{id}/photo: a new photo for one of this node's posts (`formData`: `photo`, optional `takenAt`,
+ * `keepMetadata`); resolves with the post as it now is, rejects with an ApiError (415 `not_an_image`, 422
+ * `corrupt_image` or `location_not_removable`, 403 `not_owner`, …).
+ */
+export function replacePhoto(id, formData) {
+  return responseBody(fetch(`/api/posts/${encodeURIComponent(id)}/photo`, {
+    method: 'PUT', body: formData, credentials: 'same-origin', headers: { Accept: 'application/json' },
+  }));
+}
+
+/**
  * What the node reads in a photo before it is posted (`POST /api/photos/inspect`): `{mediaType, width, height,
  * location, takenAt}`, `location` null when the photo does not say where it was taken. Nothing is stored.
  */

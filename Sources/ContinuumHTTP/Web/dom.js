@@ -42,6 +42,49 @@ export function timeElement(iso) {
   return h('time', { datetime: iso, title: date.toISOString() }, isNaN(date) ? iso : dateFormat.format(date));
 }
 
+const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' });
+const clockFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' });
+const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+
+/** "2 h ago" for the last 7 days, the local date and time before that. */
+export function relativeTime(date, now = Date.now()) {
+  const seconds = Math.round((date.getTime() - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return 'just now';
+  if (abs < 3600) return relativeFormat.format(Math.round(seconds / 60), 'minute');
+  if (abs < 86400) return relativeFormat.format(Math.round(seconds / 3600), 'hour');
+  if (abs < 7 * 86400) return relativeFormat.format(Math.round(seconds / 86400), 'day');
+  return dateFormat.format(date);
+}
+
+/** Brings the relative times ("2 h ago") under `root` up to date. */
+export function refreshRelativeTimes(root) {
+  const now = Date.now();
+  for (const time of root.querySelectorAll('time.posted-at')) {
+    const date = new Date(time.dateTime);
+    if (!isNaN(date)) time.textContent = relativeTime(date, now);
+  }
+}
+
+const sameDay = (a, b) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+
+/**
+ * When a post was posted (createdAt, which orders the feed) and, when it says and they differ by a minute or
+ * more, when its photo was taken: "posted 2 h ago · taken 12 May 2023" (the time of day only when taken the
+ * same day). Each a <time> whose title is the full local date and time. An array of nodes for h().
+ */
+export function postedAndTaken(post) {
+  const posted = new Date(post.createdAt);
+  const parts = ['posted ', h('time', { class: 'posted-at', datetime: post.createdAt, title: isNaN(posted) ? null : dateFormat.format(posted) },
+    isNaN(posted) ? post.createdAt : relativeTime(posted))];
+  const taken = post.takenAt ? new Date(post.takenAt) : null;
+  if (taken && !isNaN(taken) && !isNaN(posted) && Math.abs(posted - taken) >= 60_000) {
+    parts.push(' · taken ', h('time', { class: 'taken-at', datetime: post.takenAt, title: dateFormat.format(taken) },
+      sameDay(posted, taken) ? clockFormat.format(taken) : dayFormat.format(taken)));
+  }
+  return parts;
+}
+
 export function formatBytes(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10240 ? 1 : 0)} KB`;

@@ -37,7 +37,9 @@ function describe(n) {
   const who = authorLabel(n.authorName, n.author ?? '');
   switch (n.kind) {
     case 'comment': return [h('strong', {}, who), ' commented: ', h('q', {}, n.text ?? '')];
-    case 'edited': return [h('strong', {}, who), ' changed the caption to ', h('q', {}, n.text ?? '')];
+    case 'edited': return n.text === null || n.text === undefined
+      ? [h('strong', {}, who), ' changed the photo or the location of a post you follow']
+      : [h('strong', {}, who), ' changed the caption to ', h('q', {}, n.text)];
     case 'deleted': return [h('strong', {}, who), ' deleted a post you follow'];
     case 'post': return [h('strong', {}, who), ' posted ', h('q', {}, n.text ?? '')];
     default: return [`${n.kind} from `, h('strong', {}, who)];
@@ -57,9 +59,14 @@ export function mount(container) {
 
   function item(n) {
     const button = h('button', { type: 'button', class: 'link mark-one', onclick: () => mark({ ids: [n.id] }) }, 'Mark read');
+    // A deleted post has nothing to open: it is named by its headline ("Alice's post of 2026-11-20 14:02 UTC,
+    // 3 comments"), not linked; a post still there is linked, and named by its headline too when there is one.
+    const headline = n.postHeadline ?? null;
+    const deleted = n.kind === 'deleted' || headline?.deleted === true;
+    const which = headline?.words ? headline.words : `post ${shortId(n.post)}`;
     const li = h('li', { class: n.read ? 'notification' : 'notification unread', dataset: { id: n.id } },
-      h('p', {}, h('a', { href: `#/post/${n.post}` }, describe(n))),
-      h('p', { class: 'meta' }, timeElement(n.createdAt), ` · post ${shortId(n.post)}`,
+      h('p', {}, deleted ? h('span', {}, describe(n)) : h('a', { href: `#/post/${n.post}` }, describe(n))),
+      h('p', { class: 'meta' }, timeElement(n.createdAt), ' · ', h('span', { class: 'post-headline' }, which),
         n.whileOffline ? ' · written while you were apart' : '', ' ', n.read ? null : button));
     return li;
   }

@@ -1,8 +1,9 @@
 // Post detail (#/post/{id}): photo, caption, author, date, location, comments (oldest first), add a comment,
-// follow/unfollow, share, and for your own posts edit caption and delete. Live: comments, edits, deletion.
+// follow/unfollow, share, and for your own posts edit (caption, location, a new photo) and delete. Live: comments,
+// edits, deletion.
 
-import { api, photoURL, thumbnailURL, downloadURL, session } from './api.js';
-import { h, timeElement, shortId, authorLabel, formatLocation, formatBytes, showError, announce } from './dom.js';
+import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, session } from './api.js';
+import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatBytes, showError, announce, clearErrors } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
 
@@ -19,7 +20,8 @@ export function mount(container, id) {
     h('p', { class: 'back' }, h('a', { href: '#/' }, '← Timeline')), title, body));
   title.id = 'post-title';
 
-  let commentList, commentForm, followButton, captionText, figure, deletedBanner, countLine;
+  let commentList, commentForm, followButton, captionText, figure, deletedBanner, countLine, metaLine, locationLine;
+  let editForm = null;
 
   async function load() {
     try {
@@ -38,20 +40,16 @@ export function mount(container, id) {
     figure = h('figure', { class: 'photo' });
     renderPhoto();
     captionText = h('p', { class: 'caption-text', id: 'caption-text' }, post.caption);
-    const meta = h('p', { class: 'meta' },
-      'by ', h('strong', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)),
-      post.mine ? ' (you)' : '', ' · ', timeElement(post.createdAt),
-      post.edited ? h('span', { class: 'edited' }, ' · edited') : null);
-    const location = post.location ? h('p', { class: 'meta location' }, 'Location: ',
-      h('a', { href: `https://www.openstreetmap.org/?mlat=${post.location.latitude}&mlon=${post.location.longitude}#map=15/${post.location.latitude}/${post.location.longitude}`,
-        rel: 'noopener noreferrer', target: '_blank' }, formatLocation(post.location))) : null;
+    metaLine = h('p', { class: 'meta', id: 'post-meta' });
+    locationLine = h('p', { class: 'meta location', id: 'post-location' });
+    renderMeta();
 
     followButton = h('button', { type: 'button', id: 'follow', 'aria-pressed': String(post.following), onclick: toggleFollow },
       post.following ? 'Following' : 'Follow');
     const actions = h('div', { class: 'actions' }, followButton, shareControls());
     if (post.mine) {
       actions.append(
-        h('button', { type: 'button', id: 'edit-caption', onclick: startEdit }, 'Edit caption'),
+        h('button', { type: 'button', id: 'edit-post', 'aria-expanded': 'false', onclick: startEdit }, 'Edit'),
         h('button', { type: 'button', id: 'delete-post', class: 'danger', onclick: deletePost }, 'Delete'));
     }
     deletedBanner = h('p', { class: 'panel warning', role: 'alert', hidden: true }, 'This post was deleted by its author.');
@@ -72,32 +70,58 @@ export function mount(container, id) {
     body.replaceChildren(deletedBanner,
       h('article', { class: 'post', 'aria-labelledby': 'caption-text' },
         figure,
-        h('div', { class: 'post-text' }, captionText, meta, location, actions,
+        h('div', { class: 'post-text' }, captionText, metaLine, locationLine, actions,
           h('section', { 'aria-labelledby': 'comments-title' }, countLine, commentList, commentForm))));
+  }
+
+  /** Author, when posted (and taken), edited; the location as a link to OpenStreetMap, hidden when there is none. */
+  function renderMeta() {
+    metaLine.replaceChildren('by ', h('strong', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)),
+      post.mine ? ' (you)' : '', ' · ', ...postedAndTaken(post),
+      post.edited ? h('span', { class: 'edited' }, ' · edited') : '');
+    const l = post.location;
+    locationLine.hidden = !l;
+    locationLine.replaceChildren(...(l ? ['Location: ',
+      h('a', { href: `https://www.openstreetmap.org/?mlat=${l.latitude}&mlon=${l.longitude}#map=15/${l.latitude}/${l.longitude}`,
+        rel: 'noopener noreferrer', target: '_blank' }, formatLocation(l))] : []));
   }
 
   function renderPhoto() {
     const p = post.photo;
     const img = h('img', { src: photoURL(p.sha256), alt: post.caption, width: p.width, height: p.height, id: 'photo' });
     img.addEventListener('error', () => {
+      if (post.photo.sha256 !== p.sha256) return; // replaced meanwhile by a new photo
       // Not on this node yet: the thumbnail from a peer if there is one, and the full photo when it arrives.
       const thumb = h('img', { src: thumbnailURL(p.sha256), alt: post.caption, width: p.width, height: p.height });
-      thumb.addEventListener('error', () => thumb.replaceWith(h('div', { class: 'placeholder big' }, 'Photo not here yet')));
+      thumb.addEventListener('error', () => {
+        if (post.photo.sha256 === p.sha256) thumb.replaceWith(h('div', { class: 'placeholder big' }, 'Photo not here yet'));
+      });
       figure.replaceChildren(thumb, h('figcaption', {}, `The photo (${formatBytes(p.bytes)}) is not on this node yet; it appears when it arrives from a peer.`));
     }, { once: true });
     figure.replaceChildren(img);
   }
 
+  const extensionOf = (p) => (p.mediaType.split('/')[1] === 'jpeg' ? 'jpg' : p.mediaType.split('/')[1]);
+
+  /** The download link's address and file name follow the photo (a replaced photo has others). */
+  function updateDownload() {
+    const link = body.querySelector('#download');
+    if (!link) return;
+    link.href = downloadURL(post.photo.sha256);
+    link.download = `${shortId(post.id)}.${extensionOf(post.photo)}`;
+  }
+
   function shareControls() {
-    const p = post.photo;
-    const extension = p.mediaType.split('/')[1] === 'jpeg' ? 'jpg' : p.mediaType.split('/')[1];
-    const download = h('a', { href: downloadURL(p.sha256), download: `${shortId(post.id)}.${extension}`, class: 'button', id: 'download' },
+    const extension = extensionOf(post.photo);
+    const download = h('a', { href: downloadURL(post.photo.sha256), download: `${shortId(post.id)}.${extension}`, class: 'button', id: 'download' },
       'Download photo');
     const canShareFiles = typeof navigator.share === 'function' && typeof navigator.canShare === 'function' &&
-      navigator.canShare({ files: [new File([''], 'x.' + extension, { type: p.mediaType })] });
+      navigator.canShare({ files: [new File([''], 'x.' + extension, { type: post.photo.mediaType })] });
     if (!canShareFiles) return download;
     const share = h('button', { type: 'button', id: 'share', onclick: async () => {
       share.disabled = true;
+      const p = post.photo; // the photo as it is now
+      const extension = extensionOf(p);
       try {
         const response = await fetch(photoURL(p.sha256), { credentials: 'same-origin' });
         if (!response.ok) throw new Error('The photo is not on this node yet.');
@@ -166,41 +190,143 @@ export function mount(container, id) {
     }
   }
 
+  /**
+   * The edit form, in place of the caption: the caption, the location (latitude,longitude; empty or *Remove
+   * location*: none) and a new photo. Save sends what changed: the photo with PUT …/photo, then the caption and the
+   * location with one PATCH. A refusal shows the node's message in the form and keeps everything filled in.
+   */
   function startEdit() {
+    if (editForm) { editForm.querySelector('textarea').focus(); return; }
+    const editButton = document.getElementById('edit-post');
     const textarea = h('textarea', { id: 'caption-edit', name: 'caption', rows: 3, required: true, maxlength: 2048 });
     textarea.value = post.caption;
-    const form = h('form', { class: 'edit-form', onsubmit: async (event) => {
+    const locationInput = h('input', { id: 'location-edit', name: 'location', type: 'text', inputmode: 'decimal',
+      autocomplete: 'off', placeholder: '48.8566,2.3522', 'aria-describedby': 'location-edit-help' });
+    const locationText = (l) => (l ? `${l.latitude},${l.longitude}` : '');
+    locationInput.value = locationText(post.location);
+    const removeLocation = h('button', { type: 'button', id: 'remove-location', class: 'danger', onclick: () => {
+      locationInput.value = '';
+      updateRemove();
+      announce('The location will be removed when you save.');
+      locationInput.focus();
+    } }, 'Remove location');
+    const updateRemove = () => { removeLocation.disabled = locationInput.value.trim() === ''; };
+    locationInput.addEventListener('input', updateRemove);
+    updateRemove();
+    const photoInput = h('input', { type: 'file', id: 'photo-replace', name: 'photo',
+      accept: 'image/jpeg,image/png,image/heic,image/webp,image/gif,image/*', 'aria-describedby': 'photo-replace-help' });
+    const keep = h('input', { type: 'checkbox', id: 'edit-keep-metadata', name: 'keepMetadata' });
+    const keepRow = h('div', { class: 'field', id: 'edit-keep-metadata-row', hidden: true },
+      h('label', { for: 'edit-keep-metadata', class: 'check' }, keep, ' Post the file as it is, with where it was taken'));
+    photoInput.addEventListener('change', () => { keep.checked = false; keepRow.hidden = true; });
+    const formError = h('p', { class: 'form-error', id: 'edit-error', role: 'alert', hidden: true });
+    const save = h('button', { type: 'submit', id: 'save-edit' }, 'Save');
+
+    function close() {
+      editForm.replaceWith(captionText);
+      editForm = null;
+      editButton?.setAttribute('aria-expanded', 'false');
+      editButton?.focus();
+    }
+
+    function fail(message, field) {
+      formError.textContent = message;
+      formError.hidden = false;
+      for (const control of [textarea, locationInput, photoInput]) control.removeAttribute('aria-invalid');
+      const target = { caption: textarea, location: locationInput, photo: photoInput }[field];
+      if (target) {
+        target.setAttribute('aria-invalid', 'true');
+        target.focus();
+      }
+    }
+
+    /** The location field as the API takes it: undefined (unchanged), null (removed) or {latitude, longitude}. */
+    function locationChange() {
+      const text = locationInput.value.trim();
+      if (text === locationText(post.location)) return undefined;
+      if (text === '') return post.location ? null : undefined;
+      const parts = text.split(',').map((part) => part.trim());
+      const [latitude, longitude] = parts.map(Number);
+      if (parts.length !== 2 || parts.some((part) => part === '') || !Number.isFinite(latitude) || !Number.isFinite(longitude)) {
+        throw Object.assign(new Error('Write the location as latitude,longitude in decimal degrees, for example 48.8566,2.3522.'),
+          { field: 'location' });
+      }
+      return { latitude, longitude };
+    }
+
+    editForm = h('form', { class: 'edit-form', id: 'edit-form', novalidate: true, onsubmit: async (event) => {
       event.preventDefault();
-      const save = form.querySelector('button[type=submit]');
+      clearErrors();
+      formError.hidden = true;
+      const file = photoInput.files[0] ?? null;
+      const change = {};
+      try {
+        const location = locationChange();
+        if (location !== undefined) change.location = location;
+      } catch (error) {
+        fail(error.message, error.field);
+        return;
+      }
+      if (textarea.value !== post.caption) change.caption = textarea.value;
+      if (change.caption !== undefined && !change.caption.trim()) {
+        fail('The caption is blank; write one.', 'caption');
+        return;
+      }
+      if (!file && Object.keys(change).length === 0) { close(); return; }
       save.disabled = true;
       try {
-        const updated = await api(`/api/posts/${id}`, { method: 'PATCH', json: { caption: textarea.value } });
-        applyPost(updated);
-        form.replaceWith(captionText);
-        document.getElementById('edit-caption')?.focus();
+        if (file) {
+          const data = new FormData();
+          data.append('photo', file, file.name);
+          if (keep.checked) data.append('keepMetadata', 'true');
+          applyPost(await replacePhoto(id, data));
+          photoInput.value = '';
+          keep.checked = false;
+          keepRow.hidden = true;
+        }
+        if (Object.keys(change).length) applyPost(await api(`/api/posts/${id}`, { method: 'PATCH', json: change }));
+        close();
+        announce(file ? 'The photo was replaced.' : 'Saved.');
       } catch (error) {
-        showError(error, 'The caption was not changed');
-        textarea.focus();
+        if (error.code === 'location_not_removable') {
+          keepRow.hidden = false;
+          fail(error.message.replace(/send keepMetadata=true/, 'tick “Post the file as it is” below'), 'photo');
+        } else {
+          fail(error.message, error.field);
+        }
       } finally {
-        save.disabled = false;
+        save.disabled = gone;
       }
     } },
-    h('label', { for: 'caption-edit' }, 'Caption'), textarea,
-    h('div', { class: 'actions' },
-      h('button', { type: 'submit' }, 'Save'),
-      h('button', { type: 'button', onclick: () => { form.replaceWith(captionText); document.getElementById('edit-caption')?.focus(); } }, 'Cancel')));
-    captionText.replaceWith(form);
+    h('div', { class: 'field' }, h('label', { for: 'caption-edit' }, 'Caption'), textarea),
+    h('div', { class: 'field' },
+      h('label', { for: 'location-edit' }, 'Location'),
+      h('div', { class: 'row' }, locationInput, removeLocation),
+      h('p', { class: 'help', id: 'location-edit-help' }, 'Latitude,longitude in decimal degrees. Empty: the post has no location.')),
+    h('div', { class: 'field' },
+      h('label', { for: 'photo-replace' }, 'Replace the photo'), photoInput,
+      h('p', { class: 'help', id: 'photo-replace-help' },
+        'Optional. The new photo takes the old one’s place, which is erased on every node. Where it was taken is removed from the file, as for a new post.')),
+    keepRow,
+    formError,
+    h('div', { class: 'actions' }, save, h('button', { type: 'button', id: 'cancel-edit', onclick: close }, 'Cancel')));
+    captionText.replaceWith(editForm);
+    editButton?.setAttribute('aria-expanded', 'true');
     textarea.focus();
   }
 
+  /** Shows a changed post (an edit here, a live edit, a catch-up): caption, photo, when, location. */
   function applyPost(updated) {
+    const oldSha = post.photo.sha256;
     post = { ...post, ...updated };
     captionText.textContent = post.caption;
     title.textContent = `Post: ${post.caption}`;
-    for (const img of figure.querySelectorAll('img')) img.alt = post.caption;
-    if (post.edited && !body.querySelector('.edited')) {
-      body.querySelector('.post-text > .meta').append(h('span', { class: 'edited' }, ' · edited'));
+    if (post.photo.sha256 !== oldSha) {
+      renderPhoto();
+      updateDownload();
     }
+    for (const img of figure.querySelectorAll('img')) img.alt = post.caption;
+    renderMeta();
     timeline.updatePost(post);
   }
 
@@ -219,7 +345,7 @@ export function mount(container, id) {
   function markGone() {
     gone = true;
     deletedBanner.hidden = false;
-    for (const control of body.querySelectorAll('button, textarea')) control.disabled = true;
+    for (const control of body.querySelectorAll('button, textarea, input')) control.disabled = true;
   }
 
   // Live updates for this post.
@@ -239,8 +365,16 @@ export function mount(container, id) {
       showError(error, 'Could not show a new comment');
     }
   }));
-  off.push(events.on('postEdited', (event) => {
-    if (post && event.post === id && event.author === post.author) applyPost({ caption: event.caption, edited: true });
+  off.push(events.on('postEdited', async (event) => {
+    if (!post || event.post !== id || event.author !== post.author) return;
+    // The event has the new caption, or null when the edit changed only the photo or the location: show the
+    // caption at once, then the whole post as this node now has it.
+    if (typeof event.caption === 'string') applyPost({ caption: event.caption, edited: true });
+    try {
+      applyPost(await api(`/api/posts/${id}`));
+    } catch (error) {
+      if (error.code === 'unknown_post' || error.code === 'deleted') markGone();
+    }
   }));
   off.push(events.on('deleted', (event) => {
     if (!post) return;

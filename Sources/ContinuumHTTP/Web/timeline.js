@@ -3,7 +3,7 @@
 // keeps the pages loaded and the scroll position.
 
 import { api, responseBody, query, thumbnailURL, session } from './api.js';
-import { h, showError, announce } from './dom.js';
+import { h, postedAndTaken, refreshRelativeTimes, showError, announce } from './dom.js';
 import * as events from './events.js';
 
 const PAGE = 24; // index.html asks for the first page (limit=24) before this module has loaded
@@ -73,6 +73,7 @@ function build() {
   events.on('photoArrived', (event) => retryThumbnails(event.sha256));
   events.on('thumbnailArrived', (event) => retryThumbnails(event.sha256));
   events.on('reconnected', catchUp);
+  window.setInterval(() => { if (!section.hidden) refreshRelativeTimes(grid); }, 60_000);
 
   reload();
 }
@@ -219,7 +220,8 @@ function makeTile(post, eager = false) {
       h('div', { class: 'thumb' }, img, placeholder),
       h('div', { class: 'tile-text' },
         h('p', { class: 'caption' }, post.caption),
-        h('p', { class: 'meta' }, commentCountText(post.commentCount)))));
+        h('p', { class: 'meta when' }, postedAndTaken(post)),
+        h('p', { class: 'meta count' }, commentCountText(post.commentCount)))));
   const requestedAt = performance.now();
   img.addEventListener('error', () => {
     tile.classList.add('no-thumb');
@@ -259,14 +261,24 @@ export function addLocalPost(post) {
   if (section) insertSorted(post);
 }
 
-/** A post changed (edit, comment count) on the detail page. */
+/** A post changed (edit, new photo, comment count) on the detail page or by a live event. */
 export function updatePost(post) {
   const entry = state.posts.get(post.id);
   if (!entry) return;
-  entry.post = { ...entry.post, ...post };
+  const { comments, ...summary } = post; // the detail's comments are not the tile's
+  void comments;
+  entry.post = { ...entry.post, ...summary };
+  if (entry.post.photo.sha256 !== entry.tile.dataset.sha) {
+    // A new photo: a new tile in the old one's place (its thumbnail, placeholder and retries start afresh).
+    const tile = makeTile(entry.post);
+    entry.tile.replaceWith(tile);
+    entry.tile = tile;
+    return;
+  }
   entry.tile.querySelector('.caption').textContent = entry.post.caption;
   entry.tile.querySelector('img').alt = entry.post.caption;
-  entry.tile.querySelector('.meta').textContent = commentCountText(entry.post.commentCount);
+  entry.tile.querySelector('.meta.when').replaceChildren(...postedAndTaken(entry.post));
+  entry.tile.querySelector('.meta.count').textContent = commentCountText(entry.post.commentCount);
 }
 
 export function removePosts(ids) {
@@ -324,9 +336,17 @@ function onCommentEvent(event) {
   updatePost({ id: event.post, commentCount: entry.post.commentCount + 1 });
 }
 
-function onEditedEvent(event) {
+async function onEditedEvent(event) {
   const entry = state.posts.get(event.post);
-  if (entry && entry.post.author === event.author) updatePost({ id: event.post, caption: event.caption });
+  if (!entry || entry.post.author !== event.author) return;
+  // The caption when the edit changed it (null when only the photo or the location changed); then the post as
+  // this node has it now, for a new photo and when it was taken.
+  if (typeof event.caption === 'string') updatePost({ id: event.post, caption: event.caption });
+  try {
+    updatePost(await api(`/api/posts/${event.post}`));
+  } catch {
+    // Deleted meanwhile (its own event removes the tile), or the node is unreachable (the catch-up refreshes it).
+  }
 }
 
 function onDeletedEvent(event) {
