@@ -610,7 +610,7 @@ def functional_tests(args, work):
                 "return i && i.src.endsWith(arguments[0]) && i.complete && i.naturalWidth > 0 && [i.naturalWidth, i.naturalHeight]",
                 f'/api/photos/{new_sha}'), 20)
             assert browser.text(browser.find('#caption-text')) == old['caption']
-            # Asked of the node, not of the browser's cache (photos are immutable, so cached for long).
+            # Asked of the node, not of the browser's cache (a cached photo is revalidated, but ask the node itself).
             status = page_status(f'/api/photos/{old_sha}')
             assert status == 404, f'the page asked for the old photo: {status}'
             try:

@@ -8,9 +8,13 @@ import NIOCore
 import ServiceLifecycle
 
 extension Routes {
-    static let immutable = "public, max-age=31536000, immutable"
+    /// A photo's bytes never change, but a photo can be erased (its post deleted, its photo replaced): a browser
+    /// may keep it, but must ask again before each use (a 304 from the ETag, or a 404 once erased), so that an
+    /// erased photo does not live on in caches. Not for shared caches.
+    static let revalidate = "private, no-cache"
 
-    /// `GET /api/photos/{sha256}`: the exact bytes, named by their hash, so cached forever; Range requests.
+    /// `GET /api/photos/{sha256}`: the exact bytes, named by their hash; revalidated by ETag (they may be erased);
+    /// Range requests.
     func photo(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let hash = try photoHash(context)
         guard try await store.hasPhoto(hash) else {
@@ -23,7 +27,7 @@ extension Routes {
         }
         let type = try await store.mediaType(ofPhoto: hash)?.mimeType ?? "application/octet-stream"
         var headers: HTTPFields = [
-            .contentType: type, .eTag: "\"\(hash.hex)\"", .cacheControl: Self.immutable, .acceptRanges: "bytes",
+            .contentType: type, .eTag: "\"\(hash.hex)\"", .cacheControl: Self.revalidate, .acceptRanges: "bytes",
         ]
         if request.uri.queryParameters.get("download") != nil {
             let ext = String(type.split(separator: "/").last ?? "bin").replacingOccurrences(of: "jpeg", with: "jpg")
@@ -47,7 +51,7 @@ extension Routes {
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         let modified = Int((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
         let etag = "\"thumb-\(hash.hex.prefix(16))-\(size)-\(modified)\""
-        let headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: "public, max-age=3600"]
+        let headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: Self.revalidate]
         return try await file(url, etag: etag, headers: headers, request, context)
     }
 

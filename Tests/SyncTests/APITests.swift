@@ -107,7 +107,8 @@ extension ISO8601DateFormatter {
         let photo = try await call(api, alice, "GET", "/api/photos/\(sha)", expect: 200)
         #expect(photo.body == waterfall)
         #expect(photo.headers["etag"] == "\"\(sha)\"")
-        #expect(photo.headers["cache-control"]?.contains("immutable") == true)
+        // Revalidated before each use: a photo can be erased, and must not live on in a browser's cache.
+        #expect(photo.headers["cache-control"] == "private, no-cache")
         #expect(photo.headers["content-type"] == "image/jpeg")
         let cached = try await call(
             api,

@@ -5,172 +5,181 @@ import Foundation
 import Testing
 
 /// A delete erases, on every node that holds the record: PROTOCOL.md §2.6.
-@Suite("Erasure across real nodes: a delete leaves no text, photo or thumbnail behind", .serialized)
-struct ErasureTests {
-    @Test("a deleted post and a deleted comment are erased on B and C within a round; D, joining later, gets headers")
-    func deleteErases() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        let c = try TestNode("c")
-        let d = try TestNode("d")
-        defer { for node in [a, b, c, d] { node.remove() } }
-        // Unique, lowercase ASCII texts, so that their bytes can be looked for in the database files.
-        let token = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let caption = "erasable caption \(token)"
-        let commentText = "erasable comment \(token)"
-        let editedCaption = "erasable edit \(token)"
-        let keptCaption = "kept caption \(token)"
+extension SyncIntegrationTests {
+    /// Run inside `SyncIntegrationTests`, one test at a time with it, so that the real nodes of both do not compete for
+    /// the machine's two cores.
+    @Suite("Erasure across real nodes: a delete leaves no text, photo or thumbnail behind", .serialized)
+    struct ErasureTests {
+        @Test(
+            "a deleted post and a deleted comment are erased on B and C within a round; D, joining later, gets headers"
+        )
+        func deleteErases() async throws {
+            let a = try TestNode("a")
+            let b = try TestNode("b")
+            let c = try TestNode("c")
+            let d = try TestNode("d")
+            defer { for node in [a, b, c, d] { node.remove() } }
+            // Unique, lowercase ASCII texts, so that their bytes can be looked for in the database files.
+            let token = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let caption = "erasable caption \(token)"
+            let commentText = "erasable comment \(token)"
+            let editedCaption = "erasable edit \(token)"
+            let keptCaption = "kept caption \(token)"
 
-        try await a.start()
-        try await b.start(peers: [a])
-        try await c.start(peers: [a])
-        let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", caption)
-        try a.cli("edit", post, "--caption", editedCaption)
-        let kept = try a.cli("post", a.fixture("lake.png"), "--caption", keptCaption)
-        let comment = try b.cli("comment", kept, commentText)
-        try b.cli("comment", post, "a comment of b's own on the post")
-        let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
-        try await eventually("B and C have both posts, photos and thumbnails, and the comment") {
+            try await a.start()
+            try await b.start(peers: [a])
+            try await c.start(peers: [a])
+            let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", caption)
+            try a.cli("edit", post, "--caption", editedCaption)
+            let kept = try a.cli("post", a.fixture("lake.png"), "--caption", keptCaption)
+            let comment = try b.cli("comment", kept, commentText)
+            try b.cli("comment", post, "a comment of b's own on the post")
+            let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+            try await eventually("B and C have both posts, photos and thumbnails, and the comment") {
+                for node in [b, c] {
+                    let here = try await node.withStore { store in
+                        let detail = try await store.post(PostID(hex: kept)!)
+                        return try await store.post(PostID(hex: post)!)?.post.photo.available == true
+                            && detail?.comments.count == 1
+                    }
+                    guard here, !Self.thumbnails(of: photo, on: node).isEmpty else { return false }
+                }
+                return true
+            }
             for node in [b, c] {
-                let here = try await node.withStore { store in
-                    let detail = try await store.post(PostID(hex: kept)!)
-                    return try await store.post(PostID(hex: post)!)?.post.photo.available == true
-                        && detail?.comments.count == 1
-                }
-                guard here, !Self.thumbnails(of: photo, on: node).isEmpty else { return false }
+                #expect(
+                    try Self.databaseBytes(node).contains(caption: editedCaption),
+                    "\(node.name) held the text first"
+                )
             }
-            return true
-        }
-        for node in [b, c] {
-            #expect(try Self.databaseBytes(node).contains(caption: editedCaption), "\(node.name) held the text first")
-        }
 
-        try a.cli("delete", post)
-        try b.cli("delete", comment)
-        try await eventually("the deletes reached every node", timeout: .seconds(60)) {
+            try a.cli("delete", post)
+            try b.cli("delete", comment)
+            try await eventually("the deletes reached every node", timeout: .seconds(60)) {
+                for node in [a, b, c] {
+                    let gone = try await node.withStore { store in
+                        let deletedPost = try await store.post(PostID(hex: post)!)
+                        let keptPost = try await store.post(PostID(hex: kept)!)
+                        return deletedPost == nil && keptPost?.comments.isEmpty == true
+                    }
+                    guard gone else { return false }
+                }
+                return true
+            }
             for node in [a, b, c] {
-                let gone = try await node.withStore { store in
-                    let deletedPost = try await store.post(PostID(hex: post)!)
-                    let keptPost = try await store.post(PostID(hex: kept)!)
-                    return deletedPost == nil && keptPost?.comments.isEmpty == true
+                // No photo file, no thumbnail, no partial download.
+                let file = node.data.appendingPathComponent("photos/\(photo.hex.prefix(2))/\(photo.hex)")
+                try await eventually("\(node.name): the photo file is gone") {
+                    !FileManager.default.fileExists(atPath: file.path)
                 }
-                guard gone else { return false }
+                #expect(Self.thumbnails(of: photo, on: node).isEmpty, "\(node.name) kept a thumbnail")
+                // The API says 404 for the photo and its thumbnail.
+                let response = try await node.http.get("/api/photos/\(photo.hex)")
+                #expect(response.status == 404, "\(node.name): GET photo answered \(response.status)")
+                let thumbnail = try await node.http.get("/api/photos/\(photo.hex)/thumbnail")
+                #expect(thumbnail.status == 404, "\(node.name): GET thumbnail answered \(thumbnail.status)")
+                // The texts are in no table and no index: searched for in the raw bytes of the database and its WAL.
+                try await eventually("\(node.name): no erased text in the database files") {
+                    let bytes = try Self.databaseBytes(node)
+                    return !bytes.contains(caption: caption) && !bytes.contains(caption: editedCaption)
+                        && !bytes.contains(caption: commentText)
+                }
+                #expect(try Self.databaseBytes(node).contains(caption: keptCaption), "\(node.name) keeps the live post")
+                // Search finds nothing; the live post is untouched.
+                #expect(!(try node.cli("search", token, "--json")).contains(post))
+                #expect(try node.cli("search", token, "--json").contains(kept))
+                #expect(try node.cli("status", "--json").contains("\"photos\" : 1"), "\(node.name) counts live photos")
             }
-            return true
-        }
-        for node in [a, b, c] {
-            // No photo file, no thumbnail, no partial download.
-            let file = node.data.appendingPathComponent("photos/\(photo.hex.prefix(2))/\(photo.hex)")
-            try await eventually("\(node.name): the photo file is gone") {
-                !FileManager.default.fileExists(atPath: file.path)
-            }
-            #expect(Self.thumbnails(of: photo, on: node).isEmpty, "\(node.name) kept a thumbnail")
-            // The API says 404 for the photo and its thumbnail.
-            let response = try await node.http.get("/api/photos/\(photo.hex)")
-            #expect(response.status == 404, "\(node.name): GET photo answered \(response.status)")
-            let thumbnail = try await node.http.get("/api/photos/\(photo.hex)/thumbnail")
-            #expect(thumbnail.status == 404, "\(node.name): GET thumbnail answered \(thumbnail.status)")
-            // The texts are in no table and no index: searched for in the raw bytes of the database and its WAL.
-            try await eventually("\(node.name): no erased text in the database files") {
-                let bytes = try Self.databaseBytes(node)
-                return !bytes.contains(caption: caption) && !bytes.contains(caption: editedCaption)
-                    && !bytes.contains(caption: commentText)
-            }
-            #expect(try Self.databaseBytes(node).contains(caption: keptCaption), "\(node.name) keeps the live post")
-            // Search finds nothing; the live post is untouched.
-            #expect(!(try node.cli("search", token, "--json")).contains(post))
-            #expect(try node.cli("search", token, "--json").contains(kept))
-            #expect(try node.cli("status", "--json").contains("\"photos\" : 1"), "\(node.name) counts live photos")
-        }
 
-        // D joins after the deletes: it gets the post, its edit and the comment as headers alone, and verifies the
-        // whole of A's and B's logs.
-        try await d.start(peers: [b])
-        try await eventually("D caught up") { try await d.clock() == (try await a.clock()) }
-        let held = try await d.withStore { try await $0.allRecordBytes() }.map { try SignedRecord(bytes: $0) }
-        for record in held { _ = try record.verify() }
-        let erasedIDs = held.filter(\.isHeaderOnly).map(\.id.hex)
-        #expect(erasedIDs.contains(post) && erasedIDs.contains(comment), "headers alone: \(erasedIDs)")
-        #expect(held.filter(\.isHeaderOnly).count == 3, "the post, its edit and the comment")
-        let dBytes = try Self.databaseBytes(d)
-        #expect(!dBytes.contains(caption: caption) && !dBytes.contains(caption: editedCaption))
-        #expect(!dBytes.contains(caption: commentText) && dBytes.contains(caption: keptCaption))
-        #expect(
-            !FileManager.default.fileExists(
-                atPath: d.data.appendingPathComponent("photos/\(photo.hex.prefix(2))/\(photo.hex)").path
+            // D joins after the deletes: it gets the post, its edit and the comment as headers alone, and verifies the
+            // whole of A's and B's logs.
+            try await d.start(peers: [b])
+            try await eventually("D caught up") { try await d.clock() == (try await a.clock()) }
+            let held = try await d.withStore { try await $0.allRecordBytes() }.map { try SignedRecord(bytes: $0) }
+            for record in held { _ = try record.verify() }
+            let erasedIDs = held.filter(\.isHeaderOnly).map(\.id.hex)
+            #expect(erasedIDs.contains(post) && erasedIDs.contains(comment), "headers alone: \(erasedIDs)")
+            #expect(held.filter(\.isHeaderOnly).count == 3, "the post, its edit and the comment")
+            let dBytes = try Self.databaseBytes(d)
+            #expect(!dBytes.contains(caption: caption) && !dBytes.contains(caption: editedCaption))
+            #expect(!dBytes.contains(caption: commentText) && dBytes.contains(caption: keptCaption))
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: d.data.appendingPathComponent("photos/\(photo.hex.prefix(2))/\(photo.hex)").path
+                )
             )
+            for node in [a, b, c, d] { try await node.stop() }
+        }
+
+        @Test(
+            "a photo replaced by an edit is erased on every node; followers are notified once; a late node gets the new one"
         )
-        for node in [a, b, c, d] { try await node.stop() }
-    }
-
-    @Test(
-        "a photo replaced by an edit is erased on every node; followers are notified once; a late node gets the new one"
-    )
-    func replacedPhotoErased() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        let c = try TestNode("c")
-        defer { for node in [a, b, c] { node.remove() } }
-        try await a.start()
-        try await b.start(peers: [a])
-        let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "the first photo")
-        let old = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
-        try await eventually("B has the photo and its thumbnail") {
-            let here = try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
-            return here && !Self.thumbnails(of: old, on: b).isEmpty
-        }
-        try b.cli("follow", post)
-
-        let edit = try a.cli("edit", post, "--photo", a.fixture("forest.webp"), "--location", "1.5,2.5")
-        let new = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
-        #expect(new != old)
-        try await eventually("B shows the new photo, whole") {
-            try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo }.map {
-                $0.sha256 == new && $0.available
-            } == true
-        }
-        for node in [a, b] {
-            let file = node.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)")
-            try await eventually("\(node.name): the replaced photo's file is gone") {
-                !FileManager.default.fileExists(atPath: file.path) && Self.thumbnails(of: old, on: node).isEmpty
+        func replacedPhotoErased() async throws {
+            let a = try TestNode("a")
+            let b = try TestNode("b")
+            let c = try TestNode("c")
+            defer { for node in [a, b, c] { node.remove() } }
+            try await a.start()
+            try await b.start(peers: [a])
+            let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "the first photo")
+            let old = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+            try await eventually("B has the photo and its thumbnail") {
+                let here = try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
+                return here && !Self.thumbnails(of: old, on: b).isEmpty
             }
-            #expect(try await node.http.get("/api/photos/\(old.hex)").status == 404, "\(node.name)")
-            #expect(try await node.http.get("/api/photos/\(new.hex)").status == 200, "\(node.name)")
-            let shown = try node.cli("show", post, "--json")
-            #expect(shown.contains(new.hex) && shown.contains("\"latitude\" : 1.5"), "\(node.name): \(shown)")
-        }
-        // B follows the post: one notification for the edit, whatever path it came by.
-        let notes = try b.cli("notifications", "--json")
-        #expect(notes.components(separatedBy: edit).count - 1 == 1, "one notification for the edit: \(notes)")
-        // C joins afterwards and never fetches the replaced photo.
-        try await c.start(peers: [b])
-        try await eventually("C has the new photo") {
-            try await c.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available } == true
-        }
-        #expect(
-            !FileManager.default.fileExists(
-                atPath: c.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)").path
+            try b.cli("follow", post)
+
+            let edit = try a.cli("edit", post, "--photo", a.fixture("forest.webp"), "--location", "1.5,2.5")
+            let new = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+            #expect(new != old)
+            try await eventually("B shows the new photo, whole") {
+                try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo }.map {
+                    $0.sha256 == new && $0.available
+                } == true
+            }
+            for node in [a, b] {
+                let file = node.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)")
+                try await eventually("\(node.name): the replaced photo's file is gone") {
+                    !FileManager.default.fileExists(atPath: file.path) && Self.thumbnails(of: old, on: node).isEmpty
+                }
+                #expect(try await node.http.get("/api/photos/\(old.hex)").status == 404, "\(node.name)")
+                #expect(try await node.http.get("/api/photos/\(new.hex)").status == 200, "\(node.name)")
+                let shown = try node.cli("show", post, "--json")
+                #expect(shown.contains(new.hex) && shown.contains("\"latitude\" : 1.5"), "\(node.name): \(shown)")
+            }
+            // B follows the post: one notification for the edit, whatever path it came by.
+            let notes = try b.cli("notifications", "--json")
+            #expect(notes.components(separatedBy: edit).count - 1 == 1, "one notification for the edit: \(notes)")
+            // C joins afterwards and never fetches the replaced photo.
+            try await c.start(peers: [b])
+            try await eventually("C has the new photo") {
+                try await c.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available } == true
+            }
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: c.data.appendingPathComponent("photos/\(old.hex.prefix(2))/\(old.hex)").path
+                )
             )
-        )
-        #expect(Self.thumbnails(of: old, on: c).isEmpty)
-        for node in [a, b, c] { try await node.stop() }
-    }
-
-    /// The node's thumbnails of a photo: its own and a peer's.
-    static func thumbnails(of photo: AssetHash, on node: TestNode) -> [String] {
-        let shard = node.data.appendingPathComponent("photos/thumbs/\(photo.hex.prefix(2))")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: shard.path)) ?? []
-        return names.filter { $0.hasPrefix(photo.hex) }
-    }
-
-    /// The raw bytes of the node's database file and its write-ahead log.
-    static func databaseBytes(_ node: TestNode) throws -> Data {
-        var bytes = Data()
-        for suffix in ["", "-wal"] {
-            let url = node.data.appendingPathComponent("continuum.sqlite\(suffix)")
-            if let data = try? Data(contentsOf: url) { bytes.append(data) }
+            #expect(Self.thumbnails(of: old, on: c).isEmpty)
+            for node in [a, b, c] { try await node.stop() }
         }
-        return bytes
+
+        /// The node's thumbnails of a photo: its own and a peer's.
+        static func thumbnails(of photo: AssetHash, on node: TestNode) -> [String] {
+            let shard = node.data.appendingPathComponent("photos/thumbs/\(photo.hex.prefix(2))")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: shard.path)) ?? []
+            return names.filter { $0.hasPrefix(photo.hex) }
+        }
+
+        /// The raw bytes of the node's database file and its write-ahead log.
+        static func databaseBytes(_ node: TestNode) throws -> Data {
+            var bytes = Data()
+            for suffix in ["", "-wal"] {
+                let url = node.data.appendingPathComponent("continuum.sqlite\(suffix)")
+                if let data = try? Data(contentsOf: url) { bytes.append(data) }
+            }
+            return bytes
+        }
     }
 }
 
