@@ -197,23 +197,7 @@ public enum RecordFormat {
         guard (0...Limits.latestTimestamp).contains(createdAt.milliseconds) else {
             throw .outOfRange("createdAt \(createdAt.milliseconds) is outside 1970 ... 9999")
         }
-        let references: RecordReferences
-        switch kind {
-        case .profile, .post:
-            references = .none
-        case .comment, .edit:
-            references = .post(PostID(unchecked: try reader.raw(32, "post")))
-        case .delete:
-            let count = Int(try reader.u16("target count"))
-            guard count <= Limits.deleteTargets else {
-                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
-            }
-            var targets: [RecordID] = []
-            targets.reserveCapacity(count)
-            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
-            try checkTargets(targets)
-            references = .targets(targets)
-        }
+        let references = try readReferences(kind, &reader)
         let contentLength = try reader.u32("content length")
         let contentHash = try reader.raw(32, "content hash")
         let limit = Limits.contentBytes(kind)
@@ -239,6 +223,28 @@ public enum RecordFormat {
             contentLength: contentLength,
             contentHash: contentHash
         )
+    }
+
+    /// The references of a header: a comment's or edit's post, a delete's targets.
+    private static func readReferences(_ kind: RecordKind, _ reader: inout ByteReader) throws(RecordError)
+        -> RecordReferences
+    {
+        switch kind {
+        case .profile, .post:
+            return .none
+        case .comment, .edit:
+            return .post(PostID(unchecked: try reader.raw(32, "post")))
+        case .delete:
+            let count = Int(try reader.u16("target count"))
+            guard count <= Limits.deleteTargets else {
+                throw .tooLong(field: "delete targets", bytes: count, limit: Limits.deleteTargets)
+            }
+            var targets: [RecordID] = []
+            targets.reserveCapacity(count)
+            for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
+            try checkTargets(targets)
+            return .targets(targets)
+        }
     }
 
     /// The content fields, after the salt, as the header's kind lays them out.

@@ -78,6 +78,18 @@ public enum MetadataCleaner {
         } catch {
             throw MediaError("cannot write \(destination.path): \(error.localizedDescription)")
         }
+        try rewriteWithoutLocation(destination, format: name)
+        let left = try locationTags(in: destination)
+        guard left.isEmpty, try PhotoIntake.metadata(file: destination).location == nil else {
+            throw notRemovable(
+                "this \(name) still holds a location after cleaning (\(left.joined(separator: ", "))), so it"
+            )
+        }
+        return .removed(found)
+    }
+
+    /// Removes the GPS block and every other location tag from `file` in place (exiv2 rewrites the metadata only).
+    private static func rewriteWithoutLocation(_ destination: URL, format name: String) throws(MediaError) {
         try Exiv2.run { () throws(MediaError) in
             let metadata = try Exiv2.open(destination, format: name)
             defer { cgexiv2_unref(metadata) }
@@ -95,13 +107,6 @@ public enum MetadataCleaner {
                 )
             }
         }
-        let left = try locationTags(in: destination)
-        guard left.isEmpty, try PhotoIntake.metadata(file: destination).location == nil else {
-            throw notRemovable(
-                "this \(name) still holds a location after cleaning (\(left.joined(separator: ", "))), so it"
-            )
-        }
-        return .removed(found)
     }
 
     /// The location tags exiv2 finds in a file (its keys: `Exif.GPSInfo.GPSLatitude`, `Xmp.photoshop.City`, …); empty

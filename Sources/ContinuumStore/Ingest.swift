@@ -288,25 +288,7 @@ struct Ingest {
             try insertComment(header, id: id, post: post, text: text, deleted: false)
 
         case .edit(let post, let change):
-            var location: (code: Int64, lat: Int32?, lon: Int32?) = (0, nil, nil)
-            switch change.location {
-            case .unchanged: break
-            case .set(let coordinate): location = (1, coordinate.latitudeE7, coordinate.longitudeE7)
-            case .removed: location = (2, nil, nil)
-            }
-            let photo = change.photo
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO edit (id, post, author, seq, caption, photo_sha256, photo_bytes, media_type, width,
-                                      height, taken_at, location, lat_e7, lon_e7)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                id.bytes, post.bytes, author, seq, change.caption, photo?.sha256.bytes,
-                photo.map { Int64($0.byteCount) }, photo.map { Int64($0.mediaType.rawValue) },
-                photo.map { Int64($0.width) }, photo.map { Int64($0.height) }, photo?.takenAt?.milliseconds,
-                location.code, location.lat, location.lon,
-            ])
+            try insertEdit(header, id: id, post: post, change: change)
             try refreshPost(post.bytes)
 
         case .delete(let targets):
@@ -323,6 +305,29 @@ struct Ingest {
             default: break
             }
         }
+    }
+
+    /// An edit's row: what it changes (location: 0 unchanged, 1 set, 2 removed).
+    private func insertEdit(_ header: RecordHeader, id: RecordID, post: PostID, change: PostChange) throws {
+        var location: (code: Int64, lat: Int32?, lon: Int32?) = (0, nil, nil)
+        switch change.location {
+        case .unchanged: break
+        case .set(let coordinate): location = (1, coordinate.latitudeE7, coordinate.longitudeE7)
+        case .removed: location = (2, nil, nil)
+        }
+        let photo = change.photo
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO edit (id, post, author, seq, caption, photo_sha256, photo_bytes, media_type, width,
+                                  height, taken_at, location, lat_e7, lon_e7)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), change.caption, photo?.sha256.bytes,
+            photo.map { Int64($0.byteCount) }, photo.map { Int64($0.mediaType.rawValue) },
+            photo.map { Int64($0.width) }, photo.map { Int64($0.height) }, photo?.takenAt?.milliseconds,
+            location.code, location.lat, location.lon,
+        ])
     }
 
     /// Writes a post's row and search entry, with the edits, tombstones and comments that arrived before it.
@@ -519,31 +524,7 @@ struct Ingest {
         guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
             case .post(let originalCaption, var photo, var location) = record.body
         else { return }
-        var caption: String?
-        let edits = try Row.fetchCursor(
-            try db.cachedStatement(sql: "SELECT * FROM edit WHERE post = ? AND author = ? ORDER BY seq"),
-            arguments: [post, author]
-        )
-        var edited = false
-        while let edit = try edits.next() {
-            edited = true
-            if let text: String = edit["caption"] { caption = text }
-            if let hash: Data = edit["photo_sha256"], let sha = AssetHash(bytes: hash) {
-                photo = PhotoReference(
-                    sha256: sha,
-                    byteCount: UInt64(edit["photo_bytes"] as Int64),
-                    mediaType: MediaType(rawValue: UInt8(edit["media_type"] as Int64)) ?? photo.mediaType,
-                    width: UInt32(edit["width"] as Int64),
-                    height: UInt32(edit["height"] as Int64),
-                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:))
-                )
-            }
-            switch edit["location"] as Int64 {
-            case 1: location = Coordinate(latitudeE7: edit["lat_e7"], longitudeE7: edit["lon_e7"])
-            case 2: location = nil
-            default: break
-            }
-        }
+        let (caption, edited) = try foldEdits(of: post, by: author, photo: &photo, location: &location)
         let shown = caption ?? originalCaption
         try db.cachedStatement(
             sql: """
@@ -566,6 +547,39 @@ struct Ingest {
             // A replaced caption is in the search index's history: compact it away too.
             erasedText = true
         }
+    }
+
+    /// The author's edits of a post, oldest first, folded onto its photo and location: the latest caption set, if
+    /// any, and whether there is any edit.
+    private func foldEdits(of post: Data, by author: Data, photo: inout PhotoReference, location: inout Coordinate?)
+        throws -> (caption: String?, edited: Bool)
+    {
+        var caption: String?
+        var edited = false
+        let edits = try Row.fetchCursor(
+            try db.cachedStatement(sql: "SELECT * FROM edit WHERE post = ? AND author = ? ORDER BY seq"),
+            arguments: [post, author]
+        )
+        while let edit = try edits.next() {
+            edited = true
+            if let text: String = edit["caption"] { caption = text }
+            if let hash: Data = edit["photo_sha256"], let sha = AssetHash(bytes: hash) {
+                photo = PhotoReference(
+                    sha256: sha,
+                    byteCount: UInt64(edit["photo_bytes"] as Int64),
+                    mediaType: MediaType(rawValue: UInt8(edit["media_type"] as Int64)) ?? photo.mediaType,
+                    width: UInt32(edit["width"] as Int64),
+                    height: UInt32(edit["height"] as Int64),
+                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:))
+                )
+            }
+            switch edit["location"] as Int64 {
+            case 1: location = Coordinate(latitudeE7: edit["lat_e7"], longitudeE7: edit["lon_e7"])
+            case 2: location = nil
+            default: break
+            }
+        }
+        return (caption, edited)
     }
 
     private static func refreshCommentCount(_ post: Data, _ db: Database) throws {

@@ -114,7 +114,11 @@ extension HostileTests {
                 )
                 let client = try await RawClient.handshake(port: first.node.port, identity: identity)
                 try client.send(.records(live: true, [post.bytes, delete.bytes]))
+                // Pings keep the session alive (the target's idle timeout is 3 s) while the node stores and erases.
+                var nonce: UInt64 = 1000
                 try await eventually("the post is stored and erased") {
+                    nonce += 1
+                    try client.send(.ping(nonce))
                     let held = try await first.node.withStore { try await $0.allRecordBytes() }
                     return held.contains(post.record.headerBytes) && held.contains(delete.bytes)
                 }
