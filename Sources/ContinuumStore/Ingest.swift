@@ -551,7 +551,12 @@ struct Ingest {
 
     /// The author's edits of a post, oldest first, folded onto its photo and location: the latest caption set, if
     /// any, and whether there is any edit.
-    private func foldEdits(of post: Data, by author: Data, photo: inout PhotoReference, location: inout Coordinate?)
+    private func foldEdits(
+        of post: Data,
+        by author: Data,
+        photo: inout PhotoReference,
+        location: inout Coordinate?
+    )
         throws -> (caption: String?, edited: Bool)
     {
         var caption: String?
