@@ -226,7 +226,10 @@ public enum RecordFormat {
     }
 
     /// The references of a header: a comment's or edit's post, a delete's targets.
-    private static func readReferences(_ kind: RecordKind, _ reader: inout ByteReader) throws(RecordError)
+    private static func readReferences(
+        _ kind: RecordKind,
+        _ reader: inout ByteReader
+    ) throws(RecordError)
         -> RecordReferences
     {
         switch kind {
