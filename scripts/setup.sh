@@ -17,6 +17,10 @@ packages+=(libvips-dev)
 # (ContinuumMedia; a runtime-only machine needs just libgexiv2-2). The tests check the result with readers of their
 # own: exiftool (libimage-exiftool-perl) for the tags, Pillow (python3-pil, run by /usr/bin/python3) for the pixels.
 packages+=(libgexiv2-dev libimage-exiftool-perl python3-pil)
+# The record format's golden vectors come from an independent Python encoder (scripts/protocol_vectors.py), which
+# test.sh runs to check that the vectors the Swift tests compare against are still its own: Ed25519 from
+# python3-cryptography, run by /usr/bin/python3.
+packages+=(python3-cryptography)
 # The web UI's browser tests (scripts/browser-tests.py): headless Chromium driven through chromedriver (WebDriver).
 packages+=(chromium chromium-driver python3)
 

@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The golden record vectors (Tests/ContinuumCoreTests/Resources/vectors.json, PROTOCOL.md §8) are the independent
+# Python encoder's, and every one of its self-checks passes (bit flips, invalid records); the fuzz seeds are current.
+/usr/bin/python3 scripts/protocol_vectors.py
+/usr/bin/python3 scripts/make-fuzz-corpus.py --check
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 --skip FloodTests
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other
