@@ -260,19 +260,26 @@ public struct ContinuumStore: Sendable {
 
     /// Moves a photo fetched from a peer into place and records it as available, only while a live post shows it:
     /// a photo erased while it was downloading (its post deleted, or its photo replaced) is dropped instead.
-    /// Returns whether it was kept.
+    /// Returns whether it was kept. The rename and its fsync happen outside the write transaction, so that
+    /// transfers finishing together do not wait for each other's disk.
     @discardableResult
     public func commitFetchedPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
+        let shown: @Sendable (Database) throws -> Bool = { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0",
+                arguments: [hash.bytes]
+            ) != nil
+        }
+        guard try await read(shown) else {
+            try? FileManager.default.removeItem(at: file)
+            return false
+        }
+        try assets.commit(file, as: hash)
         let now = Timestamp.now().milliseconds
+        // Recorded only if still shown: an erasure that committed meanwhile may have missed the file just renamed.
         let kept = try await write { db -> Bool in
-            guard
-                try Bool.fetchOne(
-                    db,
-                    sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0",
-                    arguments: [hash.bytes]
-                ) != nil
-            else { return false }
-            try assets.commit(file, as: hash)
+            guard try shown(db) else { return false }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
                 arguments: [hash.bytes, bytes, now]
@@ -281,7 +288,6 @@ public struct ContinuumStore: Sendable {
             return true
         }
         if !kept { assets.erase(hash) }
-        try? FileManager.default.removeItem(at: file)
         return kept
     }
 

@@ -46,9 +46,13 @@ actor PhotoFetcher {
 
     /// Transfers under way, at most `configuration.parallelPhotoTransfers`.
     private var transfers: [AssetHash: Transfer] = [:]
-    /// Photos whose transfer task runs (a transfer is in `transfers` from its request to its end; this set also
-    /// covers the moments before and after, so that a photo is never fetched twice at once).
+    /// Photos whose transfer a worker runs (a transfer is in `transfers` from its request to its end; this set
+    /// also covers the moments before and after, so that a photo is never fetched twice at once).
     private var fetching: Set<AssetHash> = []
+    /// Photos to fetch and from whom, as the last look found them; workers take them in order.
+    private var queue: [(MissingPhoto, AuthorID)] = []
+    /// Workers running, at most `configuration.parallelPhotoTransfers`.
+    private var workers = 0
     /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
     /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
     private var photoLacks = LackBook()
@@ -189,13 +193,16 @@ actor PhotoFetcher {
         }
     }
 
-    /// Starts fetching the missing photos that a ready peer may be asked for, while transfer slots are free.
+    /// Queues the missing photos that a ready peer may be asked for (replacing the last look's queue), and starts
+    /// workers, at most `configuration.parallelPhotoTransfers`, that take photos from the queue one after the
+    /// other: a worker starts its next transfer the moment one ends, without waiting for a new look.
     private func startTransfers(
         _ missing: [MissingPhoto],
         engine: SyncEngine,
         in group: inout DiscardingTaskGroup
     ) async {
         var peers: [AuthorID]?
+        var queue: [(MissingPhoto, AuthorID)] = []
         for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
             if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
                 if skipped.insert(photo.hash).inserted {
@@ -207,23 +214,36 @@ actor PhotoFetcher {
                 }
                 continue
             }
-            guard fetching.count < configuration.parallelPhotoTransfers else { continue }
             if peers == nil { peers = await engine.connectedPeers() }
             guard let peer = choose(photo.hash, among: peers ?? [], in: &photoLacks) else { continue }
-            // Taken before the task starts, so that the next look does not start the same photo again.
-            fetching.insert(photo.hash)
-            group.addTask {
-                let stored = await self.fetch(photo, from: peer, engine: engine)
-                await self.transferEnded(photo.hash, stored: stored)
-            }
+            queue.append((photo, peer))
+        }
+        self.queue = queue
+        while workers < configuration.parallelPhotoTransfers, !self.queue.isEmpty, !Task.isCancelled {
+            workers += 1
+            group.addTask { await self.work(engine) }
         }
     }
 
-    /// A transfer ended: its slot is free. One that stored its photo looks again at once (the peer likely has
-    /// the next one); one that failed leaves the next try to the next look, so a failure cannot spin.
-    private func transferEnded(_ hash: AssetHash, stored: Bool) {
-        fetching.remove(hash)
-        if stored { wake.yield() }
+    /// One transfer slot: fetches queued photos until the queue is empty.
+    private func work(_ engine: SyncEngine) async {
+        defer { workers -= 1 }
+        while !Task.isCancelled, let (photo, peer) = nextQueued() {
+            let stored = await fetch(photo, from: peer, engine: engine)
+            fetching.remove(photo.hash)
+            // One stored: look again soon (its peer likely has more, and the queue may be stale); one that failed
+            // leaves the next try to the next look, so that a failure cannot spin.
+            if stored { wake.yield() }
+        }
+    }
+
+    /// The next queued photo not being fetched already, taken (so that no other worker or look starts it).
+    private func nextQueued() -> (MissingPhoto, AuthorID)? {
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            if fetching.insert(next.0.hash).inserted { return next }
+        }
+        return nil
     }
 
     /// The photos to look for; nil (logged) when the store cannot say, and the next look tries again.
