@@ -231,9 +231,11 @@ actor PhotoFetcher {
         while !Task.isCancelled, let (photo, peer) = nextQueued() {
             let stored = await fetch(photo, from: peer, engine: engine)
             fetching.remove(photo.hash)
-            // One stored: look again soon (its peer likely has more, and the queue may be stale); one that failed
-            // leaves the next try to the next look, so that a failure cannot spin.
-            if stored { wake.yield() }
+            // The queue drained with a photo stored: look again at once (its peer likely has more). Not after every
+            // photo: a look reads the store and stats every thumbnail, on this actor, which also takes the chunks
+            // of every transfer. One that failed leaves the next try to the next look, so that a failure cannot
+            // spin.
+            if stored && queue.isEmpty { wake.yield() }
         }
     }
 
