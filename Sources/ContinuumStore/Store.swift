@@ -12,6 +12,8 @@ public struct ContinuumStore: Sendable {
     let pool: DatabasePool
     public let assets: AssetStore
     let logger: Logger
+    /// Compacts after erasures from peers, once for those that come close together.
+    let compactor = ErasureCompactor()
 
     /// Opens (creating if needed) the store in a data directory and runs pending migrations.
     public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
@@ -137,7 +139,7 @@ public struct ContinuumStore: Sendable {
             report.droppedErasedContent = ingest.droppedErasedContent
             return report
         }
-        try await finishErasure(photos: report.erasedPhotos, text: report.erasedText)
+        try await finishErasure(photos: report.erasedPhotos, text: report.erasedText, coalesce: true)
         if report.droppedErasedContent > 0 {
             logger.notice(
                 "dropped the content of records their authors erased; kept their headers only",
@@ -147,16 +149,26 @@ public struct ContinuumStore: Sendable {
         return report
     }
 
-    /// After a transaction that erased content: the photo files go, the search index is merged so that no
-    /// segment keeps an erased caption's trigrams, and the WAL is checkpointed and truncated so that no old page
-    /// keeps erased text (freed pages were zeroed by `secure_delete`).
-    func finishErasure(photos: [AssetHash], text: Bool) async throws {
+    /// After a transaction that erased content: the photo files go at once; then the search index is merged so
+    /// that no segment keeps an erased caption's trigrams, and the WAL is checkpointed and truncated so that no
+    /// old page keeps erased text (freed pages were zeroed by `secure_delete`). `coalesce` (records from peers)
+    /// leaves that compaction to the ``ErasureCompactor``, which does it once for erasures that come close together
+    /// (within a second); otherwise (this process's own delete or edit) it is done before returning.
+    func finishErasure(photos: [AssetHash], text: Bool, coalesce: Bool = false) async throws {
         for photo in photos { assets.erase(photo) }
         guard text || !photos.isEmpty else { return }
+        if coalesce {
+            await compactor.schedule(self)
+        } else {
+            try await compact()
+        }
+    }
+
+    /// Merges the search index and truncates the WAL (retried every second, off the caller's path, while a reader
+    /// holds it).
+    func compact() async throws {
         try await write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
         if await truncateWAL() { return }
-        // A reader kept the WAL busy: try again shortly, off the caller's path, until its old pages (which may hold
-        // the erased text) are gone.
         Task { [self] in
             for attempt in 1...30 {
                 try? await Task.sleep(for: .seconds(1))
@@ -317,5 +329,39 @@ public struct ContinuumStore: Sendable {
         } catch let error as DatabaseError {
             throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
         }
+    }
+}
+
+/// Runs ``ContinuumStore/compact()`` once for a burst of erasures: a full merge of the search index costs time in
+/// proportion to the index, so a sync that brings many deletes in many batches merges once, a second after the
+/// last, not once per batch.
+actor ErasureCompactor {
+    private var scheduled = false
+    private var again = false
+    static let delay: Duration = .seconds(1)
+
+    func schedule(_ store: ContinuumStore) {
+        guard !scheduled else {
+            again = true
+            return
+        }
+        scheduled = true
+        Task { await run(store) }
+    }
+
+    private func run(_ store: ContinuumStore) async {
+        repeat {
+            again = false
+            try? await Task.sleep(for: Self.delay)
+            do {
+                try await store.compact()
+            } catch {
+                store.logger.warning(
+                    "compacting after an erasure failed; the next one will",
+                    metadata: ["error": "\(error)"]
+                )
+            }
+        } while again
+        scheduled = false
     }
 }

@@ -164,6 +164,32 @@ extension SyncIntegrationTests {
             for node in [a, b, c] { try await node.stop() }
         }
 
+        @Test("a phone photo posted without its location reaches a peer without GPS tags, its pixels and orientation kept")
+        func locationStaysHomeOnPeers() async throws {
+            let a = try TestNode("a")
+            let b = try TestNode("b")
+            defer { for node in [a, b] { node.remove() } }
+            try await a.start()
+            try await b.start(peers: [a])
+            let original = URL(fileURLWithPath: a.fixture("media/rotated-gps.jpg"))
+            #expect(!IndependentReaders.locationTags(try IndependentReaders.exiftool(original)).isEmpty)
+            let post = try a.cli("post", original.path, "--caption", "from the phone")
+            let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post })
+            #expect(photo.location == nil)
+            try await eventually("B has the photo") {
+                try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available } == true
+            }
+            for node in [a, b] {
+                let hash = photo.photo.sha256.hex
+                let file = node.data.appendingPathComponent("photos/\(hash.prefix(2))/\(hash)")
+                let tags = try IndependentReaders.exiftool(file)
+                #expect(IndependentReaders.locationTags(tags).isEmpty, "\(node.name): \(tags)")
+                #expect(tags["IFD0:Orientation"] as? Int == 6, "\(node.name): orientation kept")
+                #expect(try IndependentReaders.samePixels(file, original), "\(node.name): the pixels are the original's")
+            }
+            for node in [a, b] { try await node.stop() }
+        }
+
         /// The node's thumbnails of a photo: its own and a peer's.
         static func thumbnails(of photo: AssetHash, on node: TestNode) -> [String] {
             let shard = node.data.appendingPathComponent("photos/thumbs/\(photo.hex.prefix(2))")
