@@ -164,7 +164,9 @@ extension SyncIntegrationTests {
             for node in [a, b, c] { try await node.stop() }
         }
 
-        @Test("a phone photo posted without its location reaches a peer without GPS tags, its pixels and orientation kept")
+        @Test(
+            "a phone photo posted without its location reaches a peer without GPS tags, its pixels and orientation kept"
+        )
         func locationStaysHomeOnPeers() async throws {
             let a = try TestNode("a")
             let b = try TestNode("b")
@@ -185,7 +187,8 @@ extension SyncIntegrationTests {
                 let tags = try IndependentReaders.exiftool(file)
                 #expect(IndependentReaders.locationTags(tags).isEmpty, "\(node.name): \(tags)")
                 #expect(tags["IFD0:Orientation"] as? Int == 6, "\(node.name): orientation kept")
-                #expect(try IndependentReaders.samePixels(file, original), "\(node.name): the pixels are the original's")
+                let same = try IndependentReaders.samePixels(file, original)
+                #expect(same, "\(node.name): the pixels are the original's")
             }
             for node in [a, b] { try await node.stop() }
         }
