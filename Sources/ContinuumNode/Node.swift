@@ -192,6 +192,7 @@ public final class Node: Sendable {
         // The socket file may already be gone (removed by hand); nothing depends on its removal.
         try? FileManager.default.removeItem(at: ControlServer.socketURL(directory))
         do {
+            await store.finishPendingErasures()
             try store.close()
         } catch {
             logger.error("closing the store failed", metadata: ["error": "\(error)"])

@@ -88,6 +88,12 @@ public struct ContinuumStore: Sendable {
     /// Closes the database connections.
     public func close() throws { try pool.close() }
 
+    /// Finishes the compaction that erasures from peers are waiting for (at once, not after the usual second), so
+    /// that nothing erased is left in the search index or the WAL when the store is closed. Call before ``close()``.
+    public func finishPendingErasures() async {
+        await compactor.flush(self)
+    }
+
     // MARK: - Writes
 
     /// Stores verified records in one transaction and updates every derived view.
@@ -338,7 +344,21 @@ public struct ContinuumStore: Sendable {
 actor ErasureCompactor {
     private var scheduled = false
     private var again = false
+    /// Set by ``flush(_:)``: the store is about to close, so a scheduled run must not start after it.
+    private var flushed = false
     static let delay: Duration = .seconds(1)
+
+    /// Compacts now if a compaction is due, and makes a scheduled one a no-op.
+    func flush(_ store: ContinuumStore) async {
+        guard scheduled || again else { return }
+        flushed = true
+        again = false
+        do {
+            try await store.compact()
+        } catch {
+            store.logger.warning("compacting after an erasure failed", metadata: ["error": "\(error)"])
+        }
+    }
 
     func schedule(_ store: ContinuumStore) {
         guard !scheduled else {
@@ -353,6 +373,7 @@ actor ErasureCompactor {
         repeat {
             again = false
             try? await Task.sleep(for: Self.delay)
+            if flushed { break }
             do {
                 try await store.compact()
             } catch {

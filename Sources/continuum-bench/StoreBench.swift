@@ -75,6 +75,8 @@ struct StoreBench: AsyncParsableCommand {
             let counts = try await store.counts()
             precondition(counts.records == corpus.count, "stored \(counts.records) of \(corpus.count)")
             rates.append(Double(corpus.count) / elapsed)
+            await store.finishPendingErasures()
+            await store.finishPendingErasures()
             try store.close()
             if run == runs - 1 { lastStore = directory } else { try? FileManager.default.removeItem(at: directory.url) }
         }
@@ -104,6 +106,7 @@ struct StoreBench: AsyncParsableCommand {
                 _ = try await storeOnly.ingest(Array(verified[start..<min(start + batch, verified.count)]))
             }
         }
+        await storeOnly.finishPendingErasures()
         try storeOnly.close()
         try? FileManager.default.removeItem(at: storeOnlyDirectory.url)
         say(
@@ -140,6 +143,7 @@ struct StoreBench: AsyncParsableCommand {
         )
         say("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
         let counts = try await store.counts()
+        await store.finishPendingErasures()
         try store.close()
         return counts.records
     }
