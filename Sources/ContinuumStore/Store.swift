@@ -14,6 +14,8 @@ public struct ContinuumStore: Sendable {
     let logger: Logger
     /// Compacts after erasures from peers, once for those that come close together.
     let compactor = ErasureCompactor()
+    /// Whether the store is closed, for the work that runs in the background after an erasure.
+    let lifecycle = StoreLifecycle()
 
     /// Opens (creating if needed) the store in a data directory and runs pending migrations.
     public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
@@ -85,8 +87,11 @@ public struct ContinuumStore: Sendable {
         )
     }
 
-    /// Closes the database connections.
-    public func close() throws { try pool.close() }
+    /// Closes the database connections. A compaction running in the background (``compact()``) finishes first;
+    /// none starts after.
+    public func close() throws {
+        try lifecycle.close { try pool.close() }
+    }
 
     /// Finishes the compaction that erasures from peers are waiting for (at once, not after the usual second), so
     /// that nothing erased is left in the search index or the WAL when the store is closed. Call before ``close()``.
@@ -173,12 +178,16 @@ public struct ContinuumStore: Sendable {
     /// Merges the search index and truncates the WAL (retried every second, off the caller's path, while a reader
     /// holds it).
     func compact() async throws {
-        try await write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
-        if await truncateWAL() { return }
+        // Background work on a store that may be closed meanwhile: each step runs only while it is open, and
+        // close() waits for a step under way (a pool used after close() crashes inside SQLite).
+        try lifecycle.whileOpen {
+            try pool.write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
+        }
+        if truncateWAL() { return }
         Task { [self] in
             for attempt in 1...30 {
                 try? await Task.sleep(for: .seconds(1))
-                if await truncateWAL() { return }
+                if lifecycle.isClosed || truncateWAL() { return }
                 if attempt == 30 {
                     logger.warning("the WAL could not be truncated after an erasure; the next checkpoint will do it")
                 }
@@ -186,14 +195,18 @@ public struct ContinuumStore: Sendable {
         }
     }
 
-    /// Checkpoints the WAL into the database file and truncates it; false when a reader kept it busy.
-    private func truncateWAL() async -> Bool {
+    /// Checkpoints the WAL into the database file and truncates it; false when a reader kept it busy (or the
+    /// store is closed).
+    private func truncateWAL() -> Bool {
         do {
-            try await pool.writeWithoutTransaction { db in
-                let result = try db.checkpoint(.truncate)
-                if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
+            let done: Bool? = try lifecycle.whileOpen { () throws -> Bool in
+                try pool.writeWithoutTransaction { db in
+                    let result = try db.checkpoint(.truncate)
+                    if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
+                }
+                return true
             }
-            return true
+            return done == true
         } catch {
             logger.debug("the WAL could not be truncated yet", metadata: ["error": "\(error)"])
             return false
@@ -384,5 +397,35 @@ actor ErasureCompactor {
             }
         } while again
         scheduled = false
+    }
+}
+
+/// Open or closed, for background work that must not touch the pool once it is closed.
+///
+/// `@unchecked Sendable`: `closed` is read and written only while `lock` is held (in ``whileOpen(_:)``,
+/// ``close(_:)`` and ``isClosed``), so no two threads access it at once.
+final class StoreLifecycle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Runs `body` unless the store is closed (nil then); ``close(_:)`` waits for it.
+    func whileOpen<T>(_ body: () throws -> T) rethrows -> T? {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed ? nil : try body()
+    }
+
+    /// Marks the store closed and runs `body` (which closes it), after any ``whileOpen(_:)`` under way.
+    func close(_ body: () throws -> Void) rethrows {
+        lock.lock()
+        defer { lock.unlock() }
+        closed = true
+        try body()
+    }
+
+    var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
     }
 }
