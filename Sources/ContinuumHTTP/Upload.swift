@@ -12,12 +12,34 @@ extension Routes {
     /// running SHA-256, never held whole in memory; the fields are checked before the photo is decoded, and the
     /// photo before the post is signed (``NodeActions/post(_:by:)``).
     func createPost(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try await withUpload(
+            request,
+            describing: "the photo as multipart/form-data with fields photo, caption and optionally location",
+            photoMissing: "choose a photo to share (field 'photo')"
+        ) { upload, photo in
+            let draft = try newPost(upload, photo: photo)
+            let id = try await refusingBadPhotos(upload) {
+                try await withInvalidText(field: "caption") {
+                    try await services.actions.post(draft, by: services.identity)
+                }
+            }
+            var response = try json(try await postView(id), status: .created)
+            response.headers[.location] = "/api/posts/\(id.hex)"
+            return response
+        }
+    }
+
+    /// Receives a `multipart/form-data` body within the upload limit, its photo part streamed to a temporary file
+    /// with a running SHA-256, and runs `body` on it; the temporary file goes afterwards unless `body` moved it.
+    /// 400 `not_multipart` ("send `describing`") or `missing_photo` (`photoMissing`) when there is no photo part.
+    private func withUpload(
+        _ request: Request,
+        describing: String,
+        photoMissing: String,
+        _ body: (UploadState, UploadState.Photo) async throws -> Response
+    ) async throws -> Response {
         guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
-            throw APIError(
-                .badRequest,
-                "not_multipart",
-                "send the photo as multipart/form-data with fields photo, caption and optionally location"
-            )
+            throw APIError(.badRequest, "not_multipart", "send \(describing)")
         }
         let limit = BodyLimit.upload(configuration)
         try limit.check(request)
@@ -25,17 +47,9 @@ extension Routes {
         defer { upload.discard() }
         try await receive(request, boundary: boundary, into: upload, limit: limit)
         guard let photo = try upload.finish() else {
-            throw APIError(.badRequest, "missing_photo", "choose a photo to share (field 'photo')", field: "photo")
+            throw APIError(.badRequest, "missing_photo", photoMissing, field: "photo")
         }
-        let draft = try newPost(upload, photo: photo)
-        let id = try await refusingBadPhotos(upload) {
-            try await withInvalidText(field: "caption") {
-                try await services.actions.post(draft, by: services.identity)
-            }
-        }
-        var response = try json(try await postView(id), status: .created)
-        response.headers[.location] = "/api/posts/\(id.hex)"
-        return response
+        return try await body(upload, photo)
     }
 
     /// Runs a write that takes an uploaded photo, turning the photo's refusals into the API's errors.
@@ -82,62 +96,37 @@ extension Routes {
     /// on every peer unless another live post shows it.
     func replacePhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try await resolvePost(context)
-        guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
-            throw APIError(.badRequest, "not_multipart", "send the new photo as multipart/form-data with a field photo")
+        return try await withUpload(
+            request,
+            describing: "the new photo as multipart/form-data with a field photo",
+            photoMissing: "choose the new photo (field 'photo')"
+        ) { upload, photo in
+            let edit = PostEdit(
+                photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
+                takenAt: try takenAt(upload),
+                keepMetadata: try flag(upload, "keepMetadata", default: false)
+            )
+            _ = try await refusingBadPhotos(upload) {
+                try await services.actions.edit(id, edit, by: services.identity)
+            }
+            return try json(try await postView(id))
         }
-        let limit = BodyLimit.upload(configuration)
-        try limit.check(request)
-        let upload = UploadState(assets: store.assets, limit: limit)
-        defer { upload.discard() }
-        try await receive(request, boundary: boundary, into: upload, limit: limit)
-        guard let photo = try upload.finish() else {
-            throw APIError(.badRequest, "missing_photo", "choose the new photo (field 'photo')", field: "photo")
-        }
-        let edit = PostEdit(
-            photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
-            takenAt: try takenAt(upload),
-            keepMetadata: try flag(upload, "keepMetadata", default: false)
-        )
-        _ = try await refusingBadPhotos(upload) {
-            try await services.actions.edit(id, edit, by: services.identity)
-        }
-        return try json(try await postView(id))
     }
 
     /// `POST /api/photos/inspect`: a `multipart/form-data` body with a `photo` part, received like an upload and
     /// then removed; answers what a post of it would use: `{"mediaType", "width", "height", "location", "takenAt"}`
     /// (`location` and `takenAt` null when the photo has none). Nothing is stored.
     func inspectPhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
-            throw APIError(.badRequest, "not_multipart", "send the photo as multipart/form-data with a field photo")
+        try await withUpload(
+            request,
+            describing: "the photo as multipart/form-data with a field photo",
+            photoMissing: "choose a photo (field 'photo')"
+        ) { upload, photo in
+            let inspected = try await refusingBadPhotos(upload) {
+                try await services.inspector.inspect(file: photo.url)
+            }
+            return try json(InspectedPhotoJSON(inspected))
         }
-        let limit = BodyLimit.upload(configuration)
-        try limit.check(request)
-        let upload = UploadState(assets: store.assets, limit: limit)
-        defer { upload.discard() }
-        try await receive(request, boundary: boundary, into: upload, limit: limit)
-        guard let photo = try upload.finish() else {
-            throw APIError(.badRequest, "missing_photo", "choose a photo (field 'photo')", field: "photo")
-        }
-        let inspected: InspectedPhoto
-        do {
-            inspected = try await services.inspector.inspect(file: photo.url)
-        } catch PhotoRefusal.notAnImage(let why) {
-            throw APIError(
-                .unsupportedMediaType,
-                "not_an_image",
-                "\(upload.filename ?? "the file"): \(why)",
-                field: "photo"
-            )
-        } catch PhotoRefusal.corrupt(let why) {
-            throw APIError(
-                .unprocessableContent,
-                "corrupt_image",
-                "\(upload.filename ?? "the file"): \(why)",
-                field: "photo"
-            )
-        }
-        return try json(InspectedPhotoJSON(inspected))
     }
 
     /// Reads the multipart body into `upload`, within the upload limit.

@@ -96,13 +96,7 @@ public struct NodeActions: Sendable {
         )
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
         try Self.check(body)
-        switch photo {
-        case .upload(let url, _, _):
-            try store.assets.commit(url, as: hash)
-            try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
-        case .file(_, let contents):
-            _ = try await store.storePhoto(contents)
-        }
+        try await keep(photo, as: hash, bytes: bytes)
         let record = try await store.append(
             body,
             // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
@@ -159,13 +153,7 @@ public struct NodeActions: Sendable {
         // Checked before anything touches the disk, so that a refused edit stores nothing at all.
         try Self.check(body)
         if let source = cleaned, let photo = change.photo {
-            switch source {
-            case .upload(let url, _, _):
-                try store.assets.commit(url, as: photo.sha256)
-                try await store.markPhotoAvailable(photo.sha256, bytes: Int64(photo.byteCount))
-            case .file(_, let contents):
-                _ = try await store.storePhoto(contents)
-            }
+            try await keep(source, as: photo.sha256, bytes: photo.byteCount)
         }
         let record = try await store.append(body, by: identity)
         await engine.recordsWritten()
@@ -285,6 +273,17 @@ public struct NodeActions: Sendable {
         } catch {
             try? FileManager.default.removeItem(at: temp)
             throw error
+        }
+    }
+
+    /// Stores a checked photo: a temporary file of the store's is moved into place, a person's file is copied.
+    private func keep(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) async throws {
+        switch source {
+        case .upload(let url, _, _):
+            try store.assets.commit(url, as: hash)
+            try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
+        case .file(_, let contents):
+            _ = try await store.storePhoto(contents)
         }
     }
 
