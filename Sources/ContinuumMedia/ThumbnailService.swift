@@ -24,14 +24,22 @@ public actor ThumbnailService {
     private var failed: [AssetHash: MediaError] = [:]
     /// Thumbnails made from originals by this service, for tests and logs.
     private(set) var madeCount = 0
+    /// Whether a live post still shows a photo; nil: every photo counts as shown (a service without a store).
+    private let isShown: (@Sendable (AssetHash) async -> Bool)?
 
+    /// A service whose thumbnails are only kept for photos that a live post of `store` shows: one made or received
+    /// while its photo was being erased (PROTOCOL.md §2.6) is removed as soon as it is written.
     public init(store: ContinuumStore, logger: Logger) {
-        self.init(assets: store.assets, logger: logger)
+        self.init(assets: store.assets, logger: logger) { hash in
+            // A store that cannot say keeps the thumbnail: the erasure itself removes the files it knows of.
+            (try? await store.isPhotoShown(hash)) ?? true
+        }
     }
 
-    public init(assets: AssetStore, logger: Logger) {
+    public init(assets: AssetStore, logger: Logger, isShown: (@Sendable (AssetHash) async -> Bool)? = nil) {
         self.assets = assets
         self.logger = logger
+        self.isShown = isShown
     }
 
     /// Where this node's own thumbnail of a photo is kept.
@@ -105,8 +113,19 @@ public actor ThumbnailService {
         let keep = !hasThumbnail(hash) && !assets.contains(hash)
         let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
         guard keep, !hasThumbnail(hash) else { return false }
-        try write(checked, to: provisionalURL(for: hash))
-        return true
+        let url = provisionalURL(for: hash)
+        try write(checked, to: url)
+        return await keptUnlessErased(url, of: hash)
+    }
+
+    /// A thumbnail just written is removed again when no live post shows its photo any more: the erasure that
+    /// committed meanwhile removed the files it found, and this one may have come after it. Checked after the
+    /// write, so that an erasure either sees the file or is seen here.
+    private func keptUnlessErased(_ url: URL, of hash: AssetHash) async -> Bool {
+        guard let isShown, await !isShown(hash) else { return true }
+        try? FileManager.default.removeItem(at: url)
+        logger.debug("a thumbnail of an erased photo was dropped", metadata: ["photo.sha256": "\(hash.short)"])
+        return false
     }
 
     /// ``PhotoIntake/inspect(file:)`` on this service's thread, for callers on an event loop or the cooperative
@@ -137,6 +156,7 @@ public actor ThumbnailService {
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let own = ownURL(for: hash)
         try write(data, to: own)
+        guard await keptUnlessErased(own, of: hash) else { return nil }
         madeCount += 1
         try? FileManager.default.removeItem(at: provisionalURL(for: hash))
         logger.debug(

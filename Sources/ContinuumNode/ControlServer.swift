@@ -119,6 +119,12 @@ final class ControlServer: Sendable {
             try await replies.send(.photoStored(path: path))
             return
         }
+        guard try await node.store.isPhotoShown(hash) else {
+            try await replies.send(
+                .failed("no post here shows photo \(hash.short): it was deleted (and erased), or its post has not come")
+            )
+            return
+        }
         let events = await node.engine.events()
         // Marked for fetching whatever happens next: a peer that has it may connect later.
         await node.engine.fetchPhoto(hash)
@@ -128,7 +134,7 @@ final class ControlServer: Sendable {
             )
             return
         }
-        let arrived = try await withThrowingTaskGroup(of: Bool.self) { group in
+        _ = try await withThrowingTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await event in events {
                     switch event {
@@ -150,8 +156,8 @@ final class ControlServer: Sendable {
             group.cancelAll()
             return first
         }
-        let here = try await node.store.hasPhoto(hash)
-        if arrived || here {
+        // Arrived and kept: a photo erased as it came is not announced, and its file is gone.
+        if try await node.store.hasPhoto(hash) {
             try await replies.send(.photoStored(path: path))
         } else {
             try await replies.send(

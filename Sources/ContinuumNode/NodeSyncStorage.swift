@@ -82,7 +82,9 @@ struct NodeSyncStorage: SyncStorage {
 
     var partialPhotos: URL { store.assets.temporaryDirectory }
 
-    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws {
+    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
         try await store.commitFetchedPhoto(file, as: hash, bytes: bytes)
     }
+
+    func isPhotoShown(_ hash: AssetHash) async throws -> Bool { try await store.isPhotoShown(hash) }
 }

@@ -29,12 +29,12 @@ extension ContinuumStore {
         throw StoreError(.notOwner, "\(what) belongs to \(owner); only its author can change or delete it")
     }
 
-    /// The media type a post declares for this photo, or nil when no post here names it.
+    /// The media type a live post declares for this photo, or nil when no live post here shows it.
     public func mediaType(ofPhoto hash: AssetHash) async throws -> MediaType? {
         try await read { db in
             try Int.fetchOne(
                 db,
-                sql: "SELECT media_type FROM post WHERE photo_sha256 = ? LIMIT 1",
+                sql: "SELECT media_type FROM post WHERE photo_sha256 = ? AND deleted = 0 LIMIT 1",
                 arguments: [hash.bytes]
             )
             .flatMap { MediaType(rawValue: UInt8($0)) }

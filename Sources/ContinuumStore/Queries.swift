@@ -237,7 +237,11 @@ extension ContinuumStore {
         }
     }
 
-    /// How much the store holds.
+    /// An `asset` row of a photo a live post shows: only those count (a photo stored for a post that was then
+    /// refused, or erased while its files were going, is not the user's).
+    static let liveAsset = "EXISTS (SELECT 1 FROM post WHERE post.photo_sha256 = asset.sha256 AND post.deleted = 0)"
+
+    /// How much the store holds: live posts, their comments, and the photos they show.
     public func counts() async throws -> StoreCounts {
         try await read { db in
             let row = try Row.fetchOne(
@@ -248,8 +252,8 @@ extension ContinuumStore {
                            (SELECT count(*) FROM post WHERE deleted = 0) AS posts,
                            (SELECT count(*) FROM comment JOIN post ON post.id = comment.post
                              WHERE comment.deleted = 0 AND post.deleted = 0) AS comments,
-                           (SELECT count(*) FROM asset) AS photos,
-                           (SELECT coalesce(sum(bytes), 0) FROM asset) AS photo_bytes,
+                           (SELECT count(*) FROM asset WHERE \(Self.liveAsset)) AS photos,
+                           (SELECT coalesce(sum(bytes), 0) FROM asset WHERE \(Self.liveAsset)) AS photo_bytes,
                            (SELECT count(*) FROM fork) AS forks
                     """
             )!

@@ -236,6 +236,16 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v7: notifications by post") { db in
+            // Erasing a post blanks its notifications' texts: found by post, read or not (the partial index only
+            // held unread ones, so every erasure scanned the table).
+            try db.execute(
+                sql: """
+                    DROP INDEX notification_unread;
+                    CREATE INDEX notification_post ON notification (post);
+                    """
+            )
+        }
         return migrator
     }
 

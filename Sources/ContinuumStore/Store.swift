@@ -12,10 +12,12 @@ public struct ContinuumStore: Sendable {
     let pool: DatabasePool
     public let assets: AssetStore
     let logger: Logger
-    /// Compacts after erasures from peers, once for those that come close together.
+    /// Compacts after erasures from peers, once for a burst of them.
     let compactor = ErasureCompactor()
     /// Whether the store is closed, for the work that runs in the background after an erasure.
     let lifecycle = StoreLifecycle()
+    /// How long a write waits for another process's write to finish before it fails.
+    static let busyTimeoutMilliseconds = 10_000
 
     /// Opens (creating if needed) the store in a data directory and runs pending migrations.
     public static func open(_ directory: DataDirectory, logger: Logger) throws -> ContinuumStore {
@@ -31,7 +33,7 @@ public struct ContinuumStore: Sendable {
     /// Opens (creating if needed) a store at explicit locations.
     public init(databaseURL: URL, assets: AssetStore, logger: Logger) throws {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(Double(Self.busyTimeoutMilliseconds) / 1000)
         configuration.label = "continuum"
         configuration.maximumReaderCount = 3
         configuration.prepareDatabase { db in
@@ -175,8 +177,9 @@ public struct ContinuumStore: Sendable {
         }
     }
 
-    /// Merges the search index and truncates the WAL (retried every second, off the caller's path, while a reader
-    /// holds it).
+    /// Merges the search index and truncates the WAL. A reader that holds the WAL makes the truncation wait, off
+    /// the caller's path: it is tried again every second for half a minute, then every half minute while the
+    /// store is open.
     func compact() async throws {
         // Background work on a store that may be closed meanwhile: each step runs only while it is open, and
         // close() waits for a step under way (a pool used after close() crashes inside SQLite).
@@ -185,22 +188,27 @@ public struct ContinuumStore: Sendable {
         }
         if truncateWAL() { return }
         Task { [self] in
-            for attempt in 1...30 {
-                try? await Task.sleep(for: .seconds(1))
+            var attempt = 0
+            while !lifecycle.isClosed {
+                attempt += 1
+                try? await Task.sleep(for: .seconds(attempt <= 30 ? 1 : 30))
                 if lifecycle.isClosed || truncateWAL() { return }
                 if attempt == 30 {
-                    logger.warning("the WAL could not be truncated after an erasure; the next checkpoint will do it")
+                    logger.warning("a reader has kept the WAL busy for 30 s after an erasure; still trying")
                 }
             }
         }
     }
 
-    /// Checkpoints the WAL into the database file and truncates it; false when a reader kept it busy (or the
-    /// store is closed).
+    /// Checkpoints the WAL into the database file and truncates it, without waiting for readers; false when a
+    /// reader kept it busy (or the store is closed).
     private func truncateWAL() -> Bool {
         do {
             let done: Bool? = try lifecycle.whileOpen { () throws -> Bool in
                 try pool.writeWithoutTransaction { db in
+                    // The writer's 10 s busy timeout would hold every other write while a reader finishes.
+                    try db.execute(sql: "PRAGMA busy_timeout = 0")
+                    defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
                     let result = try db.checkpoint(.truncate)
                     if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
                 }
@@ -282,6 +290,19 @@ public struct ContinuumStore: Sendable {
         return records
     }
 
+    /// Whether a live post shows the photo (its own, or one an edit put in). A photo no live post shows is erased
+    /// (PROTOCOL.md §2.6): it is not fetched, served, or given a thumbnail.
+    public func isPhotoShown(_ hash: AssetHash) async throws -> Bool {
+        try await read { db in try Self.isShown(hash, db) }
+    }
+
+    static func isShown(_ hash: AssetHash, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0"),
+            arguments: [hash.bytes]
+        ) != nil
+    }
+
     /// Stores a photo file's bytes (once) and records that it is available.
     public func storePhoto(_ data: Data) async throws -> AssetHash {
         let hash = try assets.store(data)
@@ -295,13 +316,7 @@ public struct ContinuumStore: Sendable {
     /// transfers finishing together do not wait for each other's disk.
     @discardableResult
     public func commitFetchedPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
-        let shown: @Sendable (Database) throws -> Bool = { db in
-            try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0",
-                arguments: [hash.bytes]
-            ) != nil
-        }
+        let shown: @Sendable (Database) throws -> Bool = { db in try Self.isShown(hash, db) }
         guard try await read(shown) else {
             try? FileManager.default.removeItem(at: file)
             return false
@@ -352,51 +367,56 @@ public struct ContinuumStore: Sendable {
 }
 
 /// Runs ``ContinuumStore/compact()`` once for a burst of erasures: a full merge of the search index costs time in
-/// proportion to the index, so a sync that brings many deletes in many batches merges once, a second after the
-/// last, not once per batch.
+/// proportion to the index, so a sync that brings many deletes in many batches merges once, when erasures have
+/// stopped for ``quiet``, not once per batch. A stream of erasures that never stops is compacted every ``longest``.
 actor ErasureCompactor {
-    private var scheduled = false
-    private var again = false
-    /// Set by ``flush(_:)``: the store is about to close, so a scheduled run must not start after it.
-    private var flushed = false
-    static let delay: Duration = .seconds(1)
+    /// Erasures not yet compacted: when the first and the last of them were scheduled.
+    private var pending: (first: ContinuousClock.Instant, last: ContinuousClock.Instant)?
+    private var running = false
+    static let quiet: Duration = .seconds(1)
+    static let longest: Duration = .seconds(10)
 
-    /// Compacts now if a compaction is due, and makes a scheduled one a no-op.
+    /// Compacts now if erasures are pending; a scheduled run then finds nothing to do.
     func flush(_ store: ContinuumStore) async {
-        guard scheduled || again else { return }
-        flushed = true
-        again = false
-        do {
-            try await store.compact()
-        } catch {
-            store.logger.warning("compacting after an erasure failed", metadata: ["error": "\(error)"])
-        }
+        guard pending != nil else { return }
+        pending = nil
+        await compact(store)
     }
 
     func schedule(_ store: ContinuumStore) {
-        guard !scheduled else {
-            again = true
-            return
-        }
-        scheduled = true
+        let now = ContinuousClock.now
+        pending = (pending?.first ?? now, now)
+        guard !running else { return }
+        running = true
         Task { await run(store) }
     }
 
+    /// The moment the pending erasures are due: a quiet second after the last, or ``longest`` after the first.
+    private var due: ContinuousClock.Instant? {
+        pending.map { min($0.last + Self.quiet, $0.first + Self.longest) }
+    }
+
     private func run(_ store: ContinuumStore) async {
-        repeat {
-            again = false
-            try? await Task.sleep(for: Self.delay)
-            if flushed { break }
-            do {
-                try await store.compact()
-            } catch {
-                store.logger.warning(
-                    "compacting after an erasure failed; the next one will",
-                    metadata: ["error": "\(error)"]
-                )
+        while let due {
+            if ContinuousClock.now < due {
+                try? await Task.sleep(until: due, clock: .continuous)
+                continue  // Erasures that came meanwhile moved the due time; look again.
             }
-        } while again
-        scheduled = false
+            pending = nil
+            await compact(store)
+        }
+        running = false
+    }
+
+    private func compact(_ store: ContinuumStore) async {
+        do {
+            try await store.compact()
+        } catch {
+            store.logger.warning(
+                "compacting after an erasure failed; the next erasure compacts again",
+                metadata: ["error": "\(error)"]
+            )
+        }
     }
 }
 

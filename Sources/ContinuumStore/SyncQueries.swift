@@ -231,10 +231,12 @@ extension ContinuumStore {
         try await write { db in
             for lack in lacks {
                 if lack.attempts > 0 {
+                    // Only for a photo a live post shows: the hash of an erased photo is not kept (§2.6).
                     try db.execute(
                         sql: """
                             INSERT OR REPLACE INTO peer_lack (peer, sha256, kind, retry_at, attempts)
-                            VALUES (?, ?, ?, ?, ?)
+                            SELECT ?1, ?2, ?3, ?4, ?5
+                            WHERE EXISTS (SELECT 1 FROM post WHERE photo_sha256 = ?2 AND deleted = 0)
                             """,
                         arguments: [
                             lack.peer.bytes, lack.hash.bytes, lack.kind.rawValue, lack.retryAt.milliseconds,

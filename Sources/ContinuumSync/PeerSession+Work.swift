@@ -185,11 +185,12 @@ extension PeerSession {
 
     // MARK: Photos
 
-    /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure.
+    /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure. A photo erased meanwhile (no
+    /// live post shows it any more) stops with PHOTO_MISSING: the open file would otherwise go on being read.
     func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
         let url = store.photoURL(hash)
         // A photo file that cannot be opened is a photo this node cannot supply: PHOTO_MISSING says so.
-        guard let handle = try? FileHandle(forReadingFrom: url) else {
+        guard await isShown(hash), let handle = try? FileHandle(forReadingFrom: url) else {
             send(.photoMissing(hash))
             return
         }
@@ -203,7 +204,13 @@ extension PeerSession {
             }
             try handle.seek(toOffset: offset)
             var position = offset
+            var chunks = 0
             while position < total, !Task.isCancelled {
+                chunks += 1
+                if chunks % Self.chunksBetweenErasureChecks == 0, await !isShown(hash) {
+                    send(.photoMissing(hash))
+                    return
+                }
                 guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
                 // Fault injection for tests; a cancelled sleep ends the loop at its next check.
                 if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
@@ -219,6 +226,14 @@ extension PeerSession {
             logger.warning("reading a photo failed", metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"])
             send(.photoMissing(hash))
         }
+    }
+
+    /// How often a photo being sent is checked for erasure: every 16 chunks (4 MiB), one indexed lookup.
+    static let chunksBetweenErasureChecks = 16
+
+    /// Whether a live post shows the photo; true when the store cannot say (the file is then what decides).
+    private func isShown(_ hash: AssetHash) async -> Bool {
+        (try? await store.isPhotoShown(hash)) ?? true
     }
 
     /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.

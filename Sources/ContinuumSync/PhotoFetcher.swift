@@ -240,6 +240,12 @@ actor PhotoFetcher {
     private func work(_ engine: SyncEngine) async {
         defer { workers -= 1 }
         while !Task.isCancelled, let (photo, peer) = nextQueued() {
+            // The queue comes from the last look: a photo erased since is not fetched (§2.6).
+            guard await isShown(photo.hash) else {
+                forgetErased(photo.hash)
+                fetching.remove(photo.hash)
+                continue
+            }
             let stored = await fetch(photo, from: peer, engine: engine)
             fetching.remove(photo.hash)
             // The queue drained with a photo stored: look again at once (its peer likely has more). Not after every
@@ -417,10 +423,15 @@ actor PhotoFetcher {
                     return
                 }
                 await session.requestPhoto(hash, from: offset)
-                // Watchdog: a request that goes unanswered does not block the fetcher.
+                // Watchdog: a request that goes unanswered does not block the fetcher, and a photo erased while it
+                // comes (its post deleted) stops coming within a second, leaving nothing behind.
                 while self.isCurrent(hash) {
-                    try? await Task.sleep(for: .seconds(5))
-                    self.abandonIfStalled(hash)
+                    try? await Task.sleep(for: .seconds(1))
+                    if await !self.isShown(hash) {
+                        self.dropErased(hash)
+                    } else {
+                        self.abandonIfStalled(hash)
+                    }
                 }
             }
             // Cancelled before the transfer was registered: the cancellation handler found nothing to end.
@@ -465,6 +476,32 @@ actor PhotoFetcher {
     }
 
     private func isCurrent(_ hash: AssetHash) -> Bool { transfers[hash] != nil }
+
+    /// Whether a live post still shows the photo; true when the store cannot say (the commit checks again).
+    private func isShown(_ hash: AssetHash) async -> Bool {
+        (try? await store.isPhotoShown(hash)) ?? true
+    }
+
+    /// A photo erased while it was coming: the transfer ends, and its partial file goes.
+    private func dropErased(_ hash: AssetHash) {
+        guard transfers[hash] != nil else { return }
+        logger.info(
+            "a photo was erased while it was coming; transfer stopped",
+            metadata: ["photo.sha256": "\(hash.short)"]
+        )
+        finish(hash, false)
+        forgetErased(hash)
+    }
+
+    /// Keeps nothing about an erased photo: no partial file, no lack, no outstanding thumbnail request.
+    private func forgetErased(_ hash: AssetHash) {
+        // A partial file that cannot be removed now goes with the stale ones, a day later.
+        try? FileManager.default.removeItem(at: partialURL(hash))
+        photoLacks.arrived(hash)
+        thumbLacks.arrived(hash)
+        thumbnailWants[hash] = nil
+        onDemand.remove(hash)
+    }
 
     private func abandon(_ hash: AssetHash) { finish(hash, false) }
 
@@ -558,8 +595,7 @@ actor PhotoFetcher {
         defer { try? handle.close() }
         do {
             try handle.synchronize()
-            try await store.commitPhoto(url, as: hash, bytes: Int64(size))
-            return true
+            return try await store.commitPhoto(url, as: hash, bytes: Int64(size))
         } catch {
             logger.failure("storing a photo failed", error)
             return false
@@ -571,6 +607,10 @@ actor PhotoFetcher {
     /// Only an answer to a request outstanding to that peer counts (others could fill the lack table).
     func missing(_ hash: AssetHash, from peer: AuthorID) {
         guard transfers[hash]?.peer == peer else { return }
+        logger.info(
+            "the peer does not have the photo (any more); another will be asked",
+            metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
+        )
         photoLacks.lacked(hash, by: peer, now: .now)
         finish(hash, false)
         wake.yield()

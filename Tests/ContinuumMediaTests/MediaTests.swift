@@ -186,6 +186,54 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(try FileManager.default.contentsOfDirectory(atPath: assets.temporaryDirectory.path).isEmpty)
     }
 
+    @Test("a thumbnail is kept only while a live post shows its photo: not from a peer, not made, once erased")
+    func erasedPhotoGetsNoThumbnail() async throws {
+        let directory = Directory()
+        let store = try ContinuumStore.open(DataDirectory(url: directory.url), logger: Logger(label: "test"))
+        defer { try? store.close() }
+        let service = ThumbnailService(store: store, logger: Logger(label: "test"))
+        let photo = try Data(contentsOf: media.appendingPathComponent("rotated-gps.jpg"))
+        let hash = AssetHash.of(photo)
+        let peer = try [UInt8](Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg")))
+
+        // No post shows the photo (its post was deleted before this thumbnail came): dropped.
+        #expect(try await !service.storeFromPeer(peer, for: hash))
+        #expect(!service.hasThumbnail(hash))
+        // Another photo's file is here, but no post shows it: no thumbnail is made (or kept).
+        let unshown = try store.assets.store(Data(contentsOf: media.appendingPathComponent("noise.jpg")))
+        #expect(try await service.thumbnail(for: unshown) == nil)
+        #expect(!service.hasThumbnail(unshown))
+        #expect(await service.madeCount == 0)
+
+        // A live post shows the first photo: a peer's thumbnail is kept, then this node's own is made.
+        let author = NodeIdentity.generate()
+        let post = try author.sign(
+            RecordContent(
+                author: author.author,
+                sequence: 1,
+                previous: nil,
+                createdAt: .now(),
+                body: .post(
+                    caption: "shown",
+                    photo: PhotoReference(
+                        sha256: hash,
+                        byteCount: UInt64(photo.count),
+                        mediaType: .jpeg,
+                        width: 1,
+                        height: 1
+                    ),
+                    location: nil
+                )
+            )
+        )
+        _ = try await store.ingest([post])
+        #expect(try await service.storeFromPeer(peer, for: hash))
+        #expect(try await service.thumbnail(for: hash) == service.provisionalURL(for: hash))
+        try store.assets.store(photo)
+        #expect(try await service.thumbnail(for: hash) == service.ownURL(for: hash))
+        #expect(await service.madeCount == 1)
+    }
+
     @Test func damagedOriginal() async throws {
         let directory = Directory()
         let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))

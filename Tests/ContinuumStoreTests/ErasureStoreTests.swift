@@ -71,4 +71,47 @@ struct ErasureStoreTests {
         #expect(!bytes.isEmpty)
         #expect(bytes.range(of: Data(caption.utf8)) == nil, "the caption is erased from the files")
     }
+
+    @Test("a peer's lack of an erased photo is not kept, even when the fetcher saves it again after the erasure")
+    func lackOfAnErasedPhoto() async throws {
+        let temporary = try TemporaryStore()
+        let records = try Self.postAndDelete(.generate(), caption: "lacked \(UUID())")
+        guard case .post(_, let photo, _) = records[0].record.body else { throw StoreError(.notFound, "no post") }
+        let peer = NodeIdentity.generate().author
+        let lack = PeerLack(peer: peer, hash: photo.sha256, kind: .photo, retryAt: .now(), attempts: 1)
+        _ = try await temporary.store.ingest([records[0]])
+        try await temporary.store.saveLacks([lack])
+        #expect(try await temporary.store.peerLacks(peer).map(\.hash) == [photo.sha256])
+
+        _ = try await temporary.store.ingest([records[1]])
+        #expect(try await temporary.store.peerLacks(peer).isEmpty, "the erasure removed the row")
+        // The fetcher's memory still holds the lack and saves it again (a PHOTO_MISSING that was on its way).
+        try await temporary.store.saveLacks([lack])
+        #expect(try await temporary.store.peerLacks(peer).isEmpty, "the hash of an erased photo is not written back")
+        #expect(try await !temporary.store.isPhotoShown(photo.sha256))
+    }
+
+    @Test("status counts only the photos that live posts show, with their bytes")
+    func photosCountedOnlyWhileShown() async throws {
+        let temporary = try TemporaryStore()
+        // A photo stored for a post that never came (its signing failed): not the user's photo.
+        let orphan = try await temporary.store.storePhoto(Data("an orphan photo \(UUID())".utf8))
+        #expect(try await temporary.store.counts().photos == 0)
+        #expect(try await temporary.store.hasPhoto(orphan), "the file is here; it is not counted")
+
+        let records = try Self.postAndDelete(.generate(), caption: "counted \(UUID())")
+        guard case .post(let caption, let photo, _) = records[0].record.body else {
+            throw StoreError(.notFound, "no post")
+        }
+        _ = try await temporary.store.ingest([records[0]])
+        let bytes = Data(caption.utf8)  // postAndDelete's photo hash is that of its caption's bytes
+        #expect(AssetHash.of(bytes) == photo.sha256)
+        _ = try await temporary.store.storePhoto(bytes)
+        let counts = try await temporary.store.counts()
+        #expect(counts.photos == 1 && counts.photoBytes == Int64(bytes.count))
+
+        _ = try await temporary.store.ingest([records[1]])
+        let after = try await temporary.store.counts()
+        #expect(after.photos == 0 && after.photoBytes == 0)
+    }
 }

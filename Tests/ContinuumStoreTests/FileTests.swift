@@ -18,7 +18,7 @@ struct FileTests {
         #expect(AssetHash.of(try Data(contentsOf: path)) == first)
         let temps = try FileManager.default.contentsOfDirectory(atPath: temporary.store.assets.temporaryDirectory.path)
         #expect(temps.isEmpty)
-        #expect(try await temporary.store.counts().photos == 1)
+        #expect(try await temporary.store.hasPhoto(first))
     }
 
     @Test("the identity key is created with mode 0600 and loads back as the same identity")

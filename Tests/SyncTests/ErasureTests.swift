@@ -164,6 +164,41 @@ extension SyncIntegrationTests {
             for node in [a, b, c] { try await node.stop() }
         }
 
+        @Test("a photo on its way when its post is deleted stops coming, and leaves no file, partial or thumbnail")
+        func transferStoppedByErasure() async throws {
+            let a = try TestNode("a")
+            let b = try TestNode("b")
+            defer { for node in [a, b] { node.remove() } }
+            let image = a.data.appendingPathComponent("big.png")
+            try SyncIntegrationTests.bigPNG(megabytes: 8, at: image)
+            let post = try a.cli("post", image.path, "--caption", "big, and soon deleted")
+            let hash = AssetHash.of(try Data(contentsOf: image))
+            // A sends slowly (fault injection): 32 chunks of 256 KiB at 500 ms each would take 16 s.
+            try await a.start(extra: ["--test-photo-chunk-delay-ms", "500"])
+            try await b.start(peers: [a])
+            let partial = b.data.appendingPathComponent("photos/tmp/\(hash.hex).partial")
+            try await eventually("part of the photo arrived on B", timeout: .seconds(90)) {
+                let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
+                return size >= 512 << 10
+            }
+            let deleted = ContinuousClock.now
+            try a.cli("delete", post)
+            // B stops the transfer when it learns of the delete (within a second), or A stops sending (every 4 MiB);
+            // whichever comes first, long before the 16 s the photo would take.
+            try await eventually("the transfer stopped", timeout: .seconds(12)) {
+                b.logText.contains("a photo was erased while it was coming")
+                    || b.logText.contains("the peer does not have the photo (any more)")
+            }
+            #expect(ContinuousClock.now - deleted < .seconds(12))
+            try await eventually("nothing of the photo is left on B") {
+                let files = [partial, b.data.appendingPathComponent("photos/\(hash.hex.prefix(2))/\(hash.hex)")]
+                return files.allSatisfy { !FileManager.default.fileExists(atPath: $0.path) }
+                    && Self.thumbnails(of: hash, on: b).isEmpty
+            }
+            #expect(try await b.withStore { try await !$0.hasPhoto(hash) })
+            for node in [a, b] { try await node.stop() }
+        }
+
         @Test(
             "a phone photo posted without its location reaches a peer without GPS tags, its pixels and orientation kept"
         )
