@@ -91,7 +91,9 @@ struct Routes: Sendable {
         let records: Int
         let posts: Int
         let comments: Int
+        /// Photo files held that a live post shows, and their bytes.
         let photos: Int
+        let photoBytes: Int64
         let following: Int
         let unreadNotifications: Int
         let discovery: DiscoveryJSON
@@ -117,6 +119,7 @@ struct Routes: Sendable {
                 posts: counts.posts,
                 comments: counts.comments,
                 photos: counts.photos,
+                photoBytes: counts.photoBytes,
                 following: try await store.followedPosts().count,
                 unreadNotifications: try await store.unreadNotificationCount(),
                 discovery: DiscoveryJSON(services.discovery())

@@ -148,8 +148,12 @@ final class ControlServer: Sendable {
                 }
                 return false
             }
-            group.addTask {
-                try await Task.sleep(for: .seconds(120))
+            // Up to 120 s, ending early when the photo is erased meanwhile (the node then stops fetching it).
+            group.addTask { [store = node.store] in
+                for _ in 0..<120 {
+                    try await Task.sleep(for: .seconds(1))
+                    if try await !store.isPhotoShown(hash) { break }
+                }
                 return false
             }
             let first = try await group.next() ?? false
@@ -159,6 +163,8 @@ final class ControlServer: Sendable {
         // Arrived and kept: a photo erased as it came is not announced, and its file is gone.
         if try await node.store.hasPhoto(hash) {
             try await replies.send(.photoStored(path: path))
+        } else if try await !node.store.isPhotoShown(hash) {
+            try await replies.send(.failed("photo \(hash.short) was erased while it came: its post was deleted"))
         } else {
             try await replies.send(
                 .failed("the photo did not arrive within 120 s: no connected peer has it yet; the node keeps trying")

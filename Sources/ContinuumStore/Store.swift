@@ -165,8 +165,9 @@ public struct ContinuumStore: Sendable {
     /// After a transaction that erased content: the photo files go at once; then the search index is merged so
     /// that no segment keeps an erased caption's trigrams, and the WAL is checkpointed and truncated so that no
     /// old page keeps erased text (freed pages were zeroed by `secure_delete`). `coalesce` (records from peers)
-    /// leaves that compaction to the ``ErasureCompactor``, which does it once for erasures that come close together
-    /// (within a second); otherwise (this process's own delete or edit) it is done before returning.
+    /// leaves that compaction to the ``ErasureCompactor``, which does it once a burst of erasures has been quiet for a
+    /// second (at most 10 s after the first); otherwise (this process's own delete or edit) it is done before
+    /// returning.
     func finishErasure(photos: [AssetHash], text: Bool, coalesce: Bool = false) async throws {
         for photo in photos { assets.erase(photo) }
         guard text || !photos.isEmpty else { return }

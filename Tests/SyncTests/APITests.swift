@@ -326,6 +326,7 @@ extension ISO8601DateFormatter {
 
         let status = try await call(api, alice, "GET", "/api/status", expect: 200)
         #expect(status.object["posts"] as? Int == 1)
+        #expect(status.object["photos"] as? Int == 1 && (status.object["photoBytes"] as? Int ?? 0) > 0)
         #expect(status.object["api"] as? String == "127.0.0.1:\(alice.apiPort)")
         let page = try await alice.http.get("/")
         #expect(page.status == 200)
