@@ -18,11 +18,11 @@ struct Ingest {
     /// Log heads of the authors touched in this transaction, written back by ``finish()``.
     private var heads: [Data: (contiguous: Int64, maxSeq: Int64)] = [:]
     /// Photos that no live post shows any more, erased in this transaction: their files go once it commits.
-    private(set) var erasedPhotos: Set<AssetHash> = []
+    var erasedPhotos: Set<AssetHash> = []
     /// Whether text was erased in this transaction (the search index is then compacted, §2.6 of PROTOCOL.md).
-    private(set) var erasedText = false
+    var erasedText = false
     /// Records that came again with the content their author had erased: the content was dropped.
-    private(set) var droppedErasedContent = 0
+    var droppedErasedContent = 0
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
@@ -121,22 +121,6 @@ struct Ingest {
         try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE author = ? AND seq = ?")
             .execute(arguments: [Data(content), record.author.bytes, Int64(record.sequence)])
         try applyToViews(record.header, body, erased: false, id: record.id)
-    }
-
-    /// Whether the content of a record is erased for good: a post or comment its author deleted, or an edit of a
-    /// post its author deleted. A profile's content is never erased (a newer profile replaces it).
-    private func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
-        let target: Data
-        switch (header.kind, header.references) {
-        case (.post, _), (.comment, _): target = id.bytes
-        case (.edit, .post(let post)): target = post.bytes
-        default: return false
-        }
-        return try Self.exists(
-            db,
-            "SELECT 1 FROM tombstone WHERE target = ? AND author = ?",
-            [target, header.author.bytes]
-        )
     }
 
     // MARK: Rules that need other records
@@ -415,93 +399,6 @@ struct Ingest {
         if !deleted { try Self.refreshCommentCount(post.bytes, db) }
     }
 
-    /// Records the tombstones of a delete and erases what it targets (§2.6): for a post, its content, its edits'
-    /// contents, its search entry and its photo unless a live post shows it; for a comment, its text.
-    private mutating func applyDelete(_ targets: [RecordID], id: RecordID, author: Data) throws {
-        for target in targets {
-            try db.cachedStatement(
-                sql: "INSERT OR IGNORE INTO tombstone (target, delete_id, author) VALUES (?, ?, ?)"
-            )
-            .execute(arguments: [target.bytes, id.bytes, author])
-            try erasePost(target.bytes, author: author)
-            try eraseComment(target.bytes, author: author)
-        }
-    }
-
-    private mutating func erasePost(_ post: Data, author: Data) throws {
-        // The edits of the post, whether or not the post is here: their captions and photos go too.
-        let edits = try Row.fetchAll(
-            try db.cachedStatement(sql: "SELECT seq, photo_sha256 FROM edit WHERE post = ? AND author = ?"),
-            arguments: [post, author]
-        )
-        for edit in edits {
-            try eraseContent(author: author, seq: edit["seq"])
-            if let photo: Data = edit["photo_sha256"] { try considerPhoto(photo) }
-        }
-        if !edits.isEmpty {
-            try db.cachedStatement(sql: "DELETE FROM edit WHERE post = ? AND author = ?").execute(arguments: [
-                post, author,
-            ])
-            erasedText = true
-        }
-        guard
-            let row = try Row.fetchOne(
-                try db.cachedStatement(
-                    sql: "SELECT rowid, seq, photo_sha256 FROM post WHERE id = ? AND author = ? AND deleted = 0"
-                ),
-                arguments: [post, author]
-            )
-        else { return }
-        let rowid: Int64 = row["rowid"]
-        try db.cachedStatement(
-            sql: """
-                UPDATE post SET original_caption = '', caption = '', edited = 0, photo_sha256 = x'', photo_bytes = 0,
-                    media_type = 0, width = 0, height = 0, taken_at = NULL, lat_e7 = NULL, lon_e7 = NULL, deleted = 1
-                WHERE rowid = ?
-                """
-        ).execute(arguments: [rowid])
-        try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?").execute(arguments: [rowid])
-        try eraseContent(author: author, seq: row["seq"])
-        try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE post = ?").execute(arguments: [post])
-        try considerPhoto(row["photo_sha256"])
-        erasedText = true
-    }
-
-    private mutating func eraseComment(_ comment: Data, author: Data) throws {
-        guard
-            let row = try Row.fetchOne(
-                try db.cachedStatement(
-                    sql: """
-                        UPDATE comment SET deleted = 1, text = '' WHERE id = ? AND author = ? AND deleted = 0
-                        RETURNING post, seq
-                        """
-                ),
-                arguments: [comment, author]
-            )
-        else { return }
-        try Self.refreshCommentCount(row["post"], db)
-        try eraseContent(author: author, seq: row["seq"])
-        try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE kind = ? AND record = ?")
-            .execute(arguments: [NotificationKind.comment.rawValue, comment])
-        erasedText = true
-    }
-
-    /// Drops a record's content; its header stays (and is what peers get from now on).
-    private func eraseContent(author: Data, seq: Int64) throws {
-        try db.cachedStatement(sql: "UPDATE record SET content = NULL WHERE author = ? AND seq = ?")
-            .execute(arguments: [author, seq])
-    }
-
-    /// A photo that no live post shows any more is erased: its row here, its files once the transaction commits.
-    private mutating func considerPhoto(_ hash: Data) throws {
-        guard let photo = AssetHash(bytes: hash),
-            try !Self.exists(db, "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0", [hash])
-        else { return }
-        try db.cachedStatement(sql: "DELETE FROM asset WHERE sha256 = ?").execute(arguments: [hash])
-        try db.cachedStatement(sql: "DELETE FROM peer_lack WHERE sha256 = ?").execute(arguments: [hash])
-        erasedPhotos.insert(photo)
-    }
-
     /// Recomputes a live post from its record and its author's edits: caption, photo, location, comment count and
     /// search entry. A photo the edits replaced is erased unless another live post shows it.
     private mutating func refreshPost(_ post: Data) throws {
@@ -587,7 +484,7 @@ struct Ingest {
         return (caption, edited)
     }
 
-    private static func refreshCommentCount(_ post: Data, _ db: Database) throws {
+    static func refreshCommentCount(_ post: Data, _ db: Database) throws {
         try db.cachedStatement(
             sql: """
                 UPDATE post SET comment_count =
@@ -597,7 +494,7 @@ struct Ingest {
         ).execute(arguments: [post])
     }
 
-    private static func exists(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> Bool {
+    static func exists(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) != nil
     }
 }

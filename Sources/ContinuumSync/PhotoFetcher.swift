@@ -17,18 +17,18 @@ import Logging
 /// is checked and kept as provisional by the ``ThumbnailService``, which makes its own once the photo arrives.
 actor PhotoFetcher {
     private let store: any SyncStorage
-    private let thumbnails: ThumbnailService?
+    let thumbnails: ThumbnailService?
     /// Thumbnails asked for and not yet answered: from which peer, since when.
-    private var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
+    var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
     /// Peers that said they have no thumbnail of a photo, and when to ask them again (``LackBook``).
-    private var thumbLacks = LackBook()
+    var thumbLacks = LackBook()
     /// An unanswered THUMB_WANT is forgotten after this long (and asked again).
-    private static let thumbnailTimeout: Duration = .seconds(30)
+    static let thumbnailTimeout: Duration = .seconds(30)
     /// THUMB_WANTs outstanding at once, over all peers.
-    private static let maxThumbnailWants = 64
+    static let maxThumbnailWants = 64
     private let configuration: SyncConfiguration
-    private let logger: Logger
-    private weak var engine: SyncEngine?
+    let logger: Logger
+    weak var engine: SyncEngine?
 
     private struct Transfer {
         let hash: AssetHash
@@ -57,7 +57,7 @@ actor PhotoFetcher {
     /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
     private var photoLacks = LackBook()
     /// Peers that sent a photo or thumbnail that failed its check: never asked for that one again (this run).
-    private var distrusted: Set<LackBook.Key> = []
+    var distrusted: Set<LackBook.Key> = []
     /// Peers with a session whose saved lacks are loaded: only they are asked.
     private var ready: [AuthorID: UUID] = [:]
     /// Sessions whose saved lacks are being loaded (a session that ends meanwhile is not made ready).
@@ -76,7 +76,7 @@ actor PhotoFetcher {
         wake.yield()
     }
     private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    let wake: AsyncStream<Void>.Continuation
 
     init(store: any SyncStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
@@ -276,36 +276,12 @@ actor PhotoFetcher {
     }
 
     /// The first ready peer that may be asked for `hash` now, by `book`'s rules.
-    private func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
+    func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
         let now = ContinuousClock.now
         for peer in peers where ready[peer] != nil && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
             if book.mayAsk(hash, of: peer, now: now) { return peer }
         }
         return nil
-    }
-
-    // MARK: Thumbnails
-
-    /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
-    /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
-    private func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine) async {
-        guard let thumbnails else { return }
-        let now = ContinuousClock.now
-        // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
-        for (hash, want) in thumbnailWants where now - want.since >= Self.thumbnailTimeout {
-            thumbLacks.lacked(hash, by: want.peer, now: now)
-            thumbnailWants[hash] = nil
-        }
-        var peers: [AuthorID]?
-        for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
-            guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
-            if peers == nil { peers = await engine.connectedPeers() }
-            guard let peer = choose(photo.hash, among: peers ?? [], in: &thumbLacks),
-                let session = await engine.session(for: peer)
-            else { continue }
-            thumbnailWants[photo.hash] = (peer, now)
-            await session.requestThumbnail(photo.hash)
-        }
     }
 
     /// A photo or thumbnail message from `peer`; the ERROR that refuses it, or nil.
@@ -324,52 +300,6 @@ actor PhotoFetcher {
             return WireError(.malformedFrame, "THUMB_DATA refused: \(reason)")
         }
         return nil
-    }
-
-    /// A THUMB_DATA frame arrived: true when this node asked that peer for it (others are dropped).
-    private func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
-        guard let want = thumbnailWants[hash], want.peer == peer else {
-            logger.debug(
-                "a thumbnail that was not asked for; dropped",
-                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
-            )
-            return false
-        }
-        return true
-    }
-
-    /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
-    private func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
-        guard let thumbnails else { return nil }
-        defer { thumbnailWants[hash] = nil }
-        do {
-            let stored = try await thumbnails.storeFromPeer(bytes, for: hash)
-            thumbLacks.supplied(hash, by: peer)
-            if stored, let engine {
-                await engine.emit(.thumbnailArrived(hash))
-            }
-            return nil
-        } catch let error as MediaError {
-            logger.warning(
-                "a peer sent a thumbnail that is not a small, whole JPEG; dropped",
-                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
-            )
-            distrusted.insert(LackBook.Key(peer: peer, hash: hash))
-            thumbLacks.abandonProbe(hash, by: peer)
-            return error.message
-        } catch {
-            logger.failure("storing a thumbnail failed", error)
-            return nil
-        }
-    }
-
-    /// The peer has no thumbnail of the photo: ask another.
-    func thumbnailMissing(_ hash: AssetHash, from peer: AuthorID) {
-        // Only an answer to a THUMB_WANT outstanding to that peer counts (others could fill the lack table).
-        guard thumbnailWants[hash]?.peer == peer else { return }
-        thumbLacks.lacked(hash, by: peer, now: .now)
-        thumbnailWants[hash] = nil
-        wake.yield()
     }
 
     private func partialURL(_ hash: AssetHash) -> URL {

@@ -1,0 +1,76 @@
+import ContinuumCore
+import ContinuumMedia
+import ContinuumWire
+import Foundation
+import Logging
+
+/// Thumbnails: asked for ahead of photos, checked, and kept as provisional by the ``ThumbnailService``.
+extension PhotoFetcher {
+    /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
+    /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
+    func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine) async {
+        guard let thumbnails else { return }
+        let now = ContinuousClock.now
+        // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
+        for (hash, want) in thumbnailWants where now - want.since >= Self.thumbnailTimeout {
+            thumbLacks.lacked(hash, by: want.peer, now: now)
+            thumbnailWants[hash] = nil
+        }
+        var peers: [AuthorID]?
+        for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
+            guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
+            if peers == nil { peers = await engine.connectedPeers() }
+            guard let peer = choose(photo.hash, among: peers ?? [], in: &thumbLacks),
+                let session = await engine.session(for: peer)
+            else { continue }
+            thumbnailWants[photo.hash] = (peer, now)
+            await session.requestThumbnail(photo.hash)
+        }
+    }
+
+    /// A THUMB_DATA frame arrived: true when this node asked that peer for it (others are dropped).
+    func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
+        guard let want = thumbnailWants[hash], want.peer == peer else {
+            logger.debug(
+                "a thumbnail that was not asked for; dropped",
+                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
+            )
+            return false
+        }
+        return true
+    }
+
+    /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
+    func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
+        guard let thumbnails else { return nil }
+        defer { thumbnailWants[hash] = nil }
+        do {
+            let stored = try await thumbnails.storeFromPeer(bytes, for: hash)
+            thumbLacks.supplied(hash, by: peer)
+            if stored, let engine {
+                await engine.emit(.thumbnailArrived(hash))
+            }
+            return nil
+        } catch let error as MediaError {
+            logger.warning(
+                "a peer sent a thumbnail that is not a small, whole JPEG; dropped",
+                metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
+            )
+            distrusted.insert(LackBook.Key(peer: peer, hash: hash))
+            thumbLacks.abandonProbe(hash, by: peer)
+            return error.message
+        } catch {
+            logger.failure("storing a thumbnail failed", error)
+            return nil
+        }
+    }
+
+    /// The peer has no thumbnail of the photo: ask another.
+    func thumbnailMissing(_ hash: AssetHash, from peer: AuthorID) {
+        // Only an answer to a THUMB_WANT outstanding to that peer counts (others could fill the lack table).
+        guard thumbnailWants[hash]?.peer == peer else { return }
+        thumbLacks.lacked(hash, by: peer, now: .now)
+        thumbnailWants[hash] = nil
+        wake.yield()
+    }
+}
