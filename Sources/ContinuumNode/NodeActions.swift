@@ -97,13 +97,15 @@ public struct NodeActions: Sendable {
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
         try Self.check(body)
         try await keep(photo, as: hash, bytes: bytes)
-        let record = try await store.append(
-            body,
-            // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
-            createdAt: .now(),
-            by: identity,
-            autoFollow: draft.autoFollow
-        )
+        let record = try await appendKeeping(hash) {
+            try await store.append(
+                body,
+                // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
+                createdAt: .now(),
+                by: identity,
+                autoFollow: draft.autoFollow
+            )
+        }
         await engine.recordsWritten()
         if draft.autoFollow { await engine.followsChanged() }
         await makeThumbnail(of: hash)
@@ -155,7 +157,7 @@ public struct NodeActions: Sendable {
         if let source = cleaned, let photo = change.photo {
             try await keep(source, as: photo.sha256, bytes: photo.byteCount)
         }
-        let record = try await store.append(body, by: identity)
+        let record = try await appendKeeping(change.photo?.sha256) { try await store.append(body, by: identity) }
         await engine.recordsWritten()
         if let photo = change.photo { await makeThumbnail(of: photo.sha256) }
         return record.id
@@ -284,6 +286,22 @@ public struct NodeActions: Sendable {
             try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
         case .file(_, let contents):
             _ = try await store.storePhoto(contents)
+        }
+    }
+
+    /// Runs `append` after `photo` was kept for it; when the append fails (the record was refused, or the store
+    /// failed), the photo is removed again unless a live post shows it, so that a failed post leaves nothing.
+    private func appendKeeping(
+        _ photo: AssetHash?,
+        _ append: () async throws -> VerifiedRecord
+    ) async throws -> VerifiedRecord {
+        do {
+            return try await append()
+        } catch {
+            // Best effort: what is left is not counted, served or fetched (no live post shows it), and goes with the
+            // next erasure of that photo.
+            if let photo { try? await store.dropPhotoIfUnshown(photo) }
+            throw error
         }
     }
 

@@ -169,7 +169,8 @@ public struct ContinuumStore: Sendable {
     /// second (at most 10 s after the first); otherwise (this process's own delete or edit) it is done before
     /// returning.
     func finishErasure(photos: [AssetHash], text: Bool, coalesce: Bool = false) async throws {
-        for photo in photos { assets.erase(photo) }
+        // Checked again: a post of the same photo may have been stored since the erasure committed.
+        for photo in photos where try await !isPhotoShown(photo) { assets.erase(photo) }
         guard text || !photos.isEmpty else { return }
         if coalesce {
             await compactor.schedule(self)
@@ -302,6 +303,17 @@ public struct ContinuumStore: Sendable {
             db.cachedStatement(sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0"),
             arguments: [hash.bytes]
         ) != nil
+    }
+
+    /// Removes a photo that no live post shows: the file this node stored for a post that was then not signed
+    /// (its append failed), so that nothing is left of it.
+    public func dropPhotoIfUnshown(_ hash: AssetHash) async throws {
+        let dropped = try await write { db -> Bool in
+            guard try !Self.isShown(hash, db) else { return false }
+            try db.execute(sql: "DELETE FROM asset WHERE sha256 = ?", arguments: [hash.bytes])
+            return true
+        }
+        if dropped { assets.erase(hash) }
     }
 
     /// Stores a photo file's bytes (once) and records that it is available.

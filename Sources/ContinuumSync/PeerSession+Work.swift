@@ -190,7 +190,14 @@ extension PeerSession {
     func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
         let url = store.photoURL(hash)
         // A photo file that cannot be opened is a photo this node cannot supply: PHOTO_MISSING says so.
-        guard await isShown(hash), let handle = try? FileHandle(forReadingFrom: url) else {
+        // The file first (no store read for a photo not here, such as a flood's), then whether it is still shown.
+        guard let handle = try? FileHandle(forReadingFrom: url) else {
+            send(.photoMissing(hash))
+            return
+        }
+        guard await isShown(hash) else {
+            // Only read from: closing cannot lose anything.
+            try? handle.close()
             send(.photoMissing(hash))
             return
         }

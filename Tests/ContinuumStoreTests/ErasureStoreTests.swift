@@ -114,4 +114,23 @@ struct ErasureStoreTests {
         let after = try await temporary.store.counts()
         #expect(after.photos == 0 && after.photoBytes == 0)
     }
+
+    @Test("a photo kept for a post that was then not signed is removed again; a photo a live post shows is not")
+    func photoOfAFailedPost() async throws {
+        let temporary = try TemporaryStore()
+        let orphan = try await temporary.store.storePhoto(Data("kept for a failed post \(UUID())".utf8))
+        try await temporary.store.dropPhotoIfUnshown(orphan)
+        #expect(try await !temporary.store.hasPhoto(orphan))
+        #expect(!FileManager.default.fileExists(atPath: temporary.store.assets.url(for: orphan).path))
+
+        let records = try Self.postAndDelete(.generate(), caption: "shown \(UUID())")
+        guard case .post(let caption, let photo, _) = records[0].record.body else {
+            throw StoreError(.notFound, "no post")
+        }
+        _ = try await temporary.store.ingest([records[0]])
+        _ = try await temporary.store.storePhoto(Data(caption.utf8))
+        try await temporary.store.dropPhotoIfUnshown(photo.sha256)
+        #expect(try await temporary.store.hasPhoto(photo.sha256), "a live post shows it: kept")
+        #expect(FileManager.default.fileExists(atPath: temporary.store.assets.url(for: photo.sha256).path))
+    }
 }
