@@ -206,26 +206,15 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(await service.madeCount == 0)
 
         // A live post shows the first photo: a peer's thumbnail is kept, then this node's own is made.
-        let author = NodeIdentity.generate()
-        let post = try author.sign(
-            RecordContent(
-                author: author.author,
-                sequence: 1,
-                previous: nil,
-                createdAt: .now(),
-                body: .post(
-                    caption: "shown",
-                    photo: PhotoReference(
-                        sha256: hash,
-                        byteCount: UInt64(photo.count),
-                        mediaType: .jpeg,
-                        width: 1,
-                        height: 1
-                    ),
-                    location: nil
-                )
-            )
+        var factory = RecordFactory(authorCount: 1, seed: UInt64.random(in: 1...UInt64.max))
+        let photoReference = PhotoReference(
+            sha256: hash,
+            byteCount: UInt64(photo.count),
+            mediaType: .jpeg,
+            width: 1,
+            height: 1
         )
+        let post = factory.make(.post(caption: "shown", photo: photoReference, location: nil), by: 0)
         _ = try await store.ingest([post])
         #expect(try await service.storeFromPeer(peer, for: hash))
         #expect(try await service.thumbnail(for: hash) == service.provisionalURL(for: hash))

@@ -1,41 +1,25 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Logging
 import Testing
 
 @Suite("Erasure in the store: compaction after a delete, and a store closed before it")
 struct ErasureStoreTests {
-    /// A post by `identity` and the delete of it, as a peer would send them.
-    static func postAndDelete(_ identity: NodeIdentity, caption: String) throws -> [VerifiedRecord] {
-        let post = try identity.sign(
-            RecordContent(
-                author: identity.author,
-                sequence: 1,
-                previous: nil,
-                createdAt: .now(),
-                body: .post(
-                    caption: caption,
-                    photo: PhotoReference(
-                        sha256: AssetHash.of(Data(caption.utf8)),
-                        byteCount: 10,
-                        mediaType: .jpeg,
-                        width: 1,
-                        height: 1
-                    ),
-                    location: nil
-                )
-            )
+    /// A post by a new author and the delete of it, as a peer would send them. The photo's hash is that of the
+    /// caption's bytes.
+    static func postAndDelete(caption: String) -> [VerifiedRecord] {
+        var factory = RecordFactory(authorCount: 1, seed: UInt64.random(in: 1...UInt64.max))
+        let photo = PhotoReference(
+            sha256: AssetHash.of(Data(caption.utf8)),
+            byteCount: 10,
+            mediaType: .jpeg,
+            width: 1,
+            height: 1
         )
-        let delete = try identity.sign(
-            RecordContent(
-                author: identity.author,
-                sequence: 2,
-                previous: post.id,
-                createdAt: .now(),
-                body: .delete(targets: [post.id])
-            )
-        )
+        let post = factory.make(.post(caption: caption, photo: photo, location: nil), by: 0, at: .now())
+        let delete = factory.make(.delete(targets: [post.id]), by: 0, at: .now())
         return [post, delete]
     }
 
@@ -43,7 +27,7 @@ struct ErasureStoreTests {
     func closedBeforeCompaction() async throws {
         let temporary = try TemporaryStore()
         let report = try await temporary.store.ingest(
-            try Self.postAndDelete(.generate(), caption: "closed before compaction \(UUID())")
+            Self.postAndDelete(caption: "closed before compaction \(UUID())")
         )
         #expect(report.stored.count == 2 && report.erasedText)
         try temporary.store.close()
@@ -59,7 +43,7 @@ struct ErasureStoreTests {
     func flushBeforeClose() async throws {
         let temporary = try TemporaryStore()
         let caption = "flushed before close \(UUID())"
-        _ = try await temporary.store.ingest(try Self.postAndDelete(.generate(), caption: caption))
+        _ = try await temporary.store.ingest(Self.postAndDelete(caption: caption))
         await temporary.store.finishPendingErasures()
         try temporary.store.close()
         var bytes = Data()
@@ -75,7 +59,7 @@ struct ErasureStoreTests {
     @Test("a peer's lack of an erased photo is not kept, even when the fetcher saves it again after the erasure")
     func lackOfAnErasedPhoto() async throws {
         let temporary = try TemporaryStore()
-        let records = try Self.postAndDelete(.generate(), caption: "lacked \(UUID())")
+        let records = Self.postAndDelete(caption: "lacked \(UUID())")
         guard case .post(_, let photo, _) = records[0].record.body else { throw StoreError(.notFound, "no post") }
         let peer = NodeIdentity.generate().author
         let lack = PeerLack(peer: peer, hash: photo.sha256, kind: .photo, retryAt: .now(), attempts: 1)
@@ -99,7 +83,7 @@ struct ErasureStoreTests {
         #expect(try await temporary.store.counts().photos == 0)
         #expect(try await temporary.store.hasPhoto(orphan), "the file is here; it is not counted")
 
-        let records = try Self.postAndDelete(.generate(), caption: "counted \(UUID())")
+        let records = Self.postAndDelete(caption: "counted \(UUID())")
         guard case .post(let caption, let photo, _) = records[0].record.body else {
             throw StoreError(.notFound, "no post")
         }
@@ -123,7 +107,7 @@ struct ErasureStoreTests {
         #expect(try await !temporary.store.hasPhoto(orphan))
         #expect(!FileManager.default.fileExists(atPath: temporary.store.assets.url(for: orphan).path))
 
-        let records = try Self.postAndDelete(.generate(), caption: "shown \(UUID())")
+        let records = Self.postAndDelete(caption: "shown \(UUID())")
         guard case .post(let caption, let photo, _) = records[0].record.body else {
             throw StoreError(.notFound, "no post")
         }
