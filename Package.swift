@@ -166,6 +166,7 @@ let package = Package(
                 "ContinuumStore",
                 "ContinuumTestSupport",
                 "ContinuumSync",
+                "ContinuumWire",
                 "ContinuumNode",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

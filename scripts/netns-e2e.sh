@@ -10,7 +10,8 @@
 # Usage: scripts/netns-e2e.sh [--hosts N] [--scenarios] [--only-scenarios] [--bench [RUNS]] [--bin PATH]
 #   --hosts N          hosts in the main test (default 3)
 #   --scenarios        also: (a) a node started with no daemon (then a late daemon, then a daemon restart);
-#                      (b) two networks on one bridge, and a name collision; (c) link-local IPv6 only, then
+#                      (b) two groups (one joined by invite, one a network key) and a stranger on one bridge,
+#                      and a name collision; (c) link-local IPv6 only, then
 #                      dual stack (IPv4 preferred);
 #                      (d) a TXT record changed in place
 #   --only-scenarios   the scenarios without the main test
@@ -254,7 +255,10 @@ cli() {
     "$bin" "$@" --data "$(dir_of "$i")/data"
 }
 
-init_node() { cli "$1" init --name "${2:-host $1}" >/dev/null; }
+# init_node I [NAME]: a node in the network group "e2e" (every node of the scenarios that share everything).
+init_node() { cli "$1" init --name "${2:-host $1}" --network e2e >/dev/null; }
+# init_alone I [NAME]: a node in no group (scenario b makes its groups itself).
+init_alone() { cli "$1" init --name "${2:-host $1}" >/dev/null; }
 
 # start_node I [ARGS...]: `continuum-node run` in host I's namespace, on its bus, stdout in node.out and stderr in
 # node.log; waits until it listens.
@@ -389,55 +393,75 @@ late_daemon_test() {
     log "scenario a: PASS (the restart was survived: re-published, peers found again, same node process)"
 }
 
-# (b) Two networks on one bridge.
+# (b) Two groups and a stranger on one bridge.
 two_networks_test() {
-    log "scenario b: 2 nodes of network A (--network) and 2 of network B (--network-key) on one bridge"
+    log "scenario b: group A (founded, joined by invite), group B (--network-key) and a stranger on one bridge"
     new_world "b"
     head -c 32 /dev/urandom >"$state/b/network-b.key"
     for i in 1 2 3 4; do add_host "$i"; done
     for i in 1 2 3 4; do start_dbus "$i"; start_avahi "$i"; done
     # Hosts 1 and 3 share a display name: the second to publish gets Avahi's alternative name.
-    init_node 1 twin
-    init_node 2
-    init_node 3 twin
-    init_node 4
-    start_node 1 --network "alpha team"
-    start_node 2 --network "alpha team"
+    init_alone 1 twin
+    init_alone 2
+    init_alone 3 twin
+    init_alone 4
+    cli 1 group create "alpha team" >/dev/null
+    start_node 1
+    start_node 2
     start_node 3 --network-key "$state/b/network-b.key"
     start_node 4 --network-key "$state/b/network-b.key"
+    local code
+    code="$(cli 1 invite --host 10.77.0.1)"
+    cli 2 join "$code" >/dev/null || fail "host 2 could not join group A with its invite"
     local a b
-    a="$(cli 1 post "$fixture" --keep-metadata --caption "network A")"
-    b="$(cli 3 post "$PWD/Tests/Fixtures/lake.png" --caption "network B")"
+    a="$(cli 1 post "$fixture" --keep-metadata --caption "group A")"
+    b="$(cli 3 post "$PWD/Tests/Fixtures/lake.png" --caption "group B")"
     wait_for 30 "A's post on host 2" has_post 2 "$a"
+    wait_for 30 "A's photo on host 2" has_photo 2 "$fixture_hash"
     wait_for 30 "B's post on host 4" has_post 4 "$b"
     for i in 1 2 3 4; do wait_for 20 "host $i seeing the other network's 2 nodes" other_networks_at_least "$i" 2; done
     sleep 3 # time enough for a leak to show
     for i in 1 2; do
-        has_post "$i" "$b" && fail "host $i (network A) holds network B's post"
-        [ "$(feed_count "$i")" = 1 ] || fail "host $i (network A) feed: $(feed_count "$i") posts, expected 1"
+        has_post "$i" "$b" && fail "host $i (group A) holds group B's post"
+        [ "$(feed_count "$i")" = 1 ] || fail "host $i (group A) feed: $(feed_count "$i") posts, expected 1"
     done
     for i in 3 4; do
-        has_post "$i" "$a" && fail "host $i (network B) holds network A's post"
-        [ "$(feed_count "$i")" = 1 ] || fail "host $i (network B) feed: $(feed_count "$i") posts, expected 1"
+        has_post "$i" "$a" && fail "host $i (group B) holds group A's post"
+        [ "$(feed_count "$i")" = 1 ] || fail "host $i (group B) feed: $(feed_count "$i") posts, expected 1"
+        (($(discovery_field "$i" peersPresent) == 1)) || fail "host $i: $(discovery_json "$i")"
     done
     # Usually "twin" and "twin #2"; after a simultaneous collision both may have moved on ("twin #2", "twin #3").
     wait_for 20 "hosts 1 and 3, both named twin, published under two different names" twin_names_differ
     local names
     names="$(discovery_field 1 serviceName)|$(discovery_field 3 serviceName)"
-    # The handshake refuses the other network too, with the reason, even when dialled on purpose.
+    # A stranger: in no group, it finds group A's nodes on the LAN and dials them, and dials a node of group B on
+    # purpose. Every one refuses it before anything is sent; it is told why, and they log it.
     add_host 5
     start_dbus 5
-    init_node 5
-    start_node 5 --network "alpha team" --no-discovery --peer 10.77.0.3:7420
-    wait_for 20 "host 5's refusal by network B" grep -q "the peer belongs to another network" "$(dir_of 5)/node.log"
-    [ "$(feed_count 5)" = 0 ] || fail "host 5 (network A) got network B's records over --peer"
-    discovery_is 5 off || fail "host 5 (--no-discovery): $(discovery_json 5)"
-    for i in 1 2 3 4; do
-        (($(discovery_field "$i" otherNetworksSeen) >= 2)) || fail "host $i did not see the other network: $(discovery_json "$i")"
-        (($(discovery_field "$i" peersPresent) == 1)) || fail "host $i: $(discovery_json "$i")"
+    start_avahi 5
+    init_alone 5 stranger
+    start_node 5 --peer 10.77.0.3:7420
+    wait_for 20 "the stranger finding group A's nodes" peers_present_at_least 5 2
+    wait_for 30 "the stranger told it is not a member" \
+        grep -q "refused by the peer.*you are not a member of any group this node belongs to" "$(dir_of 5)/node.log"
+    local stranger
+    stranger="$(node_id 5)"
+    for i in 1 3; do
+        wait_for 30 "host $i logging the refused stranger" \
+            grep -q "peer.id=${stranger:0:12}.*refused a node that shares no group" "$(dir_of "$i")/node.log"
     done
+    sleep 3 # time enough for a leak to show
+    [ "$(feed_count 5)" = 0 ] || fail "the stranger got records of a group: $(feed_count 5) posts"
+    [ -z "$(find "$(dir_of 5)/data/photos" -type f 2>/dev/null)" ] ||
+        fail "the stranger holds photo or thumbnail files: $(find "$(dir_of 5)/data/photos" -type f)"
+    cli 5 post "$PWD/Tests/Fixtures/lake.png" --caption "the stranger's post" >/dev/null
+    sleep 3 # and the other way
+    for i in 1 2 3 4; do
+        [ "$(feed_count "$i")" = 1 ] || fail "host $i got the stranger's post: $(feed_count "$i") posts"
+    done
+    cli 1 peers | grep -q "refused: not a member" || fail "host 1's peers do not show the refused stranger"
     end_world
-    log "scenario b: PASS (each pair synced within itself, never across; each node saw and skipped the other network; the name collision gave '${names/|/' and '}')"
+    log "scenario b: PASS (each group synced within itself, never across; a stranger found the nodes, was refused by each with the reason, got nothing and gave nothing; the name collision gave '${names/|/' and '}')"
 }
 
 # (c) Link-local IPv6 only: the address is dialled with its interface (fe80::…%eth0).

@@ -7,7 +7,9 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds eight records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone;
+It builds fourteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
+member records;
 decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them; checks that every
 single-bit flip of every record, whole or header alone, is refused (by the decoder, the content-hash check or
 the signature); checks a list of invalid records that must be refused and a few edge cases that must be
@@ -48,10 +50,18 @@ MAGIC = b"CNTM"
 VERSION = 2
 SIGNATURE_BYTES = 64
 SALT_BYTES = 16
-EMPTY_HASH = hashlib.sha256(b"").digest()  # the content hash of a delete, which has no content
+EMPTY_HASH = hashlib.sha256(b"").digest()  # the content hash of a delete or a member, which have no content
 
-KIND_CODES = {"profile": 1, "post": 2, "comment": 3, "edit": 4, "delete": 5}
+KIND_CODES = {"profile": 1, "post": 2, "comment": 3, "edit": 4, "delete": 5, "group": 6, "member": 7}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
+# The kinds without content (§2.5): content length 0, content hash that of no bytes, no salt; always whole.
+NO_CONTENT = ("delete", "member")
+
+# A group record's flags (§2.1): bit 0 makes the group open; the other bits MUST be 0.
+GROUP_OPEN = 0x01
+# A member record's actions (§2.1).
+MEMBER_ACTIONS = {"add": 1, "remove": 2, "admin": 3}
+MEMBER_ACTION_NAMES = {code: name for name, code in MEMBER_ACTIONS.items()}
 
 MEDIA_TYPES = {1: "image/jpeg", 2: "image/png", 3: "image/heic", 4: "image/webp", 5: "image/gif"}
 MEDIA_CODES = {mime: code for code, mime in MEDIA_TYPES.items()}
@@ -80,14 +90,17 @@ CONTENT_MAX = {
     "post": SALT_BYTES + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 1 + 8,
     "comment": SALT_BYTES + 2 + COMMENT_BYTES,
     "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 8,
+    "group": SALT_BYTES + 1 + NAME_BYTES,
 }
 # The smallest content length a header may give. §2.1 says "18 … the kind's limit" for every kind but delete, but
 # §2.5 lets an edit do nothing but remove the location (flags 08, no field): its content is the salt and the flags,
 # 17 bytes. This follows §2.5 for an edit; the vector "A6 edit removing location" is such a record.
-CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SALT_BYTES + 2, "edit": SALT_BYTES + 1}
-# The table of §2.5: (largest content, largest record) by kind. Checked against records built here.
+CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SALT_BYTES + 2, "edit": SALT_BYTES + 1,
+               "group": SALT_BYTES + 2}
+# The table of §2.5: (largest content, largest record) by kind. Checked against records built here. A group record
+# is always sequence 1 (no previous), so its largest is 32 bytes shorter than it would be further on in a log.
 SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
-              "delete": (0, 8380)}
+              "delete": (0, 8380), "group": (81, 268), "member": (0, 291)}
 
 # The Unicode White_Space property (PropList.txt), spelled out so that this does not depend on str.isspace().
 WHITE_SPACE = frozenset(
@@ -96,7 +109,7 @@ WHITE_SPACE = frozenset(
 )
 
 # A record, as this script models it, is a dict:
-#   author, sequence, previous (bytes or None), createdAt, kind, salt (16 bytes; None for a delete), body
+#   author, sequence, previous (bytes or None), createdAt, kind, salt (16 bytes; None for a delete or member), body
 # and the body by kind:
 #   profile  {name}
 #   post     {caption, photo, location}           location: None or {latitudeE7, longitudeE7}
@@ -104,6 +117,8 @@ WHITE_SPACE = frozenset(
 #   edit     {post, caption, photo, location}     caption, photo: None when unchanged;
 #                                                 location: "unchanged", "removed" or {latitudeE7, longitudeE7}
 #   delete   {targets}
+#   group    {node, open, name}                   node: the founder's node id; open: bool
+#   member   {group, action, node, log, through}  action: "add", "remove" or "admin"
 # A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known)}.
 
 
@@ -174,8 +189,9 @@ def validate(record: dict) -> None:
     kind, body = record["kind"], record["body"]
     if kind not in KIND_CODES:
         raise Invalid(f"unknown kind {kind!r}")
-    if (record["salt"] is None) != (kind == "delete") or (record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
-        raise Invalid("every content but a delete's starts with a 16-byte salt; a delete has no content")
+    if (record["salt"] is None) != (kind in NO_CONTENT) or (
+            record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
+        raise Invalid("every content starts with a 16-byte salt; a delete and a member have no content")
     if kind == "profile":
         check_text(body["name"], "name", NAME_BYTES, multiline=False)
     elif kind == "post":
@@ -198,8 +214,39 @@ def validate(record: dict) -> None:
             check_photo(body["photo"])
         if body["location"] not in ("unchanged", "removed"):
             check_location(body["location"])
-    else:
+    elif kind == "delete":
         check_targets(body["targets"])
+    elif kind == "group":
+        check_group_header(sequence)
+        if len(body["node"]) != 32 or not isinstance(body["open"], bool):
+            raise Invalid("a group record names a 32-byte node and is open or not")
+        check_text(body["name"], "group name", NAME_BYTES, multiline=False)
+    else:
+        check_member(body, record["author"], sequence)
+
+
+def check_group_header(sequence: int) -> None:
+    """A group record founds its author's log (§2.1): it is the log's first record. The header says so."""
+    if sequence != 1:
+        raise Invalid(f"a group record must be sequence 1, not {sequence}")
+
+
+def check_member(body: dict, author: bytes, sequence: int) -> None:
+    """A member record's rules on the record alone (§2.1); who may sign it is a matter of the group (§2.7)."""
+    if any(len(body[key]) != 32 for key in ("group", "node", "log")):
+        raise Invalid("a member record's group, node and log are 32 bytes")
+    if body["action"] not in MEMBER_ACTIONS:
+        raise Invalid(f"unknown member action {body['action']!r}")
+    if body["log"] == body["group"]:
+        raise Invalid("a member record cannot name the group's founder")
+    if body["log"] == author and (body["action"] != "add" or sequence != 1):
+        raise Invalid("a member record about its own author must add it, as the first record of its log")
+    through = body["through"]
+    if body["action"] == "remove":
+        if not 0 <= through <= MAX_SEQUENCE:
+            raise Invalid(f"through {through} must be 0 ... {MAX_SEQUENCE}")
+    elif through != 0:
+        raise Invalid("through is for a removal; an add or admin has 0")
 
 
 def edit_flags(body: dict) -> int:
@@ -216,10 +263,10 @@ def edit_flags(body: dict) -> int:
 
 
 def content_fields(record: dict) -> list[tuple[str, bytes]]:
-    """The content as labelled fields, in order (§2.5); none for a delete. Validates first."""
+    """The content as labelled fields, in order (§2.5); none for a delete or a member. Validates first."""
     validate(record)
     kind, body = record["kind"], record["body"]
-    if kind == "delete":
+    if kind in NO_CONTENT:
         return []
     fields: list[tuple[str, bytes]] = [("salt", record["salt"])]
 
@@ -256,6 +303,8 @@ def content_fields(record: dict) -> list[tuple[str, bytes]]:
             coordinates(body["location"])
     elif kind == "comment":
         string("text", body["text"], ">H")
+    elif kind == "group":
+        string("name", body["name"], ">B")
     else:  # edit
         fields.append(("edit flags", bytes([edit_flags(body)])))
         if body["caption"] is not None:
@@ -291,6 +340,15 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
         fields.append(("target count", struct.pack(">H", len(body["targets"]))))
         for index, target in enumerate(body["targets"]):
             fields.append((f"target {index}", target))
+    elif kind == "group":
+        fields.append(("node", body["node"]))
+        fields.append(("group flags", bytes([GROUP_OPEN if body["open"] else 0])))
+    elif kind == "member":
+        fields.append(("group", body["group"]))
+        fields.append(("action", bytes([MEMBER_ACTIONS[body["action"]]])))
+        fields.append(("node", body["node"]))
+        fields.append(("log", body["log"]))
+        fields.append(("through", struct.pack(">Q", body["through"])))
     fields.append(("content length", struct.pack(">I", len(content))))
     fields.append(("content hash", hashlib.sha256(content).digest()))
     return fields
@@ -356,8 +414,10 @@ def read_coordinates(r: Reader) -> dict:
     return {"latitudeE7": r.sint(4, "latitudeE7"), "longitudeE7": r.sint(4, "longitudeE7")}
 
 
-def decode_content(kind: str, post: bytes | None, content: bytes) -> tuple[bytes, dict]:
-    """The salt and the body of a (non-delete) content, which must be used up exactly."""
+def decode_content(kind: str, refs: dict, content: bytes) -> tuple[bytes, dict]:
+    """The salt and the body of a content (not a delete's or a member's), which must be used up exactly. `refs` are
+    the header's references: a comment's or an edit's post, a group record's node and flag."""
+    post = refs.get("post")
     r = Reader(content)
     salt = r.take(SALT_BYTES, "salt")
     body: dict
@@ -376,6 +436,8 @@ def decode_content(kind: str, post: bytes | None, content: bytes) -> tuple[bytes
         body = {"caption": caption, "photo": photo, "location": location}
     elif kind == "comment":
         body = {"post": post, "text": r.text(2, "text", COMMENT_BYTES)}
+    elif kind == "group":
+        body = {"node": refs["node"], "open": refs["open"], "name": r.text(1, "group name", NAME_BYTES)}
     else:  # edit
         flags = r.uint(1, "edit flags")
         if flags & ~EDIT_KNOWN:
@@ -420,21 +482,38 @@ def decode(data: bytes) -> dict:
     previous = r.take(32, "previous") if sequence > 1 else None
     created_at = r.sint(8, "createdAt")
     check_timestamp(created_at, "createdAt")
-    post = None
-    targets = None
+    # The references (§2.1), by kind: a comment's or edit's post, a delete's targets, a group record's node and
+    # flag, a member record's change.
+    refs: dict = {}
     if kind in ("comment", "edit"):
-        post = r.take(32, "post")
+        refs["post"] = r.take(32, "post")
     elif kind == "delete":
         count = r.uint(2, "target count")
         if not 1 <= count <= DELETE_TARGETS:
             raise Invalid(f"a delete has 1 ... {DELETE_TARGETS} targets, not {count}")
-        targets = [r.take(32, "target") for _ in range(count)]
-        check_targets(targets)
+        refs["targets"] = [r.take(32, "target") for _ in range(count)]
+        check_targets(refs["targets"])
+    elif kind == "group":
+        check_group_header(sequence)
+        refs["node"] = r.take(32, "node")
+        flags = r.uint(1, "group flags")
+        if flags & ~GROUP_OPEN:
+            raise Invalid(f"group flags {flags:02x} set bits 1 ... 7")
+        refs["open"] = bool(flags & GROUP_OPEN)
+    elif kind == "member":
+        refs["group"] = r.take(32, "group")
+        action = r.uint(1, "action")
+        if action not in MEMBER_ACTION_NAMES:
+            raise Invalid(f"unknown member action {action}")
+        refs["action"] = MEMBER_ACTION_NAMES[action]
+        refs["node"] = r.take(32, "node")
+        refs["log"] = r.take(32, "log")
+        refs["through"] = r.uint(8, "through")
     content_length = r.uint(4, "content length")
     content_hash = r.take(32, "content hash")
-    if kind == "delete":
+    if kind in NO_CONTENT:
         if content_length != 0 or content_hash != EMPTY_HASH:
-            raise Invalid("a delete has no content: length 0, and the hash of no bytes")
+            raise Invalid(f"a {kind} has no content: length 0, and the hash of no bytes")
     elif not CONTENT_MIN[kind] <= content_length <= CONTENT_MAX[kind]:
         raise Invalid(f"content length {content_length} of a {kind} is out of range")
     signed_length = r.offset
@@ -442,12 +521,12 @@ def decode(data: bytes) -> dict:
     header_length = r.offset
     content = data[header_length:]
     header = {"kind": kind, "author": author, "sequence": sequence, "previous": previous, "createdAt": created_at,
-              "post": post, "targets": targets, "contentLength": content_length, "contentHash": content_hash,
+              "references": refs, "contentLength": content_length, "contentHash": content_hash,
               "signedLength": signed_length, "headerLength": header_length, "record": None}
-    if kind == "delete":
+    if kind in NO_CONTENT:
         if content:
-            raise Invalid("a delete has no content, but bytes follow its signature")
-        salt, body = None, {"targets": targets}
+            raise Invalid(f"a {kind} has no content, but bytes follow its signature")
+        salt, body = None, dict(refs)
     elif not content:
         return header  # the header alone
     elif len(content) != content_length:
@@ -455,7 +534,7 @@ def decode(data: bytes) -> dict:
     elif hashlib.sha256(content).digest() != content_hash:
         raise Invalid("the content does not match its header's hash")
     else:
-        salt, body = decode_content(kind, post, content)
+        salt, body = decode_content(kind, refs, content)
     record = {"author": author, "sequence": sequence, "previous": previous, "createdAt": created_at, "kind": kind,
               "salt": salt, "body": body}
     validate(record)
@@ -497,6 +576,14 @@ def record_id(header: bytes) -> bytes:
 
 SEED_A = bytes(range(32))
 SEED_B = bytes(range(32, 64))
+# Log keys of groups (§2.7). F founds the closed group "G1" (its public key is the group's id) from node A; M is
+# node B's log in that group. O founds the open group "G2" from node B; S is node A's log in it, which added itself.
+SEED_F = bytes(range(64, 96))
+SEED_M = bytes(range(96, 128))
+SEED_O = bytes(range(128, 160))
+SEED_S = bytes(range(160, 192))
+SEED_NAMES = {SEED_A: "identity A", SEED_B: "identity B", SEED_F: "log key F", SEED_M: "log key M",
+              SEED_O: "log key O", SEED_S: "log key S"}
 # The stand-in photo bytes whose SHA-256 the posts and edits carry.
 PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"photo-1", b"photo-2", b"photo-3")}
 
@@ -512,14 +599,14 @@ def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at
 
 
 def build() -> list[dict]:
-    """The eight golden vectors, each with its seed, record, header, content and id."""
+    """The fourteen golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
     def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
         number = len(out) + 1
         record = {"author": public_key(seed), "sequence": sequence, "previous": previous,
                   "createdAt": 1_700_000_000_000 + 1000 * (number - 1), "kind": kind,
-                  "salt": None if kind == "delete" else salt_of(number), "body": body}
+                  "salt": None if kind in NO_CONTENT else salt_of(number), "body": body}
         header, content = sign(seed, record)
         out.append({"name": name, "seed": seed, "record": record, "header": header, "content": content,
                     "signedLength": len(header) - SIGNATURE_BYTES, "id": record_id(header)})
@@ -541,6 +628,22 @@ def build() -> list[dict]:
     a6 = add("A6 edit removing the location", SEED_A, 6, a5, "edit", {
         "post": a2, "caption": None, "photo": None, "location": "removed"})
     add("A7 delete", SEED_A, 7, a6, "delete", {"targets": sorted([a3, a2])})
+
+    # Groups (§2.7): the group id is the founder's log key; nodes are identities A and B.
+    node_a, node_b = public_key(SEED_A), public_key(SEED_B)
+    g1, g2 = public_key(SEED_F), public_key(SEED_O)
+    m, s = public_key(SEED_M), public_key(SEED_S)
+    f1 = add("G1 group record (closed)", SEED_F, 1, None, "group", {"node": node_a, "open": False, "name": "Family"})
+    add("G2 open group record", SEED_O, 1, None, "group",
+        {"node": node_b, "open": True, "name": "Randonn\u00e9es du dimanche"})
+    f2 = add("G3 member add", SEED_F, 2, f1, "member",
+             {"group": g1, "action": "add", "node": node_b, "log": m, "through": 0})
+    f3 = add("G4 member admin", SEED_F, 3, f2, "member",
+             {"group": g1, "action": "admin", "node": node_b, "log": m, "through": 0})
+    add("G5 member remove with through", SEED_F, 4, f3, "member",
+        {"group": g1, "action": "remove", "node": node_b, "log": m, "through": 258})
+    add("G6 self-add", SEED_S, 1, None, "member",
+        {"group": g2, "action": "add", "node": node_a, "log": s, "through": 0})
     return out
 
 
@@ -565,6 +668,11 @@ def body_json(kind: str, body: dict) -> dict:
         return {"post": body["post"].hex(), "flags": edit_flags(body), "caption": body["caption"],
                 "photo": photo_json(body["photo"]), "location": location if isinstance(location, str) else "set",
                 **coordinates}
+    if kind == "group":
+        return {"node": body["node"].hex(), "open": body["open"], "name": body["name"]}
+    if kind == "member":
+        return {"group": body["group"].hex(), "action": body["action"], "node": body["node"].hex(),
+                "log": body["log"].hex(), "through": body["through"]}
     return {"targets": [t.hex() for t in body["targets"]]}
 
 
@@ -611,9 +719,9 @@ def describe_photo(p: dict, lines: list[str], what: str = "photo") -> None:
 
 def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
     r, body = v["record"], v["record"]["body"]
-    seed_name = "A" if v["seed"] == SEED_A else "B"
+    keys = {public_key(seed): name for seed, name in SEED_NAMES.items()}
     lines = [
-        f"- identity {seed_name}, seed `{v['seed'].hex()}`",
+        f"- {SEED_NAMES[v['seed']]}, seed `{v['seed'].hex()}`",
         f"- author `{r['author'].hex()}`",
         f"- sequence {r['sequence']}, previous "
         + (f"`{r['previous'].hex()}` (id of {names[r['previous']]})" if r["previous"] else "absent"),
@@ -625,10 +733,24 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
     elif r["kind"] == "delete":
         for t in body["targets"]:
             lines.append(f"- target `{t.hex()}` (id of {names[t]})")
+    elif r["kind"] == "group":
+        lines.append(f"- node `{body['node'].hex()}` (the founder's node: {keys[body['node']]})")
+        lines.append(f"- flags `{GROUP_OPEN if body['open'] else 0:02x}` ({'open' if body['open'] else 'closed'})")
+        lines.append(f"- the group's id is the author (the group founded by {SEED_NAMES[v['seed']]})")
+    elif r["kind"] == "member":
+        lines.append(f"- group `{body['group'].hex()}` (the group founded by {keys[body['group']]})")
+        lines.append(f"- action {body['action']} ({MEMBER_ACTIONS[body['action']]})")
+        lines.append(f"- node `{body['node'].hex()}` ({keys[body['node']]})")
+        lines.append(f"- log `{body['log'].hex()}` ({keys[body['log']]}"
+                     + (", the author itself: a self-add)" if body["log"] == r["author"] else ")"))
+        lines.append(f"- through {body['through']}")
     if r["salt"] is not None:
         lines.append(f"- salt `{r['salt'].hex()}`")
     if r["kind"] == "profile":
         lines.append(f"- name {json.dumps(body['name'], ensure_ascii=False)}")
+    elif r["kind"] == "group":
+        lines.append(f"- name {json.dumps(body['name'], ensure_ascii=False)} "
+                     f"({len(body['name'].encode())} UTF-8 bytes, NFC)")
     elif r["kind"] == "post":
         lines.append(f"- caption {json.dumps(body['caption'], ensure_ascii=False)} "
                      f"({len(body['caption'].encode())} UTF-8 bytes, NFC)")
@@ -698,7 +820,8 @@ def markdown(vectors: list[dict]) -> str:
             out.append(f"Whole, the record is these {len(header)} header bytes then the {len(content)} content bytes "
                        f"({len(header) + len(content)} bytes); its header alone is the {len(header)} header bytes.")
         else:
-            out.append(f"A delete has no content: the record is its {len(header)} header bytes, whole or alone.")
+            article = "A member record" if v["record"]["kind"] == "member" else "A delete"
+            out.append(f"{article} has no content: the record is its {len(header)} header bytes, whole or alone.")
         out.append("")
         if i == 1:
             out.append("The header of vector 2, field by field:")
@@ -715,6 +838,12 @@ def markdown(vectors: list[dict]) -> str:
             out.append("The content of vector 6, field by field:")
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
+            out.append("")
+        if v["name"].startswith("G1 ") or v["name"].startswith("G5 "):
+            out.append(f"The header of vector {i + 1}, field by field:")
+            out.append("")
+            out.extend(field_table(header_fields(v["record"], content)))
+            out.append(f"| {n} | signature | 64 bytes |")
             out.append("")
     out.append(END_MARK)
     return "\n".join(out) + "\n"
@@ -761,9 +890,9 @@ def check_roundtrip(vectors: list[dict], failures: list[str]) -> None:
             continue
         if record_id(header[: alone["headerLength"]]) != v["id"]:
             failures.append(f"vector {i}: the header alone has another id")
-        if alone["record"] != (record if record["kind"] == "delete" else None):
+        if alone["record"] != (record if record["kind"] in NO_CONTENT else None):
             failures.append(f"vector {i}: the header alone decodes to a content")
-        same = ("kind", "author", "sequence", "previous", "createdAt", "post", "targets", "contentLength", "contentHash")
+        same = ("kind", "author", "sequence", "previous", "createdAt", "references", "contentLength", "contentHash")
         if any(alone[key] != decoded[key] for key in same):
             failures.append(f"vector {i}: the header alone decodes to another header")
     chain: dict[bytes, bytes] = {}
@@ -834,6 +963,17 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         n = len(targets) if count is None else count
         return raw(5, struct.pack(">H", n) + b"".join(targets), **kw)
 
+    def group(flags: int = 0, name: bytes = b"Family", **kw) -> bytes:
+        """A group record founded from node t[2] (sequence 1 unless told)."""
+        return raw(6, t[2] + bytes([flags]), salt + bytes([len(name)]) + name, **kw)
+
+    def member(action: int, through: int = 0, *, group_id: bytes | None = None, log: bytes | None = None,
+               content: bytes = b"", **kw) -> bytes:
+        """A member record of group g about log m (unless told), node t[2]: header alone, as it always travels."""
+        refs = ((g if group_id is None else group_id) + bytes([action]) + t[2] + (m if log is None else log)
+                + struct.pack(">Q", through))
+        return raw(7, refs, content, **kw)
+
     def v1_profile(name: bytes) -> bytes:
         """A version 1 record (§2: header and body signed together, no content hash), as version 1 wrote it."""
         signed = MAGIC + bytes([1, 1]) + a + struct.pack(">Qq", 1, created) + bytes([len(name)]) + name
@@ -843,6 +983,12 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         return struct.pack(">ii", lat, lon)
 
     t = [bytes([k]) * 32 for k in range(3)]
+    g, m = bytes([0x11]) * 32, bytes([0x22]) * 32  # a group id and a log key, neither of them A's
+    # The builders of group and member records, with nothing changed, make valid records: each invalid case below is
+    # wrong only in what its name says.
+    for control in (group(), group(GROUP_OPEN), member(1), member(3), member(2, MAX_SEQUENCE),
+                    member(1, log=a), member(2, group_id=a, sequence=2, previous=bytes(32))):
+        verify(control)
     good = raw(1, content=profile(b"Alice"))
     good_header = good[: -len(profile(b"Alice"))]
     p1 = vectors[1]
@@ -853,7 +999,7 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("version 0", raw(1, content=profile(b"Alice"), version=0)),
         ("version 3", raw(1, content=profile(b"Alice"), version=3)),
         ("kind 0", raw(0, content=profile(b"Alice"))),
-        ("kind 6", raw(6, content=profile(b"Alice"))),
+        ("kind 8", raw(8, content=profile(b"Alice"))),
         ("sequence 0", raw(1, content=profile(b"Alice"), sequence=0)),
         ("sequence 2 without previous", raw(1, content=profile(b"Alice"), sequence=2)),
         ("sequence 2^53", raw(1, content=profile(b"Alice"), sequence=MAX_SEQUENCE + 1, previous=bytes(32))),
@@ -938,6 +1084,39 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("delete target repeated", delete([t[1], t[1]])),
         ("delete with 257 targets", delete([k.to_bytes(32, "big") for k in range(257)])),
         ("delete count larger than targets", delete([t[0]], count=2)),
+        # Group records (§2.1, §2.5).
+        ("group at sequence 2", group(sequence=2, previous=bytes(32))),
+        ("group at sequence 2, header alone", group(sequence=2, previous=bytes(32), after=b"")),
+        ("group flags 02", group(0x02)),
+        ("group flags 03", group(GROUP_OPEN | 0x02)),
+        ("group flags 80", group(0x80)),
+        ("group references without the flags", raw(6, t[2], salt + b"\x06Family")),
+        ("blank group name", group(name=" \u3000".encode())),
+        ("empty group name (content length 17)", group(name=b"")),
+        ("group name 65 bytes", group(name=b"x" * 65)),
+        ("newline in a group name", group(name=b"Fam\nily")),
+        ("invalid UTF-8 in a group name", group(name=b"Fam\xffily")),
+        ("trailing byte after a group name", raw(6, t[2] + b"\x00", salt + b"\x06Family\x00")),
+        ("group content length 82, header alone", raw(6, t[2] + b"\x00", length=82, digest=bytes(32), after=b"")),
+        ("group with no content (length 0), header alone", raw(6, t[2] + b"\x00")),
+        # Member records (§2.1): no content, and the rules on the record alone.
+        ("member action 0", member(0)),
+        ("member action 4", member(4)),
+        ("member action 255", member(255)),
+        ("member with content", member(1, content=salt + b"\x01x")),
+        ("member with content length 0 and bytes after its header", member(1, after=b"\x00")),
+        ("member whose content hash is not that of no bytes", member(1, digest=bytes(32))),
+        ("member references without through", raw(7, g + b"\x01" + t[2] + m)),
+        ("member add with through 1", member(1, 1)),
+        ("member admin with through 1", member(3, 1)),
+        ("member remove with through 2^53", member(2, MAX_SEQUENCE + 1)),
+        ("member remove with through 2^64 - 1", member(2, (1 << 64) - 1)),
+        ("self-add at sequence 2", member(1, log=a, sequence=2, previous=bytes(32))),
+        ("self-remove", member(2, log=a, sequence=2, previous=bytes(32))),
+        ("self-remove at sequence 1", member(2, log=a)),
+        ("self-admin at sequence 1", member(3, log=a)),
+        ("member naming the group's founder (log == group)", member(1, log=g)),
+        ("founder adding itself (log == group == author)", member(1, group_id=a, log=a)),
         ("over 16384 bytes", good + bytes(RECORD_BYTES)),
     ]
 
@@ -961,6 +1140,8 @@ def check_valid_edges(failures: list[str]) -> int:
     salt = bytes(16)
     base = {"author": a, "sequence": 1, "previous": None, "createdAt": LATEST_TIMESTAMP, "salt": salt}
     p = photo(b"photo-1", 1, "image/gif", 1, PHOTO_DIMENSION, 0)
+    member = {"group": bytes([0x11]) * 32, "action": "add", "node": bytes([0x33]) * 32, "log": bytes([0x22]) * 32,
+              "through": 0}
     cases = [
         ("name of 64 bytes", {"kind": "profile", "body": {"name": "é" * 32}}),
         ("name with tab and C1 control", {"kind": "profile", "body": {"name": "a\tb\u0085"}}),
@@ -978,6 +1159,23 @@ def check_valid_edges(failures: list[str]) -> int:
          {"kind": "edit", "body": {"post": bytes(32), "caption": None, "photo": None, "location": "removed"}}),
         ("delete of 256 targets",
          {"kind": "delete", "salt": None, "body": {"targets": [k.to_bytes(32, "big") for k in range(256)]}}),
+        ("open group with a name of 64 bytes",
+         {"kind": "group", "body": {"node": a, "open": True, "name": "é" * 32}}),
+        ("closed group with a one-byte name",
+         {"kind": "group", "body": {"node": bytes(32), "open": False, "name": "x"}}),
+        ("self-add (sequence 1)",
+         {"kind": "member", "salt": None, "body": {**member, "log": a}}),
+        ("member remove with through 2^53 - 1 at sequence 2^53 - 1",
+         {"kind": "member", "salt": None, "sequence": MAX_SEQUENCE, "previous": bytes(32),
+          "body": {**member, "action": "remove", "through": MAX_SEQUENCE}}),
+        ("member remove with through 0",
+         {"kind": "member", "salt": None, "sequence": 2, "previous": bytes(32),
+          "body": {**member, "action": "remove", "through": 0}}),
+        ("member admin of another log, its node the author's key",
+         {"kind": "member", "salt": None, "body": {**member, "action": "admin", "node": a}}),
+        ("member remove by the group's founder (author == group)",
+         {"kind": "member", "salt": None, "sequence": 2, "previous": bytes(32),
+          "body": {**member, "group": a, "action": "remove", "through": 1}}),
     ]
     for name, fields in cases:
         record = {**base, **fields}
@@ -985,7 +1183,7 @@ def check_valid_edges(failures: list[str]) -> int:
             header, content = sign(SEED_A, record)
             if verify(header + content)["record"] != record:
                 failures.append(f"valid record changed in a round trip: {name}")
-            if verify(header)["record"] != (record if record["kind"] == "delete" else None):
+            if verify(header)["record"] != (record if record["kind"] in NO_CONTENT else None):
                 failures.append(f"valid record's header alone decodes to a content: {name}")
         except Invalid as error:
             failures.append(f"valid record refused: {name}: {error}")
@@ -1003,16 +1201,23 @@ def check_sizes(failures: list[str]) -> None:
         "comment": {"post": bytes(32), "text": "x" * COMMENT_BYTES},
         "edit": {"post": bytes(32), "caption": "x" * CAPTION_BYTES, "photo": p, "location": location},
         "delete": {"targets": [k.to_bytes(32, "big") for k in range(DELETE_TARGETS)]},
+        "group": {"node": bytes(32), "open": True, "name": "x" * NAME_BYTES},
+        "member": {"group": bytes(32), "action": "remove", "node": bytes(32), "log": bytes([1]) * 32,
+                   "through": MAX_SEQUENCE},
     }
+    if set(bodies) != set(KIND_CODES) or set(SIZE_TABLE) != set(KIND_CODES):
+        failures.append("the size check does not cover every kind")
     for kind, body in bodies.items():
-        record = {"author": public_key(SEED_A), "sequence": 2, "previous": bytes(32), "createdAt": 0, "kind": kind,
-                  "salt": None if kind == "delete" else bytes(16), "body": body}
+        # A group record is always the first of its log: sequence 1, no previous. Any other kind is largest later.
+        sequence, previous = (1, None) if kind == "group" else (2, bytes(32))
+        record = {"author": public_key(SEED_A), "sequence": sequence, "previous": previous, "createdAt": 0,
+                  "kind": kind, "salt": None if kind in NO_CONTENT else bytes(16), "body": body}
         header, content = sign(SEED_A, record)
         largest_content, largest_record = SIZE_TABLE[kind]
         if len(content) != largest_content or len(header) + len(content) != largest_record:
             failures.append(f"the largest {kind} is {len(content)} bytes of content and {len(header) + len(content)} "
                             f"in all; §2.5 says {largest_content} and {largest_record}")
-        if kind != "delete" and len(content) != CONTENT_MAX[kind]:
+        if kind not in NO_CONTENT and len(content) != CONTENT_MAX[kind]:
             failures.append(f"the largest {kind}'s content is not the limit this decoder uses")
         try:
             verify(header + content)

@@ -84,6 +84,25 @@ public struct CommentID: Identifier32 {
     public var record: RecordID { RecordID(unchecked: bytes) }
 }
 
+/// A node: the raw 32-byte Ed25519 public key of its identity file, which its TLS certificate carries. Since groups
+/// (PROTOCOL.md §2.7), a node signs no records with it: each of its memberships has a log key of its own (an
+/// ``AuthorID``), and membership records tie the two together.
+public struct NodeID: Identifier32 {
+    public let bytes: Data
+    public init(unchecked bytes: Data) { self.bytes = bytes }
+}
+
+/// A group: the log key of its founder, whose first record (a `group` record) founds it; or, for a network group
+/// (`--network`), the network id, which no key holds.
+public struct GroupID: Identifier32 {
+    public let bytes: Data
+    public init(unchecked bytes: Data) { self.bytes = bytes }
+    /// The group founded by this log key.
+    public init(founder: AuthorID) { self.bytes = founder.bytes }
+    /// The log key of its founder (meaningless for a network group).
+    public var founder: AuthorID { AuthorID(unchecked: bytes) }
+}
+
 /// The SHA-256 of a photo's bytes: the photo's address in every store.
 public struct AssetHash: Identifier32 {
     public let bytes: Data

@@ -29,7 +29,8 @@ public enum Limits {
         case .post: return salt + 2 + captionBytes + photo + 1 + 8
         case .comment: return salt + 2 + commentBytes
         case .edit: return salt + 1 + 2 + captionBytes + photo + 8
-        case .delete: return 0
+        case .group: return salt + 1 + nameBytes
+        case .delete, .member: return 0
         }
     }
 }

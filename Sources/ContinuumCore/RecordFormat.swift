@@ -29,7 +29,10 @@ public enum RecordFormat {
     public static func encodeContent(_ content: RecordContent, salt: [UInt8]) throws(RecordError) -> [UInt8] {
         try validate(content)
         precondition(salt.count == saltBytes, "a content's salt is \(saltBytes) bytes")
-        if case .delete = content.body { return [] }
+        switch content.body {
+        case .delete, .member: return []
+        default: break
+        }
         var writer = ByteWriter()
         writer.raw(salt)
         switch content.body {
@@ -57,7 +60,9 @@ public enum RecordFormat {
                 writer.i32(location.latitudeE7)
                 writer.i32(location.longitudeE7)
             }
-        case .delete:
+        case .group(let founding):
+            writer.string8(founding.name)
+        case .delete, .member:
             break
         }
         return writer.bytes
@@ -80,10 +85,23 @@ public enum RecordFormat {
         case .targets(let targets):
             writer.u16(UInt16(targets.count))
             for target in targets { writer.raw(target.bytes) }
+        case .group(let node, let open):
+            writer.raw(node.bytes)
+            writer.u8(open ? GroupFlags.open : 0)
+        case .member(let change):
+            writer.raw(change.group.bytes)
+            writer.u8(change.action.rawValue)
+            writer.raw(change.node.bytes)
+            writer.raw(change.log.bytes)
+            writer.u64(change.through)
         }
         writer.u32(UInt32(contentBytes.count))
         writer.raw(SHA256.hash(data: contentBytes))
         return writer.bytes
+    }
+
+    private enum GroupFlags {
+        static let open: UInt8 = 0x01
     }
 
     private enum EditFlags {
@@ -198,12 +216,18 @@ public enum RecordFormat {
             throw .outOfRange("createdAt \(createdAt.milliseconds) is outside 1970 ... 9999")
         }
         let references = try readReferences(kind, &reader)
+        if kind == .group, sequence != 1 {
+            // Checked here too, for a group record that travels as its header alone.
+            throw .outOfRange("a group record founds its author's log: its sequence must be 1")
+        }
         let contentLength = try reader.u32("content length")
         let contentHash = try reader.raw(32, "content hash")
         let limit = Limits.contentBytes(kind)
-        if kind == .delete {
+        if kind == .delete || kind == .member {
             guard contentLength == 0, contentHash == emptyContentHash else {
-                throw .malformed("a delete has no content: its content length must be 0 and its hash that of no bytes")
+                throw .malformed(
+                    "a \(kind.name) has no content: its content length must be 0 and its hash that of no bytes"
+                )
             }
         } else {
             // The salt and at least a length prefix, or, for an edit, its flags: an edit that only removes the
@@ -247,6 +271,21 @@ public enum RecordFormat {
             for _ in 0..<count { targets.append(RecordID(unchecked: try reader.raw(32, "target"))) }
             try checkTargets(targets)
             return .targets(targets)
+        case .group:
+            let node = NodeID(unchecked: try reader.raw(32, "node"))
+            let flags = try reader.u8("group flags")
+            guard flags & ~GroupFlags.open == 0 else { throw .malformed("group flags \(flags) set an unknown bit") }
+            return .group(node: node, open: flags & GroupFlags.open != 0)
+        case .member:
+            let group = GroupID(unchecked: try reader.raw(32, "group"))
+            let actionByte = try reader.u8("action")
+            guard let action = MemberAction(rawValue: actionByte) else {
+                throw .outOfRange("unknown member action \(actionByte)")
+            }
+            let node = NodeID(unchecked: try reader.raw(32, "node"))
+            let log = AuthorID(unchecked: try reader.raw(32, "log"))
+            let through = try reader.u64("through")
+            return .member(MemberChange(group: group, action: action, node: node, log: log, through: through))
         }
     }
 
@@ -258,6 +297,7 @@ public enum RecordFormat {
         -> RecordBody
     {
         if header.kind == .delete, case .targets(let targets) = header.references { return .delete(targets: targets) }
+        if header.kind == .member, case .member(let change) = header.references { return .member(change) }
         _ = try reader.raw(saltBytes, "salt")
         switch (header.kind, header.references) {
         case (.profile, _):
@@ -268,6 +308,9 @@ public enum RecordFormat {
             return .post(caption: caption, photo: photo, location: try readLocation(&reader))
         case (.comment, .post(let post)):
             return .comment(post: post, text: try reader.string16("text", limit: Limits.commentBytes))
+        case (.group, .group(let node, let open)):
+            let name = try reader.string8("name", limit: Limits.nameBytes)
+            return .group(GroupFounding(node: node, name: name, open: open))
         case (.edit, .post(let post)):
             let flags = try reader.u8("edit flags")
             guard flags & ~EditFlags.all == 0 else { throw .malformed("edit flags \(flags) set an unknown bit") }
@@ -356,6 +399,32 @@ public enum RecordFormat {
             if case .set(let location) = change.location { try checkLocation(location) }
         case .delete(let targets):
             try checkTargets(targets)
+        case .group(let founding):
+            guard content.sequence == 1 else {
+                throw .outOfRange("a group record founds its author's log: its sequence must be 1")
+            }
+            try checkText(founding.name, field: "group name", limit: Limits.nameBytes, multiline: false)
+        case .member(let change):
+            try checkMember(change, author: content.author, sequence: content.sequence)
+        }
+    }
+
+    /// A member record's own rules (PROTOCOL.md §2.7); who may sign it is a rule of the group's records (§5.1).
+    private static func checkMember(_ change: MemberChange, author: AuthorID, sequence: UInt64) throws(RecordError) {
+        guard change.log.bytes != change.group.bytes else {
+            throw .outOfRange("a member record cannot name the group's founder, who is always a member")
+        }
+        if change.log == author {
+            guard change.action == .add, sequence == 1 else {
+                throw .outOfRange("a member record about its own author must add it, as the first record of its log")
+            }
+        }
+        if change.action == .remove {
+            guard change.through <= Limits.maxSequence else {
+                throw .outOfRange("through \(change.through) must be 0 ... \(Limits.maxSequence)")
+            }
+        } else if change.through != 0 {
+            throw .outOfRange("through is for a removal; an \(change.action.name) must have 0")
         }
     }
 

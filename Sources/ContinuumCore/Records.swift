@@ -8,6 +8,10 @@ public enum RecordKind: UInt8, Sendable, CaseIterable, Codable {
     case comment = 3
     case edit = 4
     case delete = 5
+    /// Founds a group: its name, whether it is open, and its founder's node (PROTOCOL.md §2.7).
+    case group = 6
+    /// Adds a member to a group, removes one, or makes one an admin (PROTOCOL.md §2.7).
+    case member = 7
 
     /// The name used in JSON and in messages.
     public var name: String {
@@ -17,8 +21,13 @@ public enum RecordKind: UInt8, Sendable, CaseIterable, Codable {
         case .comment: "comment"
         case .edit: "edit"
         case .delete: "delete"
+        case .group: "group"
+        case .member: "member"
         }
     }
+
+    /// Kinds that say who belongs to a group; the others are what members share.
+    public var isMembership: Bool { self == .group || self == .member }
 }
 
 /// The image formats a Post may reference, with their one-byte codes in the encoding.
@@ -261,6 +270,57 @@ public struct PostChange: Sendable, Hashable {
     public var isEmpty: Bool { caption == nil && photo == nil && location == .unchanged }
 }
 
+/// What a group record says: the founder's node, the group's name, and whether anyone may join it without an admin.
+public struct GroupFounding: Sendable, Hashable {
+    public var node: NodeID
+    public var name: String
+    public var open: Bool
+
+    public init(node: NodeID, name: String, open: Bool) {
+        self.node = node
+        self.name = name
+        self.open = open
+    }
+}
+
+/// What a member record does to a group's members.
+public enum MemberAction: UInt8, Sendable, Hashable, CaseIterable, Codable {
+    /// Adds the member: a node and its log key in the group.
+    case add = 1
+    /// Removes the member; its records after `through` are refused.
+    case remove = 2
+    /// Makes the member an admin, who may add and remove members.
+    case admin = 3
+
+    public var name: String {
+        switch self {
+        case .add: "add"
+        case .remove: "remove"
+        case .admin: "admin"
+        }
+    }
+}
+
+/// A change to a group's members, as a member record's header carries it (PROTOCOL.md §2.7).
+public struct MemberChange: Sendable, Hashable {
+    public var group: GroupID
+    public var action: MemberAction
+    /// The member's node: the key its TLS certificate carries.
+    public var node: NodeID
+    /// The member's log key in the group: the author of its records there.
+    public var log: AuthorID
+    /// For a removal: the last sequence of `log` that stays valid (what the remover held); 0 otherwise.
+    public var through: UInt64
+
+    public init(group: GroupID, action: MemberAction, node: NodeID, log: AuthorID, through: UInt64 = 0) {
+        self.group = group
+        self.action = action
+        self.node = node
+        self.log = log
+        self.through = through
+    }
+}
+
 /// The kind-specific part of a record, as its author wrote it: the header's references and the content.
 public enum RecordBody: Sendable, Hashable {
     /// The author's display name.
@@ -273,6 +333,10 @@ public enum RecordBody: Sendable, Hashable {
     case edit(post: PostID, change: PostChange)
     /// Tombstones for some of the author's own posts or comments, ids in strictly ascending byte order.
     case delete(targets: [RecordID])
+    /// Founds the group whose id is the author (the founder's log key for it); always the first record of that log.
+    case group(GroupFounding)
+    /// A change to a group's members.
+    case member(MemberChange)
 
     /// An edit of the caption alone.
     public static func edit(post: PostID, caption: String) -> RecordBody {
@@ -286,6 +350,8 @@ public enum RecordBody: Sendable, Hashable {
         case .comment: .comment
         case .edit: .edit
         case .delete: .delete
+        case .group: .group
+        case .member: .member
         }
     }
 
@@ -296,6 +362,8 @@ public enum RecordBody: Sendable, Hashable {
         case .comment(let post, _): .post(post)
         case .edit(let post, _): .post(post)
         case .delete(let targets): .targets(targets)
+        case .group(let founding): .group(node: founding.node, open: founding.open)
+        case .member(let change): .member(change)
         }
     }
 }
@@ -306,11 +374,15 @@ public enum RecordReferences: Sendable, Hashable {
     case none
     case post(PostID)
     case targets([RecordID])
+    /// A group record's founder node and whether the group is open.
+    case group(node: NodeID, open: Bool)
+    /// A member record's change (it has no content: all of it is in the header).
+    case member(MemberChange)
 
     /// The posts the record is about: a comment's or an edit's post, a delete's targets (some may be comments).
     public var posts: [PostID] {
         switch self {
-        case .none: []
+        case .none, .group, .member: []
         case .post(let post): [post]
         case .targets(let targets): targets.map { PostID(unchecked: $0.bytes) }
         }

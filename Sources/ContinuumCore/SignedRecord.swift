@@ -119,6 +119,25 @@ public struct NodeIdentity: Sendable {
     /// A new random identity.
     public static func generate() -> NodeIdentity { NodeIdentity(privateKey: .init()) }
 
+    /// The node this identity is: the key its TLS certificate carries.
+    public var node: NodeID { NodeID(unchecked: author.bytes) }
+
+    /// The log key (the signing identity of one membership, PROTOCOL.md §2.7) derived from this identity's seed and
+    /// `salt`: HKDF-SHA256 with the seed as input key material, `salt` as salt and `continuum log key v2` as info. Only
+    /// the salt is stored; the private key is derived again when it signs.
+    public func logKey(salt: some DataProtocol) -> NodeIdentity {
+        let seed = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
+            salt: salt,
+            info: Array("continuum log key v2".utf8),
+            outputByteCount: 32
+        )
+        return seed.withUnsafeBytes { bytes in
+            // 32 bytes are always a valid Ed25519 seed.
+            try! NodeIdentity(seed: Data(bytes))
+        }
+    }
+
     /// The identity of a 32-byte seed.
     public init(seed: some ContiguousBytes) throws {
         self.init(privateKey: try .init(rawRepresentation: seed))

@@ -153,7 +153,7 @@ struct Routes: Sendable {
                 throw APIError.from(error, noun: "author", field: "author")
             }
         }
-        if mine { feed.author = services.identity.author }
+        if mine { feed.mine = services.identity.node }
         if let since = query.get("since"), !since.isEmpty {
             guard let time = Timestamp(since: since) else {
                 throw APIError(
@@ -205,7 +205,7 @@ struct Routes: Sendable {
         return PostJSON(
             detail,
             following: try await store.isFollowing(id),
-            mine: detail.post.author == services.identity.author
+            mine: try await store.isOwn(detail.post.author, node: services.identity.node)
         )
     }
 

@@ -54,6 +54,17 @@ public final class ControlClient {
 
     deinit { close(descriptor) }
 
+    /// The sync port of the node running on `directory`; throws ``ControlError`` when none runs.
+    public static func listeningPort(_ directory: DataDirectory) throws -> Int {
+        let client = try ControlClient(directory)
+        try client.send(.listening)
+        while let reply = try client.reply() {
+            if case .listening(let port) = reply, port > 0 { return port }
+            if let failure = reply.failure { throw failure }
+        }
+        throw ControlError("the node did not say where it listens")
+    }
+
     /// Sends one request to the node running on `directory`, if any, and waits for its first reply line; does
     /// nothing when no node runs. For hints that only speed things up, such as "records were just stored".
     public static func tell(_ directory: DataDirectory, _ request: ControlRequest) {

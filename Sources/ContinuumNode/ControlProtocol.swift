@@ -23,6 +23,10 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case watch
     /// LAN discovery's state: `.discovery`.
     case discovery
+    /// The port the node's sync listener is bound to: `.listening`.
+    case listening
+    /// Joins a group with an invite code: `.joined` once the inviter accepted it (or `.failed`).
+    case join(code: String)
 }
 
 /// A reply line from the running node.
@@ -42,6 +46,10 @@ public enum ControlReply: Codable, Sendable, Hashable {
     /// The start of the event stream: this node, and the time.
     case watching(node: AuthorID, at: Timestamp)
     case discovery(DiscoveryStatus)
+    /// The sync port the node listens on.
+    case listening(port: Int)
+    /// The invite was accepted: this node is now a member of the group.
+    case joined(group: GroupID)
 
     /// The message of a `.failed` reply, to throw; nil for every other reply.
     public var failure: ControlError? {

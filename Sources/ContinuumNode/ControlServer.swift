@@ -95,6 +95,15 @@ final class ControlServer: Sendable {
             try await fetch(photo, replies)
         case .discovery:
             try await replies.send(.discovery(node.discoveryStatus))
+        case .listening:
+            try await replies.send(.listening(port: node.listeningAddresses.first?.port ?? 0))
+        case .join(let text):
+            do {
+                let group = try await node.join(try InviteCode(parsing: text))
+                try await replies.send(.joined(group: group))
+            } catch {
+                try await replies.send(.failed("\(error)"))
+            }
         case .connected:
             let peers = await node.engine.connectedPeers()
             try await replies.send(.connected(peers: peers, interest: await node.engine.peerInterest()))

@@ -20,6 +20,10 @@ public struct NodeConfiguration: Sendable {
     /// Dial the peers remembered from earlier sessions.
     public var dialRemembered = true
     public var sync = SyncConfiguration()
+    /// Network groups to be in (`--network NAME`, `--network-key FILE`): joined at start.
+    public var networks: [(id: GroupID, name: String)] = []
+    /// The network hash published in the LAN announcement (PROTOCOL.md §9.2): nodes dial only services of the same.
+    public var discoveryNetwork: NetworkID = .default
 
     public init() {}
 }
@@ -67,6 +71,7 @@ public final class Node: Sendable {
         engine = SyncEngine(
             store: NodeSyncStorage(
                 store: store,
+                identity: identity,
                 policy: NotificationPolicy(me: identity.author, newPosts: configuration.sync.notifyNewPosts)
             ),
             identity: identity,
@@ -97,6 +102,38 @@ public final class Node: Sendable {
 
     private let started = NIOLockedValueBox<Started?>(nil)
 
+    /// Joins by invite asked of this node (``join(_:)``), for the part that dials them.
+    private let joins = AsyncStream<(PeerAddress, JoinAttempt)>.makeStream()
+
+    /// Joins a group with an invite code: dials the inviter at the code's address, proves the invite and waits for
+    /// the inviter to accept (at most `timeout`). The group's history then comes by sync. Throws ``JoinFailure``.
+    public func join(_ code: InviteCode, timeout: Duration = .seconds(20)) async throws -> GroupID {
+        guard let host = code.host, let port = code.port else {
+            throw JoinFailure(description: "the invite code carries no address of the inviter")
+        }
+        let log = try await store.beginJoin(by: identity)
+        let attempt = JoinAttempt(code: code, log: log)
+        joins.continuation.yield((PeerAddress(host: host, port: port), attempt))
+        let outcome = await withTaskGroup(of: Result<GroupID, JoinFailure>?.self) { group in
+            group.addTask {
+                for await result in attempt.outcome { return result }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return .failure(JoinFailure(description: "the inviter at \(host):\(port) did not answer in time"))
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .success(let group)?: return group
+        case .failure(let failure)?: throw failure
+        case nil: throw JoinFailure(description: "the join ended without an answer")
+        }
+    }
+
     /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
     /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
     public func start() async throws -> [SocketAddress] {
@@ -119,6 +156,14 @@ public final class Node: Sendable {
         } catch {
             // Only `peers` shows stale states until the sessions begin; the node itself does not read them.
             logger.error("resetting the peers' states failed", metadata: ["error": "\(error)"])
+        }
+        for network in configuration.networks {
+            if try await store.joinNetwork(network.id, name: network.name, by: identity) {
+                logger.notice(
+                    "joined network group",
+                    metadata: ["group": "\(network.id.short)", "name": "\(network.name)"]
+                )
+            }
         }
         let control = ControlServer(node: self, logger: logger)
         let controlChannel = try await control.bind(group: group)
@@ -166,6 +211,24 @@ public final class Node: Sendable {
             services.append(NodePart("dialer \(address)") { await self.network.maintain(address) })
         }
         services.append(
+            NodePart("joins") {
+                await withDiscardingTaskGroup { group in
+                    for await (address, attempt) in self.joins.stream {
+                        group.addTask {
+                            // The session that joins goes on as any other; then the inviter is dialled as a peer.
+                            // A join that failed leaves nothing behind: neither a dialler nor its log key.
+                            _ = await self.network.connect(to: address, join: attempt)
+                            if attempt.succeeded {
+                                await self.network.maintain(address)
+                            } else {
+                                try? await self.store.abandonJoin(log: attempt.log)
+                            }
+                        }
+                    }
+                }
+            }
+        )
+        services.append(
             NodePart(
                 "control socket",
                 body: { await started.control.serve(started.controlChannel) },
@@ -178,7 +241,7 @@ public final class Node: Sendable {
                 port: UInt16(listeningAddresses.first?.port ?? configuration.port),
                 node: identity.author,
                 protocolVersion: WireLimits.protocolVersion,
-                networkHash: configuration.sync.network.advertisedHash
+                networkHash: configuration.discoveryNetwork.advertisedHash
             )
             let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger)
             services.append(NodePart("discovery dialer") { await dialer.run(discovery.events) })

@@ -77,6 +77,7 @@ public struct NodeActions: Sendable {
     /// record checked (``RecordRefused``), then the photo stored, the post signed and stored (and followed, with
     /// `autoFollow`), the engine told and the thumbnail made. The post's hash is that of the bytes stored.
     public func post(_ draft: NewPost, by identity: NodeIdentity) async throws -> PostID {
+        let signer = try await signer(inGroup: draft.group, of: identity)
         let inspected = try await inspector.inspect(file: draft.photo.url)
         // The location stays home: what is stored and sent is the photo without it, unless shared or kept.
         let photo = try await withoutLocation(draft)
@@ -102,7 +103,7 @@ public struct NodeActions: Sendable {
                 body,
                 // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
                 createdAt: .now(),
-                by: identity,
+                by: signer,
                 autoFollow: draft.autoFollow
             )
         }
@@ -116,7 +117,8 @@ public struct NodeActions: Sendable {
     public func comment(on post: PostID, text: String, by identity: NodeIdentity) async throws -> CommentID {
         let body = RecordBody.comment(post: post, text: text)
         try Self.check(body)
-        let record = try await store.append(body, by: identity)
+        let signer = try await signer(forPost: post, of: identity)
+        let record = try await store.append(body, by: signer)
         await engine.recordsWritten()
         return CommentID(record.id)
     }
@@ -130,7 +132,9 @@ public struct NodeActions: Sendable {
     /// returns its id. A new photo is decoded whole first (``PhotoRefusal``), like a new post's; the photo it
     /// replaces is erased, here and on every peer, unless another live post shows it (PROTOCOL.md §2.6).
     public func edit(_ post: PostID, _ edit: PostEdit, by identity: NodeIdentity) async throws -> RecordID {
-        try await requireOwner(try await store.resolveTarget(post.hex), identity: identity)
+        let target = try await store.resolveTarget(post.hex)
+        let identity = try await signer(forAuthor: target.author, of: identity)
+        try await requireOwner(target, identity: identity)
         var change = PostChange(caption: edit.caption, location: edit.location)
         var cleaned: PhotoSource?
         defer {
@@ -174,27 +178,121 @@ public struct NodeActions: Sendable {
     /// Deletes posts and comments of `identity`'s, all or none: each is checked to be theirs before anything is
     /// signed, and every Delete record is stored in one transaction.
     public func delete(_ targets: [ContinuumStore.Target], by identity: NodeIdentity) async throws -> Deletion {
-        for target in targets { try await requireOwner(target, identity: identity) }
-        let sorted = Set(targets.map(\.record)).sorted()
-        let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
-            RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
+        // Each log signs the deletes of its own records: one per group the targets are in.
+        var byLog: [AuthorID: (signer: NodeIdentity, targets: [RecordID])] = [:]
+        for target in targets {
+            let signer = try await signer(forAuthor: target.author, of: identity)
+            try await requireOwner(target, identity: signer)
+            byLog[signer.author, default: (signer, [])].targets.append(target.record)
         }
-        let records = try await store.append(bodies, by: identity).map(\.id)
+        var records: [RecordID] = []
+        for (signer, recordIDs) in byLog.values {
+            let sorted = Set(recordIDs).sorted()
+            let bodies = stride(from: 0, to: sorted.count, by: Limits.deleteTargets).map { start in
+                RecordBody.delete(targets: Array(sorted[start..<min(start + Limits.deleteTargets, sorted.count)]))
+            }
+            records += try await store.append(bodies, by: signer).map(\.id)
+        }
         await engine.recordsWritten()
-        return Deletion(targets: sorted, records: records)
+        return Deletion(targets: Set(targets.map(\.record)).sorted(), records: records)
+    }
+
+    // MARK: Groups
+
+    /// Founds a group; this node is its founder and first admin.
+    public func createGroup(name: String, open: Bool, by identity: NodeIdentity) async throws -> GroupID {
+        do {
+            let group = try await store.createGroup(name: name, open: open, by: identity)
+            await engine.recordsWritten()
+            return group
+        } catch let error as StoreError where error.code == .invalidRecord {
+            throw RecordRefused(message: error.message)
+        }
+    }
+
+    /// A one-time invite to a group this node is an admin of (with no group given, the only such group).
+    public func invite(
+        to group: GroupID?,
+        lifetime: Duration,
+        by identity: NodeIdentity
+    ) async throws
+        -> InviteTicket
+    {
+        let admin = try await store.groups().filter(\.admin)
+        let chosen: GroupID
+        if let group {
+            chosen = group
+        } else if admin.count == 1 {
+            chosen = admin[0].id
+        } else if admin.isEmpty {
+            throw StoreError(
+                .notMember,
+                "this node is an admin of no group; create one with 'continuum-node group create NAME'"
+            )
+        } else {
+            let names = admin.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", ")
+            throw StoreError(
+                .invalidInput,
+                "this node is an admin of \(admin.count) groups; choose one with --group: \(names)"
+            )
+        }
+        return try await store.newInvite(to: chosen, lifetime: lifetime, by: identity)
+    }
+
+    /// Removes a member from its group (this node must be an admin there). What the member already holds stays with
+    /// it; from now on every member's node refuses its new records and stops syncing the group with it.
+    public func revoke(_ log: AuthorID, by identity: NodeIdentity) async throws -> RecordID {
+        let record = try await store.removeMember(log, by: identity)
+        await engine.recordsWritten()
+        return record.id
+    }
+
+    // MARK: Who signs
+
+    /// The identity that signs a new post: this node's log key in `group`; with no group given, in the node's only
+    /// group. A node in no group signs with its node key: the post stays on this node, shared with nobody.
+    public func signer(inGroup group: GroupID?, of identity: NodeIdentity) async throws -> NodeIdentity {
+        if let group { return try await store.logIdentity(in: group, of: identity) }
+        let groups = try await store.groups()
+        switch groups.count {
+        case 0: return identity
+        case 1: return try await store.logIdentity(in: groups[0].id, of: identity)
+        default:
+            let names = groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", ")
+            throw StoreError(.invalidInput, "this node is in \(groups.count) groups; choose one with --group: \(names)")
+        }
+    }
+
+    /// The identity that writes about a post (a comment): this node's log key in the post's group.
+    public func signer(forPost post: PostID, of identity: NodeIdentity) async throws -> NodeIdentity {
+        guard let group = try await store.group(ofPost: post) else { return identity }
+        return try await store.logIdentity(in: group, of: identity)
+    }
+
+    /// The identity that changes a record of `author`'s: this node's log key in that log's group (which is
+    /// `author` when the record is this node's own).
+    public func signer(forAuthor author: AuthorID, of identity: NodeIdentity) async throws -> NodeIdentity {
+        guard author != identity.author, let group = try await store.group(ofLog: author) else { return identity }
+        return try await store.logIdentity(in: group, of: identity)
     }
 
     /// Throws ``StoreError`` `.notOwner`, naming the record and its author, unless `identity` wrote it.
     public func requireOwner(_ target: ContinuumStore.Target, identity: NodeIdentity) async throws {
         let noun = if case .post = target { "post" } else { "comment" }
-        try await store.requireOwner(target.author, of: "\(noun) \(target.record.short)", identity: identity)
+        // Compared with this node's log key in the target's group.
+        let signer = try await signer(forAuthor: target.author, of: identity)
+        try await store.requireOwner(target.author, of: "\(noun) \(target.record.short)", identity: signer)
     }
 
-    /// Sets `identity`'s display name, which peers see: a Profile record.
+    /// Sets `identity`'s display name, which peers see: a Profile record in each of its groups' logs (and one under
+    /// the node key, which stays on this node and names it to itself).
     public func setName(_ name: String, by identity: NodeIdentity) async throws {
         let body = RecordBody.profile(name: name)
         try Self.check(body)
         _ = try await store.append(body, by: identity)
+        for group in try await store.groups() {
+            _ = try await store.append(body, by: try await store.logIdentity(in: group.id, of: identity))
+        }
         await engine.recordsWritten()
     }
 
@@ -334,6 +432,8 @@ public struct NewPost: Sendable {
     public var keepMetadata: Bool
     /// Follow the new post (you are then notified of its comments).
     public var autoFollow: Bool
+    /// The group it is shared with; nil: the node's only group (or none: then it stays on this node).
+    public var group: GroupID?
 
     public init(
         photo: PhotoSource,
@@ -342,8 +442,10 @@ public struct NewPost: Sendable {
         takenAt: Timestamp? = nil,
         autoFollow: Bool = true,
         locationFromPhoto: Bool = false,
-        keepMetadata: Bool = false
+        keepMetadata: Bool = false,
+        group: GroupID? = nil
     ) {
+        self.group = group
         self.photo = photo
         self.caption = caption
         self.location = location

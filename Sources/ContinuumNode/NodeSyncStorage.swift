@@ -8,6 +8,8 @@ import Foundation
 /// store needs and sync does not know about: who is notified of what.
 struct NodeSyncStorage: SyncStorage {
     let store: ContinuumStore
+    /// Signs the records of a join (the inviter's add, the joiner's name).
+    let identity: NodeIdentity
     /// Records from others on followed posts notify (and new posts, if configured).
     let policy: NotificationPolicy
 
@@ -87,4 +89,36 @@ struct NodeSyncStorage: SyncStorage {
     }
 
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool { try await store.isPhotoShown(hash) }
+
+    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool {
+        try await store.isPhotoShown(hash, inGroups: groups)
+    }
+
+    func membershipView() async throws -> MembershipView { try await store.membershipView(node: identity.node) }
+
+    func membershipProof(in group: GroupID) async throws -> [UInt8]? { try await store.membershipProof(in: group) }
+
+    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID] { try await store.groups(ofPosts: posts) }
+
+    func redeemInvite(
+        id: [UInt8],
+        node: NodeID,
+        log: AuthorID,
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (group: GroupID, record: [UInt8]) {
+        let (group, record) = try await store.redeemInvite(
+            id: Data(id),
+            node: node,
+            log: log,
+            proves: proves,
+            by: identity
+        )
+        return (group, record.bytes)
+    }
+
+    func beginJoin() async throws -> AuthorID { try await store.beginJoin(by: identity) }
+
+    func completeJoin(log: AuthorID, group: GroupID) async throws {
+        try await store.completeJoin(log: log, group: group, by: identity)
+    }
 }

@@ -65,7 +65,7 @@ public struct PeerBudget: Sendable {
     /// records cost per record (each is verified).
     public static func cost(of message: WireMessage) -> Double {
         switch message {
-        case .hello, .error: 0
+        case .hello, .error, .membership, .joined: 0
         case .ping, .pong, .offer, .done, .photoEnd, .photoMissing, .thumbMissing: 1
         // A round's clock is kept in the store and answered with a scan of this node's clock.
         case .clock(_, let clock): 200 + Double(clock.heads.count) / 20

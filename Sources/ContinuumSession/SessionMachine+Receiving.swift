@@ -23,6 +23,8 @@ extension SessionMachine {
         switch message {
         case .hello:
             return refuse(WireError(.unexpectedMessage, "HELLO after the handshake"))
+        case .membership, .joined:
+            return refuse(WireError(.unexpectedMessage, "\(message.typeName) after the handshake"))
         case .error(let error):
             close()
             return [.peerRefused(error)]
@@ -202,7 +204,9 @@ extension SessionMachine {
                 .progress(records: records, ofRecords: announced.records, bytes: bytes, ofBytes: announced.bytes)
             )
         }
-        if let broken = batch.records.map(\.ref).first(where: { $0.author == peer && outcome.brokeRules[$0.id] != nil })
+        let peer = self.peer
+        let signedByPeer = { (ref: RecordRef) in ref.author == peer || outcome.peerLogs.contains(ref.author) }
+        if let broken = batch.records.map(\.ref).first(where: { signedByPeer($0) && outcome.brokeRules[$0.id] != nil })
         {
             // The peer itself signed a record that breaks a rule (such as an edit of someone else's post). It is
             // kept in the log, where no view applies it, but the peer is not trusted further.

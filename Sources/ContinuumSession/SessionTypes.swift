@@ -64,11 +64,19 @@ public struct StoreOutcome: Hashable, Sendable {
     public var brokeRules: [RecordID: String]
     /// This node's clock after the batch.
     public var clock: VectorClock
+    /// The authors of the batch that are the peer's own logs (its log keys in its groups, PROTOCOL.md §2.7).
+    public var peerLogs: Set<AuthorID>
 
-    public init(stored: Int, brokeRules: [RecordID: String] = [:], clock: VectorClock) {
+    public init(
+        stored: Int,
+        brokeRules: [RecordID: String] = [:],
+        clock: VectorClock,
+        peerLogs: Set<AuthorID> = []
+    ) {
         self.stored = stored
         self.brokeRules = brokeRules
         self.clock = clock
+        self.peerLogs = peerLogs
     }
 }
 

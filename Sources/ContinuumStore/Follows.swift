@@ -251,6 +251,15 @@ extension Ingest {
     /// that the same record arriving again by another path notifies nobody twice).
     func notify(_ content: RecordContent, id: RecordID) throws {
         guard let policy = notifications, content.author != policy.me else { return }
+        // Nor of what this node itself wrote, under any of its log keys.
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM log_key WHERE public = ?"),
+            arguments: [
+                content.author.bytes
+            ]
+        ) == true {
+            return
+        }
         switch content.body {
         case .comment(let post, let text):
             if try isFollowed(post.bytes) { try insertNotification(.comment, post: post.bytes, id, content, text) }
@@ -266,7 +275,7 @@ extension Ingest {
             }
         case .post(let caption, _, _):
             if policy.newPosts { try insertNotification(.post, post: id.bytes, id, content, caption) }
-        case .profile:
+        case .profile, .group, .member:
             break
         }
     }

@@ -278,6 +278,12 @@ struct Ingest {
         case .delete(let targets):
             try applyDelete(targets, id: id, author: author)
 
+        case .group, .member:
+            try applyGroupRecord(header, body, id: id)
+
+        case nil where header.kind == .group:
+            try applyGroupRecord(header, nil, id: id)
+
         case nil:
             // A header alone. Erased by its author: a deleted post or comment still has its row (without any
             // content), so that it can be named as deleted and its comments counted. Otherwise the content was

@@ -11,6 +11,10 @@ extension ContinuumStore {
         return try await read { db in
             var conditions = ["post.deleted = 0"]
             var arguments = StatementArguments()
+            if let mine = query.mine {
+                conditions.append("(post.author = ? OR post.author IN (SELECT public FROM log_key))")
+                arguments += [mine.bytes]
+            }
             if let author = query.author {
                 conditions.append("post.author = ?")
                 arguments += [author.bytes]

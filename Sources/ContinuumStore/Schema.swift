@@ -246,6 +246,63 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v8: groups") { db in
+            try db.execute(
+                sql: """
+                    -- Groups known here: founded by a group record (node, name, open from it), or network groups
+                    -- joined with --network (network = 1, no founder). A node that joins by invite knows the group
+                    -- before its group record arrives (node and name NULL until then).
+                    CREATE TABLE grp (
+                        id BLOB PRIMARY KEY,
+                        node BLOB,
+                        name TEXT,
+                        open INTEGER NOT NULL DEFAULT 0,
+                        network INTEGER NOT NULL DEFAULT 0
+                    );
+                    -- Every member record held, as GroupRules reads them.
+                    CREATE TABLE membership (
+                        record_id BLOB PRIMARY KEY,
+                        group_id BLOB NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        action INTEGER NOT NULL,
+                        node BLOB NOT NULL,
+                        log BLOB NOT NULL,
+                        through INTEGER NOT NULL
+                    );
+                    CREATE INDEX membership_group ON membership (group_id);
+                    -- The logs of each group, derived from the two tables above by GroupRules (PROTOCOL.md 5.1):
+                    -- removed_through is NULL for a member, else the last sequence of the log that stays valid.
+                    CREATE TABLE member (
+                        log BLOB PRIMARY KEY,
+                        group_id BLOB NOT NULL,
+                        node BLOB NOT NULL,
+                        admin INTEGER NOT NULL,
+                        removed_through INTEGER
+                    );
+                    CREATE INDEX member_group ON member (group_id);
+                    CREATE INDEX member_node ON member (node);
+                    -- This node's log keys: derived from the identity seed and `salt` (the private keys are never
+                    -- stored). group_id is NULL while a join is under way.
+                    CREATE TABLE log_key (
+                        public BLOB PRIMARY KEY,
+                        salt BLOB NOT NULL,
+                        group_id BLOB,
+                        created_at INTEGER NOT NULL
+                    );
+                    -- Invites this node made: single use, until expires_at.
+                    CREATE TABLE invite (
+                        id BLOB PRIMARY KEY,
+                        secret BLOB NOT NULL,
+                        group_id BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        used_at INTEGER,
+                        used_by BLOB
+                    );
+                    """
+            )
+        }
         return migrator
     }
 

@@ -254,37 +254,14 @@ public struct ContinuumStore: Sendable {
         let (records, erasedPhotos, erasedText) = try await write { db in
             var ingest = Ingest(db: db, now: now)
             let records = try bodies.map { body in
-                let head = try Row.fetchOne(
-                    db,
-                    sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-                    arguments: [identity.author.bytes]
-                )
-                let content = RecordContent(
-                    author: identity.author,
-                    sequence: UInt64(head?["seq"] as Int64? ?? 0) + 1,
-                    previous: head.map { RecordID(unchecked: $0["id"]) },
-                    createdAt: createdAt,
-                    body: body
-                )
-                let record: VerifiedRecord
-                do {
-                    record = try identity.sign(content)
-                } catch let error as ContinuumCore.RecordError {
-                    throw StoreError.record(error)
+                let record = try ingest.signAndStore(body, by: identity, createdAt: createdAt)
+                if autoFollow, case .post = body {
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
+                        arguments: [record.id.bytes, now]
+                    )
                 }
-                switch try ingest.one(record, local: true) {
-                case .stored:
-                    if autoFollow, case .post = body {
-                        try db.execute(
-                            sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
-                            arguments: [record.id.bytes, now]
-                        )
-                    }
-                    return record
-                case .rejected(let error): throw error
-                case .duplicate, .fork:
-                    throw StoreError(.database, "the local log changed underneath this write; try again")
-                }
+                return record
             }
             try ingest.finish()
             return (records, ingest.erasedPhotos.sorted(), ingest.erasedText)

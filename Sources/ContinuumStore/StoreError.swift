@@ -7,7 +7,7 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is, for code that reacts to it.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Value: String, Hashable, Sendable {
-            case identity, notFound, ambiguous, notOwner, invalidInput, invalidRecord, io, database
+            case identity, notFound, ambiguous, notOwner, invalidInput, invalidRecord, io, database, notMember
         }
         private let value: Value
         private init(_ value: Value) { self.value = value }
@@ -28,6 +28,8 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let io = Code(.io)
         /// SQLite reported an error.
         public static let database = Code(.database)
+        /// The node, or a record's author, is not a member of the group it acts in.
+        public static let notMember = Code(.notMember)
 
         public var description: String { value.rawValue }
     }

@@ -133,6 +133,8 @@ public struct FeedCursor: Sendable, Hashable {
 /// What the feed shows. Every filter is optional; they combine with AND.
 public struct FeedQuery: Sendable, Hashable {
     public var author: AuthorID?
+    /// Only this node's own posts: those of this node id and of its log keys (every group's).
+    public var mine: NodeID?
     public var since: Timestamp?
     public var near: Coordinate?
     public var radiusKm: Double?

@@ -28,16 +28,28 @@ extension PeerSession {
 
     /// Live gossip of records just stored here (best effort: skipped while the peer is far behind).
     func gossip(_ records: [StoredRecord]) async {
+        let records = records.filter { scope.shares($0.author) }
+        guard !records.isEmpty else { return }
         await runDetached(
             machine.gossip(records.map(\.outgoing), backlog: outbox.backlog, highWater: Outbox.highWater)
         )
     }
 
     /// Records the peer follows, ahead of everything queued for it.
-    func push(_ records: [StoredRecord]) async { await runDetached(machine.push(records.map(\.outgoing))) }
+    func push(_ records: [StoredRecord]) async {
+        let records = records.filter { scope.shares($0.author) }
+        guard !records.isEmpty else { return }
+        await runDetached(machine.push(records.map(\.outgoing)))
+    }
 
-    /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``).
+    /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``): only posts of the groups
+    /// the session shares (and posts not held yet, which name no group).
     func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
+        var wanted = wanted
+        if !wanted.isEmpty, let groups = try? await store.groups(ofPosts: Array(wanted.keys)) {
+            let shared = scope.groups
+            for (post, group) in groups where !shared.contains(group) { wanted[post] = nil }
+        }
         await runDetached(machine.advertise(wanted, version: version))
     }
 
@@ -245,7 +257,7 @@ extension PeerSession {
 
     /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.
     func serveThumbnail(_ hash: AssetHash) async {
-        guard let data = await engine.thumbnails?.bytesForPeer(hash), !data.isEmpty else {
+        guard await isShown(hash), let data = await engine.thumbnails?.bytesForPeer(hash), !data.isEmpty else {
             send(.thumbMissing(hash))
             return
         }

@@ -19,6 +19,8 @@ actor PeerSession {
     /// Tells this session from another with the same peer.
     nonisolated let token = UUID()
     let engine: SyncEngine
+    /// The groups shared with the peer; ``store`` shows only their logs and photos.
+    let scope: SessionScope
     let store: any SyncStorage
     let configuration: SyncConfiguration
     let logger: Logger
@@ -41,6 +43,7 @@ actor PeerSession {
         initiator: Bool,
         host: String,
         engine: SyncEngine,
+        scope: SessionScope,
         clocks: (sent: VectorClock?, received: VectorClock?),
         logger: Logger,
         closeConnection: @escaping @Sendable () -> Void = {}
@@ -50,7 +53,8 @@ actor PeerSession {
         self.initiator = initiator
         self.host = host
         self.engine = engine
-        self.store = engine.store
+        self.scope = scope
+        self.store = ScopedStorage(base: engine.store, scope: scope)
         self.configuration = engine.configuration
         self.closeConnection = closeConnection
         machine = Machine(
@@ -136,8 +140,14 @@ actor PeerSession {
             )
         case .storedFromPeer(let count): await engine.didStore(from: self, count: count)
         case .interest(let replace, let entries):
-            do { try await engine.receivedInterest(from: peer, replace: replace, entries) } catch {
+            do {
+                try await checkInterest(entries)
+                try await engine.receivedInterest(from: peer, replace: replace, entries)
+            } catch let error as WireError {
                 return machine.refuse(error)
+            } catch {
+                logger.failure("reading the groups of the posts the peer follows failed", error)
+                return machine.failed(while: "reading the groups of posts")
             }
         case .photo(let message):
             if let error = await engine.photos.handle(message, from: peer) { return machine.refuse(error) }
@@ -157,17 +167,63 @@ actor PeerSession {
 
     /// Stores a batch in one transaction.
     private func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
+        let sorting = scope.sort(batch.records)
+        if let violation = sorting.violation {
+            return machine.refuse(WireError(.notMember, "the peer sent \(violation)"))
+        }
+        for author in Set(sorting.notAdmin) {
+            logger.notice(
+                "held back a member record signed by a log that is not an admin of its group here",
+                metadata: ["author": "\(author.short)"]
+            )
+        }
+        if sorting.heldBack > 0 || sorting.removed > 0 {
+            logger.debug(
+                "records not stored: their authors are not known as members here, or were removed",
+                metadata: ["unknown": "\(sorting.heldBack)", "removed": "\(sorting.removed)"]
+            )
+        }
+        let kept = StoreBatch(
+            parts: batch.parts.compactMap { part in
+                let records = part.records.filter { sorting.keep.contains($0.id) }
+                return records.isEmpty ? nil : StoreBatch.Part(delivery: part.delivery, records: records)
+            }
+        )
         let ingested: Ingested
         do {
-            ingested = try await store.ingest(batch)
+            if kept.isEmpty {
+                ingested = Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock())
+            } else {
+                ingested = try await store.ingest(kept)
+            }
         } catch {
             logger.failure("storing records failed", error)
             return machine.storeFailed()
         }
         for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
+        // New members are known before the next batch is sorted.
+        if kept.records.contains(where: { $0.header.kind.isMembership }), !ingested.stored.isEmpty {
+            await engine.refreshMembership()
+        }
         return machine.stored(
-            StoreOutcome(stored: ingested.stored.count, brokeRules: ingested.brokeRules, clock: ingested.clock)
+            StoreOutcome(
+                stored: ingested.stored.count,
+                brokeRules: ingested.brokeRules,
+                clock: ingested.clock,
+                peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author))
+            )
         )
+    }
+
+    /// INTEREST may name only posts of the groups the session shares (a post not held here is let through: nothing
+    /// of it would be pushed but what the scope allows).
+    private func checkInterest(_ entries: [PostInterest]) async throws {
+        let wanted = entries.filter { $0.hops != nil }.map(\.post)
+        guard !wanted.isEmpty else { return }
+        let groups = scope.groups
+        for (post, group) in try await store.groups(ofPosts: wanted) where !groups.contains(group) {
+            throw WireError(.notMember, "INTEREST names post \(post.short) of a group this session does not share")
+        }
     }
 
     // MARK: Queuing and closing

@@ -5,8 +5,6 @@ import Logging
 
 /// How a node syncs.
 public struct SyncConfiguration: Sendable {
-    /// The network this node belongs to; peers of another network are refused.
-    public var network: NetworkID = .default
     /// The display name sent in HELLO.
     public var name: String?
     /// The port this node listens on, sent in HELLO so that peers can dial back (0: not listening).

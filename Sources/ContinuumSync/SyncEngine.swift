@@ -18,7 +18,9 @@ public actor SyncEngine {
     /// Thumbnails: served to peers that ask, fetched from peers before photos (nil: neither).
     nonisolated let thumbnails: ThumbnailService?
 
-    private var sessions: [AuthorID: PeerSession] = [:]
+    var sessions: [AuthorID: PeerSession] = [:]
+    /// Who belongs to which group, as last read from the store (``refreshMembership()``).
+    var membership: MembershipView?
     /// The port actually bound, once known (the configuration may say 0: any free port).
     private var listenPort: UInt16?
 
@@ -58,11 +60,11 @@ public actor SyncEngine {
         (interestWakes, interestWake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Our HELLO.
+    /// Our HELLO, with a new nonce.
     var hello: Hello {
         Hello(
             protocolVersion: WireLimits.protocolVersion,
-            network: configuration.network,
+            nonce: .random(),
             node: identity.author,
             name: configuration.name,
             listenPort: listenPort ?? configuration.listenPort,
@@ -101,13 +103,6 @@ public actor SyncEngine {
                         + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
                     : "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
                         + "version \(WireLimits.protocolVersion): upgrade this continuum-node"
-            )
-        }
-        guard theirs.network == configuration.network else {
-            throw WireError(
-                .wrongNetwork,
-                "the peer belongs to another network (\(theirs.network.hex.prefix(12))); "
-                    + "nodes sync only when they share --network or --network-key"
             )
         }
         guard theirs.node != identity.author else {
@@ -302,6 +297,11 @@ public actor SyncEngine {
             guard !records.isEmpty else { break }
             stored = true
             gossipedThrough = records.last!.rowid
+            // A group or member record (the kind byte, §2.1) changes who may be sent what: read the groups again
+            // before anything is gossiped.
+            if records.contains(where: { $0.bytes.count > 5 && ($0.bytes[5] == 6 || $0.bytes[5] == 7) }) {
+                await refreshMembership()
+            }
             let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
             // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
             // but neither pushed nor shown as an event.
@@ -343,7 +343,7 @@ public actor SyncEngine {
             emit(.postEdited(post, author: content.author, caption: change.caption))
         case .delete(let targets):
             emit(.deleted(targets, author: content.author))
-        case .profile:
+        case .profile, .group, .member:
             break
         }
     }
@@ -391,6 +391,7 @@ public actor SyncEngine {
     public func run() async {
         await photos.attach(self)
         guard let start = await startingPoint() else { return }
+        await refreshMembership()
         (gossipedThrough, notifiedThrough, follows) = start
         await withTaskGroup(of: Void.self) { group in
             // Interest changes, relayed to every peer: at once, then at most once per interval.

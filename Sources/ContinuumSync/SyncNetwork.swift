@@ -46,7 +46,7 @@ public final class SyncNetwork: Sendable {
     public let engine: SyncEngine
     private let tls: TLSIdentity?
     private let group: any EventLoopGroup
-    private let logger: Logger
+    let logger: Logger
 
     /// `group` is owned by the caller, who shuts it down after the network has stopped.
     public init(engine: SyncEngine, identity: NodeIdentity, group: any EventLoopGroup, logger: Logger) throws {
@@ -104,7 +104,11 @@ public final class SyncNetwork: Sendable {
     // MARK: Dialling
 
     /// Connects once and runs the session to its end; returns why it ended.
-    public func connect(to address: PeerAddress, expected: AuthorID? = nil) async -> (reason: String, peer: AuthorID?) {
+    public func connect(
+        to address: PeerAddress,
+        expected: AuthorID? = nil,
+        join: JoinAttempt? = nil
+    ) async -> (reason: String, peer: AuthorID?) {
         let tls = self.tls
         do {
             let connection = try await ClientBootstrap(group: group)
@@ -115,8 +119,9 @@ public final class SyncNetwork: Sendable {
                         try self.configure(channel, tlsHandler: try tls?.clientHandler(expected: expected))
                     }
                 }
-            return await run(connection, initiator: true, host: address.host)
+            return await run(connection, initiator: true, host: address.host, join: join)
         } catch {
+            join?.fail("cannot reach the inviter at \(address) (is its node running, and is the address right?)")
             return ("cannot connect to \(address): \(error)", nil)
         }
     }
@@ -147,7 +152,12 @@ public final class SyncNetwork: Sendable {
     ///
     /// Every ERROR written here is written with `try?`: it is a courtesy to a peer whose session ends either way,
     /// and a peer that is already gone cannot receive it.
-    func run(_ connection: WireChannel, initiator: Bool, host: String) async -> (reason: String, peer: AuthorID?) {
+    func run(
+        _ connection: WireChannel,
+        initiator: Bool,
+        host: String,
+        join: JoinAttempt? = nil
+    ) async -> (reason: String, peer: AuthorID?) {
         let channel = connection.channel
         let timeout = channel.eventLoop.scheduleTask(
             in: .nanoseconds(engine.configuration.handshakeTimeout.nanoseconds)
@@ -159,18 +169,40 @@ public final class SyncNetwork: Sendable {
             reason = try await connection.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
                 let theirs: Hello
+                let ours: Hello
                 switch try await handshake(iterator: &iterator, outbound: outbound, channel: channel) {
-                case .accepted(let hello): theirs = hello
-                case .ended(let reason): return reason
+                case .accepted(let hello, let sent): (theirs, ours) = (hello, sent)
+                case .ended(let reason):
+                    join?.fail(reason)
+                    return reason
+                }
+                learned.withLockedValue { $0 = theirs.node }
+                let groups: Set<GroupID>
+                switch try await exchangeMembership(
+                    theirs: theirs,
+                    ours: ours,
+                    host: host,
+                    join: join,
+                    iterator: &iterator,
+                    outbound: outbound
+                ) {
+                case .accepted(let shared): groups = shared
+                case .ended(let reason):
+                    join?.fail(reason)
+                    return reason
                 }
                 timeout.cancel()
-                learned.withLockedValue { $0 = theirs.node }
                 let session = PeerSession(
                     peer: theirs.node,
                     hello: theirs,
                     initiator: initiator,
                     host: host,
                     engine: engine,
+                    scope: SessionScope(
+                        peer: NodeID(unchecked: theirs.node.bytes),
+                        groups: groups,
+                        view: try await engine.currentMembership()
+                    ),
                     clocks: await PeerSession.loadClocks(of: theirs.node, store: engine.store, logger: logger),
                     logger: logger,
                     closeConnection: { channel.close(promise: nil) }
@@ -192,7 +224,8 @@ public final class SyncNetwork: Sendable {
     }
 
     private enum Handshake {
-        case accepted(Hello)
+        /// The peer's HELLO, and ours.
+        case accepted(Hello, sent: Hello)
         /// Why the connection ends (the peer was told with an ERROR, where there is one to tell).
         case ended(String)
     }
@@ -203,7 +236,8 @@ public final class SyncNetwork: Sendable {
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
         channel: any Channel
     ) async throws -> Handshake {
-        try await outbound.write(.hello(await engine.hello))
+        let ours = await engine.hello
+        try await outbound.write(.hello(ours))
         let first: WireMessage?
         do {
             first = try await iterator.next()
@@ -230,7 +264,7 @@ public final class SyncNetwork: Sendable {
             try? await outbound.write(.error(refusal))
             return .ended("refused: \(refusal.message)")
         }
-        return .accepted(theirs)
+        return .accepted(theirs, sent: ours)
     }
 
     private func drive(

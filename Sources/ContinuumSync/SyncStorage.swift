@@ -58,6 +58,30 @@ public protocol SyncStorage: Sendable {
     /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
     /// fetched nor served, and nothing about it is kept.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
+    /// Whether a live post by a log of one of `groups` shows the photo: what a peer sharing those groups may fetch.
+    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool
+
+    // MARK: Groups
+
+    /// Who belongs to which group.
+    func membershipView() async throws -> MembershipView
+    /// The header of this node's own membership record in `group` (what proves to a peer that it is a member).
+    func membershipProof(in group: GroupID) async throws -> [UInt8]?
+    /// The groups of these posts, for those whose post and author are held.
+    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID]
+    /// Uses an invite this node made, once: checks it (`proves` checks the joiner's proof against the secret),
+    /// signs the record that adds `node` with `log`, and returns the group and the record's bytes. Throws an error
+    /// whose description says why an invite is refused.
+    func redeemInvite(
+        id: [UInt8],
+        node: NodeID,
+        log: AuthorID,
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (group: GroupID, record: [UInt8])
+    /// A new log key for a join under way.
+    func beginJoin() async throws -> AuthorID
+    /// The join was accepted: the log key belongs to `group`.
+    func completeJoin(log: AuthorID, group: GroupID) async throws
 }
 
 /// What storing a batch did.

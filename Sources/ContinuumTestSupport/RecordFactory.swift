@@ -24,6 +24,9 @@ public struct RecordFactory: Sendable {
     /// Every record made so far, in creation order.
     public private(set) var records: [VerifiedRecord] = []
     public var random: SplitMix64
+    /// A network group (PROTOCOL.md §2.7) the authors are in: each author's log then starts with its self-add to
+    /// it, made before the author's first record, so that nodes of the network accept the logs.
+    public var network: GroupID?
 
     /// Words captions are made of, with capitals and accents so that search folding is exercised.
     public static let words = [
@@ -33,7 +36,8 @@ public struct RecordFactory: Sendable {
     ]
 
     /// `authorCount` identities made from the seed, so that runs are reproducible.
-    public init(authorCount: Int, seed: UInt64 = 1) {
+    public init(authorCount: Int, seed: UInt64 = 1, network: GroupID? = nil) {
+        self.network = network
         var random = SplitMix64(seed: seed)
         authors = (0..<authorCount).map { _ in
             var bytes = [UInt8](repeating: 0, count: 32)
@@ -53,6 +57,21 @@ public struct RecordFactory: Sendable {
         -> VerifiedRecord
     {
         let identity = authors[authorIndex]
+        if let network, heads[identity.author] == nil {
+            let change = MemberChange(group: network, action: .add, node: identity.node, log: identity.author)
+            let time = Timestamp(milliseconds: 1_700_000_000_000 + Int64(records.count) * 1000)
+            let join = try! identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 1,
+                    previous: nil,
+                    createdAt: time,
+                    body: .member(change)
+                )
+            )
+            heads[identity.author] = (1, join.id)
+            records.append(join)
+        }
         let head = heads[identity.author]
         let sequence = (head?.sequence ?? 0) + 1
         let time = createdAt ?? Timestamp(milliseconds: 1_700_000_000_000 + Int64(records.count) * 1000)
@@ -100,7 +119,8 @@ public struct RecordFactory: Sendable {
         return make(.post(caption: caption(), photo: photo(), location: location), by: authorIndex)
     }
 
-    /// A mixed history: profiles, posts, comments (on anyone's posts), edits and deletes of one's own records.
+    /// A mixed history: profiles, posts, comments (on anyone's posts), edits and deletes of one's own records (and,
+    /// with a ``network``, each author's self-add before its first record).
     public mutating func history(count: Int) -> [VerifiedRecord] {
         var posts: [(PostID, author: Int)] = []
         var comments: [(CommentID, author: Int)] = []
@@ -135,6 +155,9 @@ public struct RecordFactory: Sendable {
             }
             made.append(record)
         }
-        return made
+        guard network != nil else { return made }
+        // The self-adds made on the way, each before its author's first record of the history.
+        let ids = Set(made.map(\.id))
+        return records.filter { ids.contains($0.id) || ($0.header.kind == .member && $0.header.sequence == 1) }
     }
 }

@@ -41,6 +41,14 @@ public enum WireCodec {
         let message: WireMessage
         switch kind {
         case .hello: message = .hello(try readHello(&reader))
+        case .membership: message = .membership(try readMembership(&reader))
+        case .joined:
+            let group: GroupID = try reader.id("group")
+            let length = Int(try reader.u16("record length"))
+            guard length <= Limits.recordBytes else {
+                throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
+            }
+            message = .joined(group: group, record: Array(try reader.raw(length, "record")))
         case .error: message = .error(try readError(&reader))
         case .clock:
             let round = try reader.u32("round")
@@ -103,6 +111,12 @@ public enum WireCodec {
             try checkClock(clock, reader)
         case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing:
             break
+        case .membership(let membership):
+            try checkMembership(membership, reader)
+        case .joined(_, let record):
+            if record.count > Limits.recordBytes {
+                throw reader.malformed("record is \(record.count) bytes; the limit is \(Limits.recordBytes)")
+            }
         case .thumbData(_, let bytes):
             try checkThumbnail(count: bytes.count, reader)
         case .interest(let replace, let entries):
@@ -152,7 +166,7 @@ public enum WireCodec {
 
     private static func readHello(_ reader: inout WireReader) throws(WireError) -> Hello {
         let version = try reader.u16("protocol version")
-        let network = NetworkID(checked: Array(try reader.raw(32, "network")))
+        let nonce = SessionNonce(checked: Array(try reader.raw(32, "nonce")))
         let node: AuthorID = try reader.id("node")
         let flags = try reader.u8("flags")
         guard flags & ~1 == 0 else {
@@ -170,7 +184,7 @@ public enum WireCodec {
         }
         return Hello(
             protocolVersion: version,
-            network: network,
+            nonce: nonce,
             node: node,
             name: name,
             listenPort: port,
@@ -520,13 +534,85 @@ public enum WireCodec {
             writeInterest(replace: replace, entries, to: &writer)
         case .push(let records):
             writeRecords(records, to: &writer)
+        case .membership(let membership):
+            writeMembership(membership, to: &writer)
+        case .joined(let group, let record):
+            writer.raw(group.bytes)
+            writer.u16(UInt16(record.count))
+            writer.raw(record)
+        }
+    }
+
+    /// Claims (count, then group, proof length and proof), network tags (count, then 16 bytes each), then the join
+    /// flag and, when it is 1, the invite id, the log key and the MAC.
+    private static func writeMembership(_ membership: Membership, to writer: inout WireWriter) {
+        writer.u8(UInt8(membership.claims.count))
+        for claim in membership.claims {
+            writer.raw(claim.group.bytes)
+            writer.u16(UInt16(claim.proof.count))
+            writer.raw(claim.proof)
+        }
+        writer.u8(UInt8(membership.networkTags.count))
+        for tag in membership.networkTags { writer.raw(tag) }
+        if let join = membership.join {
+            writer.u8(1)
+            writer.raw(join.invite)
+            writer.raw(join.log.bytes)
+            writer.raw(join.mac)
+        } else {
+            writer.u8(0)
+        }
+    }
+
+    private static func readMembership(_ reader: inout WireReader) throws(WireError) -> Membership {
+        var membership = Membership()
+        let claims = Int(try reader.u8("claim count"))
+        guard claims <= WireLimits.maxClaims else {
+            throw reader.malformed("\(claims) claims; the limit is \(WireLimits.maxClaims)")
+        }
+        for _ in 0..<claims {
+            let group: GroupID = try reader.id("group")
+            let length = Int(try reader.u16("proof length"))
+            guard length <= WireLimits.maxProofBytes else {
+                throw reader.malformed("a proof is \(length) bytes; the limit is \(WireLimits.maxProofBytes)")
+            }
+            membership.claims.append(Membership.Claim(group: group, proof: Array(try reader.raw(length, "proof"))))
+        }
+        let tags = Int(try reader.u8("network tag count"))
+        guard tags <= WireLimits.maxNetworkTags else {
+            throw reader.malformed("\(tags) network tags; the limit is \(WireLimits.maxNetworkTags)")
+        }
+        for _ in 0..<tags { membership.networkTags.append(Array(try reader.raw(16, "network tag"))) }
+        switch try reader.u8("join flag") {
+        case 0: break
+        case 1:
+            let invite = Array(try reader.raw(8, "invite"))
+            let log: AuthorID = try reader.id("log")
+            membership.join = Membership.Join(invite: invite, log: log, mac: Array(try reader.raw(32, "mac")))
+        case let flag: throw reader.malformed("join flag is \(flag); it must be 0 or 1")
+        }
+        return membership
+    }
+
+    private static func checkMembership(_ membership: Membership, _ reader: WireReader) throws(WireError) {
+        guard membership.claims.count <= WireLimits.maxClaims else {
+            throw reader.malformed("\(membership.claims.count) claims; the limit is \(WireLimits.maxClaims)")
+        }
+        for claim in membership.claims where claim.proof.count > WireLimits.maxProofBytes {
+            throw reader.malformed("a proof is \(claim.proof.count) bytes; the limit is \(WireLimits.maxProofBytes)")
+        }
+        guard membership.networkTags.count <= WireLimits.maxNetworkTags,
+            membership.networkTags.allSatisfy({ $0.count == 16 })
+        else { throw reader.malformed("at most \(WireLimits.maxNetworkTags) network tags of 16 bytes each") }
+        if let join = membership.join, join.invite.count != 8 || join.mac.count != 32 {
+            throw reader.malformed("a join's invite id is 8 bytes and its mac 32")
         }
     }
 
     /// Protocol version, network, node, flags, listen port, then the name's length and UTF-8 bytes.
     private static func writeHello(_ hello: Hello, to writer: inout WireWriter) {
         writer.u16(hello.protocolVersion)
-        writer.raw(hello.network.bytes)
+        writer.raw(hello.nonce.bytes)
         writer.raw(hello.node.bytes)
         writer.u8(hello.plaintext ? 1 : 0)
         writer.u16(hello.listenPort)

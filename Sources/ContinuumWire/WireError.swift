@@ -17,7 +17,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let frameTooLarge = Code(rawValue: 2)
         /// An unknown frame version, or a protocol version in HELLO that the receiver does not speak.
         public static let unsupportedVersion = Code(rawValue: 3)
-        /// HELLO names another network.
+        /// No longer sent (HELLO named another network before groups); kept so that the number is not reused.
         public static let wrongNetwork = Code(rawValue: 4)
         /// HELLO comes from the receiving node itself.
         public static let selfConnection = Code(rawValue: 5)
@@ -39,6 +39,10 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let `internal` = Code(rawValue: 13)
         /// The peer made this node do more work than its budget allows (too many or too costly messages).
         public static let overBudget = Code(rawValue: 14)
+        /// The two nodes share no group, or a message is about a group the session does not share.
+        public static let notMember = Code(rawValue: 15)
+        /// An invite that is unknown, used, expired, or whose proof does not match this connection.
+        public static let inviteRefused = Code(rawValue: 16)
 
         /// The code in words, such as `malformed frame`; `error 99` for a code this node does not know.
         public var name: String {
@@ -57,6 +61,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case 12: "unexpected message"
             case 13: "internal error"
             case 14: "over budget"
+            case 15: "not a member"
+            case 16: "invite refused"
             default: "error \(rawValue)"
             }
         }

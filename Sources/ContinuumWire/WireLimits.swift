@@ -22,6 +22,12 @@ public enum WireLimits {
     public static let maxRanges = 10_000
     /// Entries in one INTEREST frame.
     public static let maxInterestEntries = 4096
+    /// Claims in one MEMBERSHIP.
+    public static let maxClaims = 32
+    /// Bytes of one claim's proof (a record header; the largest is a member record's, 291 bytes).
+    public static let maxProofBytes = 1024
+    /// Network tags in one MEMBERSHIP.
+    public static let maxNetworkTags = 8
     /// Posts one peer may ask to have pushed, in all.
     public static let maxInterestPerPeer = 100_000
     /// The farthest a follower may be from the node that pushes to it: interest relayed further is dropped, so

@@ -1,12 +1,34 @@
 import ContinuumCore
 
-/// The first message each side sends: who it is, which network and protocol version it speaks, where it listens.
+/// 32 random bytes that each side sends in its HELLO, new for every connection: what proofs of membership and of an
+/// invite are bound to, so that one seen on one connection is worth nothing on another (PROTOCOL.md §7.8.3).
+public struct SessionNonce: Hashable, Sendable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    /// 32 bytes, or nil.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.bytes = bytes
+    }
+
+    init(checked bytes: [UInt8]) { self.bytes = bytes }
+
+    /// 32 bytes from the system's random number generator.
+    public static func random() -> SessionNonce {
+        var generator = SystemRandomNumberGenerator()
+        return SessionNonce(checked: (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    public var description: String { bytes.prefix(6).map { String(format: "%02x", $0) }.joined() }
+}
+
+/// The first message each side sends: who it is, which protocol version it speaks, where it listens.
 public struct Hello: Hashable, Sendable {
     /// The sync protocol version the sender speaks (``WireLimits/protocolVersion``). The codec accepts any value;
     /// the session refuses one it does not speak.
     public var protocolVersion: UInt16
-    /// The network the sender belongs to.
-    public var network: NetworkID
+    /// Random bytes new for this connection (``SessionNonce``).
+    public var nonce: SessionNonce
     /// The sender's identity: the Ed25519 public key that its TLS certificate also carries.
     public var node: AuthorID
     /// The sender's display name, if it has one.
@@ -24,14 +46,14 @@ public struct Hello: Hashable, Sendable {
     /// A HELLO; by default for this protocol version, with no name, not listening, over TLS.
     public init(
         protocolVersion: UInt16 = WireLimits.protocolVersion,
-        network: NetworkID,
+        nonce: SessionNonce,
         node: AuthorID,
         name: String? = nil,
         listenPort: UInt16 = 0,
         plaintext: Bool = false
     ) {
         self.protocolVersion = protocolVersion
-        self.network = network
+        self.nonce = nonce
         self.node = node
         self.name = name
         self.listenPort = listenPort
@@ -134,6 +156,11 @@ public enum WireMessage: Hashable, Sendable {
     case interest(replace: Bool, [PostInterest])
     /// Records concerning a post the receiver announced interest in, sent ahead of everything else: type 0x41.
     case push([[UInt8]])
+    /// The groups the sender claims to share with the receiver, with proofs, and a join by invite: type 0x03, right
+    /// after HELLO.
+    case membership(Membership)
+    /// An invite was accepted: the group joined and the record that adds the joiner: type 0x04.
+    case joined(group: GroupID, record: [UInt8])
 
     /// The type byte of the message's frame.
     public var typeCode: UInt8 { kind.rawValue }
@@ -167,7 +194,49 @@ public enum WireMessage: Hashable, Sendable {
         case .pong: .pong
         case .interest: .interest
         case .push: .push
+        case .membership: .membership
+        case .joined: .joined
         }
+    }
+}
+
+/// What MEMBERSHIP carries (PROTOCOL.md §7.4.21).
+public struct Membership: Hashable, Sendable {
+    /// A group the sender says it shares with the receiver, and the header of the sender's own membership record in
+    /// it: its group record, or the record that added it (signed by an admin, or by itself in an open group).
+    public struct Claim: Hashable, Sendable {
+        public var group: GroupID
+        public var proof: [UInt8]
+
+        public init(group: GroupID, proof: [UInt8]) {
+            self.group = group
+            self.proof = proof
+        }
+    }
+
+    /// A join by invite: the invite's id, the joiner's new log key, and the proof that it holds the invite's secret,
+    /// bound to this connection.
+    public struct Join: Hashable, Sendable {
+        public var invite: [UInt8]
+        public var log: AuthorID
+        public var mac: [UInt8]
+
+        public init(invite: [UInt8], log: AuthorID, mac: [UInt8]) {
+            self.invite = invite
+            self.log = log
+            self.mac = mac
+        }
+    }
+
+    public var claims: [Claim]
+    /// Proofs of network groups: one 16-byte tag per network the sender is in.
+    public var networkTags: [[UInt8]]
+    public var join: Join?
+
+    public init(claims: [Claim] = [], networkTags: [[UInt8]] = [], join: Join? = nil) {
+        self.claims = claims
+        self.networkTags = networkTags
+        self.join = join
     }
 }
 
@@ -175,6 +244,8 @@ public enum WireMessage: Hashable, Sendable {
 enum MessageKind: UInt8, CaseIterable {
     case hello = 0x01
     case error = 0x02
+    case membership = 0x03
+    case joined = 0x04
     case clock = 0x10
     case offer = 0x11
     case records = 0x12
@@ -199,6 +270,8 @@ enum MessageKind: UInt8, CaseIterable {
         switch self {
         case .hello: "HELLO"
         case .error: "ERROR"
+        case .membership: "MEMBERSHIP"
+        case .joined: "JOINED"
         case .clock: "CLOCK"
         case .offer: "OFFER"
         case .records: "RECORDS"

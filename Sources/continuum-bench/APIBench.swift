@@ -42,7 +42,7 @@ struct APIBench: AsyncParsableCommand {
         say("baseline  raw TCP loopback throughput, one connection: \(format(raw / 1e6)) MB/s")
 
         let node = try BenchNode(root.appendingPathComponent("a"), logger: logger)
-        var factory = RecordFactory(authorCount: 20, seed: 7)
+        var factory = RecordFactory(authorCount: 20, seed: 7, network: BenchNode.networkGroup)
         try await StoreBench.ingest(factory.history(count: posts * 37 / 10).map(\.bytes), into: node.store, batch: 1000)
         let held = try await node.store.counts()
         say("store: \(held.posts) posts, \(held.comments) comments from \(held.authors) authors")

@@ -35,7 +35,9 @@ struct PushBench: AsyncParsableCommand {
 
         let nodes = try ["a", "b", "c"].map { try BenchNode(root.appendingPathComponent($0), logger: logger) }
         let (a, b, c) = (nodes[0], nodes[1], nodes[2])
-        let ids = try nodes.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0 }
+        // Each node signs with its log key in the bench network.
+        var ids: [NodeIdentity] = []
+        for node in nodes { ids.append(try await node.logIdentity()) }
         defer { for node in nodes { try? node.stop() } }
         try a.start()
         try b.start(peer: a.port)

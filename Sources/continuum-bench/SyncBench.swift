@@ -3,6 +3,7 @@ import ContinuumCore
 import ContinuumStore
 import ContinuumSync
 import ContinuumTestSupport
+import ContinuumWire
 import Foundation
 import Logging
 import NIOPosix
@@ -101,7 +102,7 @@ struct SyncBench: AsyncParsableCommand {
     func syncRecords(root: URL, logger: Logger, verify2: Double, handshake: Double) async throws -> Int {
         // (a) Initial sync of the record corpus.
         let a = try BenchNode(root.appendingPathComponent("a"), logger: logger)
-        var factory = RecordFactory(authorCount: authors, seed: 7)
+        var factory = RecordFactory(authorCount: authors, seed: 7, network: BenchNode.networkGroup)
         let corpus = factory.history(count: records)
         for start in stride(from: 0, to: corpus.count, by: 1000) {
             _ = try await a.store.ingest(Array(corpus[start..<min(start + 1000, corpus.count)]))
@@ -203,7 +204,7 @@ struct SyncBench: AsyncParsableCommand {
 
     /// Stores PHOTOS photos of random bytes, PHOTO_MB MiB each, on `node` with a post for each; returns their bytes.
     func storeRandomPhotos(in node: BenchNode) async throws -> Int {
-        let identity = try IdentityFile.loadOrCreate(at: node.directory.identityURL).0
+        let identity = try await node.logIdentity()
         var random = SplitMix64(seed: 3)
         var totalBytes = 0
         for index in 0..<photos {
@@ -287,14 +288,33 @@ final class BenchNode {
         )
     }
 
+    /// The network group every bench node is in (PROTOCOL.md §2.7), so that they share what they hold.
+    static let network = "continuum-bench"
+    static var networkGroup: GroupID { GroupID(unchecked: Data(NetworkID.named(network).bytes)) }
+
+    /// A new data directory: its identity, and its self-add to the bench network (by `init --network`).
     init(_ url: URL, logger: Logger) throws {
         directory = DataDirectory(url: url)
         self.logger = logger
+        let initialize = Process()
+        initialize.executableURL = Self.binary
+        initialize.arguments = ["init", "--data", url.path, "--network", Self.network]
+        initialize.standardOutput = FileHandle.nullDevice
+        try initialize.run()
+        initialize.waitUntilExit()
+        guard initialize.terminationStatus == 0 else {
+            throw ValidationError("'continuum-node init' failed on \(url.path)")
+        }
         store = try ContinuumStore.open(directory, logger: logger)
-        _ = try IdentityFile.loadOrCreate(at: directory.identityURL)
     }
 
     func openStore() throws -> ContinuumStore { try ContinuumStore.open(directory, logger: logger) }
+
+    /// The identity this node signs with: its log key in the bench network.
+    func logIdentity() async throws -> NodeIdentity {
+        let identity = try IdentityFile.loadOrCreate(at: directory.identityURL).0
+        return try await store.logIdentity(in: Self.networkGroup, of: identity)
+    }
 
     func start(peer: Int? = nil, extra: [String] = []) throws {
         let output = directory.url.appendingPathComponent("bench.out")

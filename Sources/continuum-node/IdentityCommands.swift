@@ -17,8 +17,28 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: "The display name peers see (1 to 64 bytes of UTF-8, one line).")
     var name: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Join the network group of this name: every node given the same name shares with the others.",
+            valueName: "NAME"
+        )
+    )
+    var network: String?
+
+    @Option(
+        name: .customLong("network-key"),
+        help: ArgumentHelp("Join the network group of the key in this file (see Docs/CLI.md).", valueName: "FILE")
+    )
+    var networkKey: String?
+
     func validate() throws {
         if let name, TextRules.isBlank(name) { throw ValidationError("--name is blank; give a display name") }
+        if network != nil && networkKey != nil {
+            throw ValidationError("--network and --network-key both name the network; give only one of them")
+        }
+        if let network, TextRules.isBlank(network) {
+            throw ValidationError("--network is blank; give a network name, or leave it out")
+        }
     }
 
     struct Result: Encodable {
@@ -29,6 +49,7 @@ struct InitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let networkID = try NetworkChoice.id(network: network, key: networkKey)
         let context = try options.open()
         let (identity, created) = try IdentityFile.loadOrCreate(at: context.directory.identityURL)
         var current = try await context.store.displayName(of: identity.author)
@@ -36,12 +57,30 @@ struct InitCommand: AsyncParsableCommand {
             try await context.actions().setName(name, by: identity)
             current = name
         }
+        if let networkID {
+            let label = NetworkChoice.label(network: network, id: networkID)
+            if try await context.store.joinNetwork(
+                GroupID(unchecked: Data(networkID.bytes)),
+                name: label,
+                by: identity
+            ),
+                !output.json
+            {
+                print("joined network group \(label)")
+            }
+        }
         let result = Result(id: identity.author, name: current, created: created, dataDirectory: context.directory.path)
         if output.json { return try Output.json(result) }
         print(created ? "Created a new identity." : "Identity already exists.")
         print("node id: \(identity.author.hex)")
         print("name:    \(current ?? "(none; set one with --name)")")
         print("data:    \(context.directory.path)")
+        if try await context.store.groups().isEmpty {
+            print(
+                "This node shares nothing until it is in a group: create one with 'continuum-node group create "
+                    + "NAME', or join one with 'continuum-node join CODE' (an invite from a member's node)."
+            )
+        }
     }
 }
 

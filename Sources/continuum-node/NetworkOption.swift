@@ -5,8 +5,17 @@ import Foundation
 extension RunCommand {
     /// The network to join, from --network or --network-key; read before anything is opened or stored.
     func networkID() throws -> NetworkID {
+        try NetworkChoice.id(network: network, key: networkKey) ?? .default
+    }
+}
+
+/// `--network NAME` and `--network-key FILE`: a network group (no founder, no admin) that every node given the same
+/// name or key is in.
+enum NetworkChoice {
+    /// The network id of the options, or nil when neither is given; the key file is read now.
+    static func id(network: String?, key networkKey: String?) throws -> NetworkID? {
         if let network { return .named(network) }
-        guard let networkKey else { return .default }
+        guard let networkKey else { return nil }
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: networkKey, isDirectory: &isDirectory), isDirectory.boolValue {
             throw CLIError("cannot read --network-key '\(networkKey)': it is a directory; give the key file")
@@ -32,4 +41,7 @@ extension RunCommand {
         }
         return id
     }
+
+    /// The name a network group is shown with.
+    static func label(network: String?, id: NetworkID) -> String { network ?? "network \(id.short)" }
 }

@@ -47,7 +47,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Join the network of this name (default: 'default'); nodes of other networks are refused.",
+            "Be in the network group of this name (and announce it on the LAN): every node given the same name shares with the others.",
             valueName: "NAME"
         )
     )
@@ -56,7 +56,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("network-key"),
         help: ArgumentHelp(
-            "Join the network of the key in this file (e.g. 32 random bytes); see Docs/PROTOCOL.md.",
+            "Be in the network group of the key in this file (e.g. 32 random bytes); see Docs/CLI.md.",
             valueName: "FILE"
         )
     )
@@ -144,7 +144,7 @@ struct RunCommand: AsyncParsableCommand {
         guard maxUploadMB > 0 else { throw ValidationError("--max-upload-mb must be 1 or more") }
         guard apiHeaderTimeoutMS > 0 else { throw ValidationError("--api-header-timeout-ms must be 1 or more") }
         if let network, TextRules.isBlank(network) {
-            throw ValidationError("--network is blank; give a network name, or leave it out for the default network")
+            throw ValidationError("--network is blank; give a network name, or leave it out")
         }
     }
 
@@ -234,7 +234,12 @@ struct RunCommand: AsyncParsableCommand {
     /// The node's configuration from the options.
     func nodeConfiguration(network: NetworkID, name: String?) -> NodeConfiguration {
         var configuration = NodeConfiguration()
-        configuration.sync.network = network
+        configuration.discoveryNetwork = network
+        if self.network != nil || networkKey != nil {
+            // A network is a group without founder or admin, which anyone who knows its name or key joins.
+            let label = NetworkChoice.label(network: self.network, id: network)
+            configuration.networks = [(GroupID(unchecked: Data(network.bytes)), label)]
+        }
         configuration.listenHost = listen
         configuration.port = port
         configuration.peers = peers.compactMap(PeerAddress.init)

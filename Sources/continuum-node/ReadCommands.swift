@@ -48,7 +48,7 @@ struct FeedCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         var query = FeedQuery(limit: limit)
-        if mine { query.author = try context.identity().author }
+        if mine { query.mine = try context.identity().node }
         if let author { query.author = try await context.store.resolveAuthor(author) }
         if let since { query.since = try Parse.since(since) }
         if let near {

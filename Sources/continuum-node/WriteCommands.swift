@@ -29,6 +29,14 @@ struct PostCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The photo file.", valueName: "IMAGE"))
     var image: String
 
+    @Option(
+        help: ArgumentHelp(
+            "The group to share it with: its name or the start of its id (default: the node's only group).",
+            valueName: "G"
+        )
+    )
+    var group: String?
+
     @Option(help: "The caption (required; up to 2048 bytes of UTF-8).")
     var caption: String?
 
@@ -105,6 +113,8 @@ struct PostCommand: AsyncParsableCommand {
         } catch {
             throw CLIError("cannot read \(image): \(Self.reason(error))")
         }
+        var groupID: GroupID?
+        if let group { groupID = try await GroupChoice.resolve(group, in: context.store) }
         let draft = NewPost(
             photo: .file(url, contents: data),
             caption: caption ?? "",
@@ -112,7 +122,8 @@ struct PostCommand: AsyncParsableCommand {
             takenAt: try takenAt.map { try Self.time($0) },
             autoFollow: !noAutoFollow,
             locationFromPhoto: locationFromPhoto,
-            keepMetadata: keepMetadata
+            keepMetadata: keepMetadata,
+            group: groupID
         )
         let id: PostID
         do {
@@ -123,6 +134,14 @@ struct PostCommand: AsyncParsableCommand {
             throw CLIError("\(image): \(why); give one with --location LAT,LON, or post it without a location")
         } catch let error as MediaError {
             throw CLIError("\(image): \(error)")
+        }
+        if try await context.store.groups().isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    ("this post stays on this node: it belongs to no group (create one with 'continuum-node group "
+                        + "create NAME', or join one with 'continuum-node join CODE')\n").utf8
+                )
+            )
         }
         if output.json { return try Output.json(try await context.store.post(id).map { PostJSON($0) }) }
         print(id.hex)

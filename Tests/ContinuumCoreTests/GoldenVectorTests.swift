@@ -3,7 +3,8 @@ import Foundation
 import Testing
 
 /// The test vectors of Docs/PROTOCOL.md §8, made by an independent Python encoder (scripts/protocol_vectors.py):
-/// records of format version 2, each whole (header, then content) and as its header alone.
+/// records of format version 2, each whole (header, then content) and as its header alone: the five kinds of posts and
+/// comments, then group and member records (§2.7).
 @Suite("Golden vectors of Docs/PROTOCOL.md")
 struct GoldenVectorTests {
     struct Vectors: Decodable {
@@ -26,6 +27,12 @@ struct GoldenVectorTests {
             var flags: UInt8?
             var location: String?
             var targets: [String]?
+            var node: String?
+            var open: Bool?
+            var group: String?
+            var action: String?
+            var log: String?
+            var through: UInt64?
         }
         struct Vector: Decodable {
             var name: String
@@ -54,7 +61,7 @@ struct GoldenVectorTests {
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 8
+    static let count = 14
 
     static func load() throws -> Vectors {
         let url = try #require(Bundle.module.url(forResource: "Resources/vectors", withExtension: "json"))
@@ -126,6 +133,25 @@ struct GoldenVectorTests {
             )
         case "delete":
             return .delete(targets: try need(b.targets, "targets").map { try need(RecordID(hex: $0), "target") })
+        case "group":
+            return .group(
+                GroupFounding(
+                    node: try need(NodeID(hex: try need(b.node, "node")), "node"),
+                    name: try need(b.name, "name"),
+                    open: try need(b.open, "open")
+                )
+            )
+        case "member":
+            let action = try need(b.action, "action")
+            return .member(
+                MemberChange(
+                    group: try need(GroupID(hex: try need(b.group, "group")), "group"),
+                    action: try need(MemberAction.allCases.first { $0.name == action }, "action"),
+                    node: try need(NodeID(hex: try need(b.node, "node")), "node"),
+                    log: try need(AuthorID(hex: try need(b.log, "log")), "log"),
+                    through: try need(b.through, "through")
+                )
+            )
         default:
             throw MissingField(description: "vectors.json: kind \(vector.kind)")
         }
@@ -189,10 +215,11 @@ struct GoldenVectorTests {
             #expect(alone.id == whole.id, "\(vector.name): id of the header alone")
             #expect(alone.header == whole.header, "\(vector.name): header alone")
             #expect(alone.bytes == header, "\(vector.name): bytes of the header alone")
-            if vector.kind == "delete" {
-                // A delete has no content: its header alone is the record whole.
-                #expect(alone.content == expected, "\(vector.name): a delete decodes whole from its header")
-                #expect(vector.record == vector.header, "\(vector.name): a delete is its header")
+            if vector.kind == "delete" || vector.kind == "member" {
+                // A delete or a member record has no content: its header alone is the record whole.
+                #expect(alone.content == expected, "\(vector.name): a \(vector.kind) decodes whole from its header")
+                #expect(vector.record == vector.header, "\(vector.name): a \(vector.kind) is its header")
+                #expect(alone.record.contentBytes == [], "\(vector.name): no content bytes")
             } else {
                 #expect(alone.body == nil && alone.content == nil, "\(vector.name): header alone has no content")
                 #expect(alone.record.isHeaderOnly, "\(vector.name): header alone")
@@ -255,6 +282,23 @@ struct GoldenVectorTests {
             "edit flags with both location bits": "malformed record: an edit cannot both set and remove the location",
             "edit flags with bit 4": "malformed record: edit flags 24 set an unknown bit",
             "bad signature, header alone": "the signature does not match the record's author and bytes",
+            "group at sequence 2": "out of range: a group record founds its author's log: its sequence must be 1",
+            "group flags 02": "malformed record: group flags 2 set an unknown bit",
+            "blank group name": "out of range: group name is blank",
+            "group with no content (length 0), header alone":
+                "out of range: content length 0 of a group must be 18 ... 81",
+            "member action 4": "out of range: unknown member action 4",
+            "member with content": "malformed record: a member has no content",
+            "member with content length 0 and bytes after its header":
+                "the content does not match its header: a member has no content",
+            "member add with through 1": "out of range: through is for a removal; an add must have 0",
+            "member remove with through 2^53": "out of range: through 9007199254740992 must be 0 ... 9007199254740991",
+            "self-add at sequence 2":
+                "out of range: a member record about its own author must add it, as the first record of its log",
+            "self-remove":
+                "out of range: a member record about its own author must add it, as the first record of its log",
+            "member naming the group's founder (log == group)":
+                "out of range: a member record cannot name the group's founder",
         ]
         for (name, reason) in reasons {
             let invalid = try #require(cases.first { $0.name == name }, "no invalid record named \(name)")

@@ -167,6 +167,24 @@ struct RecordTests {
                     RecordID(bytes: [UInt8](repeating: 0, count: 30) + [UInt8(index >> 8), UInt8(index & 0xFF)])!
                 }
             )
+        case .group:
+            return .group(
+                GroupFounding(
+                    node: NodeID(hex: String(repeating: "d", count: 64))!,
+                    name: String(repeating: "n", count: Limits.nameBytes),
+                    open: true
+                )
+            )
+        case .member:
+            return .member(
+                MemberChange(
+                    group: GroupID(hex: String(repeating: "e", count: 64))!,
+                    action: .remove,
+                    node: NodeID(hex: String(repeating: "d", count: 64))!,
+                    log: AuthorID(hex: String(repeating: "f", count: 64))!,
+                    through: Limits.maxSequence
+                )
+            )
         }
     }
 
@@ -175,10 +193,15 @@ struct RecordTests {
         // Kind: (largest content, largest record), PROTOCOL.md §2.5.
         let table: [RecordKind: (content: Int, record: Int)] = [
             .profile: (81, 267), .post: (2133, 2319), .comment: (4114, 4332), .edit: (2133, 2351), .delete: (0, 8380),
+            .group: (81, 268), .member: (0, 291),
         ]
         let previous = RecordID(hex: String(repeating: "a", count: 64))!
         for kind in RecordKind.allCases {
-            let record = try alice.sign(content(largest(kind), sequence: 2, previous: previous))
+            // A group record is always the first of its log; every other kind is largest further on (previous there).
+            let record =
+                kind == .group
+                ? try alice.sign(content(largest(kind)))
+                : try alice.sign(content(largest(kind), sequence: 2, previous: previous))
             let expected = try #require(table[kind])
             #expect(record.record.contentBytes?.count == expected.content, "\(kind.name): content")
             #expect(Limits.contentBytes(kind) == expected.content, "\(kind.name): Limits.contentBytes")

@@ -47,7 +47,7 @@ enum Fixture {
 
     /// One message of each type, as a peer might send it.
     static let everyMessage: [(name: String, message: WireMessage)] = [
-        ("HELLO", .hello(Hello(network: .default, node: peer))),
+        ("HELLO", .hello(Hello(nonce: .random(), node: peer))),
         ("ERROR", .error(WireError(.internal, "boom"))),
         ("PING", .ping(7)),
         ("PONG", .pong(7)),

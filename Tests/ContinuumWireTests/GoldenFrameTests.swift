@@ -26,7 +26,7 @@ struct GoldenFrameTests {
         Golden(
             message: .hello(
                 Hello(
-                    network: NetworkID(bytes: [UInt8](repeating: 0xaa, count: 32))!,
+                    nonce: SessionNonce(bytes: [UInt8](repeating: 0xaa, count: 32))!,
                     node: author(0xbb),
                     name: "Ann",
                     listenPort: 7411,
@@ -41,17 +41,19 @@ struct GoldenFrameTests {
             message: .hello(
                 Hello(
                     protocolVersion: 1,
-                    network: NetworkID(bytes: [UInt8](repeating: 0xaa, count: 32))!,
+                    nonce: SessionNonce(bytes: [UInt8](repeating: 0xaa, count: 32))!,
                     node: author(0xbb)
                 )
             ),
             hex: "00000048 01 01 0001 \(repeated("aa", 32)) \(repeated("bb", 32)) 00 0000 00"
         ),
-        // The HELLO example of Docs/PROTOCOL.md §7.7: the default network, identity A of the test vectors.
+        // The HELLO example of Docs/PROTOCOL.md §7.7: identity A of the test vectors, with a fixed nonce.
         Golden(
             message: .hello(
                 Hello(
-                    network: .default,
+                    nonce: SessionNonce(
+                        bytes: Array(Hex.decode("f83a6b087032c223211534c5bde190784da595cd1d51cc1c0e664d4eecd77ebd")!)
+                    )!,
                     node: AuthorID(hex: "03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8")!,
                     name: "Alice",
                     listenPort: 7411

@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type is refused",
-        arguments: [0x00, 0x03, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+        arguments: [0x00, 0x05, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
@@ -342,8 +342,8 @@ struct RefusalTests {
             .photoData(asset(1), offset: Limits.photoBytes, chunk: [1]),
             .photoWant(asset(1), offset: Limits.photoBytes + 1),
             .photoEnd(asset(1), totalBytes: 0),
-            .hello(Hello(network: .default, node: author(1), name: "")),
-            .hello(Hello(network: .default, node: author(1), name: "a\u{0}")),
+            .hello(Hello(nonce: .testNonce, node: author(1), name: "")),
+            .hello(Hello(nonce: .testNonce, node: author(1), name: "a\u{0}")),
             .error(WireError(.internal, String(repeating: "x", count: 1025))),
             .push([]),
             .push([[]]),

@@ -112,7 +112,7 @@ struct RoundTripTests {
     @Test("the largest name and error message")
     func maxTexts() {
         let name = String(repeating: "é", count: Limits.nameBytes / 2)
-        let hello = WireMessage.hello(Hello(network: .default, node: author(1), name: name))
+        let hello = WireMessage.hello(Hello(nonce: .testNonce, node: author(1), name: name))
         #expect(Self.roundTrip(hello) == hello)
         let error = WireMessage.error(
             WireError(.internal, String(repeating: "x\n\t", count: WireLimits.maxErrorMessageBytes / 3) + "y")
@@ -132,7 +132,7 @@ struct RoundTripTests {
     @Test("texts are made to fit when encoding: cut at a character, controls replaced, blank names dropped")
     func textFitting() {
         func sentName(_ name: String) -> String?? {
-            guard case .hello(let hello) = Self.roundTrip(.hello(Hello(network: .default, node: author(1), name: name)))
+            guard case .hello(let hello) = Self.roundTrip(.hello(Hello(nonce: .testNonce, node: author(1), name: name)))
             else { return .none }
             return .some(hello.name)
         }

@@ -65,7 +65,7 @@ func feedBytewise(_ bytes: [UInt8]) -> Outcome { feed(bytes, pieces: Array(repea
 /// Messages of every type, with ordinary values.
 enum Samples {
     static let hello = Hello(
-        network: .default,
+        nonce: .testNonce,
         node: author(0x0b),
         name: "Alice — Café",
         listenPort: 7411,
@@ -74,7 +74,7 @@ enum Samples {
 
     static let messages: [WireMessage] = [
         .hello(hello),
-        .hello(Hello(protocolVersion: 9, network: .named("lab"), node: author(0xfe), listenPort: 0, plaintext: true)),
+        .hello(Hello(protocolVersion: 9, nonce: .testNonce, node: author(0xfe), listenPort: 0, plaintext: true)),
         .error(WireError(.wrongNetwork, "this node is on network f83a6b087032; you are on 5d1ffbd0c0a8")),
         .error(WireError(WireError.Code(rawValue: 999), "")),
         .clock(round: 3, VectorClock([author(1): 5, author(2): 1, author(0xff): Limits.maxSequence])),
@@ -114,4 +114,9 @@ enum Samples {
         .clockSince(round: 0, base: ClockDigest(bytes: Array(repeating: 0, count: 32))!, VectorClock()),
         .clockUnknown(round: 9),
     ]
+}
+
+extension SessionNonce {
+    /// A fixed nonce for tests: 32 bytes of 0x5a.
+    static let testNonce = SessionNonce(bytes: [UInt8](repeating: 0x5a, count: 32))!
 }

@@ -82,10 +82,19 @@ struct ClockDeltaTests {
         for attempt in 0..<20 {
             var client = try RawClient(port: node.port)
             for _ in 0..<100 {
-                // HELLO and our round's CLOCK_SINCE in one write: the node reads the second before its own first
-                // round has loaded the clocks of this peer.
+                // MEMBERSHIP and our round's CLOCK_SINCE in one write, right after the HELLOs: the node reads the
+                // second before its own first round has loaded the clocks of this peer.
+                let hello = RawClient.hello(for: peer)
+                try client.send(.hello(hello))
+                try await client.read(timeout: .seconds(10)) { messages in
+                    messages.contains { if case .hello = $0 { true } else { false } }
+                }
+                guard case .hello(let theirs)? = client.received.first else {
+                    Issue.record("no HELLO: \(client.received.map(\.typeName))")
+                    return
+                }
                 try client.send(
-                    WireCodec.encode(.hello(RawClient.hello(for: peer)))
+                    WireCodec.encode(.membership(RawClient.membership(for: peer, ours: hello, theirs: theirs)))
                         + WireCodec.encode(.clockSince(round: 7, base: WireCodec.clockDigest(ours), VectorClock()))
                 )
                 try await client.read(timeout: .seconds(10)) { messages in

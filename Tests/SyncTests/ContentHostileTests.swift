@@ -102,18 +102,19 @@ extension HostileTests {
             try await HostileTests.withTarget { first in
                 let identity = NodeIdentity.generate()
                 let caption = "a caption its author erased \(UUID())"
-                let post = try Self.post(by: identity, caption)
+                let join = try RawClient.selfAdd(identity)
+                let post = try Self.post(by: identity, sequence: 2, previous: join.id, caption)
                 let delete = try identity.sign(
                     RecordContent(
                         author: identity.author,
-                        sequence: 2,
+                        sequence: 3,
                         previous: post.id,
                         createdAt: .now(),
                         body: .delete(targets: [post.id])
                     )
                 )
                 let client = try await RawClient.handshake(port: first.node.port, identity: identity)
-                try client.send(.records(live: true, [post.bytes, delete.bytes]))
+                try client.send(.records(live: true, [join.bytes, post.bytes, delete.bytes]))
                 // Pings keep the session alive (the target's idle timeout is 3 s) while the node stores and erases.
                 var nonce: UInt64 = 1000
                 try await eventually("the post is stored and erased") {

@@ -249,10 +249,35 @@ private final class Flooder: Sendable {
 
     private func run(_ limit: Duration) {
         var decoder = FrameDecoder()
-        let hello = WireCodec.encode(.hello(RawClient.hello(for: identity)))
-        _ = hello.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        let started = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        // The handshake: HELLOs both ways, then MEMBERSHIP in the test network; then the flood.
+        let ours = RawClient.hello(for: identity)
+        let hello = WireCodec.encode(.hello(ours))
+        _ = hello.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var theirs: Hello?
+        let deadline = ContinuousClock.now + .seconds(10)
+        while theirs == nil, ContinuousClock.now < deadline {
+            let count = buffer.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+            }
+            if count > 0 {
+                decoder.append(buffer[0..<count])
+                while let message = try? decoder.next() {
+                    if case .hello(let hello) = message { theirs = hello }
+                }
+            } else if count == 0 {
+                break
+            } else {
+                usleep(2_000)
+            }
+        }
+        if let theirs {
+            let membership = WireCodec.encode(
+                .membership(RawClient.membership(for: identity, ours: ours, theirs: theirs))
+            )
+            _ = membership.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+        let started = ContinuousClock.now
         var index = 0
         var closed = false
         // The frame being written and how much of it is out (a write the node's back-pressure cut short goes on

@@ -164,11 +164,14 @@ struct FollowTests {
             width: 640,
             height: 480
         )
+        // Both logs start with their self-adds to the test network, so that the node takes their records.
+        let authorJoin = try RawClient.selfAdd(author)
+        let otherJoin = try RawClient.selfAdd(other)
         let post = try author.sign(
             RecordContent(
                 author: author.author,
-                sequence: 1,
-                previous: nil,
+                sequence: 2,
+                previous: authorJoin.id,
                 createdAt: .now(),
                 body: .post(caption: "a post from a raw peer", photo: photo, location: nil)
             )
@@ -177,14 +180,14 @@ struct FollowTests {
         let comment = try other.sign(
             RecordContent(
                 author: other.author,
-                sequence: 1,
-                previous: nil,
+                sequence: 2,
+                previous: otherJoin.id,
                 createdAt: .now(),
                 body: .comment(post: postID, text: "twice delivered")
             )
         )
         let client = try await RawClient.handshake(port: node.port, identity: author)
-        try client.send(.records(live: true, [post.bytes]))
+        try client.send(.records(live: true, [authorJoin.bytes, post.bytes, otherJoin.bytes]))
         try await eventually("the node has the post") { try await node.postIDs() == [postID] }
         try node.cli("follow", postID.hex)
         try await client.read(timeout: .seconds(10)) { messages in

@@ -168,18 +168,20 @@ struct HostileTests {
             #expect(shownBefore.contains("the target's post"))
             // The client's own identity, named in its HELLO: plaintext has no TLS binding, so the node takes the
             // HELLO's word for who the peer is, and the record's author is then the peer itself.
+            // Its log starts with its self-add to the test network, so that the node takes its records.
             let identity = NodeIdentity.generate()
+            let join = try RawClient.selfAdd(identity)
             let edit = try identity.sign(
                 RecordContent(
                     author: identity.author,
-                    sequence: 1,
-                    previous: nil,
+                    sequence: 2,
+                    previous: join.id,
                     createdAt: .now(),
                     body: .edit(post: try #require(PostID(hex: target.post)), caption: "hijacked")
                 )
             )
             let client = try await RawClient.handshake(port: target.node.port, identity: identity)
-            try client.send(.records(live: true, [edit.bytes]))
+            try client.send(.records(live: true, [join.bytes, edit.bytes]))
             let error = try await client.expectRefusal(.badRecord)
             #expect(error?.message.contains("breaks a rule") == true, "\(String(describing: error))")
             try await target.expectLogged("breaks a rule")
@@ -281,17 +283,18 @@ struct HostileTests {
                 width: 640,
                 height: 480
             )
+            let join = try RawClient.selfAdd(identity)
             let post = try identity.sign(
                 RecordContent(
                     author: identity.author,
-                    sequence: 1,
-                    previous: nil,
+                    sequence: 2,
+                    previous: join.id,
                     createdAt: .now(),
                     body: .post(caption: "a post whose thumbnail is bad", photo: photo, location: nil)
                 )
             )
             let client = try await RawClient.handshake(port: target.node.port, identity: identity)
-            try client.send(.records(live: true, [post.bytes]))
+            try client.send(.records(live: true, [join.bytes, post.bytes]))
             // The node asks its peers for the photo's thumbnail, the good one first or this one; the good one has
             // none, so this one is asked in the end. Pings keep the session alive meanwhile.
             let wanted = { (messages: [WireMessage]) in messages.contains(.thumbWant(photo.sha256)) }
@@ -354,7 +357,7 @@ struct HostileTests {
             let ownID = try #require(AuthorID(hex: try Self.nodeID(target.node)))
             let client = try RawClient(port: target.node.port)
             try client.send(
-                .hello(Hello(network: .default, node: ownID, name: "impostor", listenPort: 0, plaintext: true))
+                .hello(Hello(nonce: .random(), node: ownID, name: "impostor", listenPort: 0, plaintext: true))
             )
             try await client.expectRefusal(.selfConnection)
             try await target.expectLogged("own identity")
@@ -427,7 +430,7 @@ struct Target {
     func expectStillServing() async throws {
         #expect(node.process?.isRunning == true, "the node is running; log:\n\(node.logText)")
         let caption = "after the attack \(UUID())"
-        try node.cli("post", node.fixture("forest.webp"), "--caption", caption)
+        try node.cli("post", node.fixture("forest.webp"), "--caption", caption, "--group", TestNode.network)
         try await eventually("the good peer receives a post made after the attack") {
             try await peer.withStore { try await $0.feed(FeedQuery()).posts }.contains { $0.caption == caption }
         }
@@ -518,13 +521,27 @@ final class RawClient {
 
     /// A plaintext HELLO on the default network for `identity`.
     static func hello(for identity: NodeIdentity) -> Hello {
-        Hello(network: .default, node: identity.author, name: "hostile", listenPort: 0, plaintext: true)
+        Hello(nonce: .random(), node: identity.author, name: "hostile", listenPort: 0, plaintext: true)
     }
 
-    /// Connects, exchanges valid HELLOs and waits for the node's first CLOCK: the session is established.
+    /// Connects, exchanges valid HELLOs, proves membership of the test network (``TestNode/network``) in
+    /// MEMBERSHIP, and waits for the node's first CLOCK: the session is established.
     static func handshake(port: Int, identity: NodeIdentity = .generate()) async throws -> RawClient {
         let client = try RawClient(port: port)
-        try client.send(.hello(hello(for: identity)))
+        try await client.establish(identity)
+        return client
+    }
+
+    /// On a connected socket: HELLOs both ways, MEMBERSHIP in the test network, then the node's first CLOCK.
+    func establish(_ identity: NodeIdentity) async throws {
+        let hello = Self.hello(for: identity)
+        try send(.hello(hello))
+        try await read(timeout: .seconds(30)) { messages in
+            messages.contains { if case .hello = $0 { true } else { false } }
+        }
+        guard case .hello(let theirs)? = received.first(where: { if case .hello = $0 { true } else { false } })
+        else { throw ClientError("no HELLO from the node: received \(received.map(\.typeName))") }
+        try send(.membership(Self.membership(for: identity, ours: hello, theirs: theirs)))
         // The node's first round starts with CLOCK, or CLOCK_SINCE when it has met this identity before.
         let started = { (message: WireMessage) in
             switch message {
@@ -532,13 +549,39 @@ final class RawClient {
             default: false
             }
         }
-        try await client.read(timeout: .seconds(10)) { messages in messages.contains(where: started) }
-        guard client.received.contains(where: started) else {
-            throw ClientError(
-                "no session: received \(client.received.map(\.typeName)), end \(String(describing: client.end))"
-            )
+        try await read(timeout: .seconds(30)) { messages in messages.contains(where: started) }
+        guard received.contains(where: started) else {
+            throw ClientError("no session: received \(received.map(\.typeName)), end \(String(describing: end))")
         }
-        return client
+    }
+
+    /// This identity's self-add to the test network: the first record of its log, which makes its later records
+    /// (sequence 2 on, `previous` its id) acceptable to the test nodes.
+    static func selfAdd(_ identity: NodeIdentity) throws -> VerifiedRecord {
+        try identity.sign(
+            RecordContent(
+                author: identity.author,
+                sequence: 1,
+                previous: nil,
+                createdAt: .now(),
+                body: .member(
+                    MemberChange(group: TestNode.networkGroup, action: .add, node: identity.node, log: identity.author)
+                )
+            )
+        )
+    }
+
+    /// A MEMBERSHIP that proves knowledge of the test network, bound to this connection's nonces.
+    static func membership(for identity: NodeIdentity, ours: Hello, theirs: Hello) -> Membership {
+        Membership(networkTags: [
+            MembershipProofs.networkTag(
+                TestNode.networkGroup,
+                senderNonce: ours.nonce.bytes,
+                receiverNonce: theirs.nonce.bytes,
+                sender: identity.node,
+                receiver: NodeID(unchecked: theirs.node.bytes)
+            )
+        ])
     }
 
     func send(_ message: WireMessage) throws { try send(WireCodec.encode(message)) }

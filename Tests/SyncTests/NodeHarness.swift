@@ -1,6 +1,7 @@
 import ContinuumCore
 import ContinuumStore
 import ContinuumTestSupport
+import ContinuumWire
 import Foundation
 import Logging
 import Testing
@@ -20,15 +21,30 @@ final class TestNode: @unchecked Sendable {
     private(set) var apiPort = 0
     private var runs = 0
 
-    init(_ name: String, data: URL? = nil) throws {
+    /// A new node; with `network`, in the test network (``network``), else in no group at all.
+    init(_ name: String, data: URL? = nil, network: Bool = true) throws {
         self.name = name
         self.data =
             data ?? FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
-        try cli("init", "--name", name)
+        if network {
+            try cli("init", "--name", name, "--network", Self.network)
+        } else {
+            try cli("init", "--name", name)
+        }
     }
+
+    /// The network group every test node joins at `init`, so that nodes share their posts as they did before groups;
+    /// tests of groups themselves make their own.
+    static let network = "continuum-tests"
+    static var networkGroup: GroupID { GroupID(unchecked: Data(NetworkID.named(network).bytes)) }
 
     var log: URL { data.appendingPathComponent("test-run-\(runs).log") }
     var stdoutFile: URL { data.appendingPathComponent("test-run-\(runs).out") }
+
+    /// Runs a CLI command on this node's data directory, which may fail: its status, stdout and stderr.
+    func tryCLI(_ arguments: String...) throws -> NodeBinary.Result {
+        try NodeBinary.run(arguments + ["--data", data.path])
+    }
 
     /// Runs a CLI command on this node's data directory; it must succeed. Returns trimmed stdout.
     @discardableResult
@@ -128,7 +144,14 @@ final class TestNode: @unchecked Sendable {
     /// An HTTP client for this node's API.
     var http: HTTPTestClient { HTTPTestClient(port: apiPort) }
 
-    func clock() async throws -> VectorClock { try await withStore { try await $0.clock() } }
+    /// The clock a peer of the test network is shown: the logs of that group (not, for one, the name the node keeps
+    /// under its node key, which no group shares).
+    func clock() async throws -> VectorClock {
+        try await withStore { store in
+            let view = try await store.membershipView()
+            return VectorClock(try await store.clock().heads.filter { view.logs[$0.key]?.group == Self.networkGroup })
+        }
+    }
 }
 
 /// Polls until the condition holds, or fails the test after the timeout.

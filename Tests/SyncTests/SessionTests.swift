@@ -25,10 +25,7 @@ struct SessionTests {
 
         // 1. The node dials us: a session that the node dialled.
         let dialled = try await listener.accept(timeout: .seconds(30))
-        try dialled.send(.hello(RawClient.hello(for: identity)))
-        try await dialled.read(timeout: .seconds(30)) { messages in
-            messages.contains { if case .clock = $0 { true } else { false } }
-        }
+        try await dialled.establish(identity)
         #expect(dialled.received.contains { if case .clock = $0 { true } else { false } }, "\(dialled.received)")
 
         // 2. We dial the node as the same identity: our connection wins, the node's own is replaced.

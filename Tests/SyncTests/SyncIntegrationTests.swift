@@ -345,18 +345,18 @@ struct SyncIntegrationTests {
     @Test("two different records for one author and sequence are detected as a fork and shown in status")
     func fork() async throws {
         let a = try TestNode("a")
-        let twin = try TestNode("twin")
+        // The twin is a copy of A's data directory: the same identity and the same log key in the test network,
+        // then a log of its own. Both sign different records at the same sequence numbers (after their shared
+        // self-add and name, A: a post; the twin: two posts), and the twin's log is longer.
+        let twinData = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-twin-\(UUID())")
+        try FileManager.default.copyItem(at: a.data, to: twinData)
+        // Named as A is, so that its `init` signs no new name.
+        let twin = try TestNode("a", data: twinData)
         let b = try TestNode("b")
         defer { for node in [a, twin, b] { node.remove() } }
-        // The twin uses a copy of A's key but keeps its own log: both sign different records at the same
-        // sequence numbers (A: profile, post; twin: three posts), and the twin's log is longer.
-        let twinKey = twin.data.appendingPathComponent("identity.key")
-        try FileManager.default.removeItem(at: twinKey)
-        try FileManager.default.copyItem(at: a.data.appendingPathComponent("identity.key"), to: twinKey)
         try a.cli("post", a.fixture("lake.png"), "--caption", "the original")
         try twin.cli("post", twin.fixture("anim.gif"), "--caption", "the impostor")
         try twin.cli("post", twin.fixture("forest.webp"), "--caption", "the impostor again")
-        try twin.cli("post", twin.fixture("waterfall.jpg"), "--caption", "and again")
         try await a.start()
         try await b.start(peers: [a])
         try await eventually("b has a's log") { try await b.clock() == (try await a.clock()) }

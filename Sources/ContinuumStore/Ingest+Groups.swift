@@ -1,0 +1,129 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+// Groups inside the ingest transaction: the member set derived from the group's records (PROTOCOL.md §5.1). Which
+// records a peer may add is the sync layer's to decide (its sessions' scopes); the store keeps what it is given.
+
+extension Ingest {
+    /// A group or member record was stored: the group's tables, then its member set again.
+    mutating func applyGroupRecord(_ header: RecordHeader, _ body: RecordBody?, id: RecordID) throws {
+        switch header.references {
+        case .group(let node, let open):
+            var name: String?
+            if case .group(let founding) = body { name = founding.name }
+            try db.execute(
+                sql: """
+                    INSERT INTO grp (id, node, name, open) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET node = excluded.node, name = coalesce(excluded.name, grp.name),
+                        open = excluded.open
+                    """,
+                arguments: [header.author.bytes, node.bytes, name, open ? 1 : 0]
+            )
+            try refreshMembers(of: GroupID(founder: header.author))
+        case .member(let change):
+            try db.execute(
+                sql: """
+                    INSERT OR IGNORE INTO membership (record_id, group_id, author, seq, action, node, log, through)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id.bytes, change.group.bytes, header.author.bytes, Int64(header.sequence),
+                    Int64(change.action.rawValue), change.node.bytes, change.log.bytes, Int64(change.through),
+                ]
+            )
+            try refreshMembers(of: change.group)
+        default:
+            break
+        }
+    }
+
+    /// Derives a group's logs from its records with ``GroupRules``, and writes them to `member`.
+    func refreshMembers(of group: GroupID) throws {
+        try Self.refreshMembers(of: group, db)
+    }
+
+    static func refreshMembers(of group: GroupID, _ db: Database) throws {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT node, open, network FROM grp WHERE id = ?",
+                arguments: [group.bytes]
+            )
+        else { return }
+        let origin: GroupRules.Origin
+        if (row["network"] as Int64) != 0 {
+            origin = .network
+        } else if let node = row["node"] as Data? {
+            origin = .founded(node: NodeID(unchecked: node), open: (row["open"] as Int64) != 0)
+        } else {
+            // Joined by invite, its group record not here yet: nobody's membership can be judged.
+            return
+        }
+        let records = try Row.fetchAll(
+            db,
+            sql: "SELECT author, seq, action, node, log, through FROM membership WHERE group_id = ?",
+            arguments: [group.bytes]
+        ).compactMap { row -> GroupRules.Record? in
+            guard let action = MemberAction(rawValue: UInt8(row["action"] as Int64)) else { return nil }
+            return GroupRules.Record(
+                author: AuthorID(unchecked: row["author"]),
+                sequence: UInt64(row["seq"] as Int64),
+                change: MemberChange(
+                    group: group,
+                    action: action,
+                    node: NodeID(unchecked: row["node"]),
+                    log: AuthorID(unchecked: row["log"]),
+                    through: UInt64(row["through"] as Int64)
+                )
+            )
+        }
+        let logs = GroupRules.members(of: group, origin: origin, records: records)
+        try db.execute(sql: "DELETE FROM member WHERE group_id = ?", arguments: [group.bytes])
+        let insert = try db.cachedStatement(
+            // A log belongs to one group: an add of a log that another group holds changes nothing.
+            sql: "INSERT OR IGNORE INTO member (log, group_id, node, admin, removed_through) VALUES (?, ?, ?, ?, ?)"
+        )
+        for (log, member) in logs {
+            try insert.execute(arguments: [
+                log.bytes, group.bytes, member.node.bytes, member.admin ? 1 : 0,
+                member.removedThrough.map { Int64($0) },
+            ])
+        }
+    }
+}
+
+extension Ingest {
+    /// Signs a new record of `identity`'s at the head of its log and stores it, inside this transaction. Throws,
+    /// storing nothing, if the record breaks a rule.
+    mutating func signAndStore(
+        _ body: RecordBody,
+        by identity: NodeIdentity,
+        createdAt: Timestamp = .now()
+    ) throws -> VerifiedRecord {
+        let head = try Row.fetchOne(
+            db,
+            sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+            arguments: [identity.author.bytes]
+        )
+        let content = RecordContent(
+            author: identity.author,
+            sequence: UInt64(head?["seq"] as Int64? ?? 0) + 1,
+            previous: head.map { RecordID(unchecked: $0["id"]) },
+            createdAt: createdAt,
+            body: body
+        )
+        let record: VerifiedRecord
+        do {
+            record = try identity.sign(content)
+        } catch {
+            throw StoreError.record(error)
+        }
+        switch try one(record, local: true) {
+        case .stored: return record
+        case .rejected(let error): throw error
+        case .duplicate, .fork:
+            throw StoreError(.database, "the local log changed underneath this write; try again")
+        }
+    }
+}

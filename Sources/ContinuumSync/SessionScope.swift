@@ -1,0 +1,264 @@
+import ContinuumCore
+import ContinuumSession
+import Foundation
+import NIOConcurrencyHelpers
+
+/// The groups a session shares with its peer, settled by the MEMBERSHIP exchange (PROTOCOL.md §7.8.3), and what
+/// follows from them: which logs the peer may be sent and may send. It shrinks when the peer is removed from a
+/// group; the engine ends the session when nothing is left.
+final class SessionScope: Sendable {
+    let peer: NodeID
+    private let state: NIOLockedValueBox<(groups: Set<GroupID>, view: MembershipView)>
+
+    init(peer: NodeID, groups: Set<GroupID>, view: MembershipView) {
+        self.peer = peer
+        state = NIOLockedValueBox((groups, view))
+    }
+
+    var groups: Set<GroupID> { state.withLockedValue { $0.groups } }
+
+    /// Adds a group: one this node just let the peer join, or joined through it, while a session already existed.
+    func add(_ group: GroupID) {
+        state.withLockedValue { _ = $0.groups.insert(group) }
+    }
+
+    /// Takes a new view of the groups: a group from which the peer was removed leaves the scope. Returns the groups
+    /// left.
+    @discardableResult
+    func update(_ view: MembershipView) -> Set<GroupID> {
+        state.withLockedValue { state in
+            state.view = view
+            let peer = self.peer
+            // A group this node now knows the peer in (a member record arrived) joins the scope.
+            state.groups.formUnion(view.groupsShared(with: peer))
+            state.groups = state.groups.filter { group in
+                guard view.groups[group] != nil else { return false }
+                // Removed: a log of the peer's in the group is removed, and none is a member.
+                let logs = view.logs.values.filter { $0.group == group && $0.node == peer }
+                return logs.isEmpty || logs.contains { $0.removedThrough == nil }
+            }
+            return state.groups
+        }
+    }
+
+    /// Whether the peer may be sent, or send, this record of `author`: true or false when the author's group is
+    /// known, nil when it is not (yet).
+    func allows(_ author: AuthorID, sequence: UInt64) -> Bool? {
+        state.withLockedValue { $0.view.accepts(author, sequence: sequence, in: $0.groups) }
+    }
+
+    /// Those of `authors` that are the peer's own logs.
+    func logsOfPeer(among authors: [AuthorID]) -> Set<AuthorID> {
+        state.withLockedValue { state in
+            Set(authors.filter { state.view.logs[$0]?.node == peer })
+        }
+    }
+
+    /// Whether the peer may be sent the log of `author`.
+    func shares(_ author: AuthorID) -> Bool {
+        state.withLockedValue { state in state.view.logs[author].map { state.groups.contains($0.group) } ?? false }
+    }
+
+    /// The part of a clock the peer may see: the logs of the groups shared.
+    func filter(_ clock: VectorClock) -> VectorClock {
+        state.withLockedValue { state in
+            VectorClock(
+                clock.heads.filter { author, _ in
+                    state.view.logs[author].map { state.groups.contains($0.group) } ?? false
+                }
+            )
+        }
+    }
+
+    /// What to do with a batch from the peer (PROTOCOL.md §7.8.6): the records to store, and how many wait or are
+    /// refused. Records of a log not known here as a member's are held back (not stored: its membership may still
+    /// be on its way, and a later round brings them again); records of a removed member after what its removal kept
+    /// are refused; a record of a group the session does not share breaks the session. A group record, a member
+    /// record signed by an admin and a self-add to an open group make their logs known for the rest of the batch.
+    func sort(_ records: [VerifiedRecord]) -> BatchSorting {
+        state.withLockedValue { state in
+            var sorting = BatchSorting()
+            // Logs learned from this batch: their group, and whether they are admins.
+            var learned: [AuthorID: (group: GroupID, admin: Bool)] = [:]
+            func standing(_ author: AuthorID, _ sequence: UInt64) -> (GroupID, admin: Bool, kept: Bool)? {
+                if let log = learned[author] { return (log.group, log.admin, true) }
+                guard let log = state.view.logs[author] else { return nil }
+                return (log.group, log.admin, log.removedThrough.map { sequence <= $0 } ?? true)
+            }
+            for record in records {
+                let header = record.header
+                switch header.references {
+                case .group:
+                    let group = GroupID(founder: header.author)
+                    guard state.groups.contains(group) else {
+                        sorting.violation = "a group record of group \(group.short), which this session does not share"
+                        return sorting
+                    }
+                    learned[header.author] = (group, true)
+                    sorting.keep.insert(record.id)
+                    continue
+                case .member(let change) where change.log == header.author:
+                    guard state.groups.contains(change.group) else {
+                        sorting.violation =
+                            "a member record of group \(change.group.short), which this session does not share"
+                        return sorting
+                    }
+                    let info = state.view.groups[change.group]
+                    if info?.open == true || info?.network == true {
+                        learned[header.author] = (change.group, false)
+                        sorting.keep.insert(record.id)
+                    } else {
+                        sorting.heldBack += 1
+                    }
+                    continue
+                default:
+                    break
+                }
+                guard let (group, admin, kept) = standing(header.author, header.sequence) else {
+                    sorting.heldBack += 1
+                    continue
+                }
+                guard state.groups.contains(group) else {
+                    sorting.violation =
+                        "a record of \(header.author.short), a log of a group this session does not share"
+                    return sorting
+                }
+                guard kept else {
+                    sorting.removed += 1
+                    continue
+                }
+                if case .member(let change) = header.references {
+                    // Only admins change a group's members; the record may also be ahead of the grant that made its
+                    // author one, which a later round brings: not stored now either way.
+                    guard admin, change.group == group else {
+                        sorting.notAdmin.append(header.author)
+                        continue
+                    }
+                    if change.action != .remove, state.view.logs[change.log]?.removedThrough == nil {
+                        learned[change.log] = (group, change.action == .admin)
+                    }
+                }
+                sorting.keep.insert(record.id)
+            }
+            return sorting
+        }
+    }
+}
+
+/// How ``SessionScope/sort(_:)`` sorted a batch.
+struct BatchSorting {
+    /// The records to store.
+    var keep: Set<RecordID> = []
+    /// Records of logs not known as members' yet: not stored.
+    var heldBack = 0
+    /// Records of removed members after what their removal kept: not stored.
+    var removed = 0
+    /// Authors of member records who are not admins of the group (here, yet): those records are not stored.
+    var notAdmin: [AuthorID] = []
+    /// Set when a record belongs to a group the session does not share: the peer is refused.
+    var violation: String?
+}
+
+/// The store as one session sees it: only the logs and photos of the groups it shares with its peer (its
+/// ``SessionScope``). Everything else goes to the node's store as it is.
+struct ScopedStorage: SyncStorage {
+    let base: any SyncStorage
+    let scope: SessionScope
+
+    func clock() async throws -> VectorClock { scope.filter(try await base.clock()) }
+
+    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) async throws -> (records: UInt64, bytes: UInt64) {
+        try await base.byteCount(of: ranges.filter { scope.shares($0.key) })
+    }
+
+    func storedRecords(
+        of author: AuthorID,
+        in range: ClosedRange<UInt64>,
+        limit: Int,
+        maxBytes: Int
+    ) async throws -> [StoredRecord] {
+        // A REQUEST for a log of another group is answered with nothing, as for a log not held.
+        guard scope.shares(author) else { return [] }
+        return try await base.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
+    }
+
+    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord] {
+        try await base.records(after: rowid, limit: limit).filter { scope.shares($0.author) }
+    }
+
+    func lastRecordRowid() async throws -> Int64 { try await base.lastRecordRowid() }
+
+    func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {
+        var ingested = try await base.ingest(batch)
+        ingested.clock = scope.filter(ingested.clock)
+        return ingested
+    }
+
+    func peerClocks(_ peer: AuthorID) async throws -> (sent: [UInt8]?, received: [UInt8]?) {
+        try await base.peerClocks(peer)
+    }
+
+    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) async throws {
+        try await base.setPeerClock(peer, sent: sent, received: received)
+    }
+
+    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws {
+        try await base.rememberPeer(peer, name: name, host: host, port: port, state: state)
+    }
+
+    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws {
+        try await base.updatePeer(peer, state: state, stats: stats)
+    }
+
+    func followedPosts() async throws -> Set<PostID> { try await base.followedPosts() }
+
+    func notifications(after id: Int64) async throws -> [NotificationSummary] {
+        try await base.notifications(after: id)
+    }
+
+    func lastNotificationID() async throws -> Int64 { try await base.lastNotificationID() }
+
+    func missingPhotos(limit: Int) async throws -> [MissingPhoto] { try await base.missingPhotos(limit: limit) }
+
+    func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] { try await base.peerLacks(peer) }
+
+    func saveLacks(_ lacks: [PeerLack]) async throws { try await base.saveLacks(lacks) }
+
+    func photoURL(_ hash: AssetHash) -> URL { base.photoURL(hash) }
+
+    var partialPhotos: URL { base.partialPhotos }
+
+    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
+        try await base.commitPhoto(file, as: hash, bytes: bytes)
+    }
+
+    /// Shown to this peer: by a live post of a group the session shares.
+    func isPhotoShown(_ hash: AssetHash) async throws -> Bool {
+        try await base.isPhotoShown(hash, inGroups: scope.groups)
+    }
+
+    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool {
+        try await base.isPhotoShown(hash, inGroups: groups.intersection(scope.groups))
+    }
+
+    func membershipView() async throws -> MembershipView { try await base.membershipView() }
+
+    func membershipProof(in group: GroupID) async throws -> [UInt8]? { try await base.membershipProof(in: group) }
+
+    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID] { try await base.groups(ofPosts: posts) }
+
+    func redeemInvite(
+        id: [UInt8],
+        node: NodeID,
+        log: AuthorID,
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (group: GroupID, record: [UInt8]) {
+        try await base.redeemInvite(id: id, node: node, log: log, proves: proves)
+    }
+
+    func beginJoin() async throws -> AuthorID { try await base.beginJoin() }
+
+    func completeJoin(log: AuthorID, group: GroupID) async throws {
+        try await base.completeJoin(log: log, group: group)
+    }
+}

@@ -1,0 +1,198 @@
+import ContinuumCore
+import ContinuumWire
+import Foundation
+
+// Groups in the engine: which groups a connecting peer shares with this node, settled by the MEMBERSHIP exchange
+// right after HELLO (PROTOCOL.md §7.8.3), and the sessions' scopes kept in step with the member records.
+
+/// What the MEMBERSHIP exchange settled with one peer.
+struct Admission: Sendable {
+    /// The groups the session shares.
+    var groups: Set<GroupID>
+    /// A join by invite that this node accepted: the group, and the record that adds the joiner (JOINED).
+    var joined: (group: GroupID, record: [UInt8])?
+    /// Why the peer's claims that did not hold failed (for the refusal's message).
+    var problems: [String] = []
+}
+
+extension SyncEngine {
+    /// Reads who belongs to which group again, and brings every session's scope in step: a session whose peer was
+    /// removed from every group it shared ends with ERROR *not a member*.
+    func refreshMembership() async {
+        let view: MembershipView
+        do {
+            view = try await store.membershipView()
+        } catch {
+            logger.failure("reading the groups failed", error)
+            return
+        }
+        membership = view
+        for session in sessions.values {
+            let before = session.scope.groups
+            let left = session.scope.update(view)
+            guard left.isEmpty, !before.isEmpty else { continue }
+            logger.notice(
+                "the peer was removed from every group this node shares with it; ending the session",
+                metadata: ["peer.id": "\(session.peer.short)"]
+            )
+            await session.close(
+                reporting: WireError(
+                    .notMember,
+                    "this node shares no group with you any more: you were removed from "
+                        + before.map(\.short).sorted().joined(separator: ", ")
+                )
+            )
+        }
+    }
+
+    /// The membership view, read from the store the first time.
+    func currentMembership() async throws -> MembershipView {
+        if let membership { return membership }
+        let view = try await store.membershipView()
+        membership = view
+        return view
+    }
+
+    /// Our MEMBERSHIP for `peer`: a claim, with its proof, for each group in which this node knows the peer as a
+    /// member, and a tag for each network group (which tells a peer that does not know the network nothing).
+    func membershipClaims(
+        for peer: NodeID,
+        ourNonce: SessionNonce,
+        theirNonce: SessionNonce
+    ) async throws
+        -> Membership
+    {
+        let view = try await currentMembership()
+        var membership = Membership()
+        for group in view.groupsShared(with: peer).sorted() where membership.claims.count < WireLimits.maxClaims {
+            guard view.groups[group]?.network == false, let proof = try await store.membershipProof(in: group)
+            else { continue }
+            membership.claims.append(Membership.Claim(group: group, proof: proof))
+        }
+        for group in view.groups.values where group.network {
+            guard membership.networkTags.count < WireLimits.maxNetworkTags else { break }
+            membership.networkTags.append(
+                MembershipProofs.networkTag(
+                    group.id,
+                    senderNonce: ourNonce.bytes,
+                    receiverNonce: theirNonce.bytes,
+                    sender: identity.node,
+                    receiver: peer
+                )
+            )
+        }
+        return membership
+    }
+
+    /// Settles which groups a session with `peer` shares: those this node knows the peer in, those the peer proved
+    /// (claims checked against this node's view, network tags), and the group of an invite it used, which this node
+    /// accepts once and signs the peer's membership of. Throws the ERROR that refuses the peer.
+    func admit(
+        _ peer: NodeID,
+        theirs: Membership,
+        ourNonce: SessionNonce,
+        theirNonce: SessionNonce
+    ) async throws(WireError) -> Admission {
+        let view: MembershipView
+        do {
+            view = try await currentMembership()
+        } catch {
+            logger.failure("reading the groups failed", error)
+            throw WireError(.internal, "the node failed while reading its groups")
+        }
+        var groups = view.groupsShared(with: peer)
+        var problems: [String] = []
+        for claim in theirs.claims where !groups.contains(claim.group) {
+            if let problem = MembershipProofs.problem(
+                withClaim: claim.proof,
+                group: claim.group,
+                peer: peer,
+                view: view
+            ) {
+                problems.append(problem)
+                logger.debug(
+                    "a claim of membership does not hold",
+                    metadata: ["peer.id": "\(peer.short)", "group": "\(claim.group.short)", "reason": "\(problem)"]
+                )
+            } else {
+                groups.insert(claim.group)
+            }
+        }
+        for group in view.groups.values where group.network {
+            let expected = MembershipProofs.networkTag(
+                group.id,
+                senderNonce: theirNonce.bytes,
+                receiverNonce: ourNonce.bytes,
+                sender: peer,
+                receiver: identity.node
+            )
+            if theirs.networkTags.contains(expected) { groups.insert(group.id) }
+        }
+        var admission = Admission(groups: groups, problems: problems)
+        if let join = theirs.join {
+            let inviter = identity.node
+            let proves: @Sendable (Data) -> Bool = { secret in
+                let expected = MembershipProofs.joinMAC(
+                    secret: secret,
+                    inviterNonce: ourNonce.bytes,
+                    joinerNonce: theirNonce.bytes,
+                    inviter: inviter,
+                    joiner: peer,
+                    log: join.log
+                )
+                return expected == join.mac
+            }
+            do {
+                let (group, record) = try await store.redeemInvite(
+                    id: join.invite,
+                    node: peer,
+                    log: join.log,
+                    proves: proves
+                )
+                admission.groups.insert(group)
+                admission.joined = (group, record)
+                logger.notice(
+                    "a node joined a group with an invite",
+                    metadata: ["peer.id": "\(peer.short)", "group": "\(group.short)"]
+                )
+            } catch {
+                let reason = "\(error)"
+                logger.notice("refused an invite", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
+                throw WireError(.inviteRefused, reason)
+            }
+            await refreshMembership()
+        }
+        return admission
+    }
+
+    /// A peer that shares no group was refused: remembered for `peers`, and logged with its id.
+    func refusedStranger(_ peer: NodeID, name: String?, host: String, port: Int) async {
+        logger.notice(
+            "refused a node that shares no group with this node",
+            metadata: ["peer.id": "\(peer.short)", "peer.host": "\(host)"]
+        )
+        do {
+            try await store.rememberPeer(
+                AuthorID(unchecked: peer.bytes),
+                name: name,
+                host: host,
+                port: port,
+                state: "refused: not a member"
+            )
+        } catch {
+            logger.failure("remembering a refused peer failed", error)
+        }
+    }
+
+    /// This node was refused by a peer (it shares no group with it, or its invite was refused): remembered for
+    /// `peers`.
+    func refusedBy(_ peer: NodeID, name: String?, host: String, port: Int, reason: String) async {
+        try? await store.rememberPeer(
+            AuthorID(unchecked: peer.bytes),
+            name: name,
+            host: host,
+            port: port,
+            state: "refused us: \(reason)"
+        )
+    }
+}

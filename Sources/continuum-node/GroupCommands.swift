@@ -1,0 +1,416 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A group as `group list --json` prints it.
+struct GroupJSON: Encodable {
+    let id: GroupID
+    @Nullable var name: String?
+    let open: Bool
+    let network: Bool
+    let members: Int
+    let admin: Bool
+    /// This node's log key in the group: the author of its records there.
+    let log: AuthorID
+
+    init(_ group: GroupSummary) {
+        id = group.id
+        name = group.name
+        open = group.open
+        network = group.network
+        members = group.members
+        admin = group.admin
+        log = group.log
+    }
+}
+
+struct GroupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "group",
+        abstract: "Create groups and see who is in them. A node shares posts only with the members of its groups.",
+        subcommands: [GroupCreateCommand.self, GroupListCommand.self, GroupMembersCommand.self],
+        defaultSubcommand: GroupListCommand.self
+    )
+}
+
+struct GroupCreateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Found a group: this node is its first member and admin. Invite others with 'invite'.",
+        discussion: """
+            Only members see the group's posts, comments and photos; a node of the LAN that is not a member is \
+            refused before anything is sent. With --open, anyone who knows the group may join without an admin.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The group's name (1 to 64 bytes, one line).", valueName: "NAME"))
+    var name: String
+
+    @Flag(help: "Anyone who knows the group may join it without an admin's approval.")
+    var open = false
+
+    func validate() throws {
+        if TextRules.isBlank(name) { throw ValidationError("the group name is blank; give one, such as Family") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let id: GroupID
+        do {
+            id = try await context.actions().createGroup(name: name, open: open, by: identity)
+        } catch let error as RecordRefused {
+            throw CLIError("the group name: \(error.message)")
+        }
+        let groups = try await context.store.groups()
+        if output.json, let group = groups.first(where: { $0.id == id }) { return try Output.json(GroupJSON(group)) }
+        print("created group \(name) (\(id.short)); invite members with 'continuum-node invite'")
+    }
+}
+
+struct GroupListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the groups this node belongs to."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        let context = try options.open()
+        let groups = try await context.store.groups()
+        if output.json { return try Output.json(["groups": groups.map(GroupJSON.init)]) }
+        if groups.isEmpty {
+            print(
+                "this node belongs to no group, so it shares nothing: create one with 'continuum-node group create "
+                    + "NAME', or join one with 'continuum-node join CODE'"
+            )
+            return
+        }
+        for group in groups {
+            var traits = [plural(group.members, "member")]
+            if group.admin { traits.append("admin") }
+            if group.open { traits.append(group.network ? "network" : "open") }
+            print("\(group.id.short)  \(group.name ?? "(name not here yet)")  \(traits.joined(separator: ", "))")
+        }
+    }
+}
+
+/// A member as `group members --json` prints it.
+struct MemberJSON: Encodable {
+    let log: AuthorID
+    let node: NodeID
+    @Nullable var name: String?
+    let admin: Bool
+    let removed: Bool
+    /// For a removed member: the last record of its log that is kept.
+    @Nullable var keptThrough: UInt64?
+    let me: Bool
+}
+
+struct GroupMembersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "members",
+        abstract: "List a group's members (and those removed from it)."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: ArgumentHelp("The group: its name or the start of its id (default: the only one).", valueName: "G"))
+    var group: String?
+
+    func run() async throws {
+        let context = try options.open()
+        let id = try await GroupChoice.resolve(group, in: context.store)
+        let members = try await context.store.members(of: id)
+        if output.json {
+            return try Output.json([
+                "members": members.map {
+                    MemberJSON(
+                        log: $0.log,
+                        node: $0.node,
+                        name: $0.name,
+                        admin: $0.admin,
+                        removed: $0.removedThrough != nil,
+                        keptThrough: $0.removedThrough,
+                        me: $0.isMe
+                    )
+                }
+            ])
+        }
+        for member in members {
+            var traits: [String] = []
+            if member.admin { traits.append("admin") }
+            if member.isMe { traits.append("this node") }
+            if let through = member.removedThrough { traits.append("removed (its records up to \(through) kept)") }
+            let name = member.name ?? "(no name)"
+            let line = "\(member.log.short)  \(name)  node \(member.node.short)"
+            print(traits.isEmpty ? line : "\(line)  \(traits.joined(separator: ", "))")
+        }
+    }
+}
+
+/// Which group a command acts in: by name or id prefix, or the node's only group.
+enum GroupChoice {
+    static func resolve(_ text: String?, in store: ContinuumStore, adminOnly: Bool = false) async throws -> GroupID {
+        let groups = try await store.groups().filter { !adminOnly || $0.admin }
+        guard let text else {
+            if groups.count == 1 { return groups[0].id }
+            if groups.isEmpty {
+                throw CLIError(
+                    adminOnly
+                        ? "this node is an admin of no group; create one with 'continuum-node group create NAME'"
+                        : "this node belongs to no group; create one with 'continuum-node group create NAME' or "
+                            + "join one with 'continuum-node join CODE'"
+                )
+            }
+            throw CLIError("this node is in \(groups.count) groups; choose one with --group: \(names(groups))")
+        }
+        let matches = groups.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }
+        guard matches.count == 1 else {
+            throw CLIError(
+                matches.isEmpty
+                    ? "no group of this node is called or starts with '\(text)'; its groups: \(names(groups))"
+                    : "'\(text)' matches \(matches.count) groups: \(names(matches)); give more of the id"
+            )
+        }
+        return matches[0].id
+    }
+
+    private static func names(_ groups: [GroupSummary]) -> String {
+        groups.isEmpty ? "none" : groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", ")
+    }
+}
+
+/// What `invite --json` prints.
+struct InviteJSON: Encodable {
+    let code: String
+    let group: GroupID
+    @Nullable var groupName: String?
+    let expiresAt: String
+    let host: String
+    let port: Int
+}
+
+struct InviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite",
+        abstract: "Make a one-time code that lets another node join a group (this node must be its admin).",
+        discussion: """
+            The new node runs 'continuum-node join CODE' while this node runs. The code names this node, where it \
+            listens and a secret; it works once, until it expires. A joiner proves the secret inside its TLS \
+            session with this node, so a code seen in transit cannot be replayed on another connection.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: ArgumentHelp("The group: its name or the start of its id (default: the only one).", valueName: "G"))
+    var group: String?
+
+    @Option(help: "Minutes until the code expires.")
+    var expires = 60
+
+    @Option(
+        help: ArgumentHelp(
+            "The address the joiner dials (default: this machine's first LAN IPv4 address).",
+            valueName: "HOST"
+        )
+    )
+    var host: String?
+
+    @Option(help: "The sync port the joiner dials (default: the running node's, else 7420).")
+    var port: Int?
+
+    func validate() throws {
+        guard (1...10_080).contains(expires) else { throw ValidationError("--expires must be 1 to 10080 minutes") }
+        if let host,
+            host.split(separator: ".").count != 4 || host.split(separator: ".").contains(where: { UInt8($0) == nil })
+        {
+            throw ValidationError(
+                "--host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)"
+            )
+        }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1 to 65535") }
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
+        let ticket = try await context.actions().invite(to: id, lifetime: .seconds(expires * 60), by: identity)
+        let address = host ?? Self.lanAddress() ?? "127.0.0.1"
+        let syncPort = port ?? ((try? ControlClient.listeningPort(context.directory)) ?? 7420)
+        let code = InviteCode(
+            nodePrefix: Data(identity.node.bytes.prefix(InviteCode.nodePrefixBytes)),
+            secret: ticket.secret,
+            host: address,
+            port: syncPort
+        )
+        let name = try await context.store.groups().first { $0.id == id }?.name
+        if output.json {
+            return try Output.json(
+                InviteJSON(
+                    code: code.text,
+                    group: id,
+                    groupName: name,
+                    expiresAt: ticket.expiresAt.rfc3339,
+                    host: address,
+                    port: syncPort
+                )
+            )
+        }
+        print(code.text)
+        FileHandle.standardError.write(
+            Data(
+                ("invite to \(name ?? id.short), once, until \(ticket.expiresAt.rfc3339); on the new node: "
+                    + "continuum-node join \(code.text)\n").utf8
+            )
+        )
+    }
+
+    /// The first IPv4 address of an interface that is up and not loopback.
+    static func lanAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            let flags = Int32(entry.pointee.ifa_flags)
+            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
+            else { continue }
+            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(
+                address,
+                socklen_t(MemoryLayout<sockaddr_in>.size),
+                &host,
+                socklen_t(host.count),
+                nil,
+                0,
+                NI_NUMERICHOST
+            ) == 0 {
+                return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+}
+
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join a group with an invite code, through the running node; its history then comes by sync.",
+        discussion: "Start the node first ('continuum-node run', in another terminal), then join."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(
+        help: ArgumentHelp("The code that 'continuum-node invite' printed on the inviter's node.", valueName: "CODE")
+    )
+    var code: String
+
+    func run() async throws {
+        do {
+            _ = try InviteCode(parsing: code)
+        } catch {
+            throw CLIError(error.description)
+        }
+        let context = try options.open()
+        try context.store.close()
+        let connection = try ControlClient(context.directory)
+        try connection.send(.join(code: code))
+        while let reply = try connection.reply() {
+            switch reply {
+            case .joined(let group):
+                if output.json { return try Output.json(["group": group.hex]) }
+                print("joined group \(group.short); its posts arrive by sync ('continuum-node feed')")
+                return
+            case .failed(let message):
+                throw CLIError("could not join: \(message)")
+            default:
+                continue
+            }
+        }
+        throw CLIError("the node closed the control connection before the inviter answered")
+    }
+}
+
+/// What `revoke --json` prints.
+struct RevokeJSON: Encodable {
+    let group: GroupID
+    let log: AuthorID
+    let node: NodeID
+    @Nullable var name: String?
+    let record: RecordID
+}
+
+struct RevokeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke",
+        abstract: "Remove a member from a group (admins only).",
+        discussion: """
+            Every member's node stops syncing the group with the removed node and refuses its new records there, \
+            as soon as it has the removal (within one round). What the removed node already received, it keeps: \
+            nobody can take back what was sent.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The member: its name, or the start of its log key or node id.", valueName: "MEMBER"))
+    var member: String
+
+    @Option(help: ArgumentHelp("The group: its name or the start of its id (default: the only one).", valueName: "G"))
+    var group: String?
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
+        let all = try await context.store.members(of: id).filter { $0.removedThrough == nil }
+        let text = member.lowercased()
+        if let me = all.first(where: \.isMe),
+            me.name == member || me.log.hex.hasPrefix(text) || me.node.hex.hasPrefix(text)
+        {
+            throw CLIError("'\(member)' is this node; a node does not remove itself")
+        }
+        let members = all.filter { !$0.isMe }
+        let matches = members.filter {
+            $0.name == member || $0.log.hex.hasPrefix(text) || $0.node.hex.hasPrefix(text)
+        }
+        guard matches.count == 1, let target = matches.first else {
+            throw CLIError(
+                matches.isEmpty
+                    ? "no member of this group is called or starts with '\(member)' (see 'continuum-node group members')"
+                    : "'\(member)' matches \(matches.count) members; give more of the log key"
+            )
+        }
+        let record = try await context.actions().revoke(target.log, by: identity)
+        if output.json {
+            return try Output.json(
+                RevokeJSON(group: id, log: target.log, node: target.node, name: target.name, record: record)
+            )
+        }
+        print(
+            "removed \(target.name ?? target.log.short) from the group. Members' nodes now refuse its new records "
+                + "and stop syncing the group with it. It keeps what it already received."
+        )
+    }
+}

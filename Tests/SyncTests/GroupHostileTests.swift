@@ -1,0 +1,317 @@
+import ContinuumCore
+import ContinuumStore
+import ContinuumWire
+import Foundation
+import Testing
+
+/// Hostile peers against a node's groups (PROTOCOL.md §7.8.3): a raw plaintext client forges membership, replays or
+/// reuses invites, and sends records and interest of a group it is not in. The target is in the test network, which
+/// the client may join, and in a private group, which it may not. Each case shows the error the peer gets (or the
+/// line the node logs), that the node still serves its good peer, and that its store is unchanged.
+@Suite("Hostile peers: membership, invites, other groups", .serialized)
+struct GroupHostileTests {
+    private static let plaintext = [
+        "--insecure-plaintext", "--handshake-timeout-ms", "3000", "--idle-timeout-ms", "5000",
+    ]
+
+    @Test("a forged membership claim is refused with not a member and the reason, before anything is sent")
+    func forgedClaim() async throws {
+        try await Self.withTarget { target, group, _ in
+            let founding = try await target.node.withStore { store in
+                try await store.storedRecords(of: group.founder, in: 1...1, limit: 1, maxBytes: 1 << 20)
+            }
+            let genuine = try #require(founding.first).bytes
+            var forged = genuine
+            forged[forged.count - 5] ^= 0x01
+            for (proof, reason) in [
+                (forged, "the proof is not a valid record"),
+                (genuine, "the group record names another group or node"),
+            ] {
+                let identity = NodeIdentity.generate()
+                let (client, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
+                _ = (ours, theirs)
+                try client.send(.membership(Membership(claims: [Membership.Claim(group: group, proof: proof)])))
+                let error = try await client.expectRefusal(.notMember)
+                #expect(error?.message.contains(reason) == true, "\(String(describing: error))")
+                #expect(!client.received.contains { if case .clock = $0 { true } else { false } }, "no session")
+                #expect(!client.received.contains { if case .records = $0 { true } else { false } }, "no records")
+            }
+            try await eventually("the node logs the refused stranger") {
+                target.node.logText.contains("refused a node that shares no group")
+            }
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("an invite works once: a second join with the same code is refused with invite refused")
+    func inviteUsedTwice() async throws {
+        try await Self.withTarget { target, group, _ in
+            let code = try InviteCode(
+                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+            )
+            let first = try await Self.join(target.node.port, code: code, identity: .generate())
+            try await first.client.read(timeout: .seconds(10)) { messages in
+                messages.contains { if case .joined = $0 { true } else { false } }
+            }
+            let joined = first.client.received.compactMap { message -> GroupID? in
+                if case .joined(let group, _) = message { group } else { nil }
+            }
+            #expect(joined == [group], "\(first.client.received.map(\.typeName))")
+            first.client.close()
+            let after = try await Snapshot(target.node)
+
+            let second = try await Self.join(target.node.port, code: code, identity: .generate())
+            let error = try await second.client.expectRefusal(.inviteRefused)
+            #expect(error?.message == "this invite was already used; ask for a new one", "\(String(describing: error))")
+            #expect(try await Snapshot(target.node).records == after.records, "the second join stored nothing")
+            #expect(try await Self.members(target.node, "Private") == 2)
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("a join proof copied from another connection is refused, and the invite stays unused")
+    func replayedProof() async throws {
+        try await Self.withTarget { target, group, _ in
+            let code = try InviteCode(
+                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+            )
+            let identity = NodeIdentity.generate()
+            let log = NodeIdentity.generate().author
+            // The proof of the first connection, seen and sent again on a second one.
+            let (seen, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            let copied = Self.joinProof(code: code, log: log, ours: ours, theirs: theirs, identity: identity)
+            seen.close()
+            let (replay, _, _) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try replay.send(.membership(Membership(join: copied)))
+            let error = try await replay.expectRefusal(.inviteRefused)
+            #expect(
+                error?.message == "the invite's proof does not match this session",
+                "\(String(describing: error))"
+            )
+            try await target.expectUnchanged()
+            #expect(try await Self.members(target.node, "Private") == 1)
+            // The invite was not used up: its rightful holder joins with it.
+            let rightful = try await Self.join(target.node.port, code: code, identity: .generate())
+            try await rightful.client.read(timeout: .seconds(10)) { messages in
+                messages.contains { if case .joined(group, _) = $0 { true } else { false } }
+            }
+            #expect(rightful.client.received.contains { if case .joined = $0 { true } else { false } })
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("records of a group the peer is not in are refused with not a member, and not stored")
+    func recordsOfAnotherGroup() async throws {
+        try await Self.withTarget { target, group, _ in
+            // A genuine record of the private group, copied from the target's own store.
+            let copied = try await target.node.withStore { store in
+                try await store.storedRecords(of: group.founder, in: 1...3, limit: 3, maxBytes: 1 << 20)
+            }.map(\.bytes)
+            let client = try await RawClient.handshake(port: target.node.port)
+            try client.send(.records(live: true, copied))
+            let error = try await client.expectRefusal(.notMember)
+            #expect(
+                error?.message.contains("which this session does not share") == true,
+                "\(String(describing: error))"
+            )
+            try await target.expectLogged("not a member")
+            // A group founded by the peer itself, which the node never shared with it.
+            let founder = NodeIdentity.generate()
+            let founding = try founder.sign(
+                RecordContent(
+                    author: founder.author,
+                    sequence: 1,
+                    previous: nil,
+                    createdAt: .now(),
+                    body: .group(GroupFounding(node: founder.node, name: "Elsewhere", open: true))
+                )
+            )
+            let second = try await RawClient.handshake(port: target.node.port)
+            try second.send(.records(live: true, [founding.bytes]))
+            let refused = try await second.expectRefusal(.notMember)
+            #expect(refused?.message.contains("a group record of group") == true, "\(String(describing: refused))")
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("INTEREST for a post of a group the peer is not in is refused with not a member")
+    func interestInAnotherGroup() async throws {
+        try await Self.withTarget { target, _, privatePost in
+            let client = try await RawClient.handshake(port: target.node.port)
+            try client.send(
+                .interest(replace: true, [PostInterest(post: try #require(PostID(hex: privatePost)), hops: 0)])
+            )
+            let error = try await client.expectRefusal(.notMember)
+            #expect(
+                error?.message.contains("INTEREST names post \(privatePost.prefix(12))") == true,
+                "\(String(describing: error))"
+            )
+            try await target.expectLogged("not a member")
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("a member record signed by someone who is not an admin is held back and logged; members are unchanged")
+    func memberRecordByNonAdmin() async throws {
+        try await Self.withTarget { target, _, _ in
+            let membersBefore = try target.node.cli("group", "members", "--group", TestNode.network, "--json")
+            let identity = NodeIdentity.generate()
+            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
+            // The peer's own log: its self-add to the (open) test network, then an add of a stranger's log, which in
+            // a network group nobody may sign.
+            let join = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 1,
+                    previous: nil,
+                    createdAt: .now(),
+                    body: .member(
+                        MemberChange(
+                            group: TestNode.networkGroup,
+                            action: .add,
+                            node: identity.node,
+                            log: identity.author
+                        )
+                    )
+                )
+            )
+            let intruder = NodeIdentity.generate()
+            let add = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 2,
+                    previous: join.id,
+                    createdAt: .now(),
+                    body: .member(
+                        MemberChange(
+                            group: TestNode.networkGroup,
+                            action: .add,
+                            node: intruder.node,
+                            log: intruder.author
+                        )
+                    )
+                )
+            )
+            try client.send(.records(live: true, [join.bytes, add.bytes]))
+            try await eventually("the node logs the member record it held back") {
+                target.node.logText.contains("not an admin")
+            }
+            let stored = try await target.node.withStore { try await $0.allRecordBytes() }
+            #expect(!stored.contains(add.bytes), "the add is not stored")
+            let membersAfter = try GroupTests.list(
+                try target.node.cli("group", "members", "--group", TestNode.network, "--json"),
+                "members"
+            )
+            #expect(!membersAfter.contains { $0["log"] as? String == intruder.author.hex }, "the intruder is no member")
+            #expect(
+                membersAfter.count == (try GroupTests.list(membersBefore, "members")).count + 1,
+                "only the peer's own self-add"
+            )
+            try await target.expectUnchanged(ignoringLogCounts: true)
+            try await target.expectStillServing()
+        }
+    }
+
+    // MARK: Helpers
+
+    /// A target as ``HostileTests/withTarget(_:)`` makes one, also in a private group with one post of its own.
+    static func withTarget(_ body: (Target, GroupID, String) async throws -> Void) async throws {
+        let node = try TestNode("target")
+        let peer = try TestNode("good-peer")
+        defer {
+            node.remove()
+            peer.remove()
+        }
+        let post = try node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
+        try node.cli("group", "create", "Private")
+        let group = try #require(
+            try GroupTests.list(try node.cli("group", "list", "--json"), "groups").first {
+                $0["name"] as? String == "Private"
+            }?["id"] as? String
+        )
+        let privatePost = try node.cli(
+            "post",
+            node.fixture("forest.webp"),
+            "--caption",
+            "a private post",
+            "--group",
+            "Private"
+        )
+        try await node.start(extra: plaintext)
+        try await peer.start(peers: [node], extra: plaintext)
+        try await eventually("the good peer is connected and in sync") {
+            let connected = try node.cli("peers", "--json").contains("\"connected\"")
+            let synced = try await node.clock() == (try await peer.clock())
+            return connected && synced
+        }
+        #expect(!(try peer.feedJSON()).contains("a private post"), "the good peer is not in the private group")
+        let target = Target(node: node, peer: peer, post: post, before: try await Snapshot(node))
+        try await body(target, try #require(GroupID(hex: group)), privatePost)
+        try await peer.stop()
+        try await node.stop()
+    }
+
+    /// Dials, exchanges HELLOs and sends a join with `code`'s invite, proven for this connection.
+    static func join(
+        _ port: Int,
+        code: InviteCode,
+        identity: NodeIdentity
+    ) async throws -> (client: RawClient, log: AuthorID) {
+        let log = NodeIdentity.generate().author
+        let (client, ours, theirs) = try await RawClient.hellos(port: port, identity: identity)
+        try client.send(
+            .membership(
+                Membership(join: joinProof(code: code, log: log, ours: ours, theirs: theirs, identity: identity))
+            )
+        )
+        return (client, log)
+    }
+
+    static func joinProof(
+        code: InviteCode,
+        log: AuthorID,
+        ours: Hello,
+        theirs: Hello,
+        identity: NodeIdentity
+    )
+        -> Membership.Join
+    {
+        Membership.Join(
+            invite: InviteCode.id(of: code.secret),
+            log: log,
+            mac: MembershipProofs.joinMAC(
+                secret: code.secret,
+                inviterNonce: theirs.nonce.bytes,
+                joinerNonce: ours.nonce.bytes,
+                inviter: NodeID(unchecked: theirs.node.bytes),
+                joiner: identity.node,
+                log: log
+            )
+        )
+    }
+
+    static func members(_ node: TestNode, _ group: String) async throws -> Int {
+        try GroupTests.list(try node.cli("group", "members", "--group", group, "--json"), "members").filter {
+            $0["removed"] as? Bool == false
+        }.count
+    }
+}
+
+extension RawClient {
+    /// Connects and exchanges HELLOs: the client, its HELLO and the node's.
+    static func hellos(port: Int, identity: NodeIdentity) async throws -> (RawClient, Hello, Hello) {
+        let client = try RawClient(port: port)
+        let ours = hello(for: identity)
+        try client.send(.hello(ours))
+        try await client.read(timeout: .seconds(10)) { messages in
+            messages.contains { if case .hello = $0 { true } else { false } }
+        }
+        guard case .hello(let theirs)? = client.received.first else {
+            throw ClientError("no HELLO from the node: \(client.received.map(\.typeName))")
+        }
+        return (client, ours, theirs)
+    }
+}

@@ -1,0 +1,171 @@
+import ContinuumCore
+import ContinuumStore
+import Foundation
+import Testing
+
+/// Private groups across real nodes over TLS: invite and join, a stranger refused before anything is sent, an invite
+/// used once, and revocation (PROTOCOL.md §2.7, §5.1, §7.8.3).
+@Suite("Groups: invite, join, strangers, revoke", .serialized)
+struct GroupTests {
+    @Test(
+        "a joiner receives the group's history; a stranger is refused, told why, logged on both sides, and gets nothing"
+    )
+    func inviteJoinAndStranger() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        let stranger = try TestNode("stranger", network: false)
+        defer { for node in [alice, bob, stranger] { node.remove() } }
+
+        try alice.cli("group", "create", "Family")
+        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "family only")
+        try alice.cli("comment", post, "first comment")
+        try await alice.start()
+        try await bob.start()
+
+        let invite = try Self.json(try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)", "--json"))
+        let code = try #require(invite["code"] as? String)
+        #expect((invite["groupName"] as? String) == "Family")
+        #expect(invite["expiresAt"] is String)
+        #expect(try bob.cli("join", code).hasPrefix("joined group"))
+
+        // The history: the post, its photo and its comment.
+        try await eventually("bob has alice's post, its photo and its comment") {
+            let shown = try await bob.withStore { try await $0.post(PostID(hex: post)!) }
+            return shown?.post.photo.available == true && shown?.comments.count == 1
+        }
+        try await eventually("bob knows both members", timeout: .seconds(10)) {
+            try Self.list(try bob.cli("group", "members", "--json"), "members").count == 2
+        }
+        let members = try Self.list(try bob.cli("group", "members", "--json"), "members")
+        #expect(members.contains { $0["name"] as? String == "alice" && $0["admin"] as? Bool == true })
+        #expect(members.contains { $0["name"] as? String == "bob" && $0["me"] as? Bool == true })
+
+        // A stranger that dials a member: refused before anything is sent, told why, and logged by the member.
+        try await stranger.start(peers: [alice])
+        try await eventually("the stranger logs the member's refusal") {
+            stranger.logText.contains("refused by the peer")
+                && stranger.logText.contains("you are not a member of any group this node belongs to")
+        }
+        let strangerID = try #require(
+            (try Self.json(try stranger.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String
+        )
+        try await eventually("alice logs the refusal, naming the stranger") {
+            alice.logText.split(separator: "\n").contains {
+                $0.contains("refused a node that shares no group") && $0.contains(String(strangerID.prefix(12)))
+            }
+        }
+        try await eventually("alice's peers show the stranger refused") {
+            try alice.cli("peers").contains("refused: not a member")
+        }
+        // The stranger writes something of its own; it stays with it.
+        try stranger.cli("post", stranger.fixture("forest.webp"), "--caption", "spam from a stranger")
+        try await Task.sleep(for: .seconds(2))
+        #expect(!(try alice.feedJSON()).contains("spam from a stranger"))
+        #expect(!(try bob.feedJSON()).contains("spam from a stranger"))
+        let strangerFeed = try stranger.feedJSON()
+        #expect(!strangerFeed.contains("family only"))
+        #expect(!strangerFeed.contains(post))
+        #expect(try stranger.tryCLI("show", post).status != 0, "the stranger does not know the post")
+        let strangerCounts = try await stranger.withStore { try await $0.counts() }
+        #expect(strangerCounts.posts == 1 && strangerCounts.comments == 0, "only its own post")
+        // Neither alice's photo nor a thumbnail of it.
+        let photo = try #require(try await alice.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
+        let strangerPhotos = Self.files(in: stranger.data.appendingPathComponent("photos"))
+        #expect(!strangerPhotos.contains { $0.contains(photo.hex) }, "\(strangerPhotos)")
+        try await stranger.stop()
+        try await bob.stop()
+        try await alice.stop()
+    }
+
+    @Test("an invite works once: a second join with the same code is refused with the reason, and adds nobody")
+    func inviteUsedTwice() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        let carol = try TestNode("carol", network: false)
+        defer { for node in [alice, bob, carol] { node.remove() } }
+        try alice.cli("group", "create", "Club")
+        try await alice.start()
+        try await bob.start()
+        try await carol.start()
+        let code = try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
+        try bob.cli("join", code)
+        let again = try carol.tryCLI("join", code)
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("this invite was already used; ask for a new one"), "\(again.stderr)")
+        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+        #expect(try carol.cli("group", "list").contains("belongs to no group"))
+        // A mistyped code is refused before anything is dialled.
+        let typo = try carol.tryCLI("join", "not-a-code")
+        #expect(typo.status != 0)
+        #expect(typo.stderr.contains("is not an invite code"), "\(typo.stderr)")
+        try await carol.stop()
+        try await bob.stop()
+        try await alice.stop()
+    }
+
+    @Test("revoke: a post made afterwards never reaches the removed node, and its new comment is refused by the others")
+    func revoke() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        let carol = try TestNode("carol", network: false)
+        defer { for node in [alice, bob, carol] { node.remove() } }
+        try alice.cli("group", "create", "Team")
+        let before = try alice.cli("post", alice.fixture("lake.png"), "--caption", "before the revocation")
+        try await alice.start()
+        try await bob.start()
+        try await carol.start(peers: [bob])
+        for joiner in [bob, carol] {
+            let code = try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
+            try joiner.cli("join", code)
+        }
+        for node in [bob, carol] {
+            try await eventually("\(node.name) has the post made before the revocation") {
+                try node.feedJSON().contains("before the revocation")
+            }
+        }
+        // Carol knows bob as a member, and they have a session of their own.
+        try await eventually("carol and bob are connected") {
+            try carol.cli("peers").split(separator: "\n").contains { $0.contains("bob") && $0.contains("connected") }
+        }
+
+        let revoked = try alice.cli("revoke", "bob")
+        #expect(revoked.contains("It keeps what it already received"))
+        try await eventually("carol has the removal") {
+            try carol.cli("group", "members").split(separator: "\n").contains {
+                $0.contains("bob") && $0.contains("removed")
+            }
+        }
+        try bob.cli("comment", before, "a comment after the revocation")
+        let after = try alice.cli("post", alice.fixture("forest.webp"), "--caption", "after the revocation")
+        try await eventually("carol has the post made after the revocation") {
+            try carol.feedJSON().contains("after the revocation")
+        }
+        try await Task.sleep(for: .seconds(2))
+        #expect(!(try bob.feedJSON()).contains(after), "bob never gets the post made after")
+        #expect(try bob.feedJSON().contains("before the revocation"), "bob keeps what it had")
+        for node in [alice, carol] {
+            #expect(!(try node.cli("show", before)).contains("a comment after the revocation"), "\(node.name)")
+        }
+        try await eventually("bob is told it was removed when it tries again") {
+            bob.allLogs.contains("you were removed from group Team") || bob.allLogs.contains("you were removed from")
+        }
+        try await carol.stop()
+        try await bob.stop()
+        try await alice.stop()
+    }
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    /// The list under `key` of a JSON object.
+    static func list(_ text: String, _ key: String) throws -> [[String: Any]] {
+        try #require(try json(text)[key] as? [[String: Any]])
+    }
+
+    static func files(in directory: URL) -> [String] {
+        (FileManager.default.enumerator(atPath: directory.path)?.allObjects as? [String] ?? []).filter {
+            !$0.hasPrefix(".")
+        }
+    }
+}
