@@ -52,6 +52,15 @@ extension SyncNetwork {
         case ended(String)
     }
 
+    /// The two sides of a connection being admitted.
+    struct Meeting {
+        let theirs: Hello
+        let ours: Hello
+        let host: String
+        var peer: NodeID { NodeID(unchecked: theirs.node.bytes) }
+        var me: NodeID { NodeID(unchecked: ours.node.bytes) }
+    }
+
     /// After both HELLOs: each side's MEMBERSHIP (claims, network tags, a join), then JOINED for an invite used;
     /// the session goes on only with groups shared (PROTOCOL.md §7.8.3).
     func exchangeMembership(
@@ -62,48 +71,27 @@ extension SyncNetwork {
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>
     ) async throws -> MembershipOutcome {
-        let peer = NodeID(unchecked: theirs.node.bytes)
-        let me = NodeID(unchecked: ours.node.bytes)
-        if let join, Data(peer.bytes.prefix(InviteCode.nodePrefixBytes)) != join.code.nodePrefix {
-            try? await outbound.write(.error(WireError(.inviteRefused, "this is not the node that made the invite")))
-            return .ended("the node at \(host) (\(peer.short)) is not the one that made the invite")
-        }
-        var claims: Membership
-        do {
-            claims = try await engine.membershipClaims(for: peer, ourNonce: ours.nonce, theirNonce: theirs.nonce)
-        } catch {
-            logger.failure("reading the groups failed", error)
-            try? await outbound.write(.error(WireError(.internal, "the node failed while reading its groups")))
-            return .ended("reading the groups failed: \(error)")
-        }
-        if let join {
-            claims.join = Membership.Join(
-                invite: join.inviteID,
-                log: join.log,
-                mac: MembershipProofs.joinMAC(
-                    secret: join.code.secret,
-                    inviterNonce: theirs.nonce.bytes,
-                    joinerNonce: ours.nonce.bytes,
-                    inviter: peer,
-                    joiner: me,
-                    log: join.log
-                )
-            )
+        let meeting = Meeting(theirs: theirs, ours: ours, host: host)
+        let claims: Membership
+        switch await ourMembership(meeting, join: join) {
+        case .success(let membership): claims = membership
+        case .failure(let refusal):
+            try? await outbound.write(.error(refusal.error))
+            return .ended(refusal.reason)
         }
         try await outbound.write(.membership(claims))
         let theirClaims: Membership
         switch try await iterator.next() {
         case .membership(let membership)?: theirClaims = membership
-        case .error(let error)?: return await refusedByPeer(peer, theirs, host: host, error)
+        case .error(let error)?: return await refusedByPeer(meeting, error)
         case let other:
-            let name = other?.typeName ?? "nothing"
             try? await outbound.write(.error(WireError(.unexpectedMessage, "expected MEMBERSHIP")))
-            return .ended("refused: the frame after HELLO was \(name), not MEMBERSHIP")
+            return .ended("refused: the frame after HELLO was \(other?.typeName ?? "nothing"), not MEMBERSHIP")
         }
         var admission: Admission
         do {
             admission = try await engine.admit(
-                peer,
+                meeting.peer,
                 theirs: theirClaims,
                 ourNonce: ours.nonce,
                 theirNonce: theirs.nonce
@@ -117,70 +105,150 @@ extension SyncNetwork {
             await engine.session(for: theirs.node)?.scope.add(joined.group)
         }
         if let join {
-            switch try await iterator.next() {
-            case .joined(let group, let record)?:
-                if let problem = Self.problem(withJoined: record, group: group, me: me, log: join.log) {
-                    try? await outbound.write(.error(WireError(.badRecord, problem)))
-                    return .ended("refused the inviter's JOINED: \(problem)")
-                }
-                do {
-                    try await engine.store.completeJoin(log: join.log, group: group)
-                } catch {
-                    logger.failure("recording the group joined failed", error)
-                    return .ended("recording the group joined failed: \(error)")
-                }
-                await engine.refreshMembership()
-                admission.groups.insert(group)
-                // A session with the inviter that already exists keeps this connection from becoming one: it takes
-                // the group instead.
-                await engine.session(for: theirs.node)?.scope.add(group)
-                join.finish(.success(group))
-            case .error(let error)?:
-                return await refusedByPeer(peer, theirs, host: host, error)
-            case let other:
-                let name = other?.typeName ?? "nothing"
-                try? await outbound.write(.error(WireError(.unexpectedMessage, "expected JOINED")))
-                return .ended("refused: the frame after MEMBERSHIP was \(name), not JOINED")
+            switch try await receiveJoined(meeting, join: join, iterator: &iterator, outbound: outbound) {
+            case .success(let group): admission.groups.insert(group)
+            case .failure(let ended): return ended.outcome
             }
         }
         guard !admission.groups.isEmpty else {
-            let mine = (try? await engine.currentMembership().groups.isEmpty) ?? true
-            var message =
-                mine
-                ? "this node belongs to no group yet, so it shares nothing"
-                : "you are not a member of any group this node belongs to: ask a member for an invite code "
-                    + "(continuum-node invite) and run 'continuum-node join CODE'"
-            if let problem = admission.problems.first { message += " (\(problem))" }
-            try? await outbound.write(.error(WireError(.notMember, message)))
-            // The peer's own verdict is usually on its way: a node that is in no group reports the member's
-            // refusal, which says what to do, rather than its own.
-            if mine, case .error(let error)? = try? await iterator.next() {
-                return await refusedByPeer(peer, theirs, host: host, error)
-            }
-            await engine.refusedStranger(peer, name: theirs.name, host: host, port: Int(theirs.listenPort))
-            return .ended("refused \(peer.short): it shares no group with this node")
+            return await refuseStranger(meeting, admission, iterator: &iterator, outbound: outbound)
         }
         return .accepted(admission.groups)
     }
 
+    /// Why this side ends the connection: what the peer is told, and what is logged.
+    struct Refusal: Error {
+        let error: WireError
+        let reason: String
+    }
+
+    /// An outcome that ends the connection, as an error.
+    struct Ended: Error {
+        let outcome: MembershipOutcome
+    }
+
+    /// Our MEMBERSHIP: the claims and tags for this peer, and the join when this connection carries one (after
+    /// checking that the peer is the node that made the invite).
+    private func ourMembership(_ meeting: Meeting, join: JoinAttempt?) async -> Result<Membership, Refusal> {
+        let peer = meeting.peer
+        if let join, Data(peer.bytes.prefix(InviteCode.nodePrefixBytes)) != join.code.nodePrefix {
+            return .failure(
+                Refusal(
+                    error: WireError(.inviteRefused, "this is not the node that made the invite"),
+                    reason: "the node at \(meeting.host) (\(peer.short)) is not the one that made the invite"
+                )
+            )
+        }
+        var claims: Membership
+        do {
+            claims = try await engine.membershipClaims(
+                for: peer,
+                ourNonce: meeting.ours.nonce,
+                theirNonce: meeting.theirs.nonce
+            )
+        } catch {
+            logger.failure("reading the groups failed", error)
+            return .failure(
+                Refusal(
+                    error: WireError(.internal, "the node failed while reading its groups"),
+                    reason: "reading the groups failed: \(error)"
+                )
+            )
+        }
+        if let join {
+            claims.join = Membership.Join(
+                invite: join.inviteID,
+                log: join.log,
+                mac: MembershipProofs.joinMAC(
+                    secret: join.code.secret,
+                    inviterNonce: meeting.theirs.nonce.bytes,
+                    joinerNonce: meeting.ours.nonce.bytes,
+                    inviter: peer,
+                    joiner: meeting.me,
+                    log: join.log
+                )
+            )
+        }
+        return .success(claims)
+    }
+
+    /// The joiner's side: the inviter's JOINED (or its refusal); the group joined is recorded and reported.
+    private func receiveJoined(
+        _ meeting: Meeting,
+        join: JoinAttempt,
+        iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>
+    ) async throws -> Result<GroupID, Ended> {
+        switch try await iterator.next() {
+        case .joined(let group, let record)?:
+            if let problem = Self.problem(withJoined: record, group: group, me: meeting.me, log: join.log) {
+                try? await outbound.write(.error(WireError(.badRecord, problem)))
+                return .failure(Ended(outcome: .ended("refused the inviter's JOINED: \(problem)")))
+            }
+            do {
+                try await engine.store.completeJoin(log: join.log, group: group)
+            } catch {
+                logger.failure("recording the group joined failed", error)
+                return .failure(Ended(outcome: .ended("recording the group joined failed: \(error)")))
+            }
+            await engine.refreshMembership()
+            // A session with the inviter that already exists keeps this connection from becoming one: it takes the
+            // group instead.
+            await engine.session(for: meeting.theirs.node)?.scope.add(group)
+            join.finish(.success(group))
+            return .success(group)
+        case .error(let error)?:
+            return .failure(Ended(outcome: await refusedByPeer(meeting, error)))
+        case let other:
+            try? await outbound.write(.error(WireError(.unexpectedMessage, "expected JOINED")))
+            return .failure(
+                Ended(
+                    outcome: .ended(
+                        "refused: the frame after MEMBERSHIP was \(other?.typeName ?? "nothing"), not JOINED"
+                    )
+                )
+            )
+        }
+    }
+
+    /// No group shared: the peer is told why, and the refusal is logged and remembered. A node in no group reports
+    /// the peer's verdict instead (usually on its way), which says what to do.
+    private func refuseStranger(
+        _ meeting: Meeting,
+        _ admission: Admission,
+        iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>
+    ) async -> MembershipOutcome {
+        let mine = (try? await engine.currentMembership().groups.isEmpty) ?? true
+        var message =
+            mine
+            ? "this node belongs to no group yet, so it shares nothing"
+            : "you are not a member of any group this node belongs to: ask a member for an invite code "
+                + "(continuum-node invite) and run 'continuum-node join CODE'"
+        if let problem = admission.problems.first { message += " (\(problem))" }
+        try? await outbound.write(.error(WireError(.notMember, message)))
+        if mine, case .error(let error)? = try? await iterator.next() {
+            return await refusedByPeer(meeting, error)
+        }
+        let theirs = meeting.theirs
+        await engine.refusedStranger(meeting.peer, name: theirs.name, host: meeting.host, port: Int(theirs.listenPort))
+        return .ended("refused \(meeting.peer.short): it shares no group with this node")
+    }
+
     /// The peer refused this node: logged where a person sees it, and remembered for `peers`.
-    private func refusedByPeer(
-        _ peer: NodeID,
-        _ theirs: Hello,
-        host: String,
-        _ error: WireError
-    ) async
-        -> MembershipOutcome
-    {
+    private func refusedByPeer(_ meeting: Meeting, _ error: WireError) async -> MembershipOutcome {
         logger.warning(
             "refused by the peer",
-            metadata: ["peer.id": "\(peer.short)", "peer.host": "\(host)", "error": "\(error.code): \(error.message)"]
+            metadata: [
+                "peer.id": "\(meeting.peer.short)", "peer.host": "\(meeting.host)",
+                "error": "\(error.code): \(error.message)",
+            ]
         )
         await engine.refusedBy(
-            peer,
-            name: theirs.name,
-            host: host,
-            port: Int(theirs.listenPort),
+            meeting.peer,
+            name: meeting.theirs.name,
+            host: meeting.host,
+            port: Int(meeting.theirs.listenPort),
             reason: "\(error.code): \(error.message)"
         )
         return .ended("the peer refused: \(error.code): \(error.message)")

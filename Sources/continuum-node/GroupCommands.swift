@@ -275,6 +275,11 @@ struct InviteCommand: AsyncParsableCommand {
             )
         }
         print(code.text)
+        // The QR code's text is the code: a phone's camera reads it off the screen. On stderr, so that the code alone
+        // is what a script captures.
+        if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(encoding: code.text) {
+            FileHandle.standardError.write(Data(qr.terminalText().utf8))
+        }
         FileHandle.standardError.write(
             Data(
                 ("invite to \(name ?? id.short), once, until \(ticket.expiresAt.rfc3339); on the new node: "
