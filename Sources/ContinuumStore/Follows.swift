@@ -251,15 +251,6 @@ extension Ingest {
     /// that the same record arriving again by another path notifies nobody twice).
     func notify(_ content: RecordContent, id: RecordID) throws {
         guard let policy = notifications, content.author != policy.me else { return }
-        // Nor of what this node itself wrote, under any of its log keys.
-        if try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM log_key WHERE public = ?"),
-            arguments: [
-                content.author.bytes
-            ]
-        ) == true {
-            return
-        }
         switch content.body {
         case .comment(let post, let text):
             if try isFollowed(post.bytes) { try insertNotification(.comment, post: post.bytes, id, content, text) }
@@ -295,6 +286,13 @@ extension Ingest {
         _ content: RecordContent,
         _ text: String?
     ) throws {
+        // Not of what this node itself wrote, under any of its log keys (checked last: most records notify nobody).
+        if try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM log_key WHERE public = ?"),
+            arguments: [content.author.bytes]
+        ) == true {
+            return
+        }
         try db.cachedStatement(
             sql: """
                 INSERT OR IGNORE INTO notification

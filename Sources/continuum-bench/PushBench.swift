@@ -35,15 +35,16 @@ struct PushBench: AsyncParsableCommand {
 
         let nodes = try ["a", "b", "c"].map { try BenchNode(root.appendingPathComponent($0), logger: logger) }
         let (a, b, c) = (nodes[0], nodes[1], nodes[2])
-        // Each node signs with its log key in the bench network.
+        // Each node signs with its log key in the bench network; sessions are by node id.
         var ids: [NodeIdentity] = []
         for node in nodes { ids.append(try await node.logIdentity()) }
+        let nodeIDs = try nodes.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0.author }
         defer { for node in nodes { try? node.stop() } }
         try a.start()
         try b.start(peer: a.port)
         try c.start(peer: b.port)
 
-        let (followed, unfollowed) = try await Self.postAndFollow(a: a, c: c, ids: ids)
+        let (followed, unfollowed) = try await Self.postAndFollow(a: a, c: c, ids: ids, relay: nodeIDs[1])
         var notified = 0
         let oneHop = try await pushLatencies(on: b, by: ids[1], post: followed, follower: c, notified: &notified)
         let twoHops = try await pushLatencies(on: a, by: ids[0], post: followed, follower: c, notified: &notified)
@@ -61,12 +62,13 @@ struct PushBench: AsyncParsableCommand {
         }
     }
 
-    /// A posts twice; once C has both posts, C follows the first and A learns that B relays C's interest.
-    /// Returns the followed post and the other.
+    /// A posts twice; once C has both posts, C follows the first and A learns that B (the node `relay`) relays C's
+    /// interest. Returns the followed post and the other.
     static func postAndFollow(
         a: BenchNode,
         c: BenchNode,
-        ids: [NodeIdentity]
+        ids: [NodeIdentity],
+        relay: AuthorID
     ) async throws -> (followed: PostID, unfollowed: PostID) {
         let photo = PhotoReference(
             sha256: AssetHash.of(Data("bench photo".utf8)),
@@ -86,7 +88,7 @@ struct PushBench: AsyncParsableCommand {
         try await c.store.follow(followed)
         ControlClient.tell(c.directory, .followsChanged)
         try await waitUntil("A knows B relays C's interest") {
-            interest(on: a.directory, from: ids[1].author) == 1
+            interest(on: a.directory, from: relay) == 1
         }
         return (followed, unfollowed)
     }

@@ -278,7 +278,7 @@ struct InviteCommand: AsyncParsableCommand {
         // The QR code's text is the code: a phone's camera reads it off the screen. On stderr, so that the code alone
         // is what a script captures.
         if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(encoding: code.text) {
-            FileHandle.standardError.write(Data(qr.terminalText().utf8))
+            FileHandle.standardError.write(Data((qr.terminalText() + "\n").utf8))
         }
         FileHandle.standardError.write(
             Data(
