@@ -108,6 +108,25 @@ public enum MembershipProofs {
         return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret))))
     }
 
+    /// What a joiner signs with its new log key, to show that it holds it: `continuum-join-log-v2` ‖ inviter nonce ‖
+    /// joiner nonce ‖ joiner node id.
+    public static func joinLogMessage(inviterNonce: [UInt8], joinerNonce: [UInt8], joiner: NodeID) -> [UInt8] {
+        Array("continuum-join-log-v2".utf8) + inviterNonce + joinerNonce + Array(joiner.bytes)
+    }
+
+    /// Whether `signature` is `log`'s signature of the join message.
+    public static func isLogSignature(
+        _ signature: [UInt8],
+        log: AuthorID,
+        inviterNonce: [UInt8],
+        joinerNonce: [UInt8],
+        joiner: NodeID
+    ) -> Bool {
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes) else { return false }
+        let message = joinLogMessage(inviterNonce: inviterNonce, joinerNonce: joinerNonce, joiner: joiner)
+        return key.isValidSignature(signature, for: message)
+    }
+
     /// Why a claim that `peer` is a member of `group` does not hold, in this node's view; nil when it holds.
     ///
     /// The proof is the header of the peer's own membership record: the group record (the peer founded the group),

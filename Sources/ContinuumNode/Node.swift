@@ -112,7 +112,10 @@ public final class Node: Sendable {
             throw JoinFailure(description: "the invite code carries no address of the inviter")
         }
         let log = try await store.beginJoin(by: identity)
-        let attempt = JoinAttempt(code: code, log: log)
+        guard let logKey = try await store.ownLogIdentity(log, of: identity) else {
+            throw JoinFailure(description: "the new log key for the join could not be read back")
+        }
+        let attempt = JoinAttempt(code: code, log: logKey)
         joins.continuation.yield((PeerAddress(host: host, port: port), attempt))
         let outcome = await withTaskGroup(of: Result<GroupID, JoinFailure>?.self) { group in
             group.addTask {

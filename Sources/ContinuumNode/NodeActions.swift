@@ -272,7 +272,10 @@ public struct NodeActions: Sendable {
     /// The identity that changes a record of `author`'s: this node's log key in that log's group (which is
     /// `author` when the record is this node's own).
     public func signer(forAuthor author: AuthorID, of identity: NodeIdentity) async throws -> NodeIdentity {
-        guard author != identity.author, let group = try await store.group(ofLog: author) else { return identity }
+        guard author != identity.author else { return identity }
+        // Its own log, when it is one of this node's (also a removed one, or one of a group left).
+        if let own = try await store.ownLogIdentity(author, of: identity) { return own }
+        guard let group = try await store.group(ofLog: author) else { return identity }
         return try await store.logIdentity(in: group, of: identity)
     }
 

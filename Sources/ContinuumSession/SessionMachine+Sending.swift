@@ -60,8 +60,13 @@ extension SessionMachine {
 
     /// A RECORDS frame of the records in `records` that the peer is not known to hold and that were not sent down
     /// this connection (marked sent now); nil when there are none. The caller waits for ``windowOpen`` first.
-    public mutating func recordsFrame(_ records: [OutgoingRecord], live: Bool) -> WireMessage? {
-        let unsent = unsent(records)
+    ///
+    /// With `resend` (answering the peer's REQUEST), records sent before on this connection go again, unless the
+    /// peer's clock covers them: a receiver may have held some back (PROTOCOL.md §7.8.6) and asks for them once it can
+    /// take them.
+    public mutating func recordsFrame(_ records: [OutgoingRecord], live: Bool, resend: Bool = false) -> WireMessage? {
+        let unsent =
+            resend ? records.filter { !peerClock.covers($0.ref.author, $0.ref.sequence) } : unsent(records)
         guard !unsent.isEmpty else { return nil }
         inflight += 1
         count(unsent)

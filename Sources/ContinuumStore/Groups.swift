@@ -310,13 +310,17 @@ extension ContinuumStore {
                 sql: "UPDATE invite SET used_at = ?, used_by = ? WHERE id = ?",
                 arguments: [now, node.bytes, id]
             )
-            guard
-                let salt = try Data.fetchOne(
-                    db,
-                    sql: "SELECT salt FROM log_key WHERE group_id = ?",
-                    arguments: [group.bytes]
-                )
-            else { throw StoreError(.notMember, "this node has no log in the invite's group") }
+            guard let salt = try Self.liveLog(in: group, db)?.salt else {
+                throw StoreError(.notMember, "this node has no log in the invite's group")
+            }
+            let known = try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM member WHERE log = ? UNION ALL SELECT 1 FROM log_head WHERE author = ? LIMIT 1",
+                arguments: [log.bytes, log.bytes]
+            )
+            guard known != true else {
+                throw StoreError(.notMember, "the joiner's log key is already in use; join again for a new one")
+            }
             var ingest = Ingest(db: db, now: now)
             let record = try ingest.signAndStore(
                 .member(MemberChange(group: group, action: .add, node: node, log: log)),
@@ -381,7 +385,7 @@ extension ContinuumStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT group_id, node, removed_through FROM member WHERE log = ?",
+                    sql: "SELECT group_id, node, admin, removed_through FROM member WHERE log = ?",
                     arguments: [log.bytes]
                 )
             else { throw StoreError(.notFound, "no member has log key \(log.short)") }
@@ -392,13 +396,13 @@ extension ContinuumStore {
             guard log.bytes != group.bytes else {
                 throw StoreError(.invalidInput, "the founder of a group cannot be removed")
             }
-            guard try Self.isAdmin(of: group, db),
-                let salt = try Data.fetchOne(
-                    db,
-                    sql: "SELECT salt FROM log_key WHERE group_id = ?",
-                    arguments: [group.bytes]
-                )
-            else { throw StoreError(.notOwner, "only an admin of the group can remove a member") }
+            guard try Self.isAdmin(of: group, db), let mine = try Self.liveLog(in: group, db) else {
+                throw StoreError(.notOwner, "only an admin of the group can remove a member")
+            }
+            let salt = mine.salt
+            if (row["admin"] as Int64) != 0, mine.log != group.bytes {
+                throw StoreError(.notOwner, "only the founder of the group can remove an admin")
+            }
             let held =
                 try Int64.fetchOne(
                     db,
@@ -421,6 +425,28 @@ extension ContinuumStore {
             try ingest.finish()
             return record
         }
+    }
+
+    /// This node's log in `group` that is not removed: its key and salt.
+    static func liveLog(in group: GroupID, _ db: Database) throws -> (log: Data, salt: Data)? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT log_key.public, log_key.salt FROM log_key LEFT JOIN member ON member.log = log_key.public
+                WHERE log_key.group_id = ? AND member.removed_through IS NULL
+                ORDER BY log_key.created_at DESC LIMIT 1
+                """,
+            arguments: [group.bytes]
+        ).map { ($0["public"], $0["salt"]) }
+    }
+
+    /// This node's signing identity for a log of its own (any group's, removed or not), or nil when `author` is not
+    /// one of its log keys.
+    public func ownLogIdentity(_ author: AuthorID, of identity: NodeIdentity) async throws -> NodeIdentity? {
+        let salt = try await read { db in
+            try Data.fetchOne(db, sql: "SELECT salt FROM log_key WHERE public = ?", arguments: [author.bytes])
+        }
+        return salt.map { identity.logKey(salt: $0) }
     }
 
     private static func isAdmin(of group: GroupID, _ db: Database) throws -> Bool {
@@ -446,13 +472,7 @@ extension ContinuumStore {
     /// group record (as the founder), else the record that added its log (an admin's before its own self-add).
     public func membershipProof(in group: GroupID) async throws -> [UInt8]? {
         try await read { db in
-            guard
-                let log = try Data.fetchOne(
-                    db,
-                    sql: "SELECT public FROM log_key WHERE group_id = ?",
-                    arguments: [group.bytes]
-                )
-            else { return nil }
+            guard let log = try Self.liveLog(in: group, db)?.log else { return nil }
             if log == group.bytes {
                 return try Data.fetchOne(
                     db,

@@ -20,7 +20,7 @@ extension Ingest {
                     """,
                 arguments: [header.author.bytes, node.bytes, name, open ? 1 : 0]
             )
-            try refreshMembers(of: GroupID(founder: header.author))
+            touchedGroups.insert(GroupID(founder: header.author))
         case .member(let change):
             try db.execute(
                 sql: """
@@ -32,7 +32,7 @@ extension Ingest {
                     Int64(change.action.rawValue), change.node.bytes, change.log.bytes, Int64(change.through),
                 ]
             )
-            try refreshMembers(of: change.group)
+            touchedGroups.insert(change.group)
         default:
             break
         }

@@ -23,6 +23,8 @@ struct Ingest {
     var erasedText = false
     /// Records that came again with the content their author had erased: the content was dropped.
     var droppedErasedContent = 0
+    /// Groups whose member records changed in this transaction: their members are derived again once, at the end.
+    var touchedGroups: Set<GroupID> = []
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
@@ -232,6 +234,7 @@ struct Ingest {
 
     /// Writes the cached log heads. Call once, at the end of the transaction.
     func finish() throws {
+        for group in touchedGroups { try refreshMembers(of: group) }
         let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO log_head (author, contiguous, max_seq) VALUES (?, ?, ?)

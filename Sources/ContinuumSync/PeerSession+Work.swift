@@ -98,7 +98,7 @@ extension PeerSession {
             do {
                 switch job {
                 case .round(let number, let theirs): try await answer(clock: theirs, round: number)
-                case .request(let ranges): try await stream(ranges, round: nil)
+                case .request(let ranges): try await stream(ranges, round: nil, resend: true)
                 case .catchUp: try await stream(machine.catchUpRanges(ours: store.clock()), round: nil)
                 }
             } catch {
@@ -125,7 +125,7 @@ extension PeerSession {
 
     /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window; records
     /// the peer is known to hold or was already sent are left out.
-    private func stream(_ ranges: [LogRange], round number: UInt32?) async throws {
+    private func stream(_ ranges: [LogRange], round number: UInt32?, resend: Bool = false) async throws {
         for (author, range) in ranges.map({ ($0.author, $0.range) }) {
             var next = range.lowerBound
             while next <= range.upperBound, !Task.isCancelled {
@@ -139,7 +139,9 @@ extension PeerSession {
                 guard let last = records.last else { break }
                 await waitForWindow()
                 guard !closed else { return }
-                if let frame = machine.recordsFrame(records.map(\.outgoing), live: false) { send(frame) }
+                if let frame = machine.recordsFrame(records.map(\.outgoing), live: false, resend: resend) {
+                    send(frame)
+                }
                 next = last.sequence + 1
             }
         }
@@ -250,9 +252,10 @@ extension PeerSession {
     /// How often a photo being sent is checked for erasure: every 16 chunks (4 MiB), one indexed lookup.
     static let chunksBetweenErasureChecks = 16
 
-    /// Whether a live post shows the photo; true when the store cannot say (the file is then what decides).
+    /// Whether a live post of a group the session shares shows the photo; false when the store cannot say (this is
+    /// what keeps another group's photo from the peer).
     private func isShown(_ hash: AssetHash) async -> Bool {
-        (try? await store.isPhotoShown(hash)) ?? true
+        (try? await store.isPhotoShown(hash)) ?? false
     }
 
     /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.

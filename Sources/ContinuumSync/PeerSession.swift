@@ -141,7 +141,7 @@ actor PeerSession {
         case .storedFromPeer(let count): await engine.didStore(from: self, count: count)
         case .interest(let replace, let entries):
             do {
-                try await checkInterest(entries)
+                let entries = try await sharedInterest(entries)
                 try await engine.receivedInterest(from: peer, replace: replace, entries)
             } catch let error as WireError {
                 return machine.refuse(error)
@@ -168,8 +168,11 @@ actor PeerSession {
     /// Stores a batch in one transaction.
     private func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
         let sorting = scope.sort(batch.records)
-        if let violation = sorting.violation {
-            return machine.refuse(WireError(.notMember, "the peer sent \(violation)"))
+        if let first = sorting.outOfScope.first {
+            logger.notice(
+                "records of a group this session does not share were not stored",
+                metadata: ["records": "\(sorting.outOfScope.count)", "first": "\(first)"]
+            )
         }
         for author in Set(sorting.notAdmin) {
             logger.notice(
@@ -215,15 +218,20 @@ actor PeerSession {
         )
     }
 
-    /// INTEREST may name only posts of the groups the session shares (a post not held here is let through: nothing
-    /// of it would be pushed but what the scope allows).
-    private func checkInterest(_ entries: [PostInterest]) async throws {
+    /// INTEREST may name only posts of the groups the session shares: entries for a held post of another group are
+    /// dropped (and logged), the rest kept. (A relay may pass on interest in a post it does not hold; the peer's view of
+    /// the groups may differ from this node's for a while.)
+    private func sharedInterest(_ entries: [PostInterest]) async throws -> [PostInterest] {
         let wanted = entries.filter { $0.hops != nil }.map(\.post)
-        guard !wanted.isEmpty else { return }
-        let groups = scope.groups
-        for (post, group) in try await store.groups(ofPosts: wanted) where !groups.contains(group) {
-            throw WireError(.notMember, "INTEREST names post \(post.short) of a group this session does not share")
-        }
+        guard !wanted.isEmpty else { return entries }
+        let shared = scope.groups
+        let outside = Set(try await store.groups(ofPosts: wanted).filter { !shared.contains($0.value) }.keys)
+        guard !outside.isEmpty else { return entries }
+        logger.notice(
+            "interest in posts of a group this session does not share was ignored",
+            metadata: ["posts": "\(outside.count)", "first": "\(outside.sorted().first!.short)"]
+        )
+        return entries.filter { !outside.contains($0.post) }
     }
 
     // MARK: Queuing and closing

@@ -59,21 +59,30 @@ final class SessionScope: Sendable {
         state.withLockedValue { state in state.view.logs[author].map { state.groups.contains($0.group) } ?? false }
     }
 
-    /// The part of a clock the peer may see: the logs of the groups shared.
+    /// The part of a clock the peer may see: the logs of the groups shared, a removed log only up to what its
+    /// removal kept (its later records, which this node may hold from before the removal, are not offered).
     func filter(_ clock: VectorClock) -> VectorClock {
         state.withLockedValue { state in
-            VectorClock(
-                clock.heads.filter { author, _ in
-                    state.view.logs[author].map { state.groups.contains($0.group) } ?? false
-                }
-            )
+            var heads: [AuthorID: UInt64] = [:]
+            for (author, head) in clock.heads {
+                guard let log = state.view.logs[author], state.groups.contains(log.group) else { continue }
+                let shown = min(head, log.removedThrough ?? head)
+                if shown > 0 { heads[author] = shown }
+            }
+            return VectorClock(heads)
         }
+    }
+
+    /// The last sequence of `author`'s log the peer may be sent: its removal's `through` for a removed log.
+    func lastSendable(of author: AuthorID) -> UInt64? {
+        state.withLockedValue { $0.view.logs[author]?.removedThrough }
     }
 
     /// What to do with a batch from the peer (PROTOCOL.md §7.8.6): the records to store, and how many wait or are
     /// refused. Records of a log not known here as a member's are held back (not stored: its membership may still
     /// be on its way, and a later round brings them again); records of a removed member after what its removal kept
-    /// are refused; a record of a group the session does not share breaks the session. A group record, a member
+    /// are refused; records of a group the session does not share are not stored either (the peer's view of who is
+    /// in which group may differ from this node's for a while: a removed member that has not heard of it, say). A group record, a member
     /// record signed by an admin and a self-add to an open group make their logs known for the rest of the batch.
     func sort(_ records: [VerifiedRecord]) -> BatchSorting {
         state.withLockedValue { state in
@@ -91,17 +100,16 @@ final class SessionScope: Sendable {
                 case .group:
                     let group = GroupID(founder: header.author)
                     guard state.groups.contains(group) else {
-                        sorting.violation = "a group record of group \(group.short), which this session does not share"
-                        return sorting
+                        sorting.outOfScope.append("a group record of group \(group.short)")
+                        continue
                     }
                     learned[header.author] = (group, true)
                     sorting.keep.insert(record.id)
                     continue
                 case .member(let change) where change.log == header.author:
                     guard state.groups.contains(change.group) else {
-                        sorting.violation =
-                            "a member record of group \(change.group.short), which this session does not share"
-                        return sorting
+                        sorting.outOfScope.append("a member record of group \(change.group.short)")
+                        continue
                     }
                     let info = state.view.groups[change.group]
                     if info?.open == true || info?.network == true {
@@ -119,9 +127,8 @@ final class SessionScope: Sendable {
                     continue
                 }
                 guard state.groups.contains(group) else {
-                    sorting.violation =
-                        "a record of \(header.author.short), a log of a group this session does not share"
-                    return sorting
+                    sorting.outOfScope.append("a record of \(header.author.short), a log of group \(group.short)")
+                    continue
                 }
                 guard kept else {
                     sorting.removed += 1
@@ -155,8 +162,8 @@ struct BatchSorting {
     var removed = 0
     /// Authors of member records who are not admins of the group (here, yet): those records are not stored.
     var notAdmin: [AuthorID] = []
-    /// Set when a record belongs to a group the session does not share: the peer is refused.
-    var violation: String?
+    /// Records of groups the session does not share, described: not stored.
+    var outOfScope: [String] = []
 }
 
 /// The store as one session sees it: only the logs and photos of the groups it shares with its peer (its
@@ -177,8 +184,14 @@ struct ScopedStorage: SyncStorage {
         limit: Int,
         maxBytes: Int
     ) async throws -> [StoredRecord] {
-        // A REQUEST for a log of another group is answered with nothing, as for a log not held.
+        // A REQUEST for a log of another group is answered with nothing, as for a log not held; a removed log's
+        // records after what its removal kept likewise.
         guard scope.shares(author) else { return [] }
+        var range = range
+        if let last = scope.lastSendable(of: author) {
+            guard range.lowerBound <= last else { return [] }
+            range = range.lowerBound...min(range.upperBound, last)
+        }
         return try await base.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
     }
 

@@ -109,7 +109,8 @@ extension SyncEngine {
                 peer: peer,
                 view: view
             ) {
-                problems.append(problem)
+                // Only about a group this node is in: a stranger must not learn which groups it belongs to.
+                if view.groups[claim.group] != nil { problems.append(problem) }
                 logger.debug(
                     "a claim of membership does not hold",
                     metadata: ["peer.id": "\(peer.short)", "group": "\(claim.group.short)", "reason": "\(problem)"]
@@ -131,6 +132,21 @@ extension SyncEngine {
         var admission = Admission(groups: groups, problems: problems)
         if let join = theirs.join {
             let inviter = identity.node
+            guard
+                MembershipProofs.isLogSignature(
+                    join.signature,
+                    log: join.log,
+                    inviterNonce: ourNonce.bytes,
+                    joinerNonce: theirNonce.bytes,
+                    joiner: peer
+                )
+            else {
+                logger.notice("refused a join without proof of its log key", metadata: ["peer.id": "\(peer.short)"])
+                throw WireError(
+                    .inviteRefused,
+                    "the joiner does not prove that it holds the log key it asks to have added"
+                )
+            }
             let proves: @Sendable (Data) -> Bool = { secret in
                 let expected = MembershipProofs.joinMAC(
                     secret: secret,

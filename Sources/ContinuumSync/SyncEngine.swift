@@ -134,6 +134,15 @@ public actor SyncEngine {
             )
         }
         sessions[session.peer] = session
+        // The groups may have changed since the connection was admitted (a removal just stored): the scope takes
+        // the view of now, and a session left with no group ends at once.
+        if let membership, session.scope.update(membership).isEmpty {
+            Task {
+                await session.close(
+                    reporting: WireError(.notMember, "this node shares no group with you any more")
+                )
+            }
+        }
         do {
             try await store.rememberPeer(
                 session.peer,

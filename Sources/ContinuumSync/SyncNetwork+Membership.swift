@@ -7,8 +7,9 @@ import NIOCore
 /// A join by invite under way: what the joiner proves, and where the outcome goes (the group joined, or why not).
 public final class JoinAttempt: Sendable {
     let code: InviteCode
-    /// The joiner's new log key for the group.
-    public let log: AuthorID
+    /// The joiner's new log key for the group, which signs the join.
+    let logKey: NodeIdentity
+    public var log: AuthorID { logKey.author }
     private let result = NIOLockedValueBox<Bool?>(nil)
 
     /// Whether the join succeeded (false until it has).
@@ -17,9 +18,9 @@ public final class JoinAttempt: Sendable {
     /// The outcome, once: the group joined, or why the join failed.
     public let outcome: AsyncStream<Result<GroupID, JoinFailure>>
 
-    public init(code: InviteCode, log: AuthorID) {
+    public init(code: InviteCode, log: NodeIdentity) {
         self.code = code
-        self.log = log
+        self.logKey = log
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
@@ -156,6 +157,16 @@ extension SyncNetwork {
             )
         }
         if let join {
+            let message = MembershipProofs.joinLogMessage(
+                inviterNonce: meeting.theirs.nonce.bytes,
+                joinerNonce: meeting.ours.nonce.bytes,
+                joiner: meeting.me
+            )
+            guard let signature = try? join.logKey.privateKey.signature(for: message) else {
+                return .failure(
+                    Refusal(error: WireError(.internal, "signing the join failed"), reason: "signing the join failed")
+                )
+            }
             claims.join = Membership.Join(
                 invite: join.inviteID,
                 log: join.log,
@@ -166,7 +177,8 @@ extension SyncNetwork {
                     inviter: peer,
                     joiner: meeting.me,
                     log: join.log
-                )
+                ),
+                signature: Array(signature)
             )
         }
         return .success(claims)

@@ -19,6 +19,7 @@ extension WireCodec {
             writer.raw(join.invite)
             writer.raw(join.log.bytes)
             writer.raw(join.mac)
+            writer.raw(join.signature)
         } else {
             writer.u8(0)
         }
@@ -48,7 +49,9 @@ extension WireCodec {
         case 1:
             let invite = Array(try reader.raw(8, "invite"))
             let log: AuthorID = try reader.id("log")
-            membership.join = Membership.Join(invite: invite, log: log, mac: Array(try reader.raw(32, "mac")))
+            let mac = Array(try reader.raw(32, "mac"))
+            let signature = Array(try reader.raw(64, "signature"))
+            membership.join = Membership.Join(invite: invite, log: log, mac: mac, signature: signature)
         case let flag: throw reader.malformed("join flag is \(flag); it must be 0 or 1")
         }
         return membership
@@ -64,8 +67,8 @@ extension WireCodec {
         guard membership.networkTags.count <= WireLimits.maxNetworkTags,
             membership.networkTags.allSatisfy({ $0.count == 16 })
         else { throw reader.malformed("at most \(WireLimits.maxNetworkTags) network tags of 16 bytes each") }
-        if let join = membership.join, join.invite.count != 8 || join.mac.count != 32 {
-            throw reader.malformed("a join's invite id is 8 bytes and its mac 32")
+        if let join = membership.join, join.invite.count != 8 || join.mac.count != 32 || join.signature.count != 64 {
+            throw reader.malformed("a join's invite id is 8 bytes, its mac 32 and its signature 64")
         }
     }
 }

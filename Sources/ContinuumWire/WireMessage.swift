@@ -220,11 +220,15 @@ public struct Membership: Hashable, Sendable {
         public var invite: [UInt8]
         public var log: AuthorID
         public var mac: [UInt8]
+        /// The log key's Ed25519 signature of ``MembershipProofs/joinLogMessage(inviterNonce:joinerNonce:joiner:)``:
+        /// the joiner holds the key it asks to have added.
+        public var signature: [UInt8]
 
-        public init(invite: [UInt8], log: AuthorID, mac: [UInt8]) {
+        public init(invite: [UInt8], log: AuthorID, mac: [UInt8], signature: [UInt8]) {
             self.invite = invite
             self.log = log
             self.mac = mac
+            self.signature = signature
         }
     }
 
