@@ -115,7 +115,7 @@ extension HostileTests {
                 )
                 let client = try await RawClient.handshake(port: first.node.port, identity: identity)
                 try client.send(.records(live: true, [join.bytes, post.bytes, delete.bytes]))
-                // Pings keep the session alive (the target's idle timeout is 3 s) while the node stores and erases.
+                // Pings keep the session alive (the target's idle timeout is 6 s) while the node stores and erases.
                 var nonce: UInt64 = 1000
                 try await eventually("the post is stored and erased") {
                     nonce += 1

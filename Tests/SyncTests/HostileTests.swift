@@ -16,7 +16,7 @@ import Glibc
 @Suite("Hostile peers: bad frames, forged records, bad handshakes", .serialized)
 struct HostileTests {
     private static let plaintext = [
-        "--insecure-plaintext", "--handshake-timeout-ms", "1500", "--idle-timeout-ms", "3000",
+        "--insecure-plaintext", "--handshake-timeout-ms", "3000", "--idle-timeout-ms", "6000",
     ]
 
     // MARK: 1. Malformed frame
@@ -226,7 +226,7 @@ struct HostileTests {
             let client = try await RawClient.handshake(port: target.node.port)
             // The client answers nothing, not even the node's PINGs.
             _ = try await client.expectRefusal(.timeout)
-            #expect(ContinuousClock.now - started >= .milliseconds(2500), "not before the 3 s idle timeout")
+            #expect(ContinuousClock.now - started >= .milliseconds(5500), "not before the 6 s idle timeout")
             try await target.expectLogged("nothing received for")
             try await target.expectUnchanged()
             try await target.expectStillServing()
@@ -249,10 +249,10 @@ struct HostileTests {
         try await Self.withTarget { target in
             let started = ContinuousClock.now
             let client = try RawClient(port: target.node.port)
-            try await client.readToEnd(timeout: .seconds(5))
+            try await client.readToEnd(timeout: .seconds(8))
             let elapsed = ContinuousClock.now - started
-            #expect(client.end == .eof, "closed within 5 s (after \(elapsed)): \(String(describing: client.end))")
-            #expect(elapsed >= .milliseconds(1200), "not before the 1.5 s handshake timeout: \(elapsed)")
+            #expect(client.end == .eof, "closed within 8 s (after \(elapsed)): \(String(describing: client.end))")
+            #expect(elapsed >= .milliseconds(2700), "not before the 3 s handshake timeout: \(elapsed)")
             #expect(client.decodeError == nil)
             // The node's own HELLO comes first; the node may add an ERROR (timeout), nothing else.
             let messages = client.received
