@@ -126,7 +126,8 @@ import Glibc
                 )
             )
         }
-        let deadline = ContinuousClock.now + .seconds(5)
+        // Generous: under a full parallel test run the first attempt can take seconds to be scheduled.
+        let deadline = ContinuousClock.now + .seconds(30)
         while discovery.status().state != .unavailable && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
