@@ -207,7 +207,7 @@ class Node:
         self.api = None
         self.token = None
         self.page_url = None  # as printed: with ?token= when there is one
-        self.cli('init', '--name', name)
+        self.cli('init', '--name', name, '--network', 'browser-tests')  # both nodes share one network group
         self.id = json.loads(self.cli('status', '--json'))['node']['id']
 
     def cli(self, *args, check=True):
