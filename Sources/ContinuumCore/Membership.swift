@@ -69,6 +69,19 @@ public struct MembershipView: Sendable {
     }
 }
 
+/// The answer to a request to join (PROTOCOL.md §7.8.3).
+public enum JoinRequestAnswer: Sendable, Hashable {
+    /// An admin approved it: the group, and the record that adds the asker's log (sent in JOINED).
+    case approved(group: GroupID, record: [UInt8])
+    /// Recorded; it waits for an admin here. `first` when it was not waiting before (new, or asked again with a new
+    /// log key).
+    case pending(first: Bool)
+    /// An admin here denied it.
+    case denied
+    /// This node cannot approve anybody: it is an admin of no group that takes requests.
+    case noAdmin
+}
+
 /// The proofs two nodes exchange in MEMBERSHIP (PROTOCOL.md §7.8.3), computed and checked without I/O.
 public enum MembershipProofs {
     /// The tag that proves knowledge of a network group's id on one connection: the first 16 bytes of

@@ -27,6 +27,9 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case listening
     /// Joins a group with an invite code: `.joined` once the inviter accepted it (or `.failed`).
     case join(code: String)
+    /// Asks the node at `host`:`port` to let this node join: `.pending` once it waits for an admin there, then
+    /// `.joined` (or `.failed`: denied, or no answer within `waitSeconds`).
+    case ask(host: String, port: Int, waitSeconds: Int)
 }
 
 /// A reply line from the running node.
@@ -50,6 +53,8 @@ public enum ControlReply: Codable, Sendable, Hashable {
     case listening(port: Int)
     /// The invite was accepted: this node is now a member of the group.
     case joined(group: GroupID)
+    /// A request to join waits for an admin of the node asked; the message says how it approves it.
+    case pending(String)
 
     /// The message of a `.failed` reply, to throw; nil for every other reply.
     public var failure: ControlError? {

@@ -104,6 +104,14 @@ final class ControlServer: Sendable {
             } catch {
                 try await replies.send(.failed("\(error)"))
             }
+        case .ask(let host, let port, let wait):
+            for await progress in node.ask(PeerAddress(host: host, port: port), timeout: .seconds(wait)) {
+                switch progress {
+                case .pending(let message): try await replies.send(.pending(message))
+                case .joined(let group): try await replies.send(.joined(group: group))
+                case .failed(let message): try await replies.send(.failed(message))
+                }
+            }
         case .connected:
             let peers = await node.engine.connectedPeers()
             try await replies.send(.connected(peers: peers, interest: await node.engine.peerInterest()))

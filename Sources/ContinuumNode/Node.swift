@@ -137,6 +137,73 @@ public final class Node: Sendable {
         }
     }
 
+    /// Where a request to join stands, as ``ask(_:timeout:)`` reports it.
+    public enum AskProgress: Sendable, Hashable {
+        /// The peer recorded the request; an admin there must approve it (its message says how).
+        case pending(String)
+        case joined(GroupID)
+        case failed(String)
+    }
+
+    /// Asks the node at `address` to let this node join one of its groups: the request is recorded there and waits
+    /// for an admin (`requests`, `approve`, `deny`). Asks again every few seconds until an admin approves or denies
+    /// it, or `timeout` passes (the request then stays there, and asking again later picks it up).
+    public func ask(_ address: PeerAddress, timeout: Duration = .seconds(600)) -> AsyncStream<AskProgress> {
+        let (stream, continuation) = AsyncStream<AskProgress>.makeStream()
+        let task = Task {
+            let last = await asking(address, timeout: timeout) { continuation.yield(.pending($0)) }
+            continuation.yield(last)
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The requests of ``ask(_:timeout:)``, until an answer: `pending` is told the first time the peer says the
+    /// request waits.
+    private func asking(
+        _ address: PeerAddress,
+        timeout: Duration,
+        pending: (String) -> Void
+    ) async -> AskProgress {
+        let logKey: NodeIdentity
+        do {
+            let log = try await store.beginJoin(by: identity, reusing: true)
+            guard let key = try await store.ownLogIdentity(log, of: identity) else {
+                return .failed("the new log key for the request could not be read back")
+            }
+            logKey = key
+        } catch {
+            return .failed("the store failed: \(error)")
+        }
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var told = false
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            let attempt = JoinAttempt(asking: logKey)
+            joins.continuation.yield((address, attempt))
+            var outcome: Result<GroupID, JoinFailure>?
+            for await result in attempt.outcome { outcome = result }
+            switch outcome {
+            case .success(let group)?:
+                return .joined(group)
+            case .failure(let failure)? where failure.pending:
+                if !told { pending(failure.description) }
+                told = true
+                try? await Task.sleep(for: Self.askInterval)
+            case .failure(let failure)?:
+                return .failed(failure.description)
+            case nil:
+                return .failed("the request ended without an answer")
+            }
+        }
+        return .failed(
+            "no admin answered within \(timeout); the request stays on that node, and asking again picks it up"
+        )
+    }
+
+    /// How often a waiting request to join asks again.
+    static let askInterval = Duration.seconds(2)
+
     /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
     /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
     public func start() async throws -> [SocketAddress] {
@@ -223,7 +290,8 @@ public final class Node: Sendable {
                             _ = await self.network.connect(to: address, join: attempt)
                             if attempt.succeeded {
                                 await self.network.maintain(address)
-                            } else {
+                            } else if !attempt.isRequest {
+                                // A request's key is kept while it waits: an admin may approve it later.
                                 try? await self.store.abandonJoin(log: attempt.log)
                             }
                         }

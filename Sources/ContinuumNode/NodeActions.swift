@@ -247,6 +247,17 @@ public struct NodeActions: Sendable {
         return record.id
     }
 
+    /// Approves a node's request to join into `group` (this node must be its admin): signs the record that adds it,
+    /// which the asker fetches the next time it asks.
+    public func approve(_ node: NodeID, into group: GroupID, by identity: NodeIdentity) async throws -> RecordID {
+        let record = try await store.approveJoinRequest(node, into: group, by: identity)
+        await engine.recordsWritten()
+        return record.id
+    }
+
+    /// Denies a node's request to join: it is told so the next time it asks.
+    public func deny(_ node: NodeID) async throws { try await store.denyJoinRequest(node) }
+
     // MARK: Who signs
 
     /// The identity that signs a new post: this node's log key in `group`; with no group given, in the node's only

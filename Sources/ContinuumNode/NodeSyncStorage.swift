@@ -116,6 +116,18 @@ struct NodeSyncStorage: SyncStorage {
         return (group, record.bytes)
     }
 
+    func askToJoin(
+        node: NodeID,
+        log: AuthorID,
+        name: String?,
+        host: String,
+        port: Int
+    ) async throws
+        -> JoinRequestAnswer
+    {
+        try await store.askToJoin(node: node, log: log, name: name, host: host, port: port)
+    }
+
     func beginJoin() async throws -> AuthorID { try await store.beginJoin(by: identity) }
 
     func completeJoin(log: AuthorID, group: GroupID) async throws {

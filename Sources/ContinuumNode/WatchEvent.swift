@@ -36,6 +36,7 @@ public struct WatchEvent: Sendable, Encodable {
         case .postEdited: "postEdited"
         case .deleted: "deleted"
         case .notification: "notification"
+        case .joinRequested: "joinRequested"
         }
     }
 
@@ -61,6 +62,8 @@ public struct WatchEvent: Sendable, Encodable {
         case .deleted(let targets, let author):
             "deleted by \(author.short): \(targets.map(\.short).joined(separator: ", "))"
         case .notification(let notification): Self.describe(notification)
+        case .joinRequested(let peer, let name):
+            "\(name ?? "a node") (\(peer.short)) asks to join: 'continuum-node approve \(peer.short)' or 'deny'"
         }
     }
 
@@ -95,7 +98,7 @@ public struct WatchEvent: Sendable, Encodable {
         try container.encode(RFC3339Time(at), forKey: .at)
         try container.encode(summary, forKey: .summary)
         switch event {
-        case .peerJoined(let peer, let name):
+        case .peerJoined(let peer, let name), .joinRequested(let peer, let name):
             try container.encode(peer, forKey: .peer)
             try container.encode(name, forKey: .name)
         case .peerLeft(let peer, let reason):

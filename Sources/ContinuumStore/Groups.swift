@@ -331,10 +331,19 @@ extension ContinuumStore {
         }
     }
 
-    /// A new log key for a join under way (its group is not known yet).
-    public func beginJoin(by identity: NodeIdentity) async throws -> AuthorID {
+    /// A new log key for a join under way (its group is not known yet). With `reusing`, a request to join takes the
+    /// key of an earlier request still waiting, so that an admin who approved it meanwhile finds the same key.
+    public func beginJoin(by identity: NodeIdentity, reusing: Bool = false) async throws -> AuthorID {
         let now = Timestamp.now().milliseconds
         return try await write { db in
+            if reusing,
+                let waiting = try Data.fetchOne(
+                    db,
+                    sql: "SELECT public FROM log_key WHERE group_id IS NULL ORDER BY created_at DESC LIMIT 1"
+                )
+            {
+                return AuthorID(unchecked: waiting)
+            }
             let (salt, log) = Self.newLogKey(identity)
             try db.execute(
                 sql: "INSERT INTO log_key (public, salt, group_id, created_at) VALUES (?, ?, NULL, ?)",

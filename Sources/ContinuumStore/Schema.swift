@@ -303,6 +303,24 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v9: join requests") { db in
+            try db.execute(
+                sql: """
+                    -- Nodes that asked this node to let them join (PROTOCOL.md 7.8.3), one row per node: the log key
+                    -- it asked to have added (the newest), where it came from, and whether an admin denied it.
+                    CREATE TABLE join_request (
+                        node BLOB PRIMARY KEY,
+                        log BLOB NOT NULL,
+                        name TEXT,
+                        host TEXT NOT NULL,
+                        port INTEGER NOT NULL,
+                        first_asked_at INTEGER NOT NULL,
+                        asked_at INTEGER NOT NULL,
+                        denied_at INTEGER
+                    );
+                    """
+            )
+        }
         return migrator
     }
 

@@ -269,6 +269,18 @@ struct ScopedStorage: SyncStorage {
         try await base.redeemInvite(id: id, node: node, log: log, proves: proves)
     }
 
+    func askToJoin(
+        node: NodeID,
+        log: AuthorID,
+        name: String?,
+        host: String,
+        port: Int
+    ) async throws
+        -> JoinRequestAnswer
+    {
+        try await base.askToJoin(node: node, log: log, name: name, host: host, port: port)
+    }
+
     func beginJoin() async throws -> AuthorID { try await base.beginJoin() }
 
     func completeJoin(log: AuthorID, group: GroupID) async throws {

@@ -87,6 +87,9 @@ public enum SyncEvent: Sendable, Hashable {
     case deleted([RecordID], author: AuthorID)
     /// A notification was made.
     case notification(NotificationSummary)
+    /// A node asked to join (the first time it asked, or since it was last approved or denied): it waits for an
+    /// admin (`requests`, `approve`, `deny`).
+    case joinRequested(AuthorID, name: String?)
 }
 
 extension Logger {

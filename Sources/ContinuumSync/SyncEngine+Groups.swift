@@ -5,6 +5,13 @@ import Foundation
 // Groups in the engine: which groups a connecting peer shares with this node, settled by the MEMBERSHIP exchange
 // right after HELLO (PROTOCOL.md §7.8.3), and the sessions' scopes kept in step with the member records.
 
+/// What a peer's HELLO and connection say about it: what a request to join records.
+struct PeerContact: Sendable {
+    let name: String?
+    let host: String
+    let port: Int
+}
+
 /// What the MEMBERSHIP exchange settled with one peer.
 struct Admission: Sendable {
     /// The groups the session shares.
@@ -89,6 +96,7 @@ extension SyncEngine {
     /// accepts once and signs the peer's membership of. Throws the ERROR that refuses the peer.
     func admit(
         _ peer: NodeID,
+        contact: PeerContact,
         theirs: Membership,
         ourNonce: SessionNonce,
         theirNonce: SessionNonce
@@ -130,6 +138,16 @@ extension SyncEngine {
             if theirs.networkTags.contains(expected) { groups.insert(group.id) }
         }
         var admission = Admission(groups: groups, problems: problems)
+        if let request = theirs.request {
+            let (group, record) = try await answer(
+                request,
+                from: peer,
+                contact: contact,
+                nonces: (ourNonce, theirNonce)
+            )
+            admission.groups.insert(group)
+            admission.joined = (group, record)
+        }
         if let join = theirs.join {
             let inviter = identity.node
             guard
@@ -179,6 +197,75 @@ extension SyncEngine {
             await refreshMembership()
         }
         return admission
+    }
+
+    /// A request to join: recorded for an admin here, or answered (approved since, or denied). Returns the group and
+    /// the record that adds the asker once approved; else throws the ERROR that tells it where its request stands.
+    private func answer(
+        _ request: Membership.Request,
+        from peer: NodeID,
+        contact: PeerContact,
+        nonces: (ours: SessionNonce, theirs: SessionNonce)
+    ) async throws(WireError) -> (GroupID, [UInt8]) {
+        guard
+            MembershipProofs.isLogSignature(
+                request.signature,
+                log: request.log,
+                inviterNonce: nonces.ours.bytes,
+                joinerNonce: nonces.theirs.bytes,
+                joiner: peer
+            )
+        else {
+            logger.notice("refused a request without proof of its log key", metadata: ["peer.id": "\(peer.short)"])
+            throw WireError(
+                .inviteRefused,
+                "the request does not prove that it holds the log key it asks to have added"
+            )
+        }
+        let answer: JoinRequestAnswer
+        do {
+            answer = try await store.askToJoin(
+                node: peer,
+                log: request.log,
+                name: contact.name,
+                host: contact.host,
+                port: contact.port
+            )
+        } catch {
+            logger.failure("recording a request to join failed", error)
+            throw WireError(.internal, "the node failed while recording the request")
+        }
+        switch answer {
+        case .approved(let group, let record):
+            logger.notice(
+                "a node whose request to join was approved came for its record",
+                metadata: ["peer.id": "\(peer.short)", "group": "\(group.short)"]
+            )
+            return (group, record)
+        case .pending(let first):
+            if first {
+                logger.notice(
+                    "a node asks to join; approve it with 'continuum-node approve' or deny it with 'deny'",
+                    metadata: [
+                        "peer.id": "\(peer.short)", "peer.name": "\(contact.name ?? "")",
+                        "peer.host": "\(contact.host)",
+                    ]
+                )
+                emit(.joinRequested(AuthorID(unchecked: peer.bytes), name: contact.name))
+            }
+            throw WireError(
+                .requestPending,
+                "your request to join is recorded; it waits for an admin of this node to approve it "
+                    + "(there: 'continuum-node requests', then 'continuum-node approve \(peer.short)')"
+            )
+        case .denied:
+            throw WireError(.requestDenied, "an admin of this node denied your request to join")
+        case .noAdmin:
+            throw WireError(
+                .notMember,
+                "this node is an admin of no group, so it cannot let you in: ask a node that is an admin"
+            )
+        }
     }
 
     /// A peer that shares no group was refused: remembered for `peers`, and logged with its id.

@@ -4,12 +4,16 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// A join by invite under way: what the joiner proves, and where the outcome goes (the group joined, or why not).
+/// A join under way, by invite or by request: what the joiner proves, and where the outcome goes (the group joined,
+/// or why not).
 public final class JoinAttempt: Sendable {
-    let code: InviteCode
+    /// The invite, or nil for a request to join (which an admin of the peer approves).
+    let code: InviteCode?
     /// The joiner's new log key for the group, which signs the join.
     let logKey: NodeIdentity
     public var log: AuthorID { logKey.author }
+    /// Whether this asks to join rather than joins by invite.
+    public var isRequest: Bool { code == nil }
     private let result = NIOLockedValueBox<Bool?>(nil)
 
     /// Whether the join succeeded (false until it has).
@@ -18,13 +22,19 @@ public final class JoinAttempt: Sendable {
     /// The outcome, once: the group joined, or why the join failed.
     public let outcome: AsyncStream<Result<GroupID, JoinFailure>>
 
+    /// A join with an invite code.
     public init(code: InviteCode, log: NodeIdentity) {
         self.code = code
         self.logKey = log
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
-    var inviteID: [UInt8] { InviteCode.id(of: code.secret) }
+    /// A request to join, to whichever group an admin of the peer approves it into.
+    public init(asking log: NodeIdentity) {
+        self.code = nil
+        self.logKey = log
+        (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
+    }
 
     func finish(_ result: Result<GroupID, JoinFailure>) {
         self.result.withLockedValue { state in
@@ -41,8 +51,13 @@ public final class JoinAttempt: Sendable {
 /// Why a join failed, for a person.
 public struct JoinFailure: Error, Sendable, CustomStringConvertible {
     public let description: String
+    /// A request to join that waits for an admin: asking again later may succeed.
+    public let pending: Bool
 
-    public init(description: String) { self.description = description }
+    public init(description: String, pending: Bool = false) {
+        self.description = description
+        self.pending = pending
+    }
 }
 
 extension SyncNetwork {
@@ -93,6 +108,7 @@ extension SyncNetwork {
         do {
             admission = try await engine.admit(
                 meeting.peer,
+                contact: PeerContact(name: theirs.name, host: host, port: Int(theirs.listenPort)),
                 theirs: theirClaims,
                 ourNonce: ours.nonce,
                 theirNonce: theirs.nonce
@@ -132,7 +148,7 @@ extension SyncNetwork {
     /// checking that the peer is the node that made the invite).
     private func ourMembership(_ meeting: Meeting, join: JoinAttempt?) async -> Result<Membership, Refusal> {
         let peer = meeting.peer
-        if let join, Data(peer.bytes.prefix(InviteCode.nodePrefixBytes)) != join.code.nodePrefix {
+        if let code = join?.code, Data(peer.bytes.prefix(InviteCode.nodePrefixBytes)) != code.nodePrefix {
             return .failure(
                 Refusal(
                     error: WireError(.inviteRefused, "this is not the node that made the invite"),
@@ -167,11 +183,15 @@ extension SyncNetwork {
                     Refusal(error: WireError(.internal, "signing the join failed"), reason: "signing the join failed")
                 )
             }
+            guard let code = join.code else {
+                claims.request = Membership.Request(log: join.log, signature: Array(signature))
+                return .success(claims)
+            }
             claims.join = Membership.Join(
-                invite: join.inviteID,
+                invite: InviteCode.id(of: code.secret),
                 log: join.log,
                 mac: MembershipProofs.joinMAC(
-                    secret: join.code.secret,
+                    secret: code.secret,
                     inviterNonce: meeting.theirs.nonce.bytes,
                     joinerNonce: meeting.ours.nonce.bytes,
                     inviter: peer,
@@ -209,6 +229,10 @@ extension SyncNetwork {
             await engine.session(for: meeting.theirs.node)?.scope.add(group)
             join.finish(.success(group))
             return .success(group)
+        case .error(let error)? where error.code == .requestPending:
+            // Asked again every few seconds while it waits: not logged each time, nor remembered as a refusal.
+            join.finish(.failure(JoinFailure(description: error.message, pending: true)))
+            return .failure(Ended(outcome: .ended("the request to join waits for an admin: \(error.message)")))
         case .error(let error)?:
             return .failure(Ended(outcome: await refusedByPeer(meeting, error)))
         case let other:

@@ -78,6 +78,16 @@ public protocol SyncStorage: Sendable {
         log: AuthorID,
         proves: @escaping @Sendable (Data) -> Bool
     ) async throws -> (group: GroupID, record: [UInt8])
+    /// A node asks to join with `log` (its signature checked): approved (with the record adding it), pending,
+    /// denied, or not something this node can approve.
+    func askToJoin(
+        node: NodeID,
+        log: AuthorID,
+        name: String?,
+        host: String,
+        port: Int
+    ) async throws
+        -> JoinRequestAnswer
     /// A new log key for a join under way.
     func beginJoin() async throws -> AuthorID
     /// The join was accepted: the log key belongs to `group`.

@@ -4,7 +4,8 @@ import ContinuumCore
 
 extension WireCodec {
     /// Claims (count, then group, proof length and proof), network tags (count, then 16 bytes each), then the join
-    /// flag and, when it is 1, the invite id, the log key and the MAC.
+    /// flag: 1 is followed by the invite id, the log key, the MAC and the log key's signature; 2 (a request to join)
+    /// by the log key and its signature.
     static func writeMembership(_ membership: Membership, to writer: inout WireWriter) {
         writer.u8(UInt8(membership.claims.count))
         for claim in membership.claims {
@@ -20,6 +21,10 @@ extension WireCodec {
             writer.raw(join.log.bytes)
             writer.raw(join.mac)
             writer.raw(join.signature)
+        } else if let request = membership.request {
+            writer.u8(2)
+            writer.raw(request.log.bytes)
+            writer.raw(request.signature)
         } else {
             writer.u8(0)
         }
@@ -52,7 +57,10 @@ extension WireCodec {
             let mac = Array(try reader.raw(32, "mac"))
             let signature = Array(try reader.raw(64, "signature"))
             membership.join = Membership.Join(invite: invite, log: log, mac: mac, signature: signature)
-        case let flag: throw reader.malformed("join flag is \(flag); it must be 0 or 1")
+        case 2:
+            let log: AuthorID = try reader.id("log")
+            membership.request = Membership.Request(log: log, signature: Array(try reader.raw(64, "signature")))
+        case let flag: throw reader.malformed("join flag is \(flag); it must be 0, 1 or 2")
         }
         return membership
     }
@@ -69,6 +77,10 @@ extension WireCodec {
         else { throw reader.malformed("at most \(WireLimits.maxNetworkTags) network tags of 16 bytes each") }
         if let join = membership.join, join.invite.count != 8 || join.mac.count != 32 || join.signature.count != 64 {
             throw reader.malformed("a join's invite id is 8 bytes, its mac 32 and its signature 64")
+        }
+        if let request = membership.request {
+            guard membership.join == nil else { throw reader.malformed("a join by invite and a request, both") }
+            guard request.signature.count == 64 else { throw reader.malformed("a request's signature is 64 bytes") }
         }
     }
 }

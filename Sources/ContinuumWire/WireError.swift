@@ -43,6 +43,10 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notMember = Code(rawValue: 15)
         /// An invite that is unknown, used, expired, or whose proof does not match this connection.
         public static let inviteRefused = Code(rawValue: 16)
+        /// A request to join is recorded and waits for an admin of the receiver's node to approve it: ask again later.
+        public static let requestPending = Code(rawValue: 17)
+        /// A request to join was denied by an admin of the receiver's node.
+        public static let requestDenied = Code(rawValue: 18)
 
         /// The code in words, such as `malformed frame`; `error 99` for a code this node does not know.
         public var name: String {
@@ -63,6 +67,8 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case 14: "over budget"
             case 15: "not a member"
             case 16: "invite refused"
+            case 17: "request pending"
+            case 18: "request denied"
             default: "error \(rawValue)"
             }
         }

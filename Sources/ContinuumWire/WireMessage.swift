@@ -232,15 +232,31 @@ public struct Membership: Hashable, Sendable {
         }
     }
 
+    /// A request to join, for an admin to approve: the asker's new log key, and its signature of
+    /// ``MembershipProofs/joinLogMessage(inviterNonce:joinerNonce:joiner:)`` (the receiver's nonce in the inviter's
+    /// place), which binds the key to this connection.
+    public struct Request: Hashable, Sendable {
+        public var log: AuthorID
+        public var signature: [UInt8]
+
+        public init(log: AuthorID, signature: [UInt8]) {
+            self.log = log
+            self.signature = signature
+        }
+    }
+
     public var claims: [Claim]
     /// Proofs of network groups: one 16-byte tag per network the sender is in.
     public var networkTags: [[UInt8]]
+    /// A join by invite, or (never both) a request to join.
     public var join: Join?
+    public var request: Request?
 
-    public init(claims: [Claim] = [], networkTags: [[UInt8]] = [], join: Join? = nil) {
+    public init(claims: [Claim] = [], networkTags: [[UInt8]] = [], join: Join? = nil, request: Request? = nil) {
         self.claims = claims
         self.networkTags = networkTags
         self.join = join
+        self.request = request
     }
 }
 

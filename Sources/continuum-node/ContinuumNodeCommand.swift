@@ -17,7 +17,8 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             SearchCommand.self, ShowCommand.self, EditCommand.self, DeleteCommand.self, ExportCommand.self,
             RunCommand.self, SyncCommand.self, FetchCommand.self, PeersCommand.self, FollowCommand.self,
             UnfollowCommand.self, FollowingCommand.self, NotificationsCommand.self, WatchCommand.self,
-            GroupCommand.self, InviteCommand.self, JoinCommand.self, RevokeCommand.self,
+            GroupCommand.self, InviteCommand.self, JoinCommand.self, RequestsCommand.self, ApproveCommand.self,
+            DenyCommand.self, RevokeCommand.self,
         ]
     )
 }

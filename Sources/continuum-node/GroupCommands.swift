@@ -318,8 +318,13 @@ struct InviteCommand: AsyncParsableCommand {
 struct JoinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
-        abstract: "Join a group with an invite code, through the running node; its history then comes by sync.",
-        discussion: "Start the node first ('continuum-node run', in another terminal), then join."
+        abstract: "Join a group with an invite code, or ask a node to let this one in; its history then comes by sync.",
+        discussion: """
+            Start the node first ('continuum-node run', in another terminal), then join. With an invite code the \
+            inviter's node lets this node in at once. Without one, '--ask PEER' asks a node (one listed by \
+            'continuum-node peers', or HOST:PORT): the request waits there until an admin approves it \
+            ('continuum-node approve') or denies it, and this command waits with it.
+            """
     )
 
     @OptionGroup var options: DataOptions
@@ -328,31 +333,79 @@ struct JoinCommand: AsyncParsableCommand {
     @Argument(
         help: ArgumentHelp("The code that 'continuum-node invite' printed on the inviter's node.", valueName: "CODE")
     )
-    var code: String
+    var code: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Ask this node to let this one join: the start of its id or its name (from 'peers'), or HOST:PORT.",
+            valueName: "PEER"
+        )
+    )
+    var ask: String?
+
+    @Option(help: "With --ask: minutes to wait for an admin's answer (the request stays there after).")
+    var wait = 10
+
+    func validate() throws {
+        guard (code == nil) != (ask == nil) else {
+            throw ValidationError("give an invite code, or --ask PEER to ask a node to let this one in (not both)")
+        }
+        guard (1...1_440).contains(wait) else { throw ValidationError("--wait must be 1 to 1440 minutes") }
+    }
 
     func run() async throws {
-        do {
-            _ = try InviteCode(parsing: code)
-        } catch {
-            throw CLIError(error.description)
-        }
+        let request: ControlRequest
         let context = try options.open()
+        if let code {
+            do {
+                _ = try InviteCode(parsing: code)
+            } catch {
+                throw CLIError(error.description)
+            }
+            request = .join(code: code)
+        } else {
+            let address = try await Self.address(of: ask ?? "", in: context.store)
+            request = .ask(host: address.host, port: address.port, waitSeconds: wait * 60)
+        }
         try context.store.close()
         let connection = try ControlClient(context.directory)
-        try connection.send(.join(code: code))
+        try connection.send(request)
         while let reply = try connection.reply() {
             switch reply {
             case .joined(let group):
                 if output.json { return try Output.json(["group": group.hex]) }
                 print("joined group \(group.short); its posts arrive by sync ('continuum-node feed')")
                 return
+            case .pending(let message):
+                FileHandle.standardError.write(Data("waiting for an admin: \(message)\n".utf8))
             case .failed(let message):
                 throw CLIError("could not join: \(message)")
             default:
                 continue
             }
         }
-        throw CLIError("the node closed the control connection before the inviter answered")
+        throw CLIError("the node closed the control connection before the other node answered")
+    }
+
+    /// HOST:PORT as given, or a remembered peer's address by the start of its id or its name.
+    static func address(of text: String, in store: ContinuumStore) async throws -> (host: String, port: Int) {
+        if let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) {
+            guard (1...65535).contains(port), colon > text.startIndex else {
+                throw CLIError("'\(text)' is not HOST:PORT with a port of 1 to 65535")
+            }
+            return (String(text[..<colon]), port)
+        }
+        let peers = try await store.peers().filter { $0.port > 0 }
+        let matches = peers.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }
+        guard matches.count == 1, let peer = matches.first else {
+            throw CLIError(
+                matches.isEmpty
+                    ? "no peer this node has met is called or starts with '\(text)' (see 'continuum-node peers'); "
+                        + "give HOST:PORT"
+                    : "'\(text)' matches \(matches.count) peers; give more of the id"
+            )
+        }
+        return (peer.host, peer.port)
     }
 }
 

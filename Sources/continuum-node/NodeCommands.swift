@@ -458,6 +458,7 @@ enum Activity {
             line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
         case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted, .thumbnailArrived: return
         case .notification(let notification): line = "notification: " + WatchEvent(.notification(notification)).summary
+        case .joinRequested: line = WatchEvent(event).summary
         case .forkDetected(let fork):
             line = "fork detected: author \(fork.author.short) at \(fork.sequence) (see 'continuum-node status')"
         case .photoArrived(let hash): line = "photo \(hash.short) complete"

@@ -138,6 +138,52 @@ struct GroupHostileTests {
         }
     }
 
+    @Test("a request to join signed for another connection is refused, and nothing is recorded")
+    func replayedRequest() async throws {
+        try await Self.withTarget { target, _, _ in
+            let identity = NodeIdentity.generate()
+            let log = NodeIdentity.generate()
+            // A signature made for an earlier connection (its nonces), sent on a new one.
+            let (first, firstOurs, firstTheirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            let stale = Self.request(log: log, ours: firstOurs, theirs: firstTheirs, identity: identity)
+            first.close()
+            let (client, _, _) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try client.send(.membership(Membership(request: stale)))
+            let error = try await client.expectRefusal(.inviteRefused)
+            #expect(
+                error?.message == "the request does not prove that it holds the log key it asks to have added",
+                "\(String(describing: error))"
+            )
+            try await target.expectUnchanged()
+            #expect(try target.node.cli("requests", "--all") == "no node has asked to join")
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("a flood of requests to join from new identities keeps at most 100, the newest; the node keeps serving")
+    func requestFlood() async throws {
+        try await Self.withTarget { target, _, _ in
+            let count = ContinuumStore.maxJoinRequests + 5
+            for _ in 0..<count {
+                let identity = NodeIdentity.generate()
+                let (client, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
+                try client.send(
+                    .membership(
+                        Membership(
+                            request: Self.request(log: .generate(), ours: ours, theirs: theirs, identity: identity)
+                        )
+                    )
+                )
+                let error = try await client.expectRefusal(.requestPending)
+                #expect(error?.message.contains("waits for an admin of this node") == true)
+            }
+            let requests = try GroupTests.list(try target.node.cli("requests", "--json"), "requests")
+            #expect(requests.count == ContinuumStore.maxJoinRequests)
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
     @Test("records of a group the peer is not in are not stored, and logged; the session goes on")
     func recordsOfAnotherGroup() async throws {
         try await Self.withTarget { target, group, privatePost in
@@ -360,6 +406,16 @@ struct GroupHostileTests {
             ),
             signature: Array(try! log.privateKey.signature(for: message))
         )
+    }
+
+    /// A request to join with `log`, its signature bound to this connection's nonces (PROTOCOL.md §7.8.3).
+    static func request(log: NodeIdentity, ours: Hello, theirs: Hello, identity: NodeIdentity) -> Membership.Request {
+        let message = MembershipProofs.joinLogMessage(
+            inviterNonce: theirs.nonce.bytes,
+            joinerNonce: ours.nonce.bytes,
+            joiner: identity.node
+        )
+        return Membership.Request(log: log.author, signature: Array(try! log.privateKey.signature(for: message)))
     }
 
     static func members(_ node: TestNode, _ group: String) async throws -> Int {

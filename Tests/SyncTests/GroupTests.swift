@@ -154,6 +154,67 @@ struct GroupTests {
         try await alice.stop()
     }
 
+    @Test("request, approve and deny: a node asks with join --ask, an admin approves one and denies the other")
+    func requestApproveDeny() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        let carol = try TestNode("carol", network: false)
+        defer { for node in [alice, bob, carol] { node.remove() } }
+        try alice.cli("group", "create", "Club")
+        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "for members")
+        try await alice.start()
+        try await bob.start()
+        try await carol.start()
+        #expect(try alice.cli("requests") == "no node waits to join")
+
+        // Bob asks; its request waits on alice's node, and the command waits with it.
+        let bobAsks = bob.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
+        try await eventually("alice lists bob's request") {
+            try Self.list(try alice.cli("requests", "--json"), "requests").contains { $0["name"] as? String == "bob" }
+        }
+        #expect(alice.logText.contains("a node asks to join"))
+        #expect(try alice.cli("requests").contains("approve one with 'continuum-node approve ID'"))
+        // Nothing of the group reached bob while it waits.
+        #expect(!(try bob.feedJSON()).contains("for members"))
+        #expect(try alice.cli("approve", "bob").hasPrefix("approved bob into the group"))
+        let bobResult = try await bobAsks.value
+        #expect(bobResult.status == 0, "\(bobResult.stderr)")
+        #expect(bobResult.stdout.hasPrefix("joined group"), "\(bobResult.stdout)")
+        #expect(bobResult.stderr.contains("waiting for an admin"), "\(bobResult.stderr)")
+        try await eventually("bob receives the group's history") { try bob.feedJSON().contains(post) }
+        #expect(try alice.cli("requests") == "no node waits to join", "an approved request is no longer listed")
+        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+
+        // Carol asks and is denied: her command says so, and she gets nothing.
+        let carolAsks = carol.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
+        try await eventually("alice lists carol's request") { try alice.cli("requests").contains("carol") }
+        #expect(try alice.cli("deny", "carol") == "denied carol's request to join")
+        let carolResult = try await carolAsks.value
+        #expect(carolResult.status != 0)
+        #expect(carolResult.stderr.contains("denied your request to join"), "\(carolResult.stderr)")
+        #expect(try carol.cli("group", "list").contains("belongs to no group"))
+        #expect(!(try carol.feedJSON()).contains(post))
+        #expect(try alice.cli("requests") == "no node waits to join")
+        #expect(try alice.cli("requests", "--all").contains("denied"))
+        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+
+        // Bad input: a clear error, and nothing changes.
+        let nobody = try alice.tryCLI("approve", "nobody")
+        #expect(nobody.status != 0)
+        #expect(nobody.stderr.contains("no request to join is from a node called or starting with 'nobody'"))
+        let notAdmin = try bob.tryCLI("approve", "carol")
+        #expect(notAdmin.status != 0, "bob has no request from carol")
+        let both = try bob.tryCLI("join")
+        #expect(both.stderr.contains("give an invite code, or --ask PEER"), "\(both.stderr)")
+        let badPort = try bob.tryCLI("join", "--ask", "127.0.0.1:70000")
+        #expect(badPort.stderr.contains("is not HOST:PORT"), "\(badPort.stderr)")
+        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+        #expect(try alice.cli("requests", "--all").contains("carol"))
+        try await carol.stop()
+        try await bob.stop()
+        try await alice.stop()
+    }
+
     static func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }

@@ -54,6 +54,18 @@ final class TestNode: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs a CLI command that waits (such as `join --ask`) on a thread of its own: await the task for its result.
+    func cliInBackground(_ arguments: String...) -> Task<NodeBinary.Result, any Error> {
+        let arguments = arguments + ["--data", data.path]
+        return Task {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try NodeBinary.run(arguments) })
+                }
+            }
+        }
+    }
+
     func fixture(_ file: String) -> String { NodeBinary.fixtures.appendingPathComponent(file).path }
 
     /// Starts `run` on 127.0.0.1 and a free port, and waits for it to listen.

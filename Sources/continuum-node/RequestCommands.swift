@@ -1,0 +1,129 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import Foundation
+
+/// A request to join as `requests --json` prints it.
+struct JoinRequestJSON: Encodable {
+    let node: NodeID
+    @Nullable var name: String?
+    let host: String
+    let port: Int
+    let firstAskedAt: String
+    let askedAt: String
+    @Nullable var deniedAt: String?
+
+    init(_ request: JoinRequest) {
+        node = request.node
+        name = request.name
+        host = request.host
+        port = request.port
+        firstAskedAt = request.firstAskedAt.rfc3339
+        askedAt = request.askedAt.rfc3339
+        deniedAt = request.deniedAt?.rfc3339
+    }
+}
+
+struct RequestsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "requests",
+        abstract: "List the nodes that asked to join ('join --ask') and wait for an admin of this node.",
+        discussion: """
+            A name in a request is the one the asking node gave itself: check with its owner before approving. \
+            This node keeps at most 100 requests; the oldest go first.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Flag(help: "Also list the requests that were denied.")
+    var all = false
+
+    func run() async throws {
+        let context = try options.open()
+        let requests = try await context.store.joinRequests(includingDenied: all)
+        if output.json { return try Output.json(["requests": requests.map(JoinRequestJSON.init)]) }
+        if requests.isEmpty {
+            print(all ? "no node has asked to join" : "no node waits to join")
+            return
+        }
+        for request in requests {
+            let state = request.deniedAt.map { "denied \($0.rfc3339)" } ?? "waiting"
+            print(
+                "\(request.node.short)  \(request.name ?? "(no name)")  from \(request.host)  "
+                    + "asked \(request.askedAt.rfc3339)  \(state)"
+            )
+        }
+        if requests.contains(where: { $0.deniedAt == nil }) {
+            print("approve one with 'continuum-node approve ID', or deny it with 'continuum-node deny ID'")
+        }
+    }
+
+    /// The request whose node id starts with `text` or whose name is `text`.
+    static func find(_ text: String, in store: ContinuumStore) async throws -> JoinRequest {
+        let requests = try await store.joinRequests(includingDenied: true)
+        let matches = requests.filter { $0.name == text || $0.node.hex.hasPrefix(text.lowercased()) }
+        guard matches.count == 1, let request = matches.first else {
+            throw CLIError(
+                matches.isEmpty
+                    ? "no request to join is from a node called or starting with '\(text)' (see "
+                        + "'continuum-node requests --all')"
+                    : "'\(text)' matches \(matches.count) requests; give more of the node id"
+            )
+        }
+        return request
+    }
+}
+
+struct ApproveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "approve",
+        abstract: "Let a node that asked to join into a group (admins only); it receives the group's history.",
+        discussion: "The node learns it the next time it asks (every few seconds while 'join --ask' waits)."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The node: the start of its id, or its name, from 'requests'.", valueName: "ID"))
+    var node: String
+
+    @Option(help: ArgumentHelp("The group: its name or the start of its id (default: the only one).", valueName: "G"))
+    var group: String?
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let request = try await RequestsCommand.find(node, in: context.store)
+        let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
+        let record = try await context.actions().approve(request.node, into: id, by: identity)
+        if output.json {
+            return try Output.json(["group": id.hex, "node": request.node.hex, "record": record.hex])
+        }
+        print("approved \(request.name ?? request.node.short) into the group; it joins the next time it asks")
+    }
+}
+
+struct DenyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "deny",
+        abstract: "Refuse a node's request to join; it is told so the next time it asks.",
+        discussion: "A denied request stays listed by 'requests --all', and can still be approved."
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The node: the start of its id, or its name, from 'requests'.", valueName: "ID"))
+    var node: String
+
+    func run() async throws {
+        let context = try options.open()
+        let request = try await RequestsCommand.find(node, in: context.store)
+        try await context.actions().deny(request.node)
+        if output.json { return try Output.json(["node": request.node.hex, "denied": "true"]) }
+        print("denied \(request.name ?? request.node.short)'s request to join")
+    }
+}
