@@ -197,6 +197,28 @@ public struct NodeActions: Sendable {
         return Deletion(targets: Set(targets.map(\.record)).sorted(), records: records)
     }
 
+    /// Hides a comment on one of this node's posts: the post's author signs a delete of it, which every member's
+    /// node honours as it honours the comment's author's own (its text is erased). Throws `.notOwner` when the post
+    /// is not this node's.
+    public func hide(_ comment: CommentID, by identity: NodeIdentity) async throws -> RecordID {
+        guard let postAuthor = try await store.postAuthor(ofComment: comment) else {
+            throw StoreError(.notFound, "the post that comment \(comment.short) is on is not on this node")
+        }
+        let signer =
+            postAuthor == identity.author ? identity : try await store.ownLogIdentity(postAuthor, of: identity)
+        guard let signer else {
+            throw StoreError(.notOwner, "only the author of the post can hide a comment on it; this post is not yours")
+        }
+        let records = try await store.append([.delete(targets: [comment.record])], by: signer)
+        await engine.recordsWritten()
+        return records[0].id
+    }
+
+    /// Blocks an author on this node (``ContinuumStore/block(_:by:)``).
+    public func block(_ author: AuthorID, by identity: NodeIdentity) async throws -> (posts: Int, comments: Int) {
+        try await store.block(author, by: identity)
+    }
+
     // MARK: Groups
 
     /// Founds a group; this node is its founder and first admin.

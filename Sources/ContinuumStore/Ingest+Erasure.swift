@@ -5,11 +5,22 @@ import GRDB
 /// Erasure (PROTOCOL.md §2.6): what a delete takes away, on this node, inside the ingest transaction. The files
 /// of erased photos go after it commits (``ContinuumStore/finishErasure(photos:text:coalesce:)``).
 extension Ingest {
-    /// Whether the content of a record is erased for good: a post or comment its author deleted, or an edit of a
-    /// post its author deleted. A profile's content is never erased (a newer profile replaces it).
+    /// Whether the content of a record is erased for good: a post or comment its author deleted, a comment the
+    /// author of its post hid (deleted), or an edit of a post its author deleted. A profile's content is never erased
+    /// (a newer profile replaces it).
     func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
+        if [.post, .comment, .edit].contains(header.kind), try Self.isBlocked(header.author.bytes, db) { return true }
         let target: Data
         switch (header.kind, header.references) {
+        case (.comment, .post(let post)):
+            return try Self.exists(
+                db,
+                """
+                SELECT 1 FROM tombstone WHERE target = ?1
+                    AND (author = ?2 OR author = (SELECT author FROM post WHERE id = ?3))
+                """,
+                [id.bytes, header.author.bytes, post.bytes]
+            )
         case (.post, _), (.comment, _): target = id.bytes
         case (.edit, .post(let post)): target = post.bytes
         default: return false
@@ -73,23 +84,52 @@ extension Ingest {
         erasedText = true
     }
 
+    /// Erases a comment that `author` deleted: its own, or one on a post of `author` (hidden by the post's author).
     mutating func eraseComment(_ comment: Data, author: Data) throws {
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(
                     sql: """
-                        UPDATE comment SET deleted = 1, text = '' WHERE id = ? AND author = ? AND deleted = 0
-                        RETURNING post, seq
+                        UPDATE comment SET deleted = 1, text = '' WHERE id = ?1 AND deleted = 0
+                            AND (author = ?2 OR EXISTS (SELECT 1 FROM post WHERE post.id = comment.post AND post.author = ?2))
+                        RETURNING post, seq, author
                         """
                 ),
                 arguments: [comment, author]
             )
         else { return }
         try Self.refreshCommentCount(row["post"], db)
-        try eraseContent(author: author, seq: row["seq"])
+        try eraseContent(author: row["author"], seq: row["seq"])
         try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE kind = ? AND record = ?")
             .execute(arguments: [NotificationKind.comment.rawValue, comment])
         erasedText = true
+    }
+
+    /// Erases the comments on a post that its author hid before the post arrived here.
+    mutating func eraseHiddenComments(on post: Data, author: Data) throws {
+        let hidden = try Data.fetchAll(
+            try db.cachedStatement(
+                sql: """
+                    SELECT comment.id FROM comment JOIN tombstone ON tombstone.target = comment.id
+                    WHERE comment.post = ? AND comment.deleted = 0 AND tombstone.author = ?
+                    """
+            ),
+            arguments: [post, author]
+        )
+        for comment in hidden { try eraseComment(comment, author: author) }
+    }
+
+    /// Whether this node blocked the author (by its log key, or by its node, whatever the group).
+    static func isBlocked(_ author: Data, _ db: Database) throws -> Bool {
+        try exists(
+            db,
+            """
+            SELECT 1 FROM blocked WHERE author = ?1
+            UNION ALL SELECT 1 FROM member JOIN blocked ON blocked.node = member.node WHERE member.log = ?1
+            LIMIT 1
+            """,
+            [author]
+        )
     }
 
     /// Drops a record's content; its header stays (and is what peers get from now on).

@@ -7,7 +7,8 @@ import GRDB
 ///
 /// The derived views are a function of the set of records held, whatever order they came in: every derived
 /// field of a post (caption, deleted, comment count) is recomputed from the base tables whenever a record that
-/// touches it arrives, and edits and tombstones count only when their author is the target's author.
+/// touches it arrives, and edits and tombstones count only when their author is the target's author (or, for a
+/// tombstone of a comment, the author of the comment's post: a hidden comment).
 struct Ingest {
     let db: Database
     let now: Int64
@@ -131,18 +132,19 @@ struct Ingest {
     /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
     /// the same author's; this check names the broken rule when it can already be seen.
     private static func ownershipError(_ header: RecordHeader, _ id: RecordID, _ db: Database) throws -> StoreError? {
-        func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind)? {
+        func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind, postAuthor: Data?)? {
             try Row.fetchOne(
                 // Only posts and comments can be targets; a target of another kind is never applied either.
                 try db.cachedStatement(
                     sql: """
-                        SELECT author, 2 AS kind FROM post WHERE id = ?1
-                        UNION ALL SELECT author, 3 AS kind FROM comment WHERE id = ?1
+                        SELECT author, 2 AS kind, NULL AS post_author FROM post WHERE id = ?1
+                        UNION ALL SELECT author, 3 AS kind, (SELECT post.author FROM post WHERE post.id = comment.post)
+                            FROM comment WHERE id = ?1
                         LIMIT 1
                         """
                 ),
                 arguments: [target.bytes]
-            ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile) }
+            ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile, $0["post_author"]) }
         }
         switch (header.kind, header.references) {
         case (.edit, .post(let post)):
@@ -164,7 +166,8 @@ struct Ingest {
                         .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
                     )
                 }
-                if held.author != header.author.bytes {
+                // The author of a post may also delete (hide) the comments of others on it.
+                if held.author != header.author.bytes, held.postAuthor != header.author.bytes {
                     return StoreError(
                         .notOwner,
                         ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description
@@ -367,6 +370,7 @@ struct Ingest {
                 pending["comments"] as Int64,
             ]
         )!
+        if pending["comments"] as Int64 > 0 { try eraseHiddenComments(on: id.bytes, author: author) }
         if edited {
             // Rare: the edits came first. The row is recomputed from the post and its edits.
             try refreshPost(id.bytes)

@@ -200,6 +200,17 @@ extension ContinuumStore {
         }
     }
 
+    /// The author of the post a comment is on, when both are here.
+    public func postAuthor(ofComment comment: CommentID) async throws -> AuthorID? {
+        try await read { db in
+            try Data.fetchOne(
+                db,
+                sql: "SELECT post.author FROM comment JOIN post ON post.id = comment.post WHERE comment.id = ?",
+                arguments: [comment.bytes]
+            ).map { AuthorID(unchecked: $0) }
+        }
+    }
+
     /// The author whose id starts with `text`, among authors this node has records from.
     public func resolveAuthor(_ text: String) async throws -> AuthorID {
         guard let prefix = IDPrefix(text) else {

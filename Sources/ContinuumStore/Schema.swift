@@ -303,7 +303,7 @@ enum Schema {
                     """
             )
         }
-        migrator.registerMigration("v9: join requests") { db in
+        migrator.registerMigration("v9: join requests, blocked authors") { db in
             try db.execute(
                 sql: """
                     -- Nodes that asked this node to let them join (PROTOCOL.md 7.8.3), one row per node: the log key
@@ -318,6 +318,15 @@ enum Schema {
                         asked_at INTEGER NOT NULL,
                         denied_at INTEGER
                     );
+                    -- Authors this node blocked (local, never sent): the log key named, and its node where known, so
+                    -- that every log of that node is blocked, including ones it makes later.
+                    CREATE TABLE blocked (
+                        author BLOB PRIMARY KEY,
+                        node BLOB,
+                        name TEXT,
+                        blocked_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX blocked_node ON blocked (node);
                     """
             )
         }

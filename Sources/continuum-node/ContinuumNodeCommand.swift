@@ -18,7 +18,8 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             RunCommand.self, SyncCommand.self, FetchCommand.self, PeersCommand.self, FollowCommand.self,
             UnfollowCommand.self, FollowingCommand.self, NotificationsCommand.self, WatchCommand.self,
             GroupCommand.self, InviteCommand.self, JoinCommand.self, RequestsCommand.self, ApproveCommand.self,
-            DenyCommand.self, RevokeCommand.self,
+            DenyCommand.self, RevokeCommand.self, BlockCommand.self, UnblockCommand.self, BlockedCommand.self,
+            HideCommand.self,
         ]
     )
 }

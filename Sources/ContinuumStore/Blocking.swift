@@ -1,0 +1,124 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// An author this node blocked, as `blocked` lists it.
+public struct BlockedAuthor: Sendable, Hashable {
+    public let author: AuthorID
+    /// Its node, when this node knows it from a member record: every log of that node is blocked.
+    public let node: NodeID?
+    public let name: String?
+    public let blockedAt: Timestamp
+}
+
+extension ContinuumStore {
+    /// Blocks an author, on this node only: its posts, comments and edits are erased here as a deletion would erase
+    /// them (their photos go, their notifications go), and those that arrive later are kept as headers alone, so
+    /// they are neither shown nor forwarded. With the author's node known (a member record), every log of that
+    /// node is blocked, in every group. Returns what was erased.
+    public func block(_ author: AuthorID, by identity: NodeIdentity) async throws -> (posts: Int, comments: Int) {
+        let now = Timestamp.now().milliseconds
+        let (counts, photos, text) = try await write { db in
+            if try Self.isOwnLog(author, identity: identity, db) {
+                throw StoreError(.invalidInput, "\(author.short) is this node; a node does not block itself")
+            }
+            let node = try Data.fetchOne(db, sql: "SELECT node FROM member WHERE log = ?", arguments: [author.bytes])
+            let name = try String.fetchOne(
+                db,
+                sql: "SELECT name FROM profile WHERE author = ?",
+                arguments: [author.bytes]
+            )
+            try db.execute(
+                sql: """
+                    INSERT INTO blocked (author, node, name, blocked_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (author) DO NOTHING
+                    """,
+                arguments: [author.bytes, node, name, now]
+            )
+            var logs: Set<Data> = [author.bytes]
+            if let node {
+                logs.formUnion(try Data.fetchAll(db, sql: "SELECT log FROM member WHERE node = ?", arguments: [node]))
+            }
+            var ingest = Ingest(db: db, now: now)
+            var counts = (posts: 0, comments: 0)
+            for log in logs {
+                try db.execute(
+                    sql: "DELETE FROM notification WHERE record IN (SELECT id FROM record WHERE author = ?)",
+                    arguments: [log]
+                )
+                for post in try Data.fetchAll(
+                    db,
+                    sql: "SELECT id FROM post WHERE author = ? AND deleted = 0",
+                    arguments: [log]
+                ) {
+                    try ingest.erasePost(post, author: log)
+                    counts.posts += 1
+                }
+                for comment in try Data.fetchAll(
+                    db,
+                    sql: "SELECT id FROM comment WHERE author = ? AND deleted = 0",
+                    arguments: [log]
+                ) {
+                    try ingest.eraseComment(comment, author: log)
+                    counts.comments += 1
+                }
+            }
+            try ingest.finish()
+            return (counts, ingest.erasedPhotos.sorted(), ingest.erasedText)
+        }
+        try await finishErasure(photos: photos, text: text)
+        return counts
+    }
+
+    /// Unblocks an author (and its node's other logs): what it writes from now on is shown again. What was erased
+    /// while it was blocked stays erased here. Returns whether it was blocked.
+    @discardableResult
+    public func unblock(_ author: AuthorID) async throws -> Bool {
+        try await write { db in
+            let node = try Data.fetchOne(db, sql: "SELECT node FROM member WHERE log = ?", arguments: [author.bytes])
+            try db.execute(
+                sql: "DELETE FROM blocked WHERE author = ? OR (node IS NOT NULL AND node = ?)",
+                arguments: [author.bytes, node]
+            )
+            return db.changesCount > 0
+        }
+    }
+
+    /// The authors this node blocked, the most recent first.
+    public func blockedAuthors() async throws -> [BlockedAuthor] {
+        try await read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM blocked ORDER BY blocked_at DESC").map { row in
+                BlockedAuthor(
+                    author: AuthorID(unchecked: row["author"]),
+                    node: (row["node"] as Data?).map { NodeID(unchecked: $0) },
+                    name: row["name"],
+                    blockedAt: Timestamp(milliseconds: row["blocked_at"])
+                )
+            }
+        }
+    }
+
+    /// The authors whose profile gives them this name.
+    public func authors(named name: String) async throws -> [AuthorID] {
+        try await read { db in
+            try Data.fetchAll(db, sql: "SELECT author FROM profile WHERE name = ?", arguments: [name]).map {
+                AuthorID(unchecked: $0)
+            }
+        }
+    }
+
+    /// The node of a log, when a member record names it.
+    public func node(ofLog log: AuthorID) async throws -> NodeID? {
+        try await read { db in
+            try Data.fetchOne(db, sql: "SELECT node FROM member WHERE log = ?", arguments: [log.bytes]).map {
+                NodeID(unchecked: $0)
+            }
+        }
+    }
+
+    /// Whether `author` is this node's: its node key, or one of its log keys.
+    static func isOwnLog(_ author: AuthorID, identity: NodeIdentity, _ db: Database) throws -> Bool {
+        if author == identity.author { return true }
+        return try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE public = ?", arguments: [author.bytes]) == true
+    }
+}
