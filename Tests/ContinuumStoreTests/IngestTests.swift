@@ -120,6 +120,30 @@ struct IngestTests {
         }
     }
 
+    @Test("a post's author hides another's comment: erased in all six arrival orders; a third author cannot")
+    func hiddenCommentInAnyOrder() async throws {
+        var factory = RecordFactory(authorCount: 3, seed: 5)
+        let post = factory.post(by: 0)
+        let comment = factory.make(.comment(post: PostID(post.id), text: "spam, spam, spam"), by: 1)
+        let other = factory.make(.comment(post: PostID(post.id), text: "a kind word"), by: 2)
+        let hide = factory.make(.delete(targets: [comment.id]), by: 0)
+        let forged = factory.make(.delete(targets: [other.id]), by: 1)
+        let orders = [
+            [post, comment, hide], [post, hide, comment], [comment, post, hide],
+            [comment, hide, post], [hide, post, comment], [hide, comment, post],
+        ]
+        for order in orders {
+            let temporary = try TemporaryStore()
+            for record in order + [other, forged] { _ = try await temporary.store.ingest([record]) }
+            let shown = try await temporary.store.post(PostID(post.id))
+            #expect(shown?.comments.map(\.text) == ["a kind word"], "order \(order.map(\.id.short))")
+            #expect(shown?.post.commentCount == 1)
+            let bytes = try await temporary.store.allRecordBytes().joined()
+            #expect(Data(bytes).range(of: Data("spam, spam, spam".utf8)) == nil, "the text is erased")
+            #expect(Data(bytes).range(of: Data("a kind word".utf8)) != nil, "a comment by a third author stays")
+        }
+    }
+
     @Test("this node refuses to sign an edit or delete of someone else's post, and stores nothing")
     func nonOwnerRefusedLocally() async throws {
         var factory = RecordFactory(authorCount: 1, seed: 3)
