@@ -49,6 +49,8 @@ public struct APIServices: Sendable {
     public var listening: @Sendable () -> [String]
     /// The node's event loops, shared by the HTTP server (nil: Hummingbird's own).
     public var eventLoopGroup: (any EventLoopGroup)?
+    /// Joins a group with an invite code (`POST /api/join`); nil where the node does not sync.
+    public var join: (@Sendable (InviteCode) async throws -> GroupID)?
 
     public init(
         store: ContinuumStore,
@@ -94,6 +96,10 @@ public struct APIServices: Sendable {
                 }
             }
         )
+        join = { [weak node] code in
+            guard let node else { throw JoinFailure(description: "the node is stopping") }
+            return try await node.join(code)
+        }
     }
 }
 

@@ -20,7 +20,7 @@ struct Routes: Sendable {
 
     /// Every route, in collections by what they serve, under `/api`.
     func register(on router: Router<BasicRequestContext>) {
-        for collection in [nodeRoutes, postRoutes, followRoutes, photoRoutes] {
+        for collection in [nodeRoutes, postRoutes, followRoutes, photoRoutes, groupRoutes] {
             router.addRoutes(collection, atPath: "/api")
         }
     }
@@ -96,6 +96,9 @@ struct Routes: Sendable {
         let photoBytes: Int64
         let following: Int
         let unreadNotifications: Int
+        /// The groups this node belongs to, and the requests to join that wait for an admin here.
+        let groups: Int
+        let pendingRequests: Int
         let discovery: DiscoveryJSON
 
         struct Peers: Encodable {
@@ -122,6 +125,8 @@ struct Routes: Sendable {
                 photoBytes: counts.photoBytes,
                 following: try await store.followedPosts().count,
                 unreadNotifications: try await store.unreadNotificationCount(),
+                groups: try await store.groups().count,
+                pendingRequests: try await store.joinRequests().count,
                 discovery: DiscoveryJSON(services.discovery())
             )
         )

@@ -17,7 +17,12 @@ extension Routes {
             describing: "the photo as multipart/form-data with fields photo, caption and optionally location",
             photoMissing: "choose a photo to share (field 'photo')"
         ) { upload, photo in
-            let draft = try newPost(upload, photo: photo)
+            var draft = try newPost(upload, photo: photo)
+            if let group = upload.fields["group"], !group.isEmpty {
+                draft.group = try await storeCall(noun: "group", field: "group") {
+                    try await GroupChoice.resolve(group, in: store)
+                }
+            }
             let id = try await refusingBadPhotos(upload) {
                 try await withInvalidText(field: "caption") {
                     try await services.actions.post(draft, by: services.identity)
@@ -163,7 +168,7 @@ extension Routes {
     }
 
     /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`,
-    /// `locationFromPhoto`, `keepMetadata`.
+    /// `locationFromPhoto`, `keepMetadata` (and `group`, resolved by the caller).
     private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
         guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")

@@ -10,28 +10,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A group as `group list --json` prints it.
-struct GroupJSON: Encodable {
-    let id: GroupID
-    @Nullable var name: String?
-    let open: Bool
-    let network: Bool
-    let members: Int
-    let admin: Bool
-    /// This node's log key in the group: the author of its records there.
-    let log: AuthorID
-
-    init(_ group: GroupSummary) {
-        id = group.id
-        name = group.name
-        open = group.open
-        network = group.network
-        members = group.members
-        admin = group.admin
-        log = group.log
-    }
-}
-
 struct GroupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "group",
@@ -108,18 +86,6 @@ struct GroupListCommand: AsyncParsableCommand {
     }
 }
 
-/// A member as `group members --json` prints it.
-struct MemberJSON: Encodable {
-    let log: AuthorID
-    let node: NodeID
-    @Nullable var name: String?
-    let admin: Bool
-    let removed: Bool
-    /// For a removed member: the last record of its log that is kept.
-    @Nullable var keptThrough: UInt64?
-    let me: Bool
-}
-
 struct GroupMembersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "members",
@@ -137,19 +103,7 @@ struct GroupMembersCommand: AsyncParsableCommand {
         let id = try await GroupChoice.resolve(group, in: context.store)
         let members = try await context.store.members(of: id)
         if output.json {
-            return try Output.json([
-                "members": members.map {
-                    MemberJSON(
-                        log: $0.log,
-                        node: $0.node,
-                        name: $0.name,
-                        admin: $0.admin,
-                        removed: $0.removedThrough != nil,
-                        keptThrough: $0.removedThrough,
-                        me: $0.isMe
-                    )
-                }
-            ])
+            return try Output.json(["members": members.map(MemberJSON.init)])
         }
         for member in members {
             var traits: [String] = []
@@ -161,48 +115,6 @@ struct GroupMembersCommand: AsyncParsableCommand {
             print(traits.isEmpty ? line : "\(line)  \(traits.joined(separator: ", "))")
         }
     }
-}
-
-/// Which group a command acts in: by name or id prefix, or the node's only group.
-enum GroupChoice {
-    static func resolve(_ text: String?, in store: ContinuumStore, adminOnly: Bool = false) async throws -> GroupID {
-        let groups = try await store.groups().filter { !adminOnly || $0.admin }
-        guard let text else {
-            if groups.count == 1 { return groups[0].id }
-            if groups.isEmpty {
-                throw CLIError(
-                    adminOnly
-                        ? "this node is an admin of no group; create one with 'continuum-node group create NAME'"
-                        : "this node belongs to no group; create one with 'continuum-node group create NAME' or "
-                            + "join one with 'continuum-node join CODE'"
-                )
-            }
-            throw CLIError("this node is in \(groups.count) groups; choose one with --group: \(names(groups))")
-        }
-        let matches = groups.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }
-        guard matches.count == 1 else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no group of this node is called or starts with '\(text)'; its groups: \(names(groups))"
-                    : "'\(text)' matches \(matches.count) groups: \(names(matches)); give more of the id"
-            )
-        }
-        return matches[0].id
-    }
-
-    private static func names(_ groups: [GroupSummary]) -> String {
-        groups.isEmpty ? "none" : groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", ")
-    }
-}
-
-/// What `invite --json` prints.
-struct InviteJSON: Encodable {
-    let code: String
-    let group: GroupID
-    @Nullable var groupName: String?
-    let expiresAt: String
-    let host: String
-    let port: Int
 }
 
 struct InviteCommand: AsyncParsableCommand {
@@ -253,26 +165,12 @@ struct InviteCommand: AsyncParsableCommand {
         let identity = try context.identity()
         let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
         let ticket = try await context.actions().invite(to: id, lifetime: .seconds(expires * 60), by: identity)
-        let address = host ?? Self.lanAddress() ?? "127.0.0.1"
+        let address = host ?? LANAddress.first() ?? "127.0.0.1"
         let syncPort = port ?? ((try? ControlClient.listeningPort(context.directory)) ?? 7420)
-        let code = InviteCode(
-            nodePrefix: Data(identity.node.bytes.prefix(InviteCode.nodePrefixBytes)),
-            secret: ticket.secret,
-            host: address,
-            port: syncPort
-        )
+        let code = ticket.code(of: identity, host: address, port: syncPort)
         let name = try await context.store.groups().first { $0.id == id }?.name
         if output.json {
-            return try Output.json(
-                InviteJSON(
-                    code: code.text,
-                    group: id,
-                    groupName: name,
-                    expiresAt: ticket.expiresAt.rfc3339,
-                    host: address,
-                    port: syncPort
-                )
-            )
+            return try Output.json(InviteJSON(code: code, group: id, groupName: name, expiresAt: ticket.expiresAt))
         }
         print(code.text)
         // The QR code's text is the code: a phone's camera reads it off the screen. On stderr, so that the code alone
@@ -286,32 +184,6 @@ struct InviteCommand: AsyncParsableCommand {
                     + "continuum-node join \(code.text)\n").utf8
             )
         )
-    }
-
-    /// The first IPv4 address of an interface that is up and not loopback.
-    static func lanAddress() -> String? {
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return nil }
-        defer { freeifaddrs(list) }
-        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
-            let flags = Int32(entry.pointee.ifa_flags)
-            guard let address = entry.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
-                flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0
-            else { continue }
-            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            if getnameinfo(
-                address,
-                socklen_t(MemoryLayout<sockaddr_in>.size),
-                &host,
-                socklen_t(host.count),
-                nil,
-                0,
-                NI_NUMERICHOST
-            ) == 0 {
-                return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
-        }
-        return nil
     }
 }
 

@@ -70,13 +70,6 @@ struct BlockCommand: AsyncParsableCommand {
     }
 }
 
-struct BlockJSON: Encodable {
-    let author: AuthorID
-    let blocked: Bool
-    let erasedPosts: Int
-    let erasedComments: Int
-}
-
 struct UnblockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unblock",
@@ -105,7 +98,7 @@ struct UnblockCommand: AsyncParsableCommand {
         }
         try await context.store.unblock(match.author)
         if output.json {
-            return try Output.json(BlockJSON(author: match.author, blocked: false, erasedPosts: 0, erasedComments: 0))
+            return try Output.json(BlockJSON(author: match.author, blocked: false))
         }
         print("unblocked \(match.name ?? match.author.short); what it writes from now on is shown")
     }
@@ -125,9 +118,7 @@ struct BlockedCommand: AsyncParsableCommand {
         let blocked = try await context.store.blockedAuthors()
         if output.json {
             return try Output.json([
-                "blocked": blocked.map {
-                    BlockedJSON(author: $0.author, node: $0.node, name: $0.name, blockedAt: $0.blockedAt.rfc3339)
-                }
+                "blocked": blocked.map(BlockedJSON.init)
             ])
         }
         if blocked.isEmpty { return print("this node blocks nobody") }
@@ -135,13 +126,6 @@ struct BlockedCommand: AsyncParsableCommand {
             print("\(entry.author.short)  \(entry.name ?? "(no name)")  blocked \(entry.blockedAt.rfc3339)")
         }
     }
-}
-
-struct BlockedJSON: Encodable {
-    let author: AuthorID
-    @Nullable var node: NodeID?
-    @Nullable var name: String?
-    let blockedAt: String
 }
 
 struct HideCommand: AsyncParsableCommand {

@@ -4,27 +4,6 @@ import ContinuumNode
 import ContinuumStore
 import Foundation
 
-/// A request to join as `requests --json` prints it.
-struct JoinRequestJSON: Encodable {
-    let node: NodeID
-    @Nullable var name: String?
-    let host: String
-    let port: Int
-    let firstAskedAt: String
-    let askedAt: String
-    @Nullable var deniedAt: String?
-
-    init(_ request: JoinRequest) {
-        node = request.node
-        name = request.name
-        host = request.host
-        port = request.port
-        firstAskedAt = request.firstAskedAt.rfc3339
-        askedAt = request.askedAt.rfc3339
-        deniedAt = request.deniedAt?.rfc3339
-    }
-}
-
 struct RequestsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "requests",

@@ -1,0 +1,230 @@
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import ContinuumSync
+import Foundation
+import Hummingbird
+
+extension Routes {
+    /// Groups: who is in them, invites, joins, requests to join, and moderation (hide, block).
+    var groupRoutes: RouteCollection<BasicRequestContext> {
+        let routes = RouteCollection(context: BasicRequestContext.self)
+        routes.get("groups") { _, _ in try json(["groups": try await store.groups().map(GroupJSON.init)]) }
+        routes.post("groups") { request, context in try await createGroup(request, context: context) }
+        routes.get("groups/:group/members") { _, context in
+            let group = try await resolveGroup(context)
+            return try json(["members": try await store.members(of: group).map(MemberJSON.init)])
+        }
+        routes.delete("groups/:group/members/:member") { _, context in try await revoke(context) }
+        routes.post("groups/:group/invites") { request, context in try await invite(request, context: context) }
+        routes.post("join") { request, context in try await join(request, context: context) }
+        routes.get("requests") { request, _ in
+            let all = try flag(request.uri.queryParameters, "all")
+            return try json(["requests": try await store.joinRequests(includingDenied: all).map(JoinRequestJSON.init)])
+        }
+        routes.post("requests/:node/approve") { request, context in try await approve(request, context: context) }
+        routes.post("requests/:node/deny") { _, context in
+            let request = try await joinRequest(context)
+            try await services.actions.deny(request.node)
+            return try json(DeniedJSON(node: request.node, denied: true))
+        }
+        routes.post("comments/:id/hide") { _, context in try await hide(context) }
+        routes.get("blocked") { _, _ in try json(["blocked": try await store.blockedAuthors().map(BlockedJSON.init)]) }
+        routes.put("authors/:author/block") { _, context in try await block(context, on: true) }
+        routes.delete("authors/:author/block") { _, context in try await block(context, on: false) }
+        return routes
+    }
+
+    struct GroupBody: Decodable {
+        let name: String?
+        let open: Bool?
+    }
+
+    func createGroup(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: GroupBody.self, context: context)
+        guard let name = body.name, !TextRules.isBlank(name) else {
+            throw APIError(.badRequest, "missing_name", "give the group a name, such as Family", field: "name")
+        }
+        let id = try await withInvalidText(field: "name") {
+            try await services.actions.createGroup(name: name, open: body.open ?? false, by: services.identity)
+        }
+        guard let group = try await store.groups().first(where: { $0.id == id }) else {
+            throw APIError(.internalServerError, "internal", "the group was made but cannot be read back")
+        }
+        return try json(GroupJSON(group), status: .created)
+    }
+
+    struct InviteBody: Decodable {
+        let expiresMinutes: Int?
+        let host: String?
+    }
+
+    /// A one-time invite to the group, with its QR code; the code names this node's sync port and its LAN address
+    /// (or `host`).
+    func invite(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let group = try await resolveGroup(context)
+        let body = try await request.decodeJSON(as: InviteBody.self, context: context)
+        let minutes = body.expiresMinutes ?? 60
+        guard (1...10_080).contains(minutes) else {
+            throw APIError.badRequest("expiresMinutes must be 1 to 10080", field: "expiresMinutes")
+        }
+        if let host = body.host, IPv4Address(host) == nil {
+            throw APIError.badRequest(
+                "host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)",
+                field: "host"
+            )
+        }
+        let ticket = try await storeCall(noun: "group") {
+            try await services.actions.invite(to: group, lifetime: .seconds(minutes * 60), by: services.identity)
+        }
+        let port = services.listening().first.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } } ?? 7420
+        let code = ticket.code(of: services.identity, host: body.host ?? LANAddress.first() ?? "127.0.0.1", port: port)
+        let name = try await store.groups().first { $0.id == group }?.name
+        return try json(
+            InviteJSON(code: code, group: group, groupName: name, expiresAt: ticket.expiresAt, qr: true),
+            status: .created
+        )
+    }
+
+    struct JoinBody: Decodable { let code: String? }
+
+    /// Joins a group with an invite code: this node dials the inviter and waits (up to 20 s) for its answer.
+    func join(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: JoinBody.self, context: context)
+        guard let text = body.code, !TextRules.isBlank(text) else {
+            throw APIError(.badRequest, "missing_code", "paste the invite code another node made", field: "code")
+        }
+        let code: InviteCode
+        do {
+            code = try InviteCode(parsing: text)
+        } catch {
+            throw APIError(.badRequest, "bad_code", error.description, field: "code")
+        }
+        guard let join = services.join else {
+            throw APIError(.serviceUnavailable, "no_sync", "this node does not sync, so it cannot join a group")
+        }
+        do {
+            let group = try await join(code)
+            return try json(["group": group.hex])
+        } catch let failure as JoinFailure {
+            throw APIError(.conflict, "join_refused", failure.description, field: "code")
+        }
+    }
+
+    struct ApproveBody: Decodable { let group: String? }
+    struct ApprovedJSON: Encodable {
+        let group: GroupID
+        let node: NodeID
+        let record: RecordID
+    }
+    struct DeniedJSON: Encodable {
+        let node: NodeID
+        let denied: Bool
+    }
+
+    func approve(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let asked = try await joinRequest(context)
+        let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
+        let group = try await storeCall(noun: "group", field: "group") {
+            try await GroupChoice.resolve(body.group, in: store, adminOnly: body.group == nil)
+        }
+        let record = try await storeCall(noun: "request") {
+            try await services.actions.approve(asked.node, into: group, by: services.identity)
+        }
+        return try json(ApprovedJSON(group: group, node: asked.node, record: record))
+    }
+
+    struct RevokedJSON: Encodable {
+        let group: GroupID
+        let log: AuthorID
+        let node: NodeID
+        let record: RecordID
+    }
+
+    func revoke(_ context: BasicRequestContext) async throws -> Response {
+        let group = try await resolveGroup(context)
+        let text = try context.parameters.require("member").lowercased()
+        let members = try await store.members(of: group).filter { $0.removedThrough == nil }
+        let matches = members.filter { $0.log.hex.hasPrefix(text) || $0.node.hex.hasPrefix(text) }
+        guard matches.count == 1, let member = matches.first else {
+            throw APIError(
+                matches.isEmpty ? .notFound : .conflict,
+                matches.isEmpty ? "unknown_member" : "ambiguous_prefix",
+                matches.isEmpty
+                    ? "no member of this group has a log key or node id starting with '\(text)'"
+                    : "'\(text)' matches \(matches.count) members; give more of the log key"
+            )
+        }
+        guard !member.isMe else { throw APIError.badRequest("this is this node; a node does not remove itself") }
+        let record = try await storeCall(noun: "member") {
+            try await services.actions.revoke(member.log, by: services.identity)
+        }
+        return try json(RevokedJSON(group: group, log: member.log, node: member.node, record: record))
+    }
+
+    func hide(_ context: BasicRequestContext) async throws -> Response {
+        let text = try context.parameters.require("id")
+        guard case .comment(let id, _) = try await resolveTarget(text, noun: "comment") else {
+            throw APIError(.notFound, "unknown_comment", "no comment matches '\(text)'")
+        }
+        let record = try await storeCall(noun: "comment") { try await services.actions.hide(id, by: services.identity) }
+        return try json(["hidden": id.hex, "record": record.hex])
+    }
+
+    func block(_ context: BasicRequestContext, on: Bool) async throws -> Response {
+        let text = try context.parameters.require("author")
+        let author: AuthorID = try await storeCall(noun: "author", field: "author") {
+            try await store.resolveAuthor(text)
+        }
+        guard on else {
+            try await store.unblock(author)
+            return try json(BlockJSON(author: author, blocked: false))
+        }
+        let erased = try await storeCall(noun: "author") {
+            try await services.actions.block(author, by: services.identity)
+        }
+        return try json(
+            BlockJSON(author: author, blocked: true, erasedPosts: erased.posts, erasedComments: erased.comments)
+        )
+    }
+
+    // MARK: Helpers
+
+    func resolveGroup(_ context: BasicRequestContext) async throws -> GroupID {
+        let text = try context.parameters.require("group")
+        return try await storeCall(noun: "group") { try await GroupChoice.resolve(text, in: store) }
+    }
+
+    func joinRequest(_ context: BasicRequestContext) async throws -> JoinRequest {
+        let text = try context.parameters.require("node").lowercased()
+        let requests = try await store.joinRequests(includingDenied: true)
+        let matches = requests.filter { $0.node.hex.hasPrefix(text) }
+        guard matches.count == 1, let request = matches.first else {
+            throw APIError(
+                matches.isEmpty ? .notFound : .conflict,
+                matches.isEmpty ? "unknown_request" : "ambiguous_prefix",
+                matches.isEmpty
+                    ? "no request to join is from a node starting with '\(text)'"
+                    : "'\(text)' matches \(matches.count) requests; give more of the node id"
+            )
+        }
+        return request
+    }
+
+    /// Runs a store action, answering its ``StoreError`` as the API does (404 `unknown_<noun>`, 403 `not_owner`, …).
+    func storeCall<T>(noun: String, field: String? = nil, _ action: () async throws -> T) async throws -> T {
+        do {
+            return try await action()
+        } catch let error as StoreError {
+            throw APIError.from(error, noun: noun, field: field)
+        }
+    }
+}
+
+/// A dotted IPv4 address, checked.
+private struct IPv4Address {
+    init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { return nil }
+    }
+}
