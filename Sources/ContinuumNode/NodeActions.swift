@@ -227,7 +227,7 @@ public struct NodeActions: Sendable {
             let group = try await store.createGroup(name: name, open: open, by: identity)
             await engine.recordsWritten()
             return group
-        } catch let error as StoreError where error.code == .invalidRecord {
+        } catch let error as StoreError where error.code == .invalidRecord || error.code == .invalidInput {
             throw RecordRefused(message: error.message)
         }
     }

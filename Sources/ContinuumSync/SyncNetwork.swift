@@ -121,7 +121,8 @@ public final class SyncNetwork: Sendable {
                 }
             return await run(connection, initiator: true, host: address.host, join: join)
         } catch {
-            join?.fail("cannot reach the inviter at \(address) (is its node running, and is the address right?)")
+            let whom = join?.isRequest == true ? "the node" : "the inviter"
+            join?.fail("cannot reach \(whom) at \(address) (is its node running, and is the address right?)")
             return ("cannot connect to \(address): \(error)", nil)
         }
     }

@@ -85,6 +85,11 @@ struct ApproveCommand: AsyncParsableCommand {
     }
 }
 
+struct DeniedJSON: Encodable {
+    let node: NodeID
+    let denied: Bool
+}
+
 struct DenyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deny",
@@ -102,7 +107,7 @@ struct DenyCommand: AsyncParsableCommand {
         let context = try options.open()
         let request = try await RequestsCommand.find(node, in: context.store)
         try await context.actions().deny(request.node)
-        if output.json { return try Output.json(["node": request.node.hex, "denied": "true"]) }
+        if output.json { return try Output.json(DeniedJSON(node: request.node, denied: true)) }
         print("denied \(request.name ?? request.node.short)'s request to join")
     }
 }

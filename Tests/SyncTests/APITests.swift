@@ -374,7 +374,9 @@ extension ISO8601DateFormatter {
         #expect(streamProblems.isEmpty, "\(streamProblems)")
         _ = try await call(api, alice, "GET", "/api/openapi.json", expect: 200)
 
-        #expect(api.unseen.isEmpty, "operations never exercised: \(api.unseen.sorted())")
+        // The group routes are exercised by GroupAPITests, with nodes in groups of their own.
+        let unseen = api.unseen.subtracting(api.operations(tagged: "groups"))
+        #expect(unseen.isEmpty, "operations never exercised: \(unseen.sorted())")
         try await alice.stop()
         try await bob.stop()
     }

@@ -32,6 +32,20 @@ final class OpenAPIChecker: Sendable {
 
     var unseen: Set<String> { operations.subtracting(seen.withLockedValue { $0 }) }
 
+    /// The operations tagged `tag` (`groups`: the group routes, which GroupAPITests exercises).
+    func operations(tagged tag: String) -> Set<String> {
+        var tagged = Set<String>()
+        for (template, item) in paths {
+            for method in ["get", "put", "post", "patch", "delete"] {
+                guard let operation = item[method] as? [String: Any],
+                    (operation["tags"] as? [String])?.contains(tag) == true
+                else { continue }
+                tagged.insert("\(method.uppercased()) \(template)")
+            }
+        }
+        return tagged
+    }
+
     /// The document's path template for a concrete path (query removed), such as `/api/posts/{id}`.
     func template(for path: String) -> String? {
         let concrete = path.split(separator: "?")[0].split(separator: "/", omittingEmptySubsequences: false)

@@ -1,0 +1,214 @@
+import ContinuumCore
+import ContinuumStore
+import Foundation
+import Testing
+
+/// The group routes of the HTTP API on real nodes: every operation tagged `groups` in the OpenAPI document, checked
+/// against it, and every kind of bad input with its status, its error, the node still serving and an unchanged store.
+@Suite("HTTP API: groups, invites, requests, moderation", .serialized)
+struct GroupAPITests {
+    let base = APITests()
+
+    @Test("create, invite with a QR code, join by the code, members, requests, approve, deny, revoke, hide, block")
+    func everyGroupRoute() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        let carol = try TestNode("carol", network: false)
+        let dave = try TestNode("dave", network: false)
+        defer { for node in [alice, bob, carol, dave] { node.remove() } }
+        for node in [alice, bob, carol, dave] { try await node.start() }
+        let api = try await base.checker(alice)
+
+        let none = try await base.call(api, alice, "GET", "/api/groups", expect: 200)
+        #expect((none.object["groups"] as? [Any])?.isEmpty == true)
+        let created = try await base.call(api, alice, "POST", "/api/groups", json: ["name": "Choir"], expect: 201)
+        let group = try #require(created.object["id"] as? String)
+        #expect(created.object["admin"] as? Bool == true && created.object["members"] as? Int == 1)
+        let status = try await base.call(api, alice, "GET", "/api/status", expect: 200)
+        #expect(status.object["groups"] as? Int == 1 && status.object["pendingRequests"] as? Int == 0)
+
+        // An invite: its QR code's SVG, and a code that bob's node joins by.
+        let invite = try await base.call(
+            api,
+            alice,
+            "POST",
+            "/api/groups/Choir/invites",
+            json: ["host": "127.0.0.1", "expiresMinutes": 5],
+            expect: 201
+        )
+        let code = try #require(invite.object["code"] as? String)
+        #expect(invite.object["port"] as? Int == alice.port && invite.object["host"] as? String == "127.0.0.1")
+        let svg = try #require(invite.object["qrSvg"] as? String)
+        #expect(svg.hasPrefix("<svg") && svg.contains("<path"), "\(svg.prefix(80))")
+        let expected = try QRCode(encoding: code).svg()
+        #expect(svg == expected, "the QR code's text is the code")
+        let joined = try await base.call(api, bob, "POST", "/api/join", json: ["code": code], expect: 200)
+        #expect(joined.object["group"] as? String == group)
+        try await eventually("alice knows bob's name in the group") {
+            try await alice.http.get("/api/groups/Choir/members").text.contains("\"bob\"")
+        }
+        let members = try await base.call(api, alice, "GET", "/api/groups/\(group.prefix(8))/members", expect: 200)
+        let list = try #require(members.object["members"] as? [[String: Any]])
+        #expect(list.count == 2 && list.contains { $0["name"] as? String == "bob" && $0["me"] as? Bool == false })
+
+        // Carol asks; the request shows in the status and the list, and is approved by the API.
+        let carolAsks = carol.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
+        try await eventually("alice has carol's request") {
+            try await alice.http.get("/api/status").object["pendingRequests"] as? Int == 1
+        }
+        let requests = try await base.call(api, alice, "GET", "/api/requests", expect: 200)
+        let carolNode = try #require((requests.object["requests"] as? [[String: Any]])?.first?["node"] as? String)
+        let approved = try await base.call(
+            api,
+            alice,
+            "POST",
+            "/api/requests/\(carolNode.prefix(10))/approve",
+            json: [String: Any](),
+            expect: 200
+        )
+        #expect(approved.object["group"] as? String == group)
+        #expect(try await carolAsks.value.status == 0)
+        // Dave asks and is denied.
+        let daveAsks = dave.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
+        var daveNode = ""
+        try await eventually("alice has dave's request") {
+            let listed = try await alice.http.get("/api/requests").object["requests"] as? [[String: Any]]
+            daveNode = listed?.first?["node"] as? String ?? ""
+            return !daveNode.isEmpty
+        }
+        let denied = try await base.call(api, alice, "POST", "/api/requests/\(daveNode)/deny", expect: 200)
+        #expect(denied.object["denied"] as? Bool == true)
+        #expect(try await daveAsks.value.stderr.contains("denied your request to join"))
+        let all = try await base.call(api, alice, "GET", "/api/requests?all=true", expect: 200)
+        #expect((all.object["requests"] as? [[String: Any]])?.first?["deniedAt"] is String)
+
+        // Hide: bob comments on alice's post; alice hides it.
+        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "rehearsal", "--group", "Choir")
+        try await eventually("bob has the post") { try bob.feedJSON().contains(post) }
+        let comment = try await base.call(
+            api,
+            bob,
+            "POST",
+            "/api/posts/\(post)/comments",
+            json: ["text": "off-topic"],
+            expect: 201
+        )
+        let commentID = try #require(comment.object["id"] as? String)
+        try await eventually("alice has bob's comment") { try alice.cli("show", post).contains("off-topic") }
+        let notYours = try await base.call(api, bob, "POST", "/api/comments/\(commentID)/hide", expect: 403)
+        #expect(notYours.errorCode == "not_owner")
+        let hidden = try await base.call(api, alice, "POST", "/api/comments/\(commentID)/hide", expect: 200)
+        #expect(hidden.object["hidden"] as? String == commentID)
+        try await eventually("bob's node erased the hidden comment") {
+            !(try bob.cli("show", post).contains("off-topic"))
+        }
+
+        // Block and unblock bob on alice's node.
+        let bobLog = try #require(list.first { $0["name"] as? String == "bob" }?["log"] as? String)
+        let blocked = try await base.call(api, alice, "PUT", "/api/authors/\(bobLog.prefix(12))/block", expect: 200)
+        #expect(blocked.object["blocked"] as? Bool == true)
+        let blockedList = try await base.call(api, alice, "GET", "/api/blocked", expect: 200)
+        #expect((blockedList.object["blocked"] as? [[String: Any]])?.first?["author"] as? String == bobLog)
+        let unblocked = try await base.call(api, alice, "DELETE", "/api/authors/\(bobLog)/block", expect: 200)
+        #expect(unblocked.object["blocked"] as? Bool == false)
+
+        // Revoke carol.
+        let carolLog = try #require(
+            try await alice.http.get("/api/groups/Choir/members").object["members"].flatMap { $0 as? [[String: Any]] }?
+                .first { $0["name"] as? String == "carol" }?["log"] as? String
+        )
+        let revoked = try await base.call(
+            api,
+            alice,
+            "DELETE",
+            "/api/groups/\(group)/members/\(carolLog.prefix(12))",
+            expect: 200
+        )
+        #expect(revoked.object["log"] as? String == carolLog)
+
+        #expect(api.unseen.intersection(api.operations(tagged: "groups")).isEmpty, "\(api.unseen.sorted())")
+        for node in [dave, carol, bob, alice] { try await node.stop() }
+    }
+
+    @Test("bad input to the group routes: a clear error, the node still serving, and nothing changed")
+    func badInput() async throws {
+        let alice = try TestNode("alice", network: false)
+        let bob = try TestNode("bob", network: false)
+        defer { for node in [alice, bob] { node.remove() } }
+        try alice.cli("group", "create", "Choir")
+        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "mine")
+        try await alice.start()
+        try await bob.start()
+        let api = try await base.checker(alice)
+        let before = try Self.snapshot(alice)
+
+        let cases: [(String, String, Any?, Int, String)] = [
+            ("POST", "/api/groups", ["name": "  "], 400, "missing_name"),
+            ("POST", "/api/groups", ["open": true], 400, "missing_name"),
+            ("POST", "/api/groups", ["name": "line\nbreak"], 400, "invalid_text"),
+            ("GET", "/api/groups/nope/members", nil, 404, "unknown_group"),
+            ("POST", "/api/groups/Choir/invites", ["expiresMinutes": 0], 400, "bad_request"),
+            ("POST", "/api/groups/Choir/invites", ["host": "my-laptop.local"], 400, "bad_request"),
+            ("POST", "/api/groups/nope/invites", [String: Any](), 404, "unknown_group"),
+            ("POST", "/api/join", ["code": "not-a-code"], 400, "bad_code"),
+            ("POST", "/api/join", [String: Any](), 400, "missing_code"),
+            ("GET", "/api/requests?all=maybe", nil, 400, "bad_request"),
+            ("POST", "/api/requests/abcd/approve", [String: Any](), 404, "unknown_request"),
+            ("POST", "/api/requests/abcd/deny", nil, 404, "unknown_request"),
+            ("DELETE", "/api/groups/Choir/members/abcdef", nil, 404, "unknown_member"),
+            ("POST", "/api/comments/\(post)/hide", nil, 404, "unknown_comment"),
+            ("POST", "/api/comments/zz/hide", nil, 400, "bad_request"),
+            ("PUT", "/api/authors/0000/block", nil, 404, "unknown_author"),
+            ("DELETE", "/api/authors/xyz/block", nil, 400, "bad_request"),
+        ]
+        for (method, path, json, status, code) in cases {
+            let response = try await base.call(api, alice, method, path, json: json, expect: status)
+            #expect(response.errorCode == code, "\(method) \(path): \(response.text)")
+            #expect(!response.errorMessage.isEmpty)
+        }
+        // The node's own log: not a member to remove, and not an author to block.
+        let me = try #require(
+            try await alice.http.get("/api/groups/Choir/members").object["members"].flatMap { $0 as? [[String: Any]] }?
+                .first?["log"] as? String
+        )
+        let removeSelf = try await base.call(api, alice, "DELETE", "/api/groups/Choir/members/\(me)", expect: 400)
+        #expect(removeSelf.errorMessage.contains("does not remove itself"))
+        let blockSelf = try await base.call(api, alice, "PUT", "/api/authors/\(me)/block", expect: 400)
+        #expect(blockSelf.errorMessage.contains("a node does not block itself"))
+        // A post into a group this node is not in: refused before the photo is kept.
+        let upload = try await alice.http.upload(
+            fields: [("caption", "where to?"), ("group", "Orchestra")],
+            files: [("photo", "lake.png", try base.fixture("lake.png"))]
+        )
+        #expect(upload.status == 404 && upload.errorCode == "unknown_group", "\(upload.text)")
+        // A node that is an admin of nothing cannot invite.
+        let bobAPI = try await base.checker(bob)
+        let notAdmin = try await base.call(
+            bobAPI,
+            bob,
+            "POST",
+            "/api/groups/x/invites",
+            json: [String: Any](),
+            expect: 404
+        )
+        #expect(notAdmin.errorCode == "unknown_group")
+
+        #expect(try Self.snapshot(alice) == before, "nothing changed")
+        // Still serving: a good request works.
+        let good = try await base.call(api, alice, "GET", "/api/groups", expect: 200)
+        #expect((good.object["groups"] as? [[String: Any]])?.count == 1)
+        try await bob.stop()
+        try await alice.stop()
+    }
+
+    /// The store as the API's bad input must leave it: feed, status, groups, members, requests, blocked.
+    static func snapshot(_ node: TestNode) throws -> String {
+        [
+            try APITests.snapshot(node),
+            try node.cli("group", "list", "--json"),
+            try node.cli("group", "members", "--json"),
+            try node.cli("requests", "--all", "--json"),
+            try node.cli("blocked", "--json"),
+        ].joined(separator: "\n")
+    }
+}
