@@ -7,8 +7,9 @@
 
 Needs Debian's chromium and chromium-driver (apt-get install -y --no-install-recommends chromium chromium-driver)
 and a built continuum-node (it builds nothing). Python 3 standard library only. Starts two real nodes on loopback,
-peered with each other, each with its HTTP API on a free port, and drives node 1's web UI; every process it starts
-is stopped by its PID when it ends (finally and atexit). Exit status 0 when every step passed.
+peered with each other and in one network group, and a third in no group, each with its HTTP API on a free port,
+and drives node 1's web UI (and node 3's, for the groups: it joins a group of node 1 with an invite code); every
+process it starts is stopped by its PID when it ends (finally and atexit). Exit status 0 when every step passed.
 """
 
 import argparse
@@ -198,7 +199,7 @@ def start_chromedriver(log_dir):
 # Nodes.
 
 class Node:
-    def __init__(self, binary, name, root):
+    def __init__(self, binary, name, root, network='browser-tests'):
         self.binary = binary
         self.name = name
         self.data = Path(root) / name
@@ -207,7 +208,8 @@ class Node:
         self.api = None
         self.token = None
         self.page_url = None  # as printed: with ?token= when there is one
-        self.cli('init', '--name', name, '--network', 'browser-tests')  # both nodes share one network group
+        # Nodes given the same network share one network group; network=None: a node in no group.
+        self.cli('init', '--name', name, *(['--network', network] if network else []))
         self.id = json.loads(self.cli('status', '--json'))['node']['id']
 
     def cli(self, *args, check=True):
@@ -261,6 +263,23 @@ class Node:
     def get(self, path):
         with urllib.request.urlopen(self.request(path), timeout=10) as response:
             return json.loads(response.read())
+
+    def send(self, method, path, body=None):
+        """A JSON request (POST, PUT, DELETE); the parsed answer."""
+        data = None if body is None else json.dumps(body).encode()
+        request = self.request(path, data=data, method=method, headers={'Content-Type': 'application/json'})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read() or b'null')
+
+    def has_post(self, post):
+        """Whether this node shows the post (404: never had it or erased; 409/410: deleted)."""
+        try:
+            self.get(f'/api/posts/{post}')
+            return True
+        except urllib.error.HTTPError as error:
+            if error.code in (404, 409, 410):
+                return False
+            raise
 
     def get_bytes(self, path):
         with urllib.request.urlopen(self.request(path), timeout=30) as response:
@@ -343,10 +362,12 @@ def functional_tests(args, work):
     fixtures = Path(args.fixtures)
     alice = Node(args.binary, 'Alice', work)
     bob = Node(args.binary, 'Bob', work)
+    carol = Node(args.binary, 'Carol', work, network=None)  # in no group: she joins Alice's "Photo club" by invite
     # Alice's API takes a token (the page gets it once in its URL, keeps it in a cookie); Bob's is open (loopback).
     alice.start(token=f'browser-test-token-{time.time_ns()}')
     bob.start(peers=[alice])
-    print(f'Alice: {alice.page_url}  Bob: {bob.api}/', flush=True)
+    carol.start()
+    print(f'Alice: {alice.page_url}  Bob: {bob.api}/  Carol: {carol.api}/', flush=True)
     driver = start_chromedriver(artifacts)
     browser = Browser.start(driver, *DESKTOP)
     steps = Steps(artifacts)
@@ -793,6 +814,175 @@ def functional_tests(args, work):
             return f'refused with "{message[:70]}…"; ticked "Post the file as it is": posted byte for byte'
         steps.run('a location that cannot be removed: refused, then posted as it is when asked', keep_metadata, browser)
 
+        # Groups: Alice makes "Photo club" and an invite on her groups page; Carol, in no group, joins with the code on
+        # hers; what Alice posts there reaches Carol and not Bob, and nothing of the network group reaches Carol.
+        def group_card(group):
+            return f"#group-list li.group[data-id='{group}']"
+
+        def click_centred(css):
+            """Clicks the element, scrolled to the middle of the window first (not under the sticky header)."""
+            element = browser.wait_css(css)
+            browser.js("arguments[0].scrollIntoView({block: 'center'})", {ELEMENT: element})
+            browser.click(element)
+
+        def create_group_and_invite():
+            browser.js("location.hash = '#/groups'")
+            browser.wait_css('#group-name')
+            wait_for('the groups listed', lambda: browser.js("return document.querySelectorAll('#group-list li.group').length") == 1)
+            assert browser.js("return document.querySelector('#no-groups').hidden") is True, 'the no-group panel on a node in a group'
+            network = browser.text(browser.find('#group-list li.group'))
+            assert 'browser-tests' in network and 'network' in network, network
+            assert not browser.find_all('#group-list .invite-button'), 'an Invite button for a network group (it has no admin)'
+            browser.type(browser.find('#group-name'), 'Photo club')
+            browser.click(browser.find('#create-group'))
+            group = wait_for('the group on the node', lambda: next(
+                (g for g in alice.get('/api/groups')['groups'] if g['name'] == 'Photo club'), None))
+            assert group['admin'] and not group['open'] and not group['network'] and group['members'] == 1, group
+            card = group_card(group['id'])
+            text = wait_for('its card', lambda: browser.find_all(card) and browser.text(browser.find(card)))
+            assert 'admin' in text and '1 member' in text and 'this node' in text and 'Alice' in text, text
+            assert 'Created' in browser.text(browser.find('#create-status'))
+            # Alice's sync port listens on 127.0.0.1 only: the code must carry that address, not her LAN address.
+            click_centred('#invite-options summary')
+            browser.type(browser.wait_css('#invite-host'), '127.0.0.1')
+            click_centred(f'{card} .invite-button')
+            code = wait_for('the invite code', lambda: browser.find_all(f'{card} #invite-code') and browser.text(browser.find('#invite-code')))
+            assert re.fullmatch(r'[0-9A-Z]+(-[0-9A-Z]+)+', code), code
+            qr = wait_for('the QR code drawn', lambda: browser.js(
+                "const i = document.querySelector('#invite-qr');"
+                "return i && i.complete && i.naturalWidth > 0 && {tag: i.tagName, src: i.getAttribute('src'), alt: i.alt}"))
+            assert qr['tag'] == 'IMG' and qr['src'].startswith('data:image/svg+xml;base64,'), qr['src'][:80]
+            svg = base64.b64decode(qr['src'].split(',', 1)[1]).decode()
+            assert svg.startswith('<svg') and '</svg>' in svg, svg[:80]
+            assert code in qr['alt'], qr['alt']
+            valid = browser.text(browser.find('#invite-valid'))
+            assert valid.startswith('Valid once, until') and f'127.0.0.1:{alice.port}' in valid, valid
+            state['group'], state['code'] = group['id'], code
+            return f'"Photo club" {group["id"][:12]} made (admin, 1 member); code {code}, QR image with it in its alt; "{valid[:60]}…"'
+        steps.run('create a group and an invite on the groups page', create_group_and_invite, browser)
+
+        def join_with_code():
+            browser.get(carol.api + '/#/groups')
+            panel = wait_for('the no-group panel', lambda: browser.js(
+                "const p = document.querySelector('#no-groups'); return p && !p.hidden && p.textContent"))
+            assert 'shares nothing' in panel, panel
+            assert not browser.find_all('#group-list li.group'), 'groups listed on a node in none'
+            browser.js("location.hash = '#/new'")
+            note = wait_for('the note on the new-post page', lambda: browser.js(
+                "const n = document.querySelector('#post-group-note'); return n && !n.hidden && n.textContent"))
+            assert 'stays on this node' in note and browser.find_all("#post-group-note a[href='#/groups']"), note
+            assert browser.js("return document.querySelector('#post-group-row').hidden") is True, 'a group picker with no group'
+            browser.js("location.hash = '#/groups'")
+            browser.type(browser.wait_css('#join-code'), state['code'])
+            browser.click(browser.find('#join-button'))
+            message = wait_for('joined', lambda: (t := browser.text(browser.find('#join-status'))).startswith('Joined') and t, 30)
+            assert 'arrive by sync' in message, message
+            groups = carol.get('/api/groups')['groups']
+            assert [g['id'] for g in groups] == [state['group']], groups
+            card = group_card(state['group'])
+            wait_for('the group listed, the panel gone', lambda: browser.find_all(card)
+                     and browser.js("return document.querySelector('#no-groups').hidden"))
+            # The group's name and members come with the first sync: the card follows without a reload.
+            text = wait_for('Photo club with Alice as its admin', lambda: (t := browser.text(browser.find(card)))
+                            and 'Photo club' in t and 'Alice' in t and 'Carol' in t and t, 20)
+            assert not browser.find_all(f'{card} .invite-button') and not browser.find_all(f'{card} .revoke'), 'admin controls'
+            # The code was for one use: a second join is refused, with the node's reason.
+            browser.type(browser.find('#join-code'), state['code'])
+            browser.click(browser.find('#join-button'))
+            refusal = wait_for('the refusal', lambda: browser.js(
+                "const e = document.querySelector('#join-error'); return !e.hidden && e.textContent"), 30)
+            assert 'used' in refusal, refusal
+            assert browser.js("return document.querySelector('#join-code').getAttribute('aria-invalid')") == 'true'
+            return f'"{message}"; card: {" / ".join(text.splitlines()[:2])}; again: "{refusal}"'
+        steps.run('a node in no group joins with the code on its own groups page', join_with_code, browser)
+
+        def post_to_group():
+            browser.get(alice.page_url + '#/new')
+            wait_for('the group picker', lambda: browser.js(
+                "return !document.querySelector('#post-group-row').hidden && document.querySelectorAll('#post-group option').length === 2"), 10)
+            options = browser.js("return [...document.querySelectorAll('#post-group option')].map(o => [o.value, o.textContent, o.selected])")
+            assert [o[1] for o in options] == ['browser-tests', 'Photo club'] and options[0][2], options
+            browser.click(browser.find(f"#post-group option[value='{state['group']}']"))
+            assert browser.js("return document.querySelector('#post-group').value") == state['group']
+            browser.type(browser.find('#photo-input'), str((fixtures / 'lake.png').resolve()))
+            club_caption = f'Photo club only {tag}'
+            browser.type(browser.find('#caption'), club_caption)
+            browser.click(browser.find('#upload'))
+            post_id = wait_for('the new post page', lambda: (m := re.match(r'#/post/([0-9a-f]{64})$',
+                                                                             browser.js('return location.hash'))) and m.group(1), 30)
+            club_log = next(g['log'] for g in alice.get('/api/groups')['groups'] if g['id'] == state['group'])
+            assert alice.get(f'/api/posts/{post_id}')['author'] == club_log, 'not written in Photo club'
+            state['club_post'] = post_id
+            browser.get(carol.api + '/')
+            tile = f"li.tile[data-id='{post_id}']"
+            wait_for("the post on Carol's timeline", lambda: browser.find_all(tile), 30)
+            shown = browser.js("return [...document.querySelectorAll('#grid li.tile')].map(t => t.dataset.id)")
+            assert shown == [post_id], f'Carol sees {len(shown)} posts'
+            others = [p['id'] for p in alice.get('/api/feed?limit=100')['posts'] if p['id'] != post_id]
+            leaked = [p for p in others if carol.has_post(p)]
+            assert others and not leaked, f'{len(leaked)} of the network group\'s posts on Carol'
+            # Bob syncs with Alice but is not in Photo club (checked once Carol, who is, has it).
+            assert not bob.has_post(post_id), 'the Photo club post reached Bob'
+            return f'posted in Photo club (picker: {options[0][1]} first, chosen: Photo club); on Carol\'s timeline; ' \
+                   f'none of Alice\'s {len(others)} other posts on Carol; not on Bob'
+        steps.run('post to a chosen group: its members get it, the others do not', post_to_group, browser)
+
+        def hide_comment():
+            post = state['club_post']
+            text = f'Lovely, from Carol {tag}'
+            comment = carol.send('POST', f'/api/posts/{post}/comments', {'text': text})
+            browser.get(alice.page_url + f'#/post/{post}')
+            item = f"#comments li.comment[data-id='{comment['id']}']"
+            wait_for("Carol's comment on Alice's post", lambda: browser.find_all(item), 30)
+            assert 'Carol' in browser.text(browser.find(f'{item} .meta')), browser.text(browser.find(item))
+            assert not browser.find_all('#block-author'), 'Block offered on your own post'
+            assert browser.find_all(f'{item} .block-author'), 'no Block by the comment of another author'
+            click_centred(f'{item} .hide-comment')
+            prompt = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
+            browser.accept_alert()
+            wait_for('the comment gone from the page', lambda: not browser.find_all(item))
+            assert browser.text(browser.find('#comments-title')) == 'No comments yet'
+            wait_for("the comment gone on Carol's node", lambda: all(
+                c['id'] != comment['id'] for c in carol.get(f'/api/posts/{post}')['comments']), 30)
+            assert alice.get(f'/api/posts/{post}')['commentCount'] == 0
+            return f'asked "{prompt[:50]}…"; gone from the page, and on Carol\'s node'
+        steps.run("hide another's comment on your post", hide_comment, browser)
+
+        def requests_badge():
+            status = alice.get('/api/status')
+            assert status['pendingRequests'] == 0 and status['groups'] == 2, status
+            assert browser.find_all('#nav-groups #requests-badge'), 'no badge in the Groups link'
+            assert browser.js("return document.querySelector('#requests-badge').hidden") is True, 'the badge shows with no request'
+            browser.js("location.hash = '#/groups'")
+            wait_for('the groups listed', lambda: browser.js("return document.querySelectorAll('#group-list li.group').length") == 2)
+            assert browser.js("return document.querySelector('#requests').hidden") is True, 'an empty "Requests to join"'
+            assert browser.js("return document.querySelector('#blocked').hidden") is True, 'an empty "Blocked authors"'
+            return 'pendingRequests 0; badge and "Requests to join" hidden'
+        steps.run('no request to join: the badge is hidden', requests_badge, browser)
+
+        def block_and_unblock():
+            post = state['club_post']
+            browser.get(carol.api + f'/#/post/{post}')
+            browser.click(browser.wait_css('#block-author'))
+            prompt = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
+            assert 'erased' in prompt, prompt
+            browser.accept_alert()
+            wait_for('back on the timeline', lambda: browser.js('return location.hash') == '#/')
+            wait_for('the tile gone', lambda: not browser.find_all(f"li.tile[data-id='{post}']"))
+            assert not carol.has_post(post), 'the post is still on Carol'
+            blocked = carol.get('/api/blocked')['blocked']
+            assert len(blocked) == 1 and blocked[0]['name'] == 'Alice', blocked
+            browser.js("location.hash = '#/groups'")
+            item = f"#blocked-list li.blocked[data-author='{blocked[0]['author']}']"
+            assert 'Alice' in browser.text(browser.wait_css(item))
+            click_centred(f'{item} .unblock')
+            wait_for('unblocked', lambda: carol.get('/api/blocked')['blocked'] == [])
+            wait_for('the list emptied', lambda: not browser.find_all(item))
+            said = browser.text(browser.find('#blocked-status'))
+            assert 'unblocked' in said, said
+            return f'blocked from the post page (post erased on Carol), unblocked on the groups page: "{said}"'
+        steps.run("block an author from a post, unblock on the groups page", block_and_unblock, browser)
+
         def console_errors():
             errors = browser.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")
             assert not errors, f'errors shown on the page: {errors}'
@@ -808,6 +998,7 @@ def functional_tests(args, work):
         browser.quit()
         alice.stop()
         bob.stop()
+        carol.stop()
     return steps
 
 

@@ -13,7 +13,8 @@
 #                      (b) two groups (one joined by invite, one a network key) and a stranger on one bridge,
 #                      and a name collision; (c) link-local IPv6 only, then
 #                      dual stack (IPv4 preferred);
-#                      (d) a TXT record changed in place
+#                      (d) a TXT record changed in place; (e) an open group announced, joined with
+#                      --join-open and with join NAME
 #   --only-scenarios   the scenarios without the main test
 #   --bench [RUNS]     time from node start to first sync, and from post to photo on every host (RUNS, default 5)
 #   --bin PATH         the continuum-node binary (default: the debug build, `swift build --show-bin-path`)
@@ -532,6 +533,36 @@ txt_change_test() {
     log "scenario d: PASS (a service's TXT, changed in place, was seen by the live resolver)"
 }
 
+# (e) An open group, by choice: announced on the LAN (a private group never is), joined by a node started with
+# --join-open and by another with `join NAME`; both receive the group's posts.
+open_group_test() {
+    log "scenario e: an open group announced on the LAN, joined with --join-open and with join NAME"
+    new_world "e"
+    for i in 1 2 3; do add_host "$i"; done
+    for i in 1 2 3; do start_dbus "$i"; start_avahi "$i"; done
+    for i in 1 2 3; do init_alone "$i"; done
+    cli 1 group create "private circle" >/dev/null
+    start_node 1
+    # Created while the node runs: its announcement changes in place.
+    cli 1 group create Party --open >/dev/null
+    local party
+    party="$(cli 1 post "$PWD/Tests/Fixtures/lake.png" --caption "welcome to the party" --group Party)"
+    start_node 2 --join-open
+    start_node 3
+    wait_for 30 "host 3 seeing the open group Party nearby" sh -c "'$bin' status --data '$(dir_of 3)/data' | grep -q 'open groups nearby: Party'"
+    discovery_json 3 | grep -q "private circle" && fail "a private group's name is announced: $(discovery_json 3)"
+    cli 3 join Party >/dev/null || fail "host 3 could not join Party by its name"
+    wait_for 30 "the party's post on host 2 (--join-open)" has_post 2 "$party"
+    wait_for 30 "the party's post on host 3 (join Party)" has_post 3 "$party"
+    grep -q "joined an open group found on the LAN (--join-open)" "$(dir_of 2)/node.log" ||
+        fail "host 2 did not log joining the open group"
+    local back
+    back="$(cli 3 post "$PWD/Tests/Fixtures/lake.png" --caption "hello from host 3" --group Party)"
+    wait_for 30 "host 3's post on host 1" has_post 1 "$back"
+    end_world
+    log "scenario e: PASS (an open group announced, joined by --join-open and by name; its posts went both ways; the private group stayed unannounced)"
+}
+
 # --bench: start-to-first-sync and post-to-photo-everywhere, RUNS times, 3 hosts; each run once with discovery
 # and once with static --peer addresses and --no-discovery (the baseline, same machine, same run).
 bench_once() {
@@ -604,6 +635,7 @@ if ((scenarios)); then
     two_networks_test
     ipv6_test
     txt_change_test
+    open_group_test
 fi
 ((bench)) && bench_test "$bench_runs"
 log "all passed in $((SECONDS - begin))s"

@@ -144,7 +144,7 @@ public enum MembershipProofs {
     ///
     /// The proof is the header of the peer's own membership record: the group record (the peer founded the group),
     /// or an `add` or `admin` record naming the peer's node, signed by an admin in this node's view, or by the log
-    /// itself in an open group. The log it names must not be removed.
+    /// itself in an open group (where any signer will do: anyone may join). The log it names must not be removed.
     public static func problem(
         withClaim proof: [UInt8],
         group: GroupID,
@@ -175,6 +175,9 @@ public enum MembershipProofs {
             if change.log == header.author {
                 return info.open || info.network ? nil : "the group is not open: a member cannot add itself"
             }
+            // In an open group anyone may add itself, so an add signed by a key this node does not know as an admin
+            // yet (a joiner holds none of the group's records) proves no less than a self-add.
+            if info.open { return nil }
             guard let signer = view.logs[header.author], signer.group == group, signer.admin,
                 signer.removedThrough == nil
             else { return "the member record is not signed by an admin of the group" }
@@ -188,6 +191,13 @@ public enum MembershipProofs {
 /// An invite code as a person types it: Crockford base32 of the inviter's node prefix, the secret and the inviter's
 /// address, in groups of five (PROTOCOL.md §7.8.16).
 public struct InviteCode: Sendable, Hashable {
+    /// Whether `text` is shaped like an invite code (letters and digits in groups joined by dashes, 20 characters or
+    /// more) rather than a group's name: a mistyped code is reported as such, not looked up as a name.
+    public static func looksLikeCode(_ text: String) -> Bool {
+        text.count >= 20 && text.contains("-")
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+    }
+
     public static let nodePrefixBytes = 8
     public static let secretBytes = 10
 

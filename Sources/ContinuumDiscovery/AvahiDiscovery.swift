@@ -28,6 +28,8 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private let logger: Logger
     private let retryInterval: Duration
     private let snapshot = Mutex(DiscoveryStatus(state: .starting))
+    /// Open groups to announce from now on, set by ``announce(openGroups:)`` and applied by the run loop.
+    private let pendingOpenGroups = Mutex<[AnnouncedGroup]?>(nil)
     private let running = Atomic(false)
 
     // Guarded by the threaded poll's lock (see above).
@@ -60,6 +62,8 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     }
 
     public func status() -> DiscoveryStatus { snapshot.withLock { $0 } }
+
+    public func announce(openGroups: [AnnouncedGroup]) { pendingOpenGroups.withLock { $0 = openGroups } }
 
     public func run(advertising advertisement: ServiceAdvertisement) async {
         guard running.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
@@ -97,6 +101,12 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
                     startServices()
                 }
                 for (node, deadline) in deferred where ContinuousClock.now >= deadline { recompute(node) }
+                if let groups = pendingOpenGroups.withLock({ pending in
+                    defer { pending = nil }
+                    return pending
+                }) {
+                    updateOpenGroups(groups)
+                }
             }
             try? await Task.sleep(for: .milliseconds(100))
         }
@@ -248,6 +258,33 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
             return
         }
         unavailable("cannot publish: every alternative to the name '\(advertisement.instanceName)' is taken")
+    }
+
+    /// Announces other open groups (lock held): the published service's TXT record is replaced; one not published
+    /// yet is published with them.
+    private func updateOpenGroups(_ groups: [AnnouncedGroup]) {
+        guard var advertisement, advertisement.openGroups != groups else { return }
+        advertisement.openGroups = groups
+        self.advertisement = advertisement
+        guard let group, avahi_entry_group_is_empty(group) == 0, let name = serviceName else { return }
+        var list: UnsafeMutablePointer<AvahiStringList>?
+        for entry in advertisement.txt.reversed() { list = avahi_string_list_add(list, entry) }
+        defer { avahi_string_list_free(list) }
+        let updated = avahi_entry_group_update_service_txt_strlst(
+            group,
+            AvahiIfIndex(AVAHI_IF_UNSPEC),
+            AvahiProtocol(AVAHI_PROTO_UNSPEC),
+            AvahiPublishFlags(0),
+            name,
+            ServiceAdvertisement.serviceType,
+            nil,
+            list
+        )
+        if updated < 0 {
+            logger.warning("cannot announce the open groups", metadata: ["error": "\(Self.message(updated))"])
+        } else {
+            logger.info("announcing open groups", metadata: ["groups": "\(groups.map(\.name))"])
+        }
     }
 
     /// Entry group callback (lock held).
@@ -403,7 +440,8 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
                 name: best.name,
                 host: best.host,
                 port: best.port,
-                protocolVersion: best.txt.protocolVersion
+                protocolVersion: best.txt.protocolVersion,
+                openGroups: best.txt.openGroups
             )
             if announced[node] != peer {
                 announced[node] = peer
@@ -429,10 +467,14 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
 
     private func publishSnapshot() {
         let (seen, present, others) = (seen.count, announced.count, otherNetworks.count)
+        let open = announced.values.sorted { $0.node < $1.node }.flatMap { peer in
+            peer.openGroups.map { NearbyOpenGroup(group: $0, node: peer.node, host: peer.host, port: peer.port) }
+        }
         snapshot.withLock {
             $0.peersSeen = seen
             $0.peersPresent = present
             $0.otherNetworksSeen = others
+            $0.openGroups = open
         }
     }
 

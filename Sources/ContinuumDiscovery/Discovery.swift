@@ -12,6 +12,41 @@ public protocol PeerDiscovery: Sendable {
 
     /// A snapshot for `status`.
     func status() -> DiscoveryStatus
+
+    /// Announces these open groups from now on (in the TXT record, §6): anyone who finds them may join.
+    func announce(openGroups: [AnnouncedGroup])
+}
+
+/// An open group a node announces in discovery (PROTOCOL.md §6): its id and name. Only groups founded with
+/// `--open` are announced; a private group's name and members never are.
+public struct AnnouncedGroup: Sendable, Hashable, Codable {
+    public let id: GroupID
+    public let name: String
+
+    public init(id: GroupID, name: String) {
+        self.id = id
+        self.name = name
+    }
+
+    /// At most this many are announced.
+    public static let maxAnnounced = 4
+    /// A name is cut to this many bytes in the TXT entry (on a character boundary).
+    public static let maxNameBytes = 150
+
+    /// The TXT entry's value: the id in hex, a colon, the name.
+    var txtValue: String {
+        var name = self.name
+        while name.utf8.count > Self.maxNameBytes { name.removeLast() }
+        return "\(id.hex):\(name)"
+    }
+
+    /// Parses a TXT entry's value; nil when it is not 64 hex digits, a colon and a name of 1 or more bytes.
+    init?(txtValue value: Substring) {
+        guard let colon = value.firstIndex(of: ":"), let id = GroupID(hex: value[..<colon]) else { return nil }
+        let name = value[value.index(after: colon)...]
+        guard !name.isEmpty, !name.contains(where: { $0.isNewline }) else { return nil }
+        self.init(id: id, name: String(name))
+    }
 }
 
 /// What a node announces: the DNS-SD service `_continuum._tcp` with these TXT entries (Docs/PROTOCOL.md).
@@ -30,18 +65,29 @@ public struct ServiceAdvertisement: Sendable, Hashable {
     /// 32 hex digits derived from the network id (never the id or the key itself); peers with another one are
     /// ignored.
     public var networkHash: String
+    /// The open groups announced (at most ``AnnouncedGroup/maxAnnounced``), as `open0=` … `open3=`.
+    public var openGroups: [AnnouncedGroup]
 
-    public init(name: String, port: UInt16, node: AuthorID, protocolVersion: UInt16, networkHash: String) {
+    public init(
+        name: String,
+        port: UInt16,
+        node: AuthorID,
+        protocolVersion: UInt16,
+        networkHash: String,
+        openGroups: [AnnouncedGroup] = []
+    ) {
         self.name = name
         self.port = port
         self.node = node
         self.protocolVersion = protocolVersion
         self.networkHash = networkHash
+        self.openGroups = openGroups
     }
 
     /// The TXT entries, `key=value`, in this order.
     public var txt: [String] {
         ["txtvers=1", "node=\(node.hex)", "proto=\(protocolVersion)", "net=\(networkHash)"]
+            + openGroups.prefix(AnnouncedGroup.maxAnnounced).enumerated().map { "open\($0)=\($1.txtValue)" }
     }
 
     /// The instance name: the display name cut to the 63 bytes a DNS label may hold (on a character boundary).
@@ -57,6 +103,8 @@ public struct ServiceTXT: Sendable, Hashable {
     public let node: AuthorID
     public let protocolVersion: UInt16
     public let networkHash: String
+    /// The open groups the peer announces (`open0=` … `open3=`; malformed ones are ignored).
+    public var openGroups: [AnnouncedGroup] = []
 
     /// Parses `key=value` entries in any order; unknown keys are ignored, and the first of repeated keys wins.
     /// Fails, with the reason, when a required key is missing or malformed.
@@ -76,7 +124,11 @@ public struct ServiceTXT: Sendable, Hashable {
         guard let net = values["net"], net.utf8.count == 32, net.utf8.allSatisfy(Self.isLowerHex) else {
             return .failure(ParseError(reason: "no valid net= entry (32 lowercase hex digits)"))
         }
-        return .success(ServiceTXT(node: node, protocolVersion: version, networkHash: net))
+        var parsed = ServiceTXT(node: node, protocolVersion: version, networkHash: net)
+        parsed.openGroups = (0..<AnnouncedGroup.maxAnnounced).compactMap { index in
+            values["open\(index)"].flatMap { AnnouncedGroup(txtValue: Substring($0)) }
+        }
+        return .success(parsed)
     }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {
@@ -98,13 +150,23 @@ public struct DiscoveredPeer: Sendable, Hashable {
     public let host: String
     public let port: UInt16
     public let protocolVersion: UInt16
+    /// The open groups it announces.
+    public let openGroups: [AnnouncedGroup]
 
-    public init(node: AuthorID, name: String, host: String, port: UInt16, protocolVersion: UInt16) {
+    public init(
+        node: AuthorID,
+        name: String,
+        host: String,
+        port: UInt16,
+        protocolVersion: UInt16,
+        openGroups: [AnnouncedGroup] = []
+    ) {
         self.node = node
         self.name = name
         self.host = host
         self.port = port
         self.protocolVersion = protocolVersion
+        self.openGroups = openGroups
     }
 }
 
@@ -142,6 +204,8 @@ public struct DiscoveryStatus: Sendable, Hashable, Codable {
     public var otherNetworksSeen: Int
     /// The instance name published, once registered (differs from the display name after a collision).
     public var serviceName: String?
+    /// Open groups announced by the peers present now, with where to reach one of their announcers.
+    public var openGroups: [NearbyOpenGroup] = []
 
     public init(
         state: State,
@@ -157,6 +221,22 @@ public struct DiscoveryStatus: Sendable, Hashable, Codable {
         self.peersPresent = peersPresent
         self.otherNetworksSeen = otherNetworksSeen
         self.serviceName = serviceName
+    }
+}
+
+/// An open group that a node on the LAN announces: `join NAME` and `run --join-open` join it.
+public struct NearbyOpenGroup: Sendable, Hashable, Codable {
+    public let group: AnnouncedGroup
+    /// A node that announces it, and where it listens.
+    public let node: AuthorID
+    public let host: String
+    public let port: UInt16
+
+    public init(group: AnnouncedGroup, node: AuthorID, host: String, port: UInt16) {
+        self.group = group
+        self.node = node
+        self.host = host
+        self.port = port
     }
 }
 

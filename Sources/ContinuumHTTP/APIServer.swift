@@ -51,6 +51,9 @@ public struct APIServices: Sendable {
     public var eventLoopGroup: (any EventLoopGroup)?
     /// Joins a group with an invite code (`POST /api/join`); nil where the node does not sync.
     public var join: (@Sendable (InviteCode) async throws -> GroupID)?
+    /// Joins an open group announced on the LAN by its name (`POST /api/join` with a name); nil where the node does
+    /// not sync.
+    public var joinOpen: (@Sendable (String) async throws -> GroupID)?
 
     public init(
         store: ContinuumStore,
@@ -99,6 +102,10 @@ public struct APIServices: Sendable {
         join = { [weak node] code in
             guard let node else { throw JoinFailure(description: "the node is stopping") }
             return try await node.join(code)
+        }
+        joinOpen = { [weak node] name in
+            guard let node else { throw JoinFailure(description: "the node is stopping") }
+            return try await node.joinOpen(name)
         }
     }
 }

@@ -77,8 +77,11 @@ extension Routes {
         let ticket = try await storeCall(noun: "group") {
             try await services.actions.invite(to: group, lifetime: .seconds(minutes * 60), by: services.identity)
         }
-        let port = services.listening().first.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } } ?? 7420
-        let code = ticket.code(of: services.identity, host: body.host ?? LANAddress.first() ?? "127.0.0.1", port: port)
+        let (listenHost, port) = Self.syncAddress(services.listening())
+        // Where the joiner dials: the address asked for; else the one the sync port is bound to, when it is bound to
+        // one IPv4 address; else this machine's LAN address.
+        let host = body.host ?? listenHost ?? LANAddress.first() ?? "127.0.0.1"
+        let code = ticket.code(of: services.identity, host: host, port: port)
         let name = try await store.groups().first { $0.id == group }?.name
         return try json(
             InviteJSON(code: code, group: group, groupName: name, expiresAt: ticket.expiresAt, qr: true),
@@ -94,17 +97,22 @@ extension Routes {
         guard let text = body.code, !TextRules.isBlank(text) else {
             throw APIError(.badRequest, "missing_code", "paste the invite code another node made", field: "code")
         }
-        let code: InviteCode
+        guard let join = services.join, let joinOpen = services.joinOpen else {
+            throw APIError(.serviceUnavailable, "no_sync", "this node does not sync, so it cannot join a group")
+        }
+        let code: InviteCode?
         do {
             code = try InviteCode(parsing: text)
         } catch {
-            throw APIError(.badRequest, "bad_code", error.description, field: "code")
-        }
-        guard let join = services.join else {
-            throw APIError(.serviceUnavailable, "no_sync", "this node does not sync, so it cannot join a group")
+            // Not a code: the name of an open group announced on the LAN, unless it looks like a mistyped code.
+            guard !InviteCode.looksLikeCode(text) else {
+                throw APIError(.badRequest, "bad_code", error.description, field: "code")
+            }
+            code = nil
         }
         do {
-            let group = try await join(code)
+            let group: GroupID
+            if let code { group = try await join(code) } else { group = try await joinOpen(text) }
             return try json(["group": group.hex])
         } catch let failure as JoinFailure {
             throw APIError(.conflict, "join_refused", failure.description, field: "code")
@@ -126,7 +134,12 @@ extension Routes {
         let asked = try await joinRequest(context)
         let body = try await request.decodeJSON(as: ApproveBody.self, context: context)
         let group = try await storeCall(noun: "group", field: "group") {
-            try await GroupChoice.resolve(body.group, in: store, adminOnly: body.group == nil)
+            try await GroupChoice.resolve(
+                body.group,
+                in: store,
+                adminOnly: body.group == nil,
+                choosing: "the field group"
+            )
         }
         let record = try await storeCall(noun: "request") {
             try await services.actions.approve(asked.node, into: group, by: services.identity)
@@ -190,8 +203,20 @@ extension Routes {
 
     // MARK: Helpers
 
+    /// The sync port, and the IPv4 address it is bound to unless that is every address (`0.0.0.0`), from the
+    /// listening addresses as `host:port`.
+    static func syncAddress(_ listening: [String]) -> (host: String?, port: Int) {
+        guard let first = listening.first, let colon = first.lastIndex(of: ":"),
+            let port = Int(first[first.index(after: colon)...])
+        else { return (nil, 7420) }
+        let host = String(first[..<colon])
+        return (host != "0.0.0.0" && IPv4Address(host) != nil ? host : nil, port)
+    }
+
     func resolveGroup(_ context: BasicRequestContext) async throws -> GroupID {
-        let text = try context.parameters.require("group")
+        // A name may hold spaces and any letter: percent-encoded in the path.
+        let raw = try context.parameters.require("group")
+        let text = raw.removingPercentEncoding ?? raw
         return try await storeCall(noun: "group") { try await GroupChoice.resolve(text, in: store) }
     }
 

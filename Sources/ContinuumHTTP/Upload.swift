@@ -18,9 +18,12 @@ extension Routes {
             photoMissing: "choose a photo to share (field 'photo')"
         ) { upload, photo in
             var draft = try newPost(upload, photo: photo)
-            if let group = upload.fields["group"], !group.isEmpty {
+            let group = upload.fields["group"].flatMap { $0.isEmpty ? nil : $0 }
+            // No group given: the node's only group, or none (the post stays here); with several, one is needed.
+            let several = try await store.groups().count > 1
+            if group != nil || several {
                 draft.group = try await storeCall(noun: "group", field: "group") {
-                    try await GroupChoice.resolve(group, in: store)
+                    try await GroupChoice.resolve(group, in: store, choosing: "the field group")
                 }
             }
             let id = try await refusingBadPhotos(upload) {

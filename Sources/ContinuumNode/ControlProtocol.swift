@@ -30,6 +30,8 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     /// Asks the node at `host`:`port` to let this node join: `.pending` once it waits for an admin there, then
     /// `.joined` (or `.failed`: denied, or no answer within `waitSeconds`).
     case ask(host: String, port: Int, waitSeconds: Int)
+    /// Joins the open group announced on the LAN under this name (or id prefix): `.joined` (or `.failed`).
+    case joinOpen(name: String)
 }
 
 /// A reply line from the running node.

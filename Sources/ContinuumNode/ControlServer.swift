@@ -104,6 +104,12 @@ final class ControlServer: Sendable {
             } catch {
                 try await replies.send(.failed("\(error)"))
             }
+        case .joinOpen(let name):
+            do {
+                try await replies.send(.joined(group: try await node.joinOpen(name)))
+            } catch {
+                try await replies.send(.failed("\(error)"))
+            }
         case .ask(let host, let port, let wait):
             for await progress in node.ask(PeerAddress(host: host, port: port), timeout: .seconds(wait)) {
                 switch progress {

@@ -18,11 +18,19 @@ actor DiscoveryDialer {
     private var peers: [AuthorID: DiscoveredPeer] = [:]
     private var present: Set<AuthorID> = []
     private var dialling: Set<AuthorID> = []
+    /// Told of every peer found (its open groups, for `--join-open`).
+    private let onFound: @Sendable (DiscoveredPeer) async -> Void
 
-    init(network: SyncNetwork, own: AuthorID, logger: Logger) {
+    init(
+        network: SyncNetwork,
+        own: AuthorID,
+        logger: Logger,
+        onFound: @escaping @Sendable (DiscoveredPeer) async -> Void = { _ in }
+    ) {
         self.network = network
         self.own = own
         self.logger = logger
+        self.onFound = onFound
     }
 
     /// Consumes discovery's events until they end or the task is cancelled.
@@ -44,6 +52,7 @@ actor DiscoveryDialer {
                     if dialling.insert(peer.node).inserted {
                         group.addTask { await self.dial(peer.node) }
                     }
+                    if !peer.openGroups.isEmpty { group.addTask { await self.onFound(peer) } }
                 case .removed(let node):
                     present.remove(node)
                     logger.info("a discovered peer is gone", metadata: ["peer.id": "\(node.short)"])

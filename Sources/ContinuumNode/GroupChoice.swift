@@ -11,14 +11,14 @@ import Darwin
 /// Which group a command or request acts in: by name or id prefix, or the node's only group.
 public enum GroupChoice {
     /// The group named by `text` (its name, or the start of its id); with no text, the only group (the only one this
-    /// node is an admin of, with `adminOnly`). Throws a ``StoreError`` that says what to do.
+    /// node is an admin of, with `adminOnly`). Throws a ``StoreError`` that says what to do; `choosing` is how the
+    /// caller names a group (`--group` for the CLI, `the field group` for the API).
     public static func resolve(
         _ text: String?,
         in store: ContinuumStore,
-        adminOnly: Bool = false
-    ) async throws
-        -> GroupID
-    {
+        adminOnly: Bool = false,
+        choosing: String = "--group"
+    ) async throws -> GroupID {
         let groups = try await store.groups().filter { !adminOnly || $0.admin }
         guard let text else {
             if groups.count == 1 { return groups[0].id }
@@ -33,7 +33,7 @@ public enum GroupChoice {
             }
             throw StoreError(
                 .ambiguous,
-                "this node is in \(groups.count) groups; choose one with --group: \(names(groups))"
+                "this node is in \(groups.count) groups; choose one with \(choosing): \(names(groups))"
             )
         }
         let matches = groups.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }

@@ -296,6 +296,8 @@ public struct DiscoveryJSON: Encodable, Sendable {
     let peersPresent: Int
     let otherNetworksSeen: Int
     @Nullable var serviceName: String?
+    /// Open groups announced by the peers on the LAN now (`join NAME` joins one).
+    let openGroups: [OpenGroupJSON]
 
     public init(_ status: DiscoveryStatus) {
         state = status.state
@@ -304,6 +306,22 @@ public struct DiscoveryJSON: Encodable, Sendable {
         peersPresent = status.peersPresent
         otherNetworksSeen = status.otherNetworksSeen
         serviceName = status.serviceName
+        openGroups = status.openGroups.map(OpenGroupJSON.init)
+    }
+}
+
+/// An open group announced on the LAN, and a node that announces it.
+public struct OpenGroupJSON: Encodable, Sendable {
+    let id: GroupID
+    let name: String
+    let node: AuthorID
+    let address: String
+
+    init(_ nearby: NearbyOpenGroup) {
+        id = nearby.group.id
+        name = nearby.group.name
+        node = nearby.node
+        address = nearby.host.contains(":") ? "[\(nearby.host)]:\(nearby.port)" : "\(nearby.host):\(nearby.port)"
     }
 }
 

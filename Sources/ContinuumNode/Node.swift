@@ -24,6 +24,8 @@ public struct NodeConfiguration: Sendable {
     public var networks: [(id: GroupID, name: String)] = []
     /// The network hash published in the LAN announcement (PROTOCOL.md §9.2): nodes dial only services of the same.
     public var discoveryNetwork: NetworkID = .default
+    /// Join the first open group discovered on the LAN while this node is in no group (`run --join-open`).
+    public var joinOpen = false
 
     public init() {}
 }
@@ -39,14 +41,14 @@ public final class Node: Sendable {
     public let engine: SyncEngine
     /// Thumbnails of the photos of posts, for the sync engine and the HTTP API.
     public let thumbnails: ThumbnailService
-    private let network: SyncNetwork
-    private let configuration: NodeConfiguration
+    let network: SyncNetwork
+    let configuration: NodeConfiguration
     private let group: MultiThreadedEventLoopGroup
-    private let logger: Logger
+    let logger: Logger
     private let lock: DataDirectoryLock
     private let bound: NIOLockedValueBox<[SocketAddress]>
     /// LAN discovery (nil: off); its peers are dialled by a ``DiscoveryDialer``.
-    private let discovery: (any PeerDiscovery)?
+    let discovery: (any PeerDiscovery)?
 
     /// Takes the data directory's lock and opens everything; nothing listens until ``start()``.
     /// `discovery`: how to find peers on the LAN and be found (nil: only configured and remembered peers).
@@ -314,9 +316,12 @@ public final class Node: Sendable {
                 protocolVersion: WireLimits.protocolVersion,
                 networkHash: configuration.discoveryNetwork.advertisedHash
             )
-            let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger)
+            let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger) { [weak self] peer in
+                await self?.found(peer)
+            }
             services.append(NodePart("discovery dialer") { await dialer.run(discovery.events) })
             services.append(NodePart("discovery") { await discovery.run(advertising: advertisement) })
+            services.append(NodePart("open groups") { await self.announceOpenGroups(discovery) })
         }
         return services
     }

@@ -30,6 +30,17 @@ public struct MemberSummary: Sendable, Hashable {
     public let isMe: Bool
 }
 
+/// An open group as discovery announces it: its id and name (the name until its group record arrives).
+public struct AnnouncedGroupRef: Sendable, Hashable {
+    public let id: GroupID
+    public let name: String
+
+    public init(id: GroupID, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
 /// An invite this node made: the secret goes into the code; the id names it in a join.
 public struct InviteTicket: Sendable, Hashable {
     public let id: Data
@@ -210,12 +221,30 @@ extension ContinuumStore {
     /// key of this node's to it (a self-add) and writes the node's name there. Returns whether it was new.
     @discardableResult
     public func joinNetwork(_ group: GroupID, name: String, by identity: NodeIdentity) async throws -> Bool {
+        try await selfAdd(to: group, name: name, network: true, by: identity)
+    }
+
+    /// Joins an open group announced on the LAN (`join NAME`, `run --join-open`): a new log key adds itself, which
+    /// the group's rules allow in an open group. Its group record and history come by sync. Returns whether it was
+    /// new.
+    public func joinOpen(_ group: AnnouncedGroupRef, by identity: NodeIdentity) async throws -> Bool {
+        try await selfAdd(to: group.id, name: group.name, network: false, by: identity)
+    }
+
+    private func selfAdd(
+        to group: GroupID,
+        name: String,
+        network: Bool,
+        by identity: NodeIdentity
+    ) async throws
+        -> Bool
+    {
         let displayName = try await displayName(of: identity.author)
         let now = Timestamp.now().milliseconds
         return try await write { db in
             try db.execute(
-                sql: "INSERT OR IGNORE INTO grp (id, name, open, network) VALUES (?, ?, 1, 1)",
-                arguments: [group.bytes, name]
+                sql: "INSERT OR IGNORE INTO grp (id, name, open, network) VALUES (?, ?, 1, ?)",
+                arguments: [group.bytes, name, network ? 1 : 0]
             )
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE group_id = ?", arguments: [group.bytes])
                 == true

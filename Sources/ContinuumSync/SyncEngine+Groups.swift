@@ -25,7 +25,7 @@ struct Admission: Sendable {
 extension SyncEngine {
     /// Reads who belongs to which group again, and brings every session's scope in step: a session whose peer was
     /// removed from every group it shared ends with ERROR *not a member*.
-    func refreshMembership() async {
+    public func refreshMembership() async {
         let view: MembershipView
         do {
             view = try await store.membershipView()
@@ -61,7 +61,7 @@ extension SyncEngine {
     }
 
     /// Our MEMBERSHIP for `peer`: a claim, with its proof, for each group in which this node knows the peer as a
-    /// member, and a tag for each network group (which tells a peer that does not know the network nothing).
+    /// member and for each open group, and a tag for each network group (which tells a peer that does not know the network nothing).
     func membershipClaims(
         for peer: NodeID,
         ourNonce: SessionNonce,
@@ -71,7 +71,11 @@ extension SyncEngine {
     {
         let view = try await currentMembership()
         var membership = Membership()
-        for group in view.groupsShared(with: peer).sorted() where membership.claims.count < WireLimits.maxClaims {
+        // Open groups are claimed to every peer: anyone may join them, and they are announced on the LAN anyway, so
+        // a node that just joined one is admitted by members that do not know it yet, and admits them.
+        let open = view.groups.values.filter { $0.open && !$0.network }.map(\.id)
+        let claimed = view.groupsShared(with: peer).union(open)
+        for group in claimed.sorted() where membership.claims.count < WireLimits.maxClaims {
             guard view.groups[group]?.network == false, let proof = try await store.membershipProof(in: group)
             else { continue }
             membership.claims.append(Membership.Claim(group: group, proof: proof))

@@ -23,7 +23,11 @@ enum DiscoveryQuery {
         case .stopped: return "no node is running ('continuum-node run' starts one)"
         case .off: return "off (--no-discovery)"
         case .starting: return "starting"
-        case .on: return "on as '\(status.serviceName ?? "")', \(peers)"
+        case .on:
+            let open = Set(status.openGroups.map(\.group.name)).sorted()
+            return "on as '\(status.serviceName ?? "")', \(peers)"
+                + (open.isEmpty
+                    ? "" : "; open groups nearby: \(open.joined(separator: ", ")) ('continuum-node join NAME')")
         case .unavailable:
             return "unavailable: \(status.lastError ?? "unknown reason"); retrying in the background; \(peers)"
         }

@@ -190,10 +190,12 @@ struct InviteCommand: AsyncParsableCommand {
 struct JoinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
-        abstract: "Join a group with an invite code, or ask a node to let this one in; its history then comes by sync.",
+        abstract:
+            "Join a group with an invite code, by the name of an open group nearby, or ask a node to let this one in.",
         discussion: """
             Start the node first ('continuum-node run', in another terminal), then join. With an invite code the \
-            inviter's node lets this node in at once. Without one, '--ask PEER' asks a node (one listed by \
+            inviter's node lets this node in at once. With the name of an open group that a node on the LAN \
+            announces, this node joins it at once (see 'peers' for what is nearby). Otherwise, '--ask PEER' asks a node (one listed by \
             'continuum-node peers', or HOST:PORT): the request waits there until an admin approves it \
             ('continuum-node approve') or denies it, and this command waits with it.
             """
@@ -203,7 +205,10 @@ struct JoinCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     @Argument(
-        help: ArgumentHelp("The code that 'continuum-node invite' printed on the inviter's node.", valueName: "CODE")
+        help: ArgumentHelp(
+            "The code that 'continuum-node invite' printed, or the name of an open group announced nearby.",
+            valueName: "CODE|NAME"
+        )
     )
     var code: String?
 
@@ -231,10 +236,12 @@ struct JoinCommand: AsyncParsableCommand {
         if let code {
             do {
                 _ = try InviteCode(parsing: code)
+                request = .join(code: code)
             } catch {
-                throw CLIError(error.description)
+                // Not a code: the name of an open group announced on the LAN, unless it looks like a mistyped code.
+                if InviteCode.looksLikeCode(code) { throw CLIError(error.description) }
+                request = .joinOpen(name: code)
             }
-            request = .join(code: code)
         } else {
             let address = try await Self.address(of: ask ?? "", in: context.store)
             request = .ask(host: address.host, port: address.port, waitSeconds: wait * 60)

@@ -95,6 +95,12 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: .customLong("insecure-plaintext"), help: "Debugging only: no TLS. Refused unless both peers set it.")
     var insecurePlaintext = false
 
+    @Flag(
+        name: .customLong("join-open"),
+        help: "Join the first open group announced on the LAN while this node is in no group (events and demos)."
+    )
+    var joinOpen = false
+
     @Flag(name: .customLong("no-remembered-peers"), help: "Do not dial the peers met in earlier runs.")
     var noRememberedPeers = false
 
@@ -244,6 +250,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.peers = peers.compactMap(PeerAddress.init)
         configuration.dialRemembered = !noRememberedPeers
+        configuration.joinOpen = joinOpen
         configuration.sync.name = name
         configuration.sync.plaintext = insecurePlaintext
         configuration.sync.maxPhotoBytes = UInt64(maxPhotoMB) * 1024 * 1024

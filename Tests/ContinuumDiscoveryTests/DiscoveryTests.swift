@@ -47,6 +47,38 @@ import Glibc
         #expect(error.reason.contains(key))
     }
 
+    @Test("open groups: announced as open0= … open3= (id, colon, name), parsed back, malformed ones ignored")
+    func openGroupsRoundTrip() throws {
+        let party = AnnouncedGroup(id: GroupID(hex: String(repeating: "cd", count: 32))!, name: "Party: 2nd floor")
+        let long = AnnouncedGroup(
+            id: GroupID(hex: String(repeating: "ef", count: 32))!,
+            name: String(repeating: "é", count: 100)
+        )
+        let advertisement = ServiceAdvertisement(
+            name: "Alice",
+            port: 7420,
+            node: node,
+            protocolVersion: 2,
+            networkHash: NetworkID.default.advertisedHash,
+            openGroups: [party, long] + (0..<4).map { AnnouncedGroup(id: party.id, name: "extra \($0)") }
+        )
+        let entries = advertisement.txt
+        #expect(entries[4] == "open0=\(String(repeating: "cd", count: 32)):Party: 2nd floor")
+        #expect(entries.count == 4 + 4, "at most 4 open groups are announced")
+        #expect(entries.allSatisfy { $0.utf8.count <= 255 }, "each TXT string fits its length byte")
+        let parsed = try ServiceTXT.parse(entries.reversed()).get()
+        #expect(parsed.openGroups.count == 4)
+        #expect(parsed.openGroups[0] == party)
+        // The long name is cut to 150 bytes on a character boundary (75 é of 2 bytes each).
+        #expect(parsed.openGroups[1].name == String(repeating: "é", count: 75))
+        let bad = try ServiceTXT.parse([
+            "node=\(node.hex)", "proto=2", "net=feffc8d5566192b8349bcd457113eb7b", "open0=nothex:Party",
+            "open1=\(String(repeating: "cd", count: 32)):", "open2=\(String(repeating: "cd", count: 32))",
+            "open3=\(String(repeating: "cd", count: 32)):Fine", "open9=\(String(repeating: "cd", count: 32)):Too far",
+        ]).get()
+        #expect(bad.openGroups.map(\.name) == ["Fine"])
+    }
+
     @Test func unknownKeysAreIgnored() throws {
         let parsed = try ServiceTXT.parse([
             "future=1", "node=\(node.hex)", "proto=2", "net=feffc8d5566192b8349bcd457113eb7b", "novalue",

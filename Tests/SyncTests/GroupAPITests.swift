@@ -22,10 +22,21 @@ struct GroupAPITests {
         let none = try await base.call(api, alice, "GET", "/api/groups", expect: 200)
         #expect((none.object["groups"] as? [Any])?.isEmpty == true)
         let created = try await base.call(api, alice, "POST", "/api/groups", json: ["name": "Choir"], expect: 201)
+        // A name with a space and an accent, percent-encoded in the path.
+        try await base.call(api, alice, "POST", "/api/groups", json: ["name": "Café club"], expect: 201)
+        let encoded = try await base.call(api, alice, "GET", "/api/groups/Caf%C3%A9%20club/members", expect: 200)
+        #expect((encoded.object["members"] as? [[String: Any]])?.count == 1)
+        // In two groups, a post must say which.
+        let unchosen = try await alice.http.upload(
+            fields: [("caption", "which group?")],
+            files: [("photo", "lake.png", try base.fixture("lake.png"))]
+        )
+        #expect(unchosen.status == 409 || unchosen.status == 400, "\(unchosen.text)")
+        #expect(unchosen.errorMessage.contains("choose one with the field group"), "\(unchosen.text)")
         let group = try #require(created.object["id"] as? String)
         #expect(created.object["admin"] as? Bool == true && created.object["members"] as? Int == 1)
         let status = try await base.call(api, alice, "GET", "/api/status", expect: 200)
-        #expect(status.object["groups"] as? Int == 1 && status.object["pendingRequests"] as? Int == 0)
+        #expect(status.object["groups"] as? Int == 2 && status.object["pendingRequests"] as? Int == 0)
 
         // An invite: its QR code's SVG, and a code that bob's node joins by.
         let invite = try await base.call(
@@ -63,7 +74,7 @@ struct GroupAPITests {
             alice,
             "POST",
             "/api/requests/\(carolNode.prefix(10))/approve",
-            json: [String: Any](),
+            json: ["group": "Choir"],
             expect: 200
         )
         #expect(approved.object["group"] as? String == group)
@@ -150,7 +161,8 @@ struct GroupAPITests {
             ("POST", "/api/groups/Choir/invites", ["expiresMinutes": 0], 400, "bad_request"),
             ("POST", "/api/groups/Choir/invites", ["host": "my-laptop.local"], 400, "bad_request"),
             ("POST", "/api/groups/nope/invites", [String: Any](), 404, "unknown_group"),
-            ("POST", "/api/join", ["code": "not-a-code"], 400, "bad_code"),
+            ("POST", "/api/join", ["code": "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ"], 400, "bad_code"),
+            ("POST", "/api/join", ["code": "not-a-code"], 409, "join_refused"),
             ("POST", "/api/join", [String: Any](), 400, "missing_code"),
             ("GET", "/api/requests?all=maybe", nil, 400, "bad_request"),
             ("POST", "/api/requests/abcd/approve", [String: Any](), 404, "unknown_request"),

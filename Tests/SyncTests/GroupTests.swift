@@ -98,6 +98,10 @@ struct GroupTests {
         let typo = try carol.tryCLI("join", "not-a-code")
         #expect(typo.status != 0)
         #expect(typo.stderr.contains("is not an invite code"), "\(typo.stderr)")
+        // One shaped like a code is reported as a bad code, not looked up as an open group's name.
+        let shaped = try carol.tryCLI("join", "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ")
+        #expect(shaped.status != 0)
+        #expect(!shaped.stderr.contains("open group"), "\(shaped.stderr)")
         try await carol.stop()
         try await bob.stop()
         try await alice.stop()

@@ -137,8 +137,37 @@ export function inspectPhoto(file, signal) {
   }));
 }
 
-/** Who this node is (from /api/status), filled in by app.js at start. */
-export const session = { me: null, name: null };
+/**
+ * Who this node is (from /api/status), filled in by app.js at start; `groups` and `logs` (this node's log key in
+ * each of its groups: the author of what it writes there) from /api/groups, by loadGroups().
+ */
+export const session = { me: null, name: null, groups: null, logs: new Set() };
+
+/** Whether `author` is this node: its own key (a post made in no group) or its log key in one of its groups. */
+export const isOwnAuthor = (author) => author != null && (author === session.me || session.logs.has(author));
+
+let groupsLoading = null;
+
+/**
+ * GET /api/groups, kept in `session` (once; again with `fresh`, after a join or a new group). Resolves with the
+ * groups; a failure is not kept, so the next call asks again.
+ */
+export function loadGroups(fresh = false) {
+  if (groupsLoading && !fresh) return groupsLoading;
+  const pending = api('/api/groups').then((body) => {
+    if (groupsLoading === pending) {
+      session.groups = body.groups;
+      session.logs = new Set(body.groups.map((group) => group.log));
+    }
+    return body.groups;
+  });
+  groupsLoading = pending;
+  pending.catch(() => { if (groupsLoading === pending) groupsLoading = null; });
+  return pending;
+}
+
+/** A group's name for people: its name, else "(no name)" and the start of its id. */
+export const groupLabel = (group) => group.name ?? `(no name) ${group.id.slice(0, 12)}`;
 
 /**
  * /api/status in one shape. Docs/API.md: flat fields (`node` is the id, `name`, `posts`, …); the nested shape of
@@ -157,5 +186,7 @@ export function normalizeStatus(status) {
     photoBytes: number(store.photoBytes),
     api: status.api ?? null,
     discovery: status.discovery ?? null,
+    groups: number(status.groups),
+    pendingRequests: number(status.pendingRequests),
   };
 }

@@ -1,8 +1,8 @@
 // continuum-node web UI: hash routes, one EventSource, no build step, no framework.
 //   #/                 timeline        #/post/{id}   post detail
-//   #/new              add a post      #/notifications, #/peers
+//   #/new              add a post      #/notifications, #/peers, #/groups
 
-import { adoptTokenFromURL, api, normalizeStatus, session } from './api.js';
+import { adoptTokenFromURL, api, loadGroups, normalizeStatus, session } from './api.js';
 import { clearErrors, showError } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
@@ -10,6 +10,7 @@ import * as postView from './post.js';
 import * as newPost from './newpost.js';
 import * as notifications from './notifications.js';
 import * as peers from './peers.js';
+import * as groups from './groups.js';
 
 adoptTokenFromURL();
 
@@ -29,6 +30,7 @@ function parse(hash) {
   if (path === '/new') return { name: 'new' };
   if (path === '/notifications') return { name: 'notifications' };
   if (path === '/peers') return { name: 'peers' };
+  if (path === '/groups') return { name: 'groups' };
   return { name: 'missing', path };
 }
 
@@ -56,6 +58,7 @@ function route() {
     else if (next.name === 'new') unmount = newPost.mount(other);
     else if (next.name === 'notifications') unmount = notifications.mount(other);
     else if (next.name === 'peers') unmount = peers.mount(other);
+    else if (next.name === 'groups') unmount = groups.mount(other);
     else {
       const p = document.createElement('p');
       p.className = 'panel';
@@ -82,11 +85,14 @@ function route() {
 }
 
 async function start() {
-  // Who we are: "mine" in the timeline and "(you)" in comments. The views work without it.
+  // Who we are: "mine" in the timeline and "(you)" in comments (this node's id, and its log key in each of its
+  // groups). The views work without it.
+  loadGroups().catch(() => {});
   try {
     const status = normalizeStatus(await api('/api/status'));
     session.me = status.id;
     session.name = status.name;
+    groups.setBadge(status.pendingRequests);
   } catch (error) {
     showError(error, 'Could not reach the node');
   }
@@ -97,5 +103,6 @@ window.continuumLoadedAt = performance.timeOrigin;
 start();
 events.connect();
 notifications.startBadge();
+groups.startBadge();
 window.addEventListener('hashchange', route);
 route();

@@ -4,7 +4,7 @@
 
 const listeners = new Map(); // type -> Set<fn(data)>
 const TYPES = ['watching', 'post', 'comment', 'postEdited', 'deleted', 'notification', 'photoArrived',
-  'thumbnailArrived', 'photoSkipped', 'peerJoined', 'peerLeft', 'fork', 'syncFinished'];
+  'thumbnailArrived', 'photoSkipped', 'peerJoined', 'peerLeft', 'fork', 'syncFinished', 'joinRequested'];
 
 let source = null;
 let retryDelay = 1000;

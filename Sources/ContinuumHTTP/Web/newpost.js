@@ -3,8 +3,10 @@
 // (unticked by default; it shows the position the node found in the chosen photo), else the node removes it.
 // A refusal shows the API's message and keeps everything filled in. The form survives leaving the page and coming
 // back (its state is kept in this module) until a post is made.
+// A post goes to one group: a picker when this node is in several (the first by name chosen), nothing to choose
+// in one, and in none a note that the post stays on this node.
 
-import { uploadPost, inspectPhoto, session } from './api.js';
+import { uploadPost, inspectPhoto, loadGroups, groupLabel, session } from './api.js';
 import { h, showError, clearErrors, announce, formatBytes } from './dom.js';
 import * as timeline from './timeline.js';
 
@@ -13,12 +15,23 @@ let file = null;
 let previewURL = null;
 let upload = null;
 let inspecting = null; // the AbortController of the look at the chosen photo
+let groupsKnown = null; // the groups as this visit asked for them (a promise)
+let showGroups = () => {};
 
 export function mount(container) {
   if (!form) form = build();
   container.replaceChildren(h('section', { class: 'view new-view', 'aria-labelledby': 'new-title' },
     h('h1', { id: 'new-title', tabindex: '-1' }, 'New post'), form));
+  // Asked on each visit: a group may have been joined or made meanwhile.
+  groupsKnown = loadGroups(true);
+  groupsKnown.then((groups) => showGroups(groups), (error) => showGroups(null, error));
   return () => {};
+}
+
+/** The groups sorted by name as people read them (case and accents aside), nameless ones last. */
+function byName(groups) {
+  return [...groups].sort((a, b) => (a.name === null) - (b.name === null)
+    || (a.name ?? '').localeCompare(b.name ?? '', undefined, { sensitivity: 'base' }) || a.id.localeCompare(b.id));
 }
 
 function build() {
@@ -47,6 +60,35 @@ function build() {
   const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
   const cancel = h('button', { type: 'button', id: 'cancel-upload', hidden: true, onclick: () => upload?.abort() }, 'Cancel upload');
   const formError = h('p', { class: 'form-error', id: 'form-error', role: 'alert', hidden: true });
+  const groupSelect = h('select', { id: 'post-group', name: 'group', required: true, 'aria-describedby': 'post-group-help' });
+  const groupRow = h('div', { class: 'field', id: 'post-group-row', hidden: true },
+    h('label', { for: 'post-group' }, 'Share with'), groupSelect,
+    h('p', { class: 'help', id: 'post-group-help' }, 'Only the members of this group receive the post, its photo and its comments.'));
+  const groupNote = h('p', { class: 'help', id: 'post-group-note', hidden: true });
+  showGroups = (groups, error) => {
+    const chosen = groupSelect.value;
+    groupSelect.replaceChildren();
+    groupRow.hidden = true;
+    groupNote.hidden = true;
+    groupNote.classList.remove('panel', 'warning');
+    if (!groups) {
+      groupNote.hidden = false;
+      groupNote.textContent = `This node’s groups could not be read (${error?.message ?? 'unknown error'}); the node chooses when it is in one.`;
+    } else if (groups.length === 0) {
+      groupNote.hidden = false;
+      groupNote.classList.add('panel', 'warning');
+      groupNote.replaceChildren('This node is in no group: the post stays on this node, shared with nobody (also after it joins one). ',
+        h('a', { href: '#/groups' }, 'Create or join a group'), ' to share.');
+    } else if (groups.length === 1) {
+      groupNote.hidden = false;
+      groupNote.replaceChildren('Shared with the members of ', h('strong', {}, groupLabel(groups[0])), '.');
+    } else {
+      for (const group of byName(groups)) groupSelect.append(h('option', { value: group.id }, groupLabel(group)));
+      if (groups.some((group) => group.id === chosen)) groupSelect.value = chosen;
+      else groupSelect.selectedIndex = 0;
+      groupRow.hidden = false;
+    }
+  };
 
   const locationRow = h('div', { class: 'field' },
     h('label', { for: 'location' }, 'Location (optional)'),
@@ -74,6 +116,8 @@ function build() {
     h('div', { class: 'field' },
       h('label', { for: 'caption' }, 'Caption'), caption,
       h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
+    groupRow,
+    groupNote,
     shareRow,
     keepRow,
     locationRow,
@@ -154,8 +198,8 @@ function build() {
   function showFormError(message, field) {
     formError.textContent = message;
     formError.hidden = false;
-    for (const control of [caption, location, input, share]) control.removeAttribute('aria-invalid');
-    const target = { caption, location, photo: input, locationFromPhoto: share }[field];
+    for (const control of [caption, location, input, share, groupSelect]) control.removeAttribute('aria-invalid');
+    const target = { caption, location, photo: input, locationFromPhoto: share, group: groupSelect }[field];
     if (target) {
       target.setAttribute('aria-invalid', 'true');
       (target === input ? zone : target).scrollIntoView({ block: 'center' });
@@ -163,9 +207,10 @@ function build() {
     }
   }
 
-  element.addEventListener('submit', (event) => {
+  let preparing = false;
+  element.addEventListener('submit', async (event) => {
     event.preventDefault();
-    if (upload) return;
+    if (upload || preparing) return;
     clearErrors();
     formError.hidden = true;
     // Everything else (type, size, caption rules, location format) is the node's to judge: its message is shown.
@@ -173,9 +218,20 @@ function build() {
       showFormError('Choose a photo first.', 'photo');
       return;
     }
+    // Which group: the picker once the groups are known (with one group or none, the node decides; no field).
+    preparing = true;
+    submit.disabled = true;
+    await groupsKnown?.catch(() => null);
+    preparing = false;
+    submit.disabled = false;
+    if (!groupRow.hidden && !groupSelect.value) {
+      showFormError('Choose the group to share the post with.', 'group');
+      return;
+    }
     const data = new FormData();
     data.append('photo', file, file.name);
     data.append('caption', caption.value);
+    if (!groupRow.hidden) data.append('group', groupSelect.value);
     if (share.checked) data.append('locationFromPhoto', 'true');
     if (keep.checked) data.append('keepMetadata', 'true');
     else if (location.value.trim()) data.append('location', location.value.trim());
@@ -191,7 +247,9 @@ function build() {
     });
     upload.promise.then((post) => {
       // Made: clear the form for the next one, show the post.
+      const group = groupSelect.value; // the next post most likely goes to the same group
       element.reset();
+      groupSelect.value = group;
       choose(null);
       progress.hidden = true;
       progressText.textContent = '';

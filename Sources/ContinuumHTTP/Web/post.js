@@ -1,8 +1,9 @@
 // Post detail (#/post/{id}): photo, caption, author, date, location, comments (oldest first), add a comment,
-// follow/unfollow, share, and for your own posts edit (caption, location, a new photo) and delete. Live: comments,
-// edits, deletion.
+// follow/unfollow, share, and for your own posts edit (caption, location, a new photo) and delete, and hide others'
+// comments on them. Block, by another author's name: this node erases what they wrote and shows nothing more of
+// theirs. Live: comments, edits, deletion.
 
-import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, session } from './api.js';
+import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, isOwnAuthor, loadGroups } from './api.js';
 import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatBytes, showError, announce, clearErrors } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
@@ -24,8 +25,11 @@ export function mount(container, id) {
   let editForm = null;
 
   async function load() {
+    // This node's log keys (its author id in each group): "(you)", and no Block on its own comments.
+    const groupsKnown = loadGroups().catch(() => null);
     try {
       post = await api(`/api/posts/${encodeURIComponent(id)}`);
+      await groupsKnown;
     } catch (error) {
       body.replaceChildren(h('p', { class: 'panel' }, error.message));
       if (error.code !== 'unknown_post') showError(error, 'Could not open the post');
@@ -76,8 +80,11 @@ export function mount(container, id) {
 
   /** Author, when posted (and taken), edited; the location as a link to OpenStreetMap, hidden when there is none. */
   function renderMeta() {
+    const theirs = !post.mine && !isOwnAuthor(post.author);
     metaLine.replaceChildren('by ', h('strong', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)),
-      post.mine ? ' (you)' : '', ' · ', ...postedAndTaken(post),
+      post.mine ? ' (you)' : '',
+      ...(theirs ? [' ', blockButton(post.author, post.authorName, 'block-author')] : []),
+      ' · ', ...postedAndTaken(post),
       post.edited ? h('span', { class: 'edited' }, ' · edited') : '');
     const l = post.location;
     locationLine.hidden = !l;
@@ -139,11 +146,80 @@ export function mount(container, id) {
   function addComment(comment) {
     if (commentIds.has(comment.id)) return false;
     commentIds.add(comment.id);
-    commentList.append(h('li', { class: 'comment', dataset: { id: comment.id } },
+    const own = isOwnAuthor(comment.author);
+    const who = authorLabel(comment.authorName, comment.author);
+    const item = h('li', { class: 'comment', dataset: { id: comment.id, author: comment.author } },
       h('p', { class: 'comment-text' }, comment.text),
-      h('p', { class: 'meta' }, h('strong', { title: comment.author }, authorLabel(comment.authorName, comment.author)),
-        comment.author === session.me ? ' (you)' : '', ' · ', timeElement(comment.createdAt))));
+      h('p', { class: 'meta' }, h('strong', { title: comment.author }, who), own ? ' (you)' : null,
+        own ? null : [' ', blockButton(comment.author, comment.authorName)],
+        ' · ', timeElement(comment.createdAt),
+        // On this node's post, a comment by someone else can be hidden: erased on every node of the group.
+        post.mine && !own ? [' · ', h('button', { type: 'button', class: 'link inline hide-comment', 'aria-label': `Hide the comment by ${who}`,
+          onclick: (event) => hideComment(comment, event.currentTarget) }, 'Hide')] : null));
+    commentList.append(item);
     return true;
+  }
+
+  /** Takes comments off the page (hidden, deleted, or by a blocked author); returns how many. */
+  function removeComments(ids) {
+    let removed = 0;
+    for (const target of ids) {
+      const item = commentList.querySelector(`li[data-id="${CSS.escape(target)}"]`);
+      if (item) { item.remove(); commentIds.delete(target); removed += 1; }
+    }
+    if (removed) {
+      updateCount();
+      timeline.updatePost({ id, commentCount: commentIds.size });
+    }
+    return removed;
+  }
+
+  async function hideComment(comment, button) {
+    const who = authorLabel(comment.authorName, comment.author);
+    const text = comment.text.length > 80 ? comment.text.slice(0, 79) + '…' : comment.text;
+    if (!window.confirm(`Hide this comment by ${who} (“${text}”)? It is erased from your post here and on every node of ` +
+      'the post’s group. This cannot be undone.')) return;
+    button.disabled = true;
+    try {
+      await api(`/api/comments/${encodeURIComponent(comment.id)}/hide`, { method: 'POST' });
+      removeComments([comment.id]);
+      announce(`The comment by ${who} is hidden.`);
+      commentForm?.querySelector('textarea')?.focus();
+    } catch (error) {
+      button.disabled = false;
+      showError(error, 'The comment was not hidden');
+    }
+  }
+
+  function blockButton(author, name, elementId) {
+    const who = authorLabel(name, author);
+    return h('button', { type: 'button', class: 'link inline block-author', id: elementId, 'aria-label': `Block ${who}`,
+      onclick: (event) => blockAuthor(author, name, event.currentTarget) }, 'Block');
+  }
+
+  async function blockAuthor(author, name, button) {
+    const who = authorLabel(name, author);
+    if (!window.confirm(`Block ${who} on this node? Only this node blocks them: every post, comment and photo of theirs ` +
+      'is erased from it, and what they write later is neither shown nor passed on by it. They are not told. You can ' +
+      'unblock them on the Groups page, but what was erased stays erased.')) return;
+    button.disabled = true;
+    try {
+      const result = await api(`/api/authors/${encodeURIComponent(author)}/block`, { method: 'PUT' });
+      timeline.removeAuthor(author);
+      const erased = `${result.erasedPosts} ${result.erasedPosts === 1 ? 'post' : 'posts'} and ` +
+        `${result.erasedComments} ${result.erasedComments === 1 ? 'comment' : 'comments'} erased`;
+      if (author === post.author) {
+        announce(`${who} is blocked; ${erased}.`);
+        window.location.hash = '#/';
+        return;
+      }
+      removeComments([...commentList.querySelectorAll('li.comment')]
+        .filter((item) => item.dataset.author === author).map((item) => item.dataset.id));
+      announce(`${who} is blocked; ${erased}.`);
+    } catch (error) {
+      button.disabled = false;
+      showError(error, `${who} was not blocked`);
+    }
   }
 
   function updateCount() {
@@ -359,7 +435,7 @@ export function mount(container, id) {
       if (added) {
         updateCount();
         const last = fresh.comments[fresh.comments.length - 1];
-        if (last && last.author !== session.me) announce(`New comment from ${authorLabel(last.authorName, last.author)}: ${last.text}`);
+        if (last && !isOwnAuthor(last.author)) announce(`New comment from ${authorLabel(last.authorName, last.author)}: ${last.text}`);
       }
     } catch (error) {
       showError(error, 'Could not show a new comment');
@@ -382,15 +458,7 @@ export function mount(container, id) {
       markGone();
       return;
     }
-    let removed = 0;
-    for (const target of event.targets) {
-      const item = commentList.querySelector(`li[data-id="${CSS.escape(target)}"]`);
-      if (item) { item.remove(); commentIds.delete(target); removed += 1; }
-    }
-    if (removed) {
-      updateCount();
-      timeline.updatePost({ id, commentCount: commentIds.size });
-    }
+    removeComments(event.targets);
   }));
   off.push(events.on('photoArrived', (event) => {
     if (post && event.sha256 === post.photo.sha256 && !figure.querySelector('#photo')) renderPhoto();

@@ -2,7 +2,7 @@
 // cursor, and live updates. The section is built once and kept while other views are shown, so that going back
 // keeps the pages loaded and the scroll position.
 
-import { api, responseBody, query, thumbnailURL, session } from './api.js';
+import { api, responseBody, query, thumbnailURL, isOwnAuthor } from './api.js';
 import { h, postedAndTaken, refreshRelativeTimes, showError, announce } from './dom.js';
 import * as events from './events.js';
 
@@ -193,7 +193,7 @@ function updateFeedStatus() {
 }
 
 function passesFilters(post) {
-  if (state.mine && post.author !== session.me) return false;
+  if (state.mine && !isOwnAuthor(post.author)) return false;
   if (state.recent && Date.parse(post.createdAt) < Date.now() - FIVE_DAYS_MS) return false;
   return true;
 }
@@ -281,6 +281,11 @@ export function updatePost(post) {
   entry.tile.querySelector('.meta.count').textContent = commentCountText(entry.post.commentCount);
 }
 
+/** An author blocked on this node: its posts are erased here. */
+export function removeAuthor(author) {
+  removePosts([...state.posts.values()].filter(({ post }) => post.author === author).map(({ post }) => post.id));
+}
+
 export function removePosts(ids) {
   let removed = 0;
   for (const id of ids) {
@@ -319,7 +324,7 @@ async function onPostEvent(event) {
   if (!section || state.mode !== 'feed' || state.posts.has(event.post)) return;
   try {
     const post = await api(`/api/posts/${event.post}`);
-    if (insertSorted(post) && post.author !== session.me) {
+    if (insertSorted(post) && !isOwnAuthor(post.author)) {
       announce(`New post from ${post.authorName ?? 'a peer'}: ${post.caption}`);
     }
   } catch (error) {

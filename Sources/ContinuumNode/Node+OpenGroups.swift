@@ -1,0 +1,78 @@
+import ContinuumCore
+import ContinuumDiscovery
+import ContinuumStore
+import ContinuumSync
+import Foundation
+
+// Open groups on the LAN (PROTOCOL.md §6, §5.1): this node announces the open groups it is in, and joins one that
+// another node announces when asked (`join NAME`) or, with `run --join-open`, by itself.
+
+extension Node {
+    /// Keeps discovery's announcement in step with the open groups this node is in (checked every 2 s: a group
+    /// created or joined by another process shows up without a restart).
+    func announceOpenGroups(_ discovery: any PeerDiscovery) async {
+        var announced: [AnnouncedGroup]?
+        while !Task.isCancelled {
+            if let groups = try? await store.groups() {
+                let open = groups.filter { $0.open && !$0.network }.compactMap { group in
+                    group.name.map { AnnouncedGroup(id: group.id, name: $0) }
+                }.sorted { $0.name < $1.name }
+                let chosen = Array(open.prefix(AnnouncedGroup.maxAnnounced))
+                if chosen != announced {
+                    discovery.announce(openGroups: chosen)
+                    announced = chosen
+                }
+            }
+            try? await Task.sleep(for: .seconds(2))
+        }
+    }
+
+    /// Joins the open group announced on the LAN whose name is `text` (or whose id starts with it): a new log key
+    /// adds itself, and the nodes that announce it are dialled at once. Throws ``JoinFailure`` with what is nearby.
+    public func joinOpen(_ text: String) async throws -> GroupID {
+        let nearby = discoveryStatus.openGroups
+        let matches = nearby.filter { $0.group.name == text || $0.group.id.hex.hasPrefix(text.lowercased()) }
+        let groups = Set(matches.map(\.group.id))
+        guard let id = groups.first, groups.count == 1, let first = matches.first else {
+            let names = Set(nearby.map { "\($0.group.name) (\($0.group.id.short))" }).sorted()
+            throw JoinFailure(
+                description: groups.isEmpty
+                    ? "'\(text)' is not an invite code, and no open group of that name is announced on the LAN"
+                        + (names.isEmpty ? " (none is, now)" : "; nearby: \(names.joined(separator: ", "))")
+                    : "\(groups.count) open groups nearby match '\(text)': \(names.joined(separator: ", ")); "
+                        + "give the start of the id"
+            )
+        }
+        try await join(first.group, announcers: matches.filter { $0.group.id == id })
+        return id
+    }
+
+    /// A peer found on the LAN announces open groups: with `--join-open`, this node joins the first of them while it
+    /// is in no group of its own (network groups aside).
+    func found(_ peer: DiscoveredPeer) async {
+        guard configuration.joinOpen, let group = peer.openGroups.first,
+            let groups = try? await store.groups(), !groups.contains(where: { !$0.network })
+        else { return }
+        let announcer = NearbyOpenGroup(group: group, node: peer.node, host: peer.host, port: peer.port)
+        do {
+            try await join(group, announcers: [announcer])
+            logger.notice(
+                "joined an open group found on the LAN (--join-open)",
+                metadata: ["group": "\(group.name)", "group.id": "\(group.id.short)", "peer.id": "\(peer.node.short)"]
+            )
+        } catch {
+            logger.warning("joining an open group failed", metadata: ["group": "\(group.name)", "error": "\(error)"])
+        }
+    }
+
+    private func join(_ group: AnnouncedGroup, announcers: [NearbyOpenGroup]) async throws {
+        _ = try await store.joinOpen(AnnouncedGroupRef(id: group.id, name: group.name), by: identity)
+        await engine.refreshMembership()
+        await engine.recordsWritten()
+        // The announcers refused this node a moment ago (it shared no group), and their dialers back off: dial now.
+        for announcer in announcers where !(await engine.connectedPeers().contains(announcer.node)) {
+            let address = PeerAddress(host: announcer.host, port: Int(announcer.port))
+            Task { _ = await self.network.connect(to: address, expected: announcer.node) }
+        }
+    }
+}
