@@ -125,11 +125,15 @@ public struct MissingPhoto: Sendable, Hashable {
     public let hash: AssetHash
     public let bytes: UInt64
     public let post: PostID
+    /// The groups of the live posts that show it: only peers that share one of them are asked for it (PROTOCOL.md
+    /// §7.8.11), so that no other peer learns the photo's hash.
+    public let groups: Set<GroupID>
 
-    public init(hash: AssetHash, bytes: UInt64, post: PostID) {
+    public init(hash: AssetHash, bytes: UInt64, post: PostID, groups: Set<GroupID> = []) {
         self.hash = hash
         self.bytes = bytes
         self.post = post
+        self.groups = groups
     }
 }
 

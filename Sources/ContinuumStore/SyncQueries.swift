@@ -90,7 +90,9 @@ extension ContinuumStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post FROM post
+                    SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post,
+                        group_concat(DISTINCT hex(member.group_id)) AS groups
+                    FROM post LEFT JOIN member ON member.log = post.author
                     WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
                     GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
                     """,
@@ -99,7 +101,11 @@ extension ContinuumStore {
                 MissingPhoto(
                     hash: AssetHash(unchecked: $0["photo_sha256"]),
                     bytes: UInt64($0["bytes"] as Int64),
-                    post: PostID(unchecked: $0["post"])
+                    post: PostID(unchecked: $0["post"]),
+                    groups: Set(
+                        ($0["groups"] as String?)?.split(separator: ",").compactMap { GroupID(hex: $0.lowercased()) }
+                            ?? []
+                    )
                 )
             }
         }

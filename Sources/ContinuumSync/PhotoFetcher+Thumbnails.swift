@@ -16,11 +16,11 @@ extension PhotoFetcher {
             thumbLacks.lacked(hash, by: want.peer, now: now)
             thumbnailWants[hash] = nil
         }
-        var peers: [AuthorID]?
+        var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
             guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
-            if peers == nil { peers = await engine.connectedPeers() }
-            guard let peer = choose(photo.hash, among: peers ?? [], in: &thumbLacks),
+            if peers == nil { peers = await engine.connectedPeerGroups() }
+            guard let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), in: &thumbLacks),
                 let session = await engine.session(for: peer)
             else { continue }
             thumbnailWants[photo.hash] = (peer, now)

@@ -206,7 +206,7 @@ actor PhotoFetcher {
         engine: SyncEngine,
         in group: inout DiscardingTaskGroup
     ) async {
-        var peers: [AuthorID]?
+        var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         var queue: [(MissingPhoto, AuthorID)] = []
         for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
             if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
@@ -219,8 +219,10 @@ actor PhotoFetcher {
                 }
                 continue
             }
-            if peers == nil { peers = await engine.connectedPeers() }
-            guard let peer = choose(photo.hash, among: peers ?? [], in: &photoLacks) else { continue }
+            if peers == nil { peers = await engine.connectedPeerGroups() }
+            guard let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), in: &photoLacks) else {
+                continue
+            }
             queue.append((photo, peer))
         }
         self.queue = queue
@@ -273,6 +275,12 @@ actor PhotoFetcher {
             logger.failure("reading the missing photos failed", error)
             return nil
         }
+    }
+
+    /// The peers whose sessions share a group of a post that shows the photo: the only ones asked for it or its
+    /// thumbnail (another peer would learn the photo's hash, and could not send it anyway).
+    static func sharing(_ photo: MissingPhoto, _ peers: [(peer: AuthorID, groups: Set<GroupID>)]) -> [AuthorID] {
+        peers.filter { !$0.groups.isDisjoint(with: photo.groups) }.map(\.peer)
     }
 
     /// The first ready peer that may be asked for `hash` now, by `book`'s rules.

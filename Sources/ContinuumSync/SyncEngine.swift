@@ -205,6 +205,11 @@ public actor SyncEngine {
     /// Peers with a session now.
     public func connectedPeers() -> [AuthorID] { sessions.keys.sorted() }
 
+    /// The connected peers, in order, each with the groups its session shares.
+    func connectedPeerGroups() -> [(peer: AuthorID, groups: Set<GroupID>)] {
+        sessions.keys.sorted().compactMap { peer in sessions[peer].map { (peer, $0.scope.groups) } }
+    }
+
     /// Records from a session were stored: gossip them on and look for photos.
     func didStore(from session: PeerSession, count: Int) async {
         emit(.recordsStored(from: session.peer, count: count))

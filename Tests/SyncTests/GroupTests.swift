@@ -219,6 +219,45 @@ struct GroupTests {
         try await alice.stop()
     }
 
+    @Test("a missing photo is asked only of peers that share its group: a connected peer outside it is never asked")
+    func photoAskedOnlyWithinItsGroup() async throws {
+        let alice = try TestNode("alice")
+        let bob = try TestNode("bob")
+        let zed = try TestNode("zed", network: false)
+        defer { for node in [alice, bob, zed] { node.remove() } }
+        try alice.cli("group", "create", "Family")
+        try await alice.start()
+        try await bob.start(peers: [alice])
+        try await zed.start(extra: ["--test-photo-chunk-delay-ms", "3000"])
+        try zed.cli(
+            "join",
+            try alice.cli("invite", "--group", "Family", "--host", "127.0.0.1", "--port", "\(alice.port)")
+        )
+        try await eventually("alice and bob are connected (they share the test network)") {
+            try alice.cli("peers").split(separator: "\n").contains { $0.contains("bob") && $0.contains("connected") }
+        }
+        // Zed's photo: its record reaches alice, then zed stops before the slow transfer ends.
+        let post = try zed.cli("post", zed.fixture("waterfall.jpg"), "--caption", "family only", "--group", "Family")
+        try await eventually("alice has zed's post") { try alice.feedJSON().contains(post) }
+        try await zed.stop()
+        let hash = try #require(try await alice.withStore { try await $0.post(PostID(hex: post)!)?.post.photo })
+        #expect(!hash.available, "the photo did not arrive before zed stopped")
+        // Alice looks for missing photos every 2 s; bob, connected all along, must not be asked.
+        try await Task.sleep(for: .seconds(7))
+        try await alice.stop()
+        let bobID = try #require(
+            AuthorID(
+                hex: try Self.json(try bob.cli("status", "--json"))["node"].flatMap {
+                    ($0 as? [String: Any])?["id"] as? String
+                } ?? ""
+            )
+        )
+        let lacks = try await alice.withStore { try await $0.peerLacks(bobID) }
+        #expect(!lacks.contains { $0.hash == hash.sha256 }, "alice asked bob for a photo of a group bob is not in")
+        #expect(!bob.allLogs.contains(hash.sha256.short), "bob never heard of the photo's hash")
+        try await bob.stop()
+    }
+
     static func json(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     }
