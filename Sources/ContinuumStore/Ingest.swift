@@ -101,7 +101,7 @@ struct Ingest {
             Data(record.headerBytes), content,
         ])
         try advanceHead(author: author, seq: seq)
-        try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id)
+        try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id, broke: ignored)
         if ignored == nil, !erased, let full = record.content { try notify(full, id: record.id) }
         return .stored(ignored: ignored)
     }
@@ -123,7 +123,13 @@ struct Ingest {
         }
         try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE author = ? AND seq = ?")
             .execute(arguments: [Data(content), record.author.bytes, Int64(record.sequence)])
-        try applyToViews(record.header, body, erased: false, id: record.id)
+        try applyToViews(
+            record.header,
+            body,
+            erased: false,
+            id: record.id,
+            broke: try Self.ownershipError(record.header, record.id, db)
+        )
     }
 
     // MARK: Rules that need other records
@@ -131,6 +137,18 @@ struct Ingest {
     /// Edits and deletes may only target the author's own posts and comments, and comments only posts.
     /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
     /// the same author's; this check names the broken rule when it can already be seen.
+    /// Whether two logs belong to different groups, both known here (a log whose group is not known yet is not
+    /// judged: the sync layer holds back a log's records until its member record is here, PROTOCOL.md §7.8.6).
+    static func inOtherGroups(_ one: Data, _ other: Data, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql:
+                    "SELECT one.group_id != other.group_id FROM member one, member other WHERE one.log = ?1 AND other.log = ?2"
+            ),
+            arguments: [one, other]
+        ) == true
+    }
+
     private static func ownershipError(_ header: RecordHeader, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind, postAuthor: Data?)? {
             try Row.fetchOne(
@@ -175,8 +193,12 @@ struct Ingest {
                 }
             }
         case (.comment, .post(let post)):
-            if let held = try target(post.record), held.kind != .post {
+            guard let held = try target(post.record) else { break }
+            if held.kind != .post {
                 return .record(.malformed("a comment must reference a post; \(post.short) is a \(held.kind.name)"))
+            }
+            if try inOtherGroups(header.author.bytes, held.author, db) {
+                return StoreError(.notMember, "a comment must be in its post's group; \(post.short) is another group's")
             }
         default:
             break
@@ -250,12 +272,14 @@ struct Ingest {
     // MARK: Derived views
 
     /// Applies a stored record to the views. `body` is nil for a header alone; `erased` says its content was
-    /// erased by its author (the record is then shown as deleted where it has a row at all).
+    /// erased by its author (the record is then shown as deleted where it has a row at all); `broke` is the rule
+    /// it breaks, if any (a comment in another group than its post's has no row).
     private mutating func applyToViews(
         _ header: RecordHeader,
         _ body: RecordBody?,
         erased: Bool,
-        id: RecordID
+        id: RecordID,
+        broke: StoreError? = nil
     )
         throws
     {
@@ -275,6 +299,7 @@ struct Ingest {
             try insertPost(header, id: id, caption: caption, photo: photo, location: location)
 
         case .comment(let post, let text):
+            guard broke?.code != .notMember else { return }
             try insertComment(header, id: id, post: post, text: text, deleted: false)
 
         case .edit(let post, let change):
@@ -370,7 +395,18 @@ struct Ingest {
                 pending["comments"] as Int64,
             ]
         )!
-        if pending["comments"] as Int64 > 0 { try eraseHiddenComments(on: id.bytes, author: author) }
+        if pending["comments"] as Int64 > 0 {
+            // Comments that came first: those of another group than the post's go, and those its author hid.
+            try db.cachedStatement(
+                sql: """
+                    DELETE FROM comment WHERE post = ?1 AND EXISTS (
+                        SELECT 1 FROM member one, member other
+                        WHERE one.log = comment.author AND other.log = ?2 AND one.group_id != other.group_id)
+                    """
+            ).execute(arguments: [id.bytes, author])
+            if db.changesCount > 0 { try Self.refreshCommentCount(id.bytes, db) }
+            try eraseHiddenComments(on: id.bytes, author: author)
+        }
         if edited {
             // Rare: the edits came first. The row is recomputed from the post and its edits.
             try refreshPost(id.bytes)

@@ -144,6 +144,36 @@ struct IngestTests {
         }
     }
 
+    @Test("a comment by a log of another group than the post's is not shown, whatever the order of post and comments")
+    func commentFromAnotherGroup() async throws {
+        let first = GroupID(unchecked: Data(repeating: 1, count: 32))
+        let second = GroupID(unchecked: Data(repeating: 2, count: 32))
+        var home = RecordFactory(authorCount: 2, seed: 7, network: first)
+        var away = RecordFactory(authorCount: 1, seed: 8, network: second)
+        let post = home.post(by: 0)
+        _ = home.make(.comment(post: PostID(post.id), text: "from the same group"), by: 1)
+        _ = away.make(.comment(post: PostID(post.id), text: "from another group"), by: 0)
+        // The member records first, as the sync layer delivers them (a log's records wait for its member record,
+        // PROTOCOL.md §7.8.6); the post and the two comments in every order.
+        let all = home.records + away.records
+        let members = all.filter { $0.header.kind == .member }
+        let others = all.filter { $0.header.kind != .member }
+        var random = SplitMix64(seed: 11)
+        for _ in 0..<8 {
+            let temporary = try TemporaryStore()
+            // This node knows both network groups (as `--network` makes it), so their member records count.
+            let me = NodeIdentity.generate()
+            _ = try await temporary.store.joinNetwork(first, name: "first", by: me)
+            _ = try await temporary.store.joinNetwork(second, name: "second", by: me)
+            for record in members + others.shuffled(using: &random) {
+                _ = try await temporary.store.ingest([record])
+            }
+            let shown = try await temporary.store.post(PostID(post.id))
+            #expect(shown?.comments.map(\.text) == ["from the same group"])
+            #expect(shown?.post.commentCount == 1)
+        }
+    }
+
     @Test("this node refuses to sign an edit or delete of someone else's post, and stores nothing")
     func nonOwnerRefusedLocally() async throws {
         var factory = RecordFactory(authorCount: 1, seed: 3)
