@@ -113,7 +113,7 @@ public final class Node: Sendable {
         guard let host = code.host, let port = code.port else {
             throw JoinFailure(description: "the invite code carries no address of the inviter")
         }
-        let log = try await store.beginJoin(by: identity)
+        let log = try await store.beginJoin(by: identity, for: InviteTicket.id(of: code.secret))
         guard let logKey = try await store.ownLogIdentity(log, of: identity) else {
             throw JoinFailure(description: "the new log key for the join could not be read back")
         }
@@ -170,7 +170,7 @@ public final class Node: Sendable {
     ) async -> AskProgress {
         let logKey: NodeIdentity
         do {
-            let log = try await store.beginJoin(by: identity, reusing: true)
+            let log = try await store.beginJoin(by: identity, for: Data("ask \(address)".utf8))
             guard let key = try await store.ownLogIdentity(log, of: identity) else {
                 return .failed("the new log key for the request could not be read back")
             }
@@ -290,12 +290,9 @@ public final class Node: Sendable {
                             // The session that joins goes on as any other; then the inviter is dialled as a peer.
                             // A join that failed leaves nothing behind: neither a dialler nor its log key.
                             _ = await self.network.connect(to: address, join: attempt)
-                            if attempt.succeeded {
-                                await self.network.maintain(address)
-                            } else if !attempt.isRequest {
-                                // A request's key is kept while it waits: an admin may approve it later.
-                                try? await self.store.abandonJoin(log: attempt.log)
-                            }
+                            // A join that failed keeps its log key: tried again (the same invite, the same node
+                            // asked), it proves the same key, so that an answer lost on the way is not lost for good.
+                            if attempt.succeeded { await self.network.maintain(address) }
                         }
                     }
                 }

@@ -128,8 +128,6 @@ struct NodeSyncStorage: SyncStorage {
         try await store.askToJoin(node: node, log: log, name: name, host: host, port: port)
     }
 
-    func beginJoin() async throws -> AuthorID { try await store.beginJoin(by: identity) }
-
     func completeJoin(log: AuthorID, group: GroupID) async throws {
         try await store.completeJoin(log: log, group: group, by: identity)
     }

@@ -307,7 +307,7 @@ extension ContinuumStore {
             guard
                 let row = try Row.fetchOne(
                     db,
-                    sql: "SELECT secret, group_id, expires_at, used_at FROM invite WHERE id = ?",
+                    sql: "SELECT secret, group_id, expires_at, used_at, used_by FROM invite WHERE id = ?",
                     arguments: [id]
                 )
             else { throw StoreError(.notMember, "the invite is not known to this node") }
@@ -315,6 +315,20 @@ extension ContinuumStore {
                 throw StoreError(.notMember, "the invite's proof does not match this session")
             }
             guard (row["used_at"] as Int64?) == nil else {
+                // Used by this very node with this very key: its JOINED was lost. It gets the same record again.
+                if (row["used_by"] as Data?) == node.bytes,
+                    let again = try Data.fetchOne(
+                        db,
+                        sql: """
+                            SELECT record.bytes FROM membership JOIN record ON record.id = membership.record_id
+                            WHERE membership.group_id = ? AND membership.node = ? AND membership.log = ?
+                                AND membership.action = 1
+                            """,
+                        arguments: [row["group_id"] as Data, node.bytes, log.bytes]
+                    )
+                {
+                    return (GroupID(unchecked: row["group_id"]), try SignedRecord(bytes: Array(again)).verify())
+                }
                 throw StoreError(.notMember, "this invite was already used; ask for a new one")
             }
             guard (row["expires_at"] as Int64) > now else {
@@ -360,32 +374,28 @@ extension ContinuumStore {
         }
     }
 
-    /// A new log key for a join under way (its group is not known yet). With `reusing`, a request to join takes the
-    /// key of an earlier request still waiting, so that an admin who approved it meanwhile finds the same key.
-    public func beginJoin(by identity: NodeIdentity, reusing: Bool = false) async throws -> AuthorID {
+    /// The log key for a join under way (its group is not known yet) made for `target` (an invite's id, or the
+    /// address asked to let this node in): the one made for it before, if that join never completed, so that a
+    /// join tried again after its answer was lost proves the same key; else a new one.
+    public func beginJoin(by identity: NodeIdentity, for target: Data) async throws -> AuthorID {
         let now = Timestamp.now().milliseconds
         return try await write { db in
-            if reusing,
-                let waiting = try Data.fetchOne(
-                    db,
-                    sql: "SELECT public FROM log_key WHERE group_id IS NULL ORDER BY created_at DESC LIMIT 1"
-                )
-            {
+            if let waiting = try Data.fetchOne(
+                db,
+                sql: """
+                    SELECT public FROM log_key WHERE group_id IS NULL AND pending_for = ?
+                    ORDER BY created_at DESC LIMIT 1
+                    """,
+                arguments: [target]
+            ) {
                 return AuthorID(unchecked: waiting)
             }
             let (salt, log) = Self.newLogKey(identity)
             try db.execute(
-                sql: "INSERT INTO log_key (public, salt, group_id, created_at) VALUES (?, ?, NULL, ?)",
-                arguments: [log.author.bytes, salt, now]
+                sql: "INSERT INTO log_key (public, salt, group_id, created_at, pending_for) VALUES (?, ?, NULL, ?, ?)",
+                arguments: [log.author.bytes, salt, now, target]
             )
             return log.author
-        }
-    }
-
-    /// A join that failed: its log key is forgotten.
-    public func abandonJoin(log: AuthorID) async throws {
-        try await write { db in
-            try db.execute(sql: "DELETE FROM log_key WHERE public = ? AND group_id IS NULL", arguments: [log.bytes])
         }
     }
 

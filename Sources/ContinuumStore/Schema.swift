@@ -327,6 +327,9 @@ enum Schema {
                         blocked_at INTEGER NOT NULL
                     );
                     CREATE INDEX blocked_node ON blocked (node);
+                    -- What a log key waiting for its group was made for (an invite's id, or the address asked): a
+                    -- join tried again with the same invite, after its JOINED was lost, proves the same key.
+                    ALTER TABLE log_key ADD COLUMN pending_for BLOB;
                     """
             )
         }

@@ -281,8 +281,6 @@ struct ScopedStorage: SyncStorage {
         try await base.askToJoin(node: node, log: log, name: name, host: host, port: port)
     }
 
-    func beginJoin() async throws -> AuthorID { try await base.beginJoin() }
-
     func completeJoin(log: AuthorID, group: GroupID) async throws {
         try await base.completeJoin(log: log, group: group)
     }

@@ -88,8 +88,6 @@ public protocol SyncStorage: Sendable {
         port: Int
     ) async throws
         -> JoinRequestAnswer
-    /// A new log key for a join under way.
-    func beginJoin() async throws -> AuthorID
     /// The join was accepted: the log key belongs to `group`.
     func completeJoin(log: AuthorID, group: GroupID) async throws
 }

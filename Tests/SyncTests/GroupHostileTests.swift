@@ -103,6 +103,70 @@ struct GroupHostileTests {
         }
     }
 
+    @Test("a join whose JOINED was lost gets the same record again with the same key; another key is refused")
+    func lostJoined() async throws {
+        try await Self.withTarget { target, group, _ in
+            let code = try InviteCode(
+                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+            )
+            let identity = NodeIdentity.generate()
+            let log = NodeIdentity.generate()
+            // The first try: the join is sent, and the connection is gone before JOINED is read.
+            let (first, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try first.send(
+                .membership(
+                    Membership(
+                        join: Self.joinProof(code: code, log: log, ours: ours, theirs: theirs, identity: identity)
+                    )
+                )
+            )
+            try await eventually("the target signed the joiner's member record") {
+                try await Self.members(target.node, "Private") == 2
+            }
+            first.close()
+            // Again with the same key, on a new connection: the same record comes back.
+            let (again, ours2, theirs2) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try again.send(
+                .membership(
+                    Membership(
+                        join: Self.joinProof(code: code, log: log, ours: ours2, theirs: theirs2, identity: identity)
+                    )
+                )
+            )
+            try await again.read(timeout: .seconds(10)) { messages in
+                messages.contains { if case .joined = $0 { true } else { false } }
+            }
+            guard
+                case .joined(let joinedGroup, let record)? = again.received.first(where: {
+                    if case .joined = $0 { true } else { false }
+                })
+            else { throw ClientError("no JOINED: \(again.received.map(\.typeName))") }
+            #expect(joinedGroup == group)
+            let change = try SignedRecord(bytes: record).verify().header.references
+            guard case .member(let member) = change else { throw ClientError("not a member record") }
+            #expect(member.log == log.author && member.node == identity.node)
+            // With another key, the invite stays used.
+            let (other, ours3, theirs3) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try other.send(
+                .membership(
+                    Membership(
+                        join: Self.joinProof(
+                            code: code,
+                            log: .generate(),
+                            ours: ours3,
+                            theirs: theirs3,
+                            identity: identity
+                        )
+                    )
+                )
+            )
+            let error = try await other.expectRefusal(.inviteRefused)
+            #expect(error?.message == "this invite was already used; ask for a new one", "\(String(describing: error))")
+            #expect(try await Self.members(target.node, "Private") == 2, "one member added, once")
+            try await target.expectStillServing()
+        }
+    }
+
     @Test("a join that names a log key the joiner does not hold is refused, and the invite stays unused")
     func joinWithoutLogKey() async throws {
         try await Self.withTarget { target, group, _ in
