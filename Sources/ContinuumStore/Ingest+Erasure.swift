@@ -8,8 +8,8 @@ extension Ingest {
     /// Whether the content of a record is erased for good: a post or comment its author deleted, a comment the
     /// author of its post hid (deleted), or an edit of a post its author deleted. A profile's content is never erased
     /// (a newer profile replaces it).
-    func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
-        if [.post, .comment, .edit].contains(header.kind), try Self.isBlocked(header.author.bytes, db) { return true }
+    mutating func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
+        if [.post, .comment, .edit].contains(header.kind), try isBlocked(header.author.bytes) { return true }
         let target: Data
         switch (header.kind, header.references) {
         case (.comment, .post(let post)):
@@ -119,17 +119,22 @@ extension Ingest {
         for comment in hidden { try eraseComment(comment, author: author) }
     }
 
-    /// Whether this node blocked the author (by its log key, or by its node, whatever the group).
-    static func isBlocked(_ author: Data, _ db: Database) throws -> Bool {
-        try exists(
-            db,
-            """
-            SELECT 1 FROM blocked WHERE author = ?1
-            UNION ALL SELECT 1 FROM member JOIN blocked ON blocked.node = member.node WHERE member.log = ?1
-            LIMIT 1
-            """,
-            [author]
+    /// Whether this node blocked the author (by its log key, or by its node, whatever the group). The blocked logs
+    /// are read once per transaction: member rows change only at its end (``finish()``), and blocking is a
+    /// transaction of its own.
+    mutating func isBlocked(_ author: Data) throws -> Bool {
+        if let blockedLogs { return blockedLogs.contains(author) }
+        let logs = Set(
+            try Data.fetchAll(
+                db,
+                sql: """
+                    SELECT author FROM blocked
+                    UNION SELECT member.log FROM member JOIN blocked ON blocked.node = member.node
+                    """
+            )
         )
+        blockedLogs = logs
+        return logs.contains(author)
     }
 
     /// Drops a record's content; its header stays (and is what peers get from now on).

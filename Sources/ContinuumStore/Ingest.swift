@@ -26,6 +26,8 @@ struct Ingest {
     var droppedErasedContent = 0
     /// Groups whose member records changed in this transaction: their members are derived again once, at the end.
     var touchedGroups: Set<GroupID> = []
+    /// The logs this node blocked, read once per transaction (nil until first needed).
+    var blockedLogs: Set<Data>?
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
