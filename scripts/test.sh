@@ -10,6 +10,9 @@ scripts/setup.sh
 # Python encoder's, and every one of its self-checks passes (bit flips, invalid records); the fuzz seeds are current.
 /usr/bin/python3 scripts/protocol_vectors.py
 /usr/bin/python3 scripts/make-fuzz-corpus.py --check
+# The MEMBERSHIP frames of PROTOCOL.md §7.4.21 (MembershipFrameVectorTests compares the encoder with them) are the
+# independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures.
+/usr/bin/python3 scripts/membership_vectors.py
 swift build --build-tests
 swift test --skip-build --parallel --num-workers 2 --skip FloodTests
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other

@@ -20,10 +20,19 @@ extension Routes {
             var draft = try newPost(upload, photo: photo)
             let group = upload.fields["group"].flatMap { $0.isEmpty ? nil : $0 }
             // No group given: the node's only group, or none (the post stays here); with several, one is needed.
-            let several = try await store.groups().count > 1
-            if group != nil || several {
+            let groups = try await store.groups()
+            if group == nil, groups.count > 1 {
+                throw APIError(
+                    .badRequest,
+                    "missing_group",
+                    "this node is in \(groups.count) groups; choose one with the field group: "
+                        + groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", "),
+                    field: "group"
+                )
+            }
+            if let group {
                 draft.group = try await storeCall(noun: "group", field: "group") {
-                    try await GroupChoice.resolve(group, in: store, choosing: "the field group")
+                    try await GroupChoice.resolve(group, in: store)
                 }
             }
             let id = try await refusingBadPhotos(upload) {

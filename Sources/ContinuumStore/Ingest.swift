@@ -186,8 +186,11 @@ struct Ingest {
                         .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
                     )
                 }
-                // The author of a post may also delete (hide) the comments of others on it.
-                if held.author != header.author.bytes, held.postAuthor != header.author.bytes {
+                // The author of a post may also delete (hide) the comments of others on it; a comment whose post is
+                // not here yet cannot be judged (the hide applies when the post comes, if its author signed it).
+                let author = header.author.bytes
+                let mayHide = held.kind == .comment && (held.postAuthor == nil || held.postAuthor == author)
+                if held.author != author, !mayHide {
                     return StoreError(
                         .notOwner,
                         ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description

@@ -204,15 +204,18 @@ actor PeerSession {
             return machine.storeFailed()
         }
         for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
-        // New members are known before the next batch is sorted.
+        // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
+        // (its clock was read through the session's view before them).
+        var clock = ingested.clock
         if kept.records.contains(where: { $0.header.kind.isMembership }), !ingested.stored.isEmpty {
             await engine.refreshMembership()
+            if let refreshed = try? await store.clock() { clock = refreshed }
         }
         return machine.stored(
             StoreOutcome(
                 stored: ingested.stored.count,
                 brokeRules: ingested.brokeRules,
-                clock: ingested.clock,
+                clock: clock,
                 peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author))
             )
         )

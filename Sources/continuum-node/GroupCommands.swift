@@ -195,7 +195,7 @@ struct JoinCommand: AsyncParsableCommand {
         discussion: """
             Start the node first ('continuum-node run', in another terminal), then join. With an invite code the \
             inviter's node lets this node in at once. With the name of an open group that a node on the LAN \
-            announces, this node joins it at once (see 'peers' for what is nearby). Otherwise, '--ask PEER' asks a node (one listed by \
+            announces, this node joins it at once ('status' shows the open groups nearby). Otherwise, '--ask PEER' asks a node (one listed by \
             'continuum-node peers', or HOST:PORT): the request waits there until an admin approves it \
             ('continuum-node approve') or denies it, and this command waits with it.
             """

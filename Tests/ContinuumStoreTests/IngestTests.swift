@@ -134,7 +134,14 @@ struct IngestTests {
         ]
         for order in orders {
             let temporary = try TemporaryStore()
-            for record in order + [other, forged] { _ = try await temporary.store.ingest([record]) }
+            var ignored: [RecordID] = []
+            for record in order + [other, forged] {
+                ignored += try await temporary.store.ingest([record]).ignored.map(\.id)
+            }
+            // A hide is never reported as a broken rule, not even before its post is here (a peer that sent its own
+            // would be refused for it).
+            #expect(!ignored.contains(hide.id), "order \(order.map(\.id.short))")
+            #expect(ignored == [forged.id], "the forged delete is reported: its post and comment are here")
             let shown = try await temporary.store.post(PostID(post.id))
             #expect(shown?.comments.map(\.text) == ["a kind word"], "order \(order.map(\.id.short))")
             #expect(shown?.post.commentCount == 1)

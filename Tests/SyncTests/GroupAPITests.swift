@@ -31,7 +31,7 @@ struct GroupAPITests {
             fields: [("caption", "which group?")],
             files: [("photo", "lake.png", try base.fixture("lake.png"))]
         )
-        #expect(unchosen.status == 409 || unchosen.status == 400, "\(unchosen.text)")
+        #expect(unchosen.status == 400 && unchosen.errorCode == "missing_group", "\(unchosen.text)")
         #expect(unchosen.errorMessage.contains("choose one with the field group"), "\(unchosen.text)")
         let group = try #require(created.object["id"] as? String)
         #expect(created.object["admin"] as? Bool == true && created.object["members"] as? Int == 1)
