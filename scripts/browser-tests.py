@@ -362,11 +362,12 @@ def functional_tests(args, work):
     fixtures = Path(args.fixtures)
     alice = Node(args.binary, 'Alice', work)
     bob = Node(args.binary, 'Bob', work)
-    carol = Node(args.binary, 'Carol', work, network=None)  # in no group: she joins Alice's "Photo club" by invite
+    # In no group: she dials Alice and is refused, then joins Alice's "Photo club" by invite.
+    carol = Node(args.binary, 'Carol', work, network=None)
     # Alice's API takes a token (the page gets it once in its URL, keeps it in a cookie); Bob's is open (loopback).
     alice.start(token=f'browser-test-token-{time.time_ns()}')
     bob.start(peers=[alice])
-    carol.start()
+    carol.start(peers=[alice])
     print(f'Alice: {alice.page_url}  Bob: {bob.api}/  Carol: {carol.api}/', flush=True)
     driver = start_chromedriver(artifacts)
     browser = Browser.start(driver, *DESKTOP)
@@ -824,6 +825,18 @@ def functional_tests(args, work):
             element = browser.wait_css(css)
             browser.js("arguments[0].scrollIntoView({block: 'center'})", {ELEMENT: element})
             browser.click(element)
+
+        def stranger_refused():
+            def shown():
+                # The peers page reads the peers when it opens: open it again until the refusal is there.
+                browser.js("location.hash = '#/'")
+                browser.js("location.hash = '#/peers'")
+                text = browser.js("const l = document.querySelector('#peer-list'); return l ? l.innerText : ''")
+                return 'Carol' in text and 'refused: not a member' in text and text
+            text = wait_for("Carol refused on Alice's peers page", shown, 30)
+            line = next(l for l in text.split('\n') if 'refused' in l)
+            return f'Alice\'s peers page: "{line.strip()[:90]}"'
+        steps.run('a node in no group is refused, and the peers page says so', stranger_refused, browser)
 
         def create_group_and_invite():
             browser.js("location.hash = '#/groups'")

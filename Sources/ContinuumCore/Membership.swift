@@ -73,8 +73,8 @@ public struct MembershipView: Sendable {
 public enum JoinRequestAnswer: Sendable, Hashable {
     /// An admin approved it: the group, and the record that adds the asker's log (sent in JOINED).
     case approved(group: GroupID, record: [UInt8])
-    /// Recorded; it waits for an admin here. `first` when it was not waiting before (new, or asked again with a new
-    /// log key).
+    /// Recorded; it waits for an admin here. `first` when the node was not waiting before (its first request, or
+    /// the first since it was approved).
     case pending(first: Bool)
     /// An admin here denied it.
     case denied

@@ -265,8 +265,11 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private func updateOpenGroups(_ groups: [AnnouncedGroup]) {
         guard var advertisement, advertisement.openGroups != groups else { return }
         advertisement.openGroups = groups
-        self.advertisement = advertisement
-        guard let group, avahi_entry_group_is_empty(group) == 0, let name = serviceName else { return }
+        guard let group, avahi_entry_group_is_empty(group) == 0, let name = serviceName else {
+            // Not published yet: published with them.
+            self.advertisement = advertisement
+            return
+        }
         var list: UnsafeMutablePointer<AvahiStringList>?
         for entry in advertisement.txt.reversed() { list = avahi_string_list_add(list, entry) }
         defer { avahi_string_list_free(list) }
@@ -281,8 +284,10 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
             list
         )
         if updated < 0 {
+            // Kept pending: the next announce(openGroups:) of the same groups tries again.
             logger.warning("cannot announce the open groups", metadata: ["error": "\(Self.message(updated))"])
         } else {
+            self.advertisement = advertisement
             logger.info("announcing open groups", metadata: ["groups": "\(groups.map(\.name))"])
         }
     }

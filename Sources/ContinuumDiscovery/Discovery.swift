@@ -44,7 +44,13 @@ public struct AnnouncedGroup: Sendable, Hashable, Codable {
     init?(txtValue value: Substring) {
         guard let colon = value.firstIndex(of: ":"), let id = GroupID(hex: value[..<colon]) else { return nil }
         let name = value[value.index(after: colon)...]
-        guard !name.isEmpty, !name.contains(where: { $0.isNewline }) else { return nil }
+        // One line of printable text, as a group's name in its record must be (§2.3): no control or format
+        // characters, which a terminal or a log would interpret.
+        guard !name.isEmpty,
+            !name.unicodeScalars.contains(where: {
+                [.control, .format, .lineSeparator, .paragraphSeparator].contains($0.properties.generalCategory)
+            })
+        else { return nil }
         self.init(id: id, name: String(name))
     }
 }

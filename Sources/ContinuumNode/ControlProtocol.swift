@@ -29,7 +29,7 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case join(code: String)
     /// Asks the node at `host`:`port` to let this node join: `.pending` once it waits for an admin there, then
     /// `.joined` (or `.failed`: denied, or no answer within `waitSeconds`).
-    case ask(host: String, port: Int, waitSeconds: Int)
+    case ask(host: String, port: Int, node: AuthorID?, waitSeconds: Int)
     /// Joins the open group announced on the LAN under this name (or id prefix): `.joined` (or `.failed`).
     case joinOpen(name: String)
 }

@@ -110,8 +110,8 @@ final class ControlServer: Sendable {
             } catch {
                 try await replies.send(.failed("\(error)"))
             }
-        case .ask(let host, let port, let wait):
-            for await progress in node.ask(PeerAddress(host: host, port: port), timeout: .seconds(wait)) {
+        case .ask(let host, let port, let peer, let wait):
+            for await progress in node.ask(PeerAddress(host: host, port: port), node: peer, timeout: .seconds(wait)) {
                 switch progress {
                 case .pending(let message): try await replies.send(.pending(message))
                 case .joined(let group): try await replies.send(.joined(group: group))

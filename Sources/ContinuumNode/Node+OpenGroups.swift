@@ -11,17 +11,13 @@ extension Node {
     /// Keeps discovery's announcement in step with the open groups this node is in (checked every 2 s: a group
     /// created or joined by another process shows up without a restart).
     func announceOpenGroups(_ discovery: any PeerDiscovery) async {
-        var announced: [AnnouncedGroup]?
         while !Task.isCancelled {
             if let groups = try? await store.groups() {
                 let open = groups.filter { $0.open && !$0.network }.compactMap { group in
                     group.name.map { AnnouncedGroup(id: group.id, name: $0) }
                 }.sorted { $0.name < $1.name }
-                let chosen = Array(open.prefix(AnnouncedGroup.maxAnnounced))
-                if chosen != announced {
-                    discovery.announce(openGroups: chosen)
-                    announced = chosen
-                }
+                // Every time: discovery applies only a change, and tries again one that failed.
+                discovery.announce(openGroups: Array(open.prefix(AnnouncedGroup.maxAnnounced)))
             }
             try? await Task.sleep(for: .seconds(2))
         }
@@ -30,7 +26,15 @@ extension Node {
     /// Joins the open group announced on the LAN whose name is `text` (or whose id starts with it): a new log key
     /// adds itself, and the nodes that announce it are dialled at once. Throws ``JoinFailure`` with what is nearby.
     public func joinOpen(_ text: String) async throws -> GroupID {
-        let nearby = discoveryStatus.openGroups
+        let status = discoveryStatus
+        guard status.state == .on else {
+            throw JoinFailure(
+                description:
+                    "'\(text)' is not an invite code, and LAN discovery is \(status.state.rawValue) here, so no "
+                    + "open group nearby is known"
+            )
+        }
+        let nearby = status.openGroups
         let matches = nearby.filter { $0.group.name == text || $0.group.id.hex.hasPrefix(text.lowercased()) }
         let groups = Set(matches.map(\.group.id))
         guard let id = groups.first, groups.count == 1, let first = matches.first else {
@@ -50,9 +54,15 @@ extension Node {
     /// A peer found on the LAN announces open groups: with `--join-open`, this node joins the first of them while it
     /// is in no group of its own (network groups aside).
     func found(_ peer: DiscoveredPeer) async {
+        // One at a time: peers found together must not each pass the check below and join a group of their own.
         guard configuration.joinOpen, let group = peer.openGroups.first,
-            let groups = try? await store.groups(), !groups.contains(where: { !$0.network })
+            openJoin.withLockedValue({ busy in
+                defer { busy = true }
+                return !busy
+            })
         else { return }
+        defer { openJoin.withLockedValue { $0 = false } }
+        guard let groups = try? await store.groups(), !groups.contains(where: { !$0.network }) else { return }
         let announcer = NearbyOpenGroup(group: group, node: peer.node, host: peer.host, port: peer.port)
         do {
             try await join(group, announcers: [announcer])
@@ -66,7 +76,11 @@ extension Node {
     }
 
     private func join(_ group: AnnouncedGroup, announcers: [NearbyOpenGroup]) async throws {
-        _ = try await store.joinOpen(AnnouncedGroupRef(id: group.id, name: group.name), by: identity)
+        guard try await store.joinOpen(AnnouncedGroupRef(id: group.id, name: group.name), by: identity) else {
+            throw JoinFailure(
+                description: "this node is in the open group \(group.name) already (or was removed from it)"
+            )
+        }
         await engine.refreshMembership()
         await engine.recordsWritten()
         // The announcers refused this node a moment ago (it shared no group), and their dialers back off: dial now.

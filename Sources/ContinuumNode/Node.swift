@@ -103,6 +103,8 @@ public final class Node: Sendable {
     }
 
     private let started = NIOLockedValueBox<Started?>(nil)
+    /// Whether `--join-open` is joining an open group now (peers found together are taken one at a time).
+    let openJoin = NIOLockedValueBox(false)
 
     /// Joins by invite asked of this node (``join(_:)``), for the part that dials them.
     private let joins = AsyncStream<(PeerAddress, JoinAttempt)>.makeStream()
@@ -150,10 +152,16 @@ public final class Node: Sendable {
     /// Asks the node at `address` to let this node join one of its groups: the request is recorded there and waits
     /// for an admin (`requests`, `approve`, `deny`). Asks again every few seconds until an admin approves or denies
     /// it, or `timeout` passes (the request then stays there, and asking again later picks it up).
-    public func ask(_ address: PeerAddress, timeout: Duration = .seconds(600)) -> AsyncStream<AskProgress> {
+    public func ask(
+        _ address: PeerAddress,
+        node: AuthorID? = nil,
+        timeout: Duration = .seconds(600)
+    )
+        -> AsyncStream<AskProgress>
+    {
         let (stream, continuation) = AsyncStream<AskProgress>.makeStream()
         let task = Task {
-            let last = await asking(address, timeout: timeout) { continuation.yield(.pending($0)) }
+            let last = await asking(address, node: node, timeout: timeout) { continuation.yield(.pending($0)) }
             continuation.yield(last)
             continuation.finish()
         }
@@ -165,6 +173,7 @@ public final class Node: Sendable {
     /// request waits.
     private func asking(
         _ address: PeerAddress,
+        node: AuthorID?,
         timeout: Duration,
         pending: (String) -> Void
     ) async -> AskProgress {
@@ -181,7 +190,7 @@ public final class Node: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var told = false
         while ContinuousClock.now < deadline, !Task.isCancelled {
-            let attempt = JoinAttempt(asking: logKey)
+            let attempt = JoinAttempt(asking: logKey, of: node)
             joins.continuation.yield((address, attempt))
             var outcome: Result<GroupID, JoinFailure>?
             for await result in attempt.outcome { outcome = result }
@@ -289,7 +298,7 @@ public final class Node: Sendable {
                         group.addTask {
                             // The session that joins goes on as any other; then the inviter is dialled as a peer.
                             // A join that failed leaves nothing behind: neither a dialler nor its log key.
-                            _ = await self.network.connect(to: address, join: attempt)
+                            _ = await self.network.connect(to: address, expected: attempt.expected, join: attempt)
                             // A join that failed keeps its log key: tried again (the same invite, the same node
                             // asked), it proves the same key, so that an answer lost on the way is not lost for good.
                             if attempt.succeeded { await self.network.maintain(address) }

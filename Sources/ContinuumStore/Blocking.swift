@@ -22,7 +22,10 @@ extension ContinuumStore {
             if try Self.isOwnLog(author, identity: identity, db) {
                 throw StoreError(.invalidInput, "\(author.short) is this node; a node does not block itself")
             }
-            let node = try Data.fetchOne(db, sql: "SELECT node FROM member WHERE log = ?", arguments: [author.bytes])
+            let node = try Self.vouchedNode(of: author, db)
+            if node == identity.node.bytes {
+                throw StoreError(.invalidInput, "\(author.short) names this node; a node does not block itself")
+            }
             let name = try String.fetchOne(
                 db,
                 sql: "SELECT name FROM profile WHERE author = ?",
@@ -39,6 +42,8 @@ extension ContinuumStore {
             if let node {
                 logs.formUnion(try Data.fetchAll(db, sql: "SELECT log FROM member WHERE node = ?", arguments: [node]))
             }
+            // Never this node's own logs, whatever a record says their node is.
+            logs.subtract(try Data.fetchAll(db, sql: "SELECT public FROM log_key"))
             var ingest = Ingest(db: db, now: now)
             var counts = (posts: 0, comments: 0)
             for log in logs {
@@ -75,7 +80,7 @@ extension ContinuumStore {
     @discardableResult
     public func unblock(_ author: AuthorID) async throws -> Bool {
         try await write { db in
-            let node = try Data.fetchOne(db, sql: "SELECT node FROM member WHERE log = ?", arguments: [author.bytes])
+            let node = try Self.vouchedNode(of: author, db)
             try db.execute(
                 sql: "DELETE FROM blocked WHERE author = ? OR (node IS NOT NULL AND node = ?)",
                 arguments: [author.bytes, node]
@@ -96,6 +101,19 @@ extension ContinuumStore {
                 )
             }
         }
+    }
+
+    /// The node of a log as an admin's record says it: its member row in a group that is neither open nor a
+    /// network, where an admin signed the add (a self-add may name any node, PROTOCOL.md §5.1). Nil otherwise.
+    static func vouchedNode(of log: AuthorID, _ db: Database) throws -> Data? {
+        try Data.fetchOne(
+            db,
+            sql: """
+                SELECT member.node FROM member JOIN grp ON grp.id = member.group_id
+                WHERE member.log = ? AND grp.open = 0 AND grp.network = 0
+                """,
+            arguments: [log.bytes]
+        )
     }
 
     /// The authors whose profile gives them this name.

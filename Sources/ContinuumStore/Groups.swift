@@ -321,11 +321,13 @@ extension ContinuumStore {
                         db,
                         sql: """
                             SELECT record.bytes FROM membership JOIN record ON record.id = membership.record_id
+                            JOIN member ON member.log = membership.log AND member.removed_through IS NULL
                             WHERE membership.group_id = ? AND membership.node = ? AND membership.log = ?
                                 AND membership.action = 1
                             """,
                         arguments: [row["group_id"] as Data, node.bytes, log.bytes]
-                    )
+                    ),
+                    (row["expires_at"] as Int64) > now
                 {
                     return (GroupID(unchecked: row["group_id"]), try SignedRecord(bytes: Array(again)).verify())
                 }
@@ -412,6 +414,10 @@ extension ContinuumStore {
                     arguments: [log.bytes]
                 )
             else { throw StoreError(.notFound, "no join is under way with log key \(log.short)") }
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE group_id = ?", arguments: [group.bytes]) == true
+            {
+                throw StoreError(.invalidInput, "this node is already in group \(group.short)")
+            }
             try db.execute(sql: "INSERT OR IGNORE INTO grp (id) VALUES (?)", arguments: [group.bytes])
             try db.execute(
                 sql: "UPDATE log_key SET group_id = ? WHERE public = ?",

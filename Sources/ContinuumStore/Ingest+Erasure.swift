@@ -130,6 +130,8 @@ extension Ingest {
                 sql: """
                     SELECT author FROM blocked
                     UNION SELECT member.log FROM member JOIN blocked ON blocked.node = member.node
+                        JOIN grp ON grp.id = member.group_id AND grp.open = 0 AND grp.network = 0
+                    EXCEPT SELECT public FROM log_key
                     """
             )
         )

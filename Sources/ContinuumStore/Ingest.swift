@@ -123,6 +123,18 @@ struct Ingest {
             droppedErasedContent += 1
             return
         }
+        // A post or comment that already has its row came as a header while erased (its author was blocked then,
+        // and is not now): it stays erased here, as what was erased while blocked does.
+        if record.header.kind == .post || record.header.kind == .comment,
+            try Self.exists(
+                db,
+                "SELECT 1 FROM post WHERE id = ?1 UNION ALL SELECT 1 FROM comment WHERE id = ?1",
+                [record.id.bytes]
+            )
+        {
+            droppedErasedContent += 1
+            return
+        }
         try db.cachedStatement(sql: "UPDATE record SET content = ? WHERE author = ? AND seq = ?")
             .execute(arguments: [Data(content), record.author.bytes, Int64(record.sequence)])
         try applyToViews(
@@ -326,7 +338,10 @@ struct Ingest {
             // withheld by whoever sent it: nothing to show until a copy with content comes.
             guard erased else { return }
             switch (header.kind, header.references) {
-            case (.post, _): try insertErasedPost(header, id: id)
+            case (.post, _):
+                try insertErasedPost(header, id: id)
+                // Comments that came first and that the post's author hid: erased too.
+                try eraseHiddenComments(on: id.bytes, author: header.author.bytes)
             case (.comment, .post(let post)): try insertComment(header, id: id, post: post, text: "", deleted: true)
             default: break
             }

@@ -55,17 +55,19 @@ extension ContinuumStore {
                 sql: "SELECT 1 FROM join_request WHERE node = ? AND denied_at IS NOT NULL",
                 arguments: [node.bytes]
             ) == true {
+                // Its newest key, so that an admin who approves it after all signs the key it asks with now.
                 try db.execute(
-                    sql: "UPDATE join_request SET asked_at = ?, host = ? WHERE node = ?",
-                    arguments: [now, host, node.bytes]
+                    sql: "UPDATE join_request SET asked_at = ?, host = ?, port = ?, log = ?, name = ? WHERE node = ?",
+                    arguments: [now, host, port, log.bytes, name, node.bytes]
                 )
                 return .denied
             }
             guard try Self.adminGroups(db).isEmpty == false else { return .noAdmin }
+            // Told once per node that waits (not again when it asks with a new key).
             let waiting = try Bool.fetchOne(
                 db,
-                sql: "SELECT 1 FROM join_request WHERE node = ? AND log = ?",
-                arguments: [node.bytes, log.bytes]
+                sql: "SELECT 1 FROM join_request WHERE node = ?",
+                arguments: [node.bytes]
             )
             try db.execute(
                 sql: """
@@ -76,10 +78,13 @@ extension ContinuumStore {
                     """,
                 arguments: [node.bytes, log.bytes, name, host, port, now, now]
             )
+            // Over the limit: the waiting requests asked least recently go first, denied ones only after them (a
+            // denied node must not clear its denial by flooding).
             try db.execute(
                 sql: """
                     DELETE FROM join_request WHERE node IN (
-                        SELECT node FROM join_request ORDER BY asked_at DESC LIMIT -1 OFFSET ?)
+                        SELECT node FROM join_request ORDER BY denied_at IS NULL, asked_at DESC
+                        LIMIT -1 OFFSET ?)
                     """,
                 arguments: [Self.maxJoinRequests]
             )

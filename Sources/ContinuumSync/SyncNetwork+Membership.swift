@@ -14,6 +14,8 @@ public final class JoinAttempt: Sendable {
     public var log: AuthorID { logKey.author }
     /// Whether this asks to join rather than joins by invite.
     public var isRequest: Bool { code == nil }
+    /// The node a request is for, when the asker knows its id: the connection must present that key.
+    public let expected: AuthorID?
     private let result = NIOLockedValueBox<Bool?>(nil)
 
     /// Whether the join succeeded (false until it has).
@@ -26,13 +28,15 @@ public final class JoinAttempt: Sendable {
     public init(code: InviteCode, log: NodeIdentity) {
         self.code = code
         self.logKey = log
+        expected = nil
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
     /// A request to join, to whichever group an admin of the peer approves it into.
-    public init(asking log: NodeIdentity) {
+    public init(asking log: NodeIdentity, of node: AuthorID? = nil) {
         self.code = nil
         self.logKey = log
+        expected = node
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
@@ -213,9 +217,18 @@ extension SyncNetwork {
     ) async throws -> Result<GroupID, Ended> {
         switch try await iterator.next() {
         case .joined(let group, let record)?:
+            let whose = join.isRequest ? "the node's" : "the inviter's"
             if let problem = Self.problem(withJoined: record, group: group, me: meeting.me, log: join.log) {
                 try? await outbound.write(.error(WireError(.badRecord, problem)))
-                return .failure(Ended(outcome: .ended("refused the inviter's JOINED: \(problem)")))
+                return .failure(Ended(outcome: .ended("refused \(whose) JOINED: \(problem)")))
+            }
+            // A group this node is in already: a JOINED must not add it to a session with a node this node does
+            // not know as a member (it would be sent the group's records).
+            if (try? await engine.currentMembership().groups[group]) != nil {
+                let problem = "this node is already in group \(group.short); it joins nothing"
+                try? await outbound.write(.error(WireError(.inviteRefused, problem)))
+                join.fail("already a member of group \(group.short)")
+                return .failure(Ended(outcome: .ended("refused \(whose) JOINED: \(problem)")))
             }
             do {
                 try await engine.store.completeJoin(log: join.log, group: group)

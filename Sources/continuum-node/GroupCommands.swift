@@ -244,7 +244,7 @@ struct JoinCommand: AsyncParsableCommand {
             }
         } else {
             let address = try await Self.address(of: ask ?? "", in: context.store)
-            request = .ask(host: address.host, port: address.port, waitSeconds: wait * 60)
+            request = .ask(host: address.host, port: address.port, node: address.node, waitSeconds: wait * 60)
         }
         try context.store.close()
         let connection = try ControlClient(context.directory)
@@ -266,25 +266,31 @@ struct JoinCommand: AsyncParsableCommand {
         throw CLIError("the node closed the control connection before the other node answered")
     }
 
-    /// HOST:PORT as given, or a remembered peer's address by the start of its id or its name.
-    static func address(of text: String, in store: ContinuumStore) async throws -> (host: String, port: Int) {
+    /// HOST:PORT as given, or a remembered peer's address by the start of its id (its key is then required of the
+    /// connection). Not by name: a peer's name is its own choice, and anyone can take another's.
+    static func address(
+        of text: String,
+        in store: ContinuumStore
+    ) async throws
+        -> (host: String, port: Int, node: AuthorID?)
+    {
         if let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) {
             guard (1...65535).contains(port), colon > text.startIndex else {
                 throw CLIError("'\(text)' is not HOST:PORT with a port of 1 to 65535")
             }
-            return (String(text[..<colon]), port)
+            return (String(text[..<colon]), port, nil)
         }
         let peers = try await store.peers().filter { $0.port > 0 }
-        let matches = peers.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }
+        let matches = peers.filter { $0.id.hex.hasPrefix(text.lowercased()) }
         guard matches.count == 1, let peer = matches.first else {
             throw CLIError(
                 matches.isEmpty
-                    ? "no peer this node has met is called or starts with '\(text)' (see 'continuum-node peers'); "
-                        + "give HOST:PORT"
+                    ? "no peer this node has met has an id starting with '\(text)' (see 'continuum-node peers'); "
+                        + "give the start of its id, or HOST:PORT"
                     : "'\(text)' matches \(matches.count) peers; give more of the id"
             )
         }
-        return (peer.host, peer.port)
+        return (peer.host, peer.port, peer.id)
     }
 }
 

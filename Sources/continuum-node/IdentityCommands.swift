@@ -78,7 +78,8 @@ struct InitCommand: AsyncParsableCommand {
         if try await context.store.groups().isEmpty {
             print(
                 "This node shares nothing until it is in a group: create one with 'continuum-node group create "
-                    + "NAME', or join one with 'continuum-node join CODE' (an invite from a member's node)."
+                    + "NAME', or join one with 'continuum-node join CODE' (an invite from a member's node), "
+                    + "'continuum-node join NAME' (an open group announced nearby) or 'continuum-node join --ask PEER'."
             )
         }
     }

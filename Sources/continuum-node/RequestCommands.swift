@@ -10,7 +10,7 @@ struct RequestsCommand: AsyncParsableCommand {
         abstract: "List the nodes that asked to join ('join --ask') and wait for an admin of this node.",
         discussion: """
             A name in a request is the one the asking node gave itself: check with its owner before approving. \
-            This node keeps at most 100 requests; the oldest go first.
+            This node keeps at most 100 requests; the waiting ones asked least recently go first.
             """
     )
 
@@ -40,14 +40,15 @@ struct RequestsCommand: AsyncParsableCommand {
         }
     }
 
-    /// The request whose node id starts with `text` or whose name is `text`.
+    /// The request whose node id starts with `text`. Not by name: a name in a request is the asker's own choice,
+    /// and anyone can ask under another's name (or under another's id as a name).
     static func find(_ text: String, in store: ContinuumStore) async throws -> JoinRequest {
         let requests = try await store.joinRequests(includingDenied: true)
-        let matches = requests.filter { $0.name == text || $0.node.hex.hasPrefix(text.lowercased()) }
+        let matches = requests.filter { $0.node.hex.hasPrefix(text.lowercased()) }
         guard matches.count == 1, let request = matches.first else {
             throw CLIError(
                 matches.isEmpty
-                    ? "no request to join is from a node called or starting with '\(text)' (see "
+                    ? "no request to join is from a node whose id starts with '\(text)' (see "
                         + "'continuum-node requests --all')"
                     : "'\(text)' matches \(matches.count) requests; give more of the node id"
             )
@@ -66,7 +67,7 @@ struct ApproveCommand: AsyncParsableCommand {
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: ArgumentHelp("The node: the start of its id, or its name, from 'requests'.", valueName: "ID"))
+    @Argument(help: ArgumentHelp("The node: the start of its id, from 'requests'.", valueName: "ID"))
     var node: String
 
     @Option(help: ArgumentHelp("The group: its name or the start of its id (default: the only one).", valueName: "G"))
@@ -81,7 +82,10 @@ struct ApproveCommand: AsyncParsableCommand {
         if output.json {
             return try Output.json(["group": id.hex, "node": request.node.hex, "record": record.hex])
         }
-        print("approved \(request.name ?? request.node.short) into the group; it joins the next time it asks")
+        print(
+            "approved node \(request.node.short) (\(request.name ?? "no name")) into the group; it joins the next "
+                + "time it asks"
+        )
     }
 }
 
@@ -100,7 +104,7 @@ struct DenyCommand: AsyncParsableCommand {
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: ArgumentHelp("The node: the start of its id, or its name, from 'requests'.", valueName: "ID"))
+    @Argument(help: ArgumentHelp("The node: the start of its id, from 'requests'.", valueName: "ID"))
     var node: String
 
     func run() async throws {
@@ -108,6 +112,6 @@ struct DenyCommand: AsyncParsableCommand {
         let request = try await RequestsCommand.find(node, in: context.store)
         try await context.actions().deny(request.node)
         if output.json { return try Output.json(DeniedJSON(node: request.node, denied: true)) }
-        print("denied \(request.name ?? request.node.short)'s request to join")
+        print("denied the request to join of node \(request.node.short) (\(request.name ?? "no name"))")
     }
 }

@@ -19,7 +19,7 @@ struct FrontEndJSONTests {
         #expect(try line([RFC3339Time(at)]) == #"["2026-11-22T02:24:51.171Z"]"#)
         #expect(
             try line(DiscoveryJSON(DiscoveryStatus(state: .off))) == """
-                {"lastError":null,"otherNetworksSeen":0,"peersPresent":0,"peersSeen":0,"serviceName":null,"state":"off"}
+                {"lastError":null,"openGroups":[],"otherNetworksSeen":0,"peersPresent":0,"peersSeen":0,"serviceName":null,"state":"off"}
                 """
         )
     }

@@ -163,6 +163,21 @@ struct GroupHostileTests {
             let error = try await other.expectRefusal(.inviteRefused)
             #expect(error?.message == "this invite was already used; ask for a new one", "\(String(describing: error))")
             #expect(try await Self.members(target.node, "Private") == 2, "one member added, once")
+            // Once removed, the same key gets nothing back from the used invite.
+            try target.node.cli("revoke", String(log.author.hex.prefix(12)), "--group", "Private")
+            let (late, ours4, theirs4) = try await RawClient.hellos(port: target.node.port, identity: identity)
+            try late.send(
+                .membership(
+                    Membership(
+                        join: Self.joinProof(code: code, log: log, ours: ours4, theirs: theirs4, identity: identity)
+                    )
+                )
+            )
+            let removed = try await late.expectRefusal(.inviteRefused)
+            #expect(
+                removed?.message == "this invite was already used; ask for a new one",
+                "\(String(describing: removed))"
+            )
             try await target.expectStillServing()
         }
     }

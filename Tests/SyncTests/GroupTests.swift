@@ -180,7 +180,13 @@ struct GroupTests {
         #expect(try alice.cli("requests").contains("approve one with 'continuum-node approve ID'"))
         // Nothing of the group reached bob while it waits.
         #expect(!(try bob.feedJSON()).contains("for members"))
-        #expect(try alice.cli("approve", "bob").hasPrefix("approved bob into the group"))
+        // By the start of its node id, not by the name it gave itself (anyone can ask as "bob").
+        let bobNode = try Self.nodeID(bob)
+        #expect(try alice.tryCLI("approve", "bob").stderr.contains("no request to join is from a node whose id"))
+        #expect(
+            try alice.cli("approve", String(bobNode.prefix(10)))
+                .hasPrefix("approved node \(bobNode.prefix(12)) (bob) into the group")
+        )
         let bobResult = try await bobAsks.value
         #expect(bobResult.status == 0, "\(bobResult.stderr)")
         #expect(bobResult.stdout.hasPrefix("joined group"), "\(bobResult.stdout)")
@@ -192,7 +198,11 @@ struct GroupTests {
         // Carol asks and is denied: her command says so, and she gets nothing.
         let carolAsks = carol.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
         try await eventually("alice lists carol's request") { try alice.cli("requests").contains("carol") }
-        #expect(try alice.cli("deny", "carol") == "denied carol's request to join")
+        let carolNode = try Self.nodeID(carol)
+        #expect(
+            try alice.cli("deny", String(carolNode.prefix(8)))
+                == "denied the request to join of node \(carolNode.prefix(12)) (carol)"
+        )
         let carolResult = try await carolAsks.value
         #expect(carolResult.status != 0)
         #expect(carolResult.stderr.contains("denied your request to join"), "\(carolResult.stderr)")
@@ -205,8 +215,8 @@ struct GroupTests {
         // Bad input: a clear error, and nothing changes.
         let nobody = try alice.tryCLI("approve", "nobody")
         #expect(nobody.status != 0)
-        #expect(nobody.stderr.contains("no request to join is from a node called or starting with 'nobody'"))
-        let notAdmin = try bob.tryCLI("approve", "carol")
+        #expect(nobody.stderr.contains("no request to join is from a node whose id starts with 'nobody'"))
+        let notAdmin = try bob.tryCLI("approve", String(carolNode.prefix(8)))
         #expect(notAdmin.status != 0, "bob has no request from carol")
         let both = try bob.tryCLI("join")
         #expect(both.stderr.contains("give an invite code, or --ask PEER"), "\(both.stderr)")
@@ -256,6 +266,11 @@ struct GroupTests {
         #expect(!lacks.contains { $0.hash == hash.sha256 }, "alice asked bob for a photo of a group bob is not in")
         #expect(!bob.allLogs.contains(hash.sha256.short), "bob never heard of the photo's hash")
         try await bob.stop()
+    }
+
+    /// A node's id in hex, from `status --json`.
+    static func nodeID(_ node: TestNode) throws -> String {
+        try #require((try json(try node.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String)
     }
 
     static func json(_ text: String) throws -> [String: Any] {

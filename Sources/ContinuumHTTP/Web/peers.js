@@ -41,9 +41,11 @@ export function mount(container) {
     const list = h('ul', { class: 'peers', id: 'peer-list', 'aria-label': 'Peers met' });
     for (const peer of peers.peers) {
       const isOn = peer.state === 'connected';
-      list.append(h('li', { class: isOn ? 'peer connected' : 'peer' },
+      // A refusal either way ("refused: not a member", "refused us: …") is said as the node recorded it.
+      const refused = typeof peer.state === 'string' && peer.state.startsWith('refused');
+      list.append(h('li', { class: isOn ? 'peer connected' : refused ? 'peer refused' : 'peer' },
         h('p', {}, h('span', { class: 'dot', 'aria-hidden': 'true' }), h('strong', {}, peer.name ?? '(no name)'), ' ',
-          h('code', { title: peer.id }, shortId(peer.id)), ' · ', isOn ? 'connected' : 'disconnected'),
+          h('code', { title: peer.id }, shortId(peer.id)), ' · ', isOn ? 'connected' : refused ? peer.state : 'disconnected'),
         h('p', { class: 'meta' }, peer.address, ' · last seen ', timeElement(peer.lastSeen),
           ` · records in/out ${peer.recordsIn}/${peer.recordsOut} · ${formatBytes(peer.bytesIn)} in, ${formatBytes(peer.bytesOut)} out`,
           peer.pushInterest != null ? ` · wants pushes for ${peer.pushInterest} ${peer.pushInterest === 1 ? 'post' : 'posts'}` : '')));
