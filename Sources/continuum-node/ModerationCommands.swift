@@ -37,8 +37,8 @@ struct BlockCommand: AsyncParsableCommand {
         discussion: """
             Blocking is local: nobody is told. The author's posts, comments and edits, their photos and the \
             notifications they made are erased from this node, as a deletion would erase them, and what it writes \
-            later is kept as headers alone: never shown, never forwarded, never notified. Every log of the same node \
-            is blocked, in every group. 'unblock' shows what it writes from then on; what was erased stays erased.
+            later is kept as headers alone: never shown, never forwarded, never notified. When an admin's record \
+            names the author's node, every log of that node is blocked, in every group. 'unblock' shows what it writes from then on; what was erased stays erased.
             """
     )
 
