@@ -24,6 +24,9 @@ swift test --skip-build --filter FloodTests
 python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/continuum-node" \
     --artifacts .build/artifacts/browser
 
+# The README's tour, run as written (its sh blocks as one script, against the debug binary).
+scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
+
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
 if [ "$(id -u)" -eq 0 ]; then
