@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 
 /// `continuum-node`: a peer-to-peer photo-sharing node for the local network.
@@ -22,4 +23,17 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             HideCommand.self,
         ]
     )
+
+    /// Parses the command line once `--data` before the command is moved after it, and an unknown command is named
+    /// (``CommandLineRepair``); then runs the command.
+    static func main() async {
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+        switch CommandLineRepair.repair(Array(CommandLine.arguments.dropFirst()), commands: names) {
+        case .run(let arguments):
+            await main(arguments)
+        case .unknown(let message):
+            FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+            Foundation.exit(64)
+        }
+    }
 }

@@ -13,6 +13,29 @@ extension ISO8601DateFormatter {
 
 @Suite("continuum-node, end to end through the built binary", .serialized)
 struct CLITests {
+    @Test("--data before the command is taken; a mistyped command is named, with the one meant, and changes nothing")
+    func commandLineRepair() throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        let first = try NodeBinary.run(["--data", cli.data.path, "init", "--name", "Zed"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let status = try NodeBinary.run(["--data=\(cli.data.path)", "--log-level", "error", "status"])
+        #expect(status.status == 0 && status.stdout.contains("Zed"), "\(status.stderr)")
+        let typo = try NodeBinary.run(["--data", cli.data.path, "grop", "list"])
+        #expect(typo.status == 64)
+        #expect(
+            typo.stderr.contains("'grop' is not a continuum-node command; did you mean 'group'?"),
+            "\(typo.stderr)"
+        )
+        let unknown = try NodeBinary.run(["flogs"])
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("'flogs' is not a continuum-node command (see"), "\(unknown.stderr)")
+        let nothing = try NodeBinary.run(["--data", cli.data.path])
+        #expect(nothing.status == 64 && nothing.stderr.contains("no command after --data"), "\(nothing.stderr)")
+        // Nothing was written by the refused lines: the store holds the profile alone.
+        #expect(try cli.ok("status", "--json").contains("\"records\" : 1"))
+    }
+
     @Test("init, post every format, comment, feed, search, show, edit, delete, export")
     func tour() throws {
         let cli = CLI()
