@@ -153,8 +153,10 @@ public final class APIServer: Service, Sendable {
             try await serve()
         } catch {
             guard url == nil else { throw error }
+            // The system's words for a socket error ("Address already in use"), not NIO's call and descriptor.
+            let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
             throw APIStartError(
-                description: "cannot serve the HTTP API on \(configuration.host):\(configuration.port): \(error); "
+                description: "cannot serve the HTTP API on \(configuration.host):\(configuration.port): \(reason); "
                     + "choose another --api-listen, or --no-api"
             )
         }
