@@ -55,8 +55,18 @@ struct CommandContext {
     }
 
     /// The node's identity, created on first use.
+    /// This node's identity; made now (and said so on stderr) when the data directory has none yet.
     func identity() throws -> NodeIdentity {
-        try IdentityFile.loadOrCreate(at: directory.identityURL).0
+        let (identity, created) = try IdentityFile.loadOrCreate(at: directory.identityURL)
+        if created {
+            FileHandle.standardError.write(
+                Data(
+                    ("made a new identity for this node in \(directory.path), with no name: set one with "
+                        + "'continuum-node init --name NAME'\n").utf8
+                )
+            )
+        }
+        return identity
     }
 }
 

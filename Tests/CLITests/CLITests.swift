@@ -32,6 +32,13 @@ struct CLITests {
         #expect(unknown.stderr.contains("'flogs' is not a continuum-node command (see"), "\(unknown.stderr)")
         let nothing = try NodeBinary.run(["--data", cli.data.path])
         #expect(nothing.status == 64 && nothing.stderr.contains("no command after --data"), "\(nothing.stderr)")
+        // A write on a fresh directory says that it made a nameless identity.
+        let fresh = CLI()
+        defer { fresh.remove() }
+        let posted = try fresh.run("post", fresh.fixture("lake.png"), "--caption", "first")
+        #expect(posted.status == 0)
+        #expect(posted.stderr.contains("made a new identity for this node in"), "\(posted.stderr)")
+        #expect(!(try fresh.run("post", fresh.fixture("lake.png"), "--caption", "again")).stderr.contains("identity"))
         // Nothing was written by the refused lines: the store holds the profile alone.
         #expect(try cli.ok("status", "--json").contains("\"records\" : 1"))
     }
