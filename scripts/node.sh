@@ -6,8 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-swift build -c release --product continuum-node >&2
-bin="$(swift build -c release --show-bin-path)/continuum-node"
+bin=".build/release/continuum-node"
+# Build only when there is no binary yet, or a source file (or Package.swift) changed since it was built, as make
+# would: `alias cn=scripts/node.sh` then answers each command at once.
+if [ ! -x "$bin" ] || [ -n "$(find Sources Package.swift -newer "$bin" -print -quit)" ]; then
+    swift build -c release --product continuum-node >&2
+fi
 if (($#)); then
     exec "$bin" "$@"
 fi

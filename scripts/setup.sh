@@ -21,8 +21,12 @@ packages+=(libgexiv2-dev libimage-exiftool-perl python3-pil)
 # test.sh runs to check that the vectors the Swift tests compare against are still its own: Ed25519 from
 # python3-cryptography, run by /usr/bin/python3.
 packages+=(python3-cryptography)
-# The web UI's browser tests (scripts/browser-tests.py): headless Chromium driven through chromedriver (WebDriver).
-packages+=(chromium chromium-driver python3)
+# The web UI's browser tests (scripts/browser-tests.py): headless Chromium driven through chromedriver (WebDriver);
+# zbarimg (zbar-tools) reads the QR code the page shows, as a phone's camera would.
+packages+=(chromium chromium-driver python3 zbar-tools)
+# `--api-tls` is checked from outside (SettingsAPITests): curl trusts only the node's certificate, openssl computes its
+# fingerprint.
+packages+=(curl openssl)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -72,7 +72,7 @@ expect "^approved node [0-9a-f]{12} \(Carol\) into the group" "Alice approves Ca
 expect "Family  3 members" "Carol's node lists Family with its 3 members"
 expect "case- and accent-insensitive|Café by the lake" "Bob finds the post by searching 'cafe'"
 expect "Lovely light" "Bob's comment shows on Alice's node"
-expect "Alice commented on [0-9a-f]{12}: Taken at noon" "Bob is notified of Alice's comment"
+expect "Alice commented on \"Café by the lake\": Taken at noon" "Bob is notified of Alice's comment"
 expect "^removed Bob from the group" "Alice revokes Bob"
 echo "tour-test: the README's tour ran, top to bottom, in $((SECONDS - begin)) s"
 rm -rf "$work"

@@ -84,13 +84,31 @@ public struct PostHeadline: Sendable, Hashable {
     public let postedAt: Timestamp
     public let commentCount: Int
     public let deleted: Bool
+    /// The post's caption after edits; nil once the post is deleted (its text is erased).
+    public let caption: String?
 
-    public init(author: AuthorID, authorName: String?, postedAt: Timestamp, commentCount: Int, deleted: Bool) {
+    public init(
+        author: AuthorID,
+        authorName: String?,
+        postedAt: Timestamp,
+        commentCount: Int,
+        deleted: Bool,
+        caption: String? = nil
+    ) {
         self.author = author
         self.authorName = authorName
         self.postedAt = postedAt
         self.commentCount = commentCount
         self.deleted = deleted
+        self.caption = deleted ? nil : caption
+    }
+
+    /// How a line names the post: its caption in quotes while there is one (cut at 60 characters), else ``words``.
+    public var title: String {
+        // On one line: a caption may hold line breaks.
+        let line = caption?.split(whereSeparator: \.isNewline).joined(separator: " ") ?? ""
+        guard !line.isEmpty else { return words }
+        return "\"\(line.count > 60 ? line.prefix(59) + "…" : Substring(line))\""
     }
 
     /// "Alice's post of 2026-11-20 14:02 UTC, 3 comments".

@@ -5,6 +5,8 @@ import ContinuumStore
 import ContinuumSync
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -22,8 +24,13 @@ public struct APIConfiguration: Sendable {
     /// A connection that has not sent a request's complete headers this long after it opened, or after the first
     /// byte of its next request, is closed (``HeaderTimeoutHandler``).
     public var headerTimeout: Duration = .seconds(10)
+    /// Serve over TLS with this certificate (`--api-tls`); nil: plain HTTP.
+    public var tls: APICertificate?
 
     public init() {}
+
+    /// `https` with a certificate, else `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
 
     /// True for `127.0.0.1`, `::1`, `localhost` and the rest of 127/8.
     public var isLoopback: Bool { Self.isLoopback(host: host) }
@@ -54,6 +61,8 @@ public struct APIServices: Sendable {
     /// Joins an open group announced on the LAN by its name (`POST /api/join` with a name); nil where the node does
     /// not sync.
     public var joinOpen: (@Sendable (String) async throws -> GroupID)?
+    /// The data directory's path, for the Settings page (`GET /api/status`); nil where there is none.
+    public var dataDirectory: String?
 
     public init(
         store: ContinuumStore,
@@ -107,6 +116,7 @@ public struct APIServices: Sendable {
             guard let node else { throw JoinFailure(description: "the node is stopping") }
             return try await node.joinOpen(name)
         }
+        dataDirectory = node.directory.path
     }
 }
 
@@ -138,11 +148,14 @@ public final class APIServer: Service, Sendable {
         self.listening = listening
     }
 
+    /// The port it listens on, once it listens.
+    public var port: Int? { bound.withLockedValue { $0 } }
+
     /// The address it serves, once it listens: `http://127.0.0.1:7421/`.
     public var url: String? {
         bound.withLockedValue { port in
             port.map {
-                "http://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\($0)/"
+                "\(configuration.scheme)://\(configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host):\($0)/"
             }
         }
     }
@@ -182,13 +195,14 @@ public final class APIServer: Service, Sendable {
         let router = makeRouter()
         let headerTimeout = TimeAmount(configuration.headerTimeout)
         let logger = self.logger
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(
+                additionalChannelHandlers: [HeaderTimeoutHandler(timeout: headerTimeout, logger: logger)]
+            )
+        )
         let app = Application(
             router: router,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [HeaderTimeoutHandler(timeout: headerTimeout, logger: logger)]
-                )
-            ),
+            server: try configuration.tls.map { try .tls(http1, tlsConfiguration: $0.serverConfiguration()) } ?? http1,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: "continuum-node"
@@ -206,7 +220,7 @@ public final class APIServer: Service, Sendable {
     func makeRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: logger))
-        router.add(middleware: AccessMiddleware(token: configuration.token))
+        router.add(middleware: AccessMiddleware(token: configuration.token, scheme: configuration.scheme))
         if let root = Self.webRoot {
             router.add(
                 middleware: FileMiddleware(
@@ -281,6 +295,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 /// state-changing request from another web origin.
 struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: String?
+    /// `http`, or `https` under `--api-tls`: the web UI's own origin is `scheme://authority`.
+    var scheme = "http"
 
     func handle(
         _ request: Request,
@@ -289,7 +305,7 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         let authority = request.head.authority ?? ""
         if let token {
-            guard let given = Self.presentedToken(request), Self.constantTimeEqual(given, token) else {
+            guard Self.presentedTokens(request).contains(where: { Self.constantTimeEqual($0, token) }) else {
                 throw APIError(
                     .unauthorized,
                     "unauthorized",
@@ -307,7 +323,7 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             }
         }
         let safe: Set<HTTPRequest.Method> = [.get, .head, .options]
-        if !safe.contains(request.method), let origin = request.headers[.origin], origin != "http://\(authority)" {
+        if !safe.contains(request.method), let origin = request.headers[.origin], origin != "\(scheme)://\(authority)" {
             throw APIError(
                 .forbidden,
                 "bad_origin",
@@ -321,7 +337,14 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             request.cookies["continuum-token"]?.value != token
         {
             response.setCookie(
-                Cookie(name: "continuum-token", value: token, path: "/", httpOnly: true, sameSite: .strict)
+                Cookie(
+                    name: "continuum-token",
+                    value: token,
+                    path: "/",
+                    secure: scheme == "https",
+                    httpOnly: true,
+                    sameSite: .strict
+                )
             )
         }
         return response
@@ -335,12 +358,17 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
     }
 
-    static func presentedToken(_ request: Request) -> String? {
+    /// Every token the request presents: its bearer header, its `?token=`, its cookie. Any one that matches lets
+    /// it in: a browser sends the cookie of another node on the same host (cookies are per host, not per port)
+    /// beside the `?token=` of the address it opened.
+    static func presentedTokens(_ request: Request) -> [String] {
+        var tokens: [String] = []
         if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
-            return String(header.dropFirst("Bearer ".count))
+            tokens.append(String(header.dropFirst("Bearer ".count)))
         }
-        if let cookie = request.cookies["continuum-token"] { return cookie.value }
-        return request.uri.queryParameters.get("token")
+        if let query = request.uri.queryParameters.get("token") { tokens.append(query) }
+        if let cookie = request.cookies["continuum-token"] { tokens.append(cookie.value) }
+        return tokens
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

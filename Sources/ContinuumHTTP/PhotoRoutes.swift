@@ -18,6 +18,10 @@ extension Routes {
     func photo(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let hash = try photoHash(context)
         guard try await store.hasPhoto(hash) else {
+            // A browser that opened the address itself (a download link) gets a page, not the JSON error.
+            if request.headers[.accept]?.contains("text/html") == true {
+                return Self.notHerePage(hash)
+            }
             throw APIError(
                 .notFound,
                 "unknown_photo",
@@ -34,6 +38,24 @@ extension Routes {
             headers[.contentDisposition] = "attachment; filename=\"\(hash.short).\(ext)\""
         }
         return try await file(store.assets.url(for: hash), etag: "\"\(hash.hex)\"", headers: headers, request, context)
+    }
+
+    /// A short HTML page for a person who opened the address of a photo that is not here.
+    static func notHerePage(_ hash: AssetHash) -> Response {
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1"><title>Photo not here</title></head>
+            <body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 3em auto; padding: 0 1em">
+            <h1>This photo is not on this node</h1>
+            <p>Photo \(hash.short) has not arrived from a peer yet, or it was erased: its post was deleted, or its
+            photo replaced. A photo over this node's size limit arrives only when asked: open its post and press
+            Fetch.</p><p><a href="/">Back to the timeline</a></p></body></html>
+            """
+        return Response(
+            status: .notFound,
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: html))
+        )
     }
 
     /// `GET /api/photos/{sha256}/thumbnail`: a small JPEG for the grid, made once and cached by the node.
@@ -138,8 +160,8 @@ extension Routes {
                 let (lines, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4096))
                 let pump = Task {
                     for await event in events {
-                        let watch = WatchEvent(event)
-                        if watch.isFrequent && !progress { continue }
+                        if WatchEvent(event).isFrequent && !progress { continue }
+                        let watch = await WatchEvent.named(event) { await store.nameForWatch($0) }
                         guard let data = try? watch.jsonLine() else { continue }
                         continuation.yield("event: \(watch.type)\ndata: \(String(decoding: data, as: UTF8.self))\n\n")
                     }

@@ -20,7 +20,7 @@ struct Routes: Sendable {
 
     /// Every route, in collections by what they serve, under `/api`.
     func register(on router: Router<BasicRequestContext>) {
-        for collection in [nodeRoutes, postRoutes, followRoutes, photoRoutes, groupRoutes] {
+        for collection in [nodeRoutes, postRoutes, followRoutes, photoRoutes, groupRoutes, settingsRoutes] {
             router.addRoutes(collection, atPath: "/api")
         }
     }
@@ -85,6 +85,12 @@ struct Routes: Sendable {
     struct Status: Encodable {
         let node: String
         let name: String?
+        /// `0.3.0 (protocol 2)`, as `--version` prints it.
+        let version: String
+        /// Photos larger than this are not fetched by themselves (`--max-photo-mb`): `POST /api/photos/{sha256}/fetch`.
+        let maxPhotoBytes: UInt64
+        /// Where this node keeps its data; null where it has no data directory.
+        @Nullable var dataDirectory: String?
         let listening: [String]
         let api: String
         let peers: Peers
@@ -115,6 +121,9 @@ struct Routes: Sendable {
             Status(
                 node: services.identity.author.hex,
                 name: try await store.displayName(of: services.identity.author),
+                version: NodeVersion.description,
+                maxPhotoBytes: services.engine.maxPhotoBytes,
+                dataDirectory: services.dataDirectory,
                 listening: services.listening(),
                 api: address(),
                 peers: .init(connected: connected, known: known),
@@ -140,8 +149,13 @@ struct Routes: Sendable {
     func peers() async throws -> Response {
         let connected = Set(await services.engine.connectedPeers())
         let interest = await services.engine.peerInterest()
+        let traffic = await services.engine.liveTraffic()
         let lines = try await store.peers().map {
-            PeerJSON($0, connected: connected.contains($0.id), pushInterest: interest[$0.id])
+            PeerJSON(
+                $0.adding(traffic[$0.id].map(LiveTraffic.init)),
+                connected: connected.contains($0.id),
+                pushInterest: interest[$0.id]
+            )
         }
         return try json(PeerList(peers: lines, discovery: DiscoveryJSON(services.discovery())))
     }

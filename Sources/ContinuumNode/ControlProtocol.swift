@@ -1,5 +1,7 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumSession
+import ContinuumStore
 import Foundation
 
 // What the commands and the running node say to each other on the control socket (``ControlServer``,
@@ -34,6 +36,34 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case joinOpen(name: String)
 }
 
+/// Records and bytes a session open now has moved each way; the store's counters add them when it ends.
+public struct LiveTraffic: Codable, Sendable, Hashable {
+    public var recordsIn: Int64
+    public var recordsOut: Int64
+    public var bytesIn: Int64
+    public var bytesOut: Int64
+
+    public init(_ stats: SessionStats) {
+        recordsIn = stats.recordsIn
+        recordsOut = stats.recordsOut
+        bytesIn = stats.bytesIn
+        bytesOut = stats.bytesOut
+    }
+}
+
+extension PeerRecord {
+    /// The peer's counters with what its open session moved so far.
+    public func adding(_ live: LiveTraffic?) -> PeerRecord {
+        guard let live else { return self }
+        return adding(
+            recordsIn: live.recordsIn,
+            recordsOut: live.recordsOut,
+            bytesIn: live.bytesIn,
+            bytesOut: live.bytesOut
+        )
+    }
+}
+
 /// A reply line from the running node.
 public enum ControlReply: Codable, Sendable, Hashable {
     /// The request cannot be done; the message is for a person.
@@ -46,8 +76,9 @@ public enum ControlReply: Codable, Sendable, Hashable {
     case photoProgress(bytes: UInt64, ofBytes: UInt64)
     /// The photo is in the store, at `path`.
     case photoStored(path: String)
-    /// The peers with a session now, and for each the number of posts it asked to have pushed.
-    case connected(peers: [AuthorID], interest: [AuthorID: Int])
+    /// The peers with a session now, for each the number of posts it asked to have pushed, and what its session
+    /// has moved so far (not yet in the store's counters).
+    case connected(peers: [AuthorID], interest: [AuthorID: Int], traffic: [AuthorID: LiveTraffic])
     /// The start of the event stream: this node, and the time.
     case watching(node: AuthorID, at: Timestamp)
     case discovery(DiscoveryStatus)

@@ -120,7 +120,10 @@ final class ControlServer: Sendable {
             }
         case .connected:
             let peers = await node.engine.connectedPeers()
-            try await replies.send(.connected(peers: peers, interest: await node.engine.peerInterest()))
+            let traffic = await node.engine.liveTraffic().mapValues(LiveTraffic.init)
+            try await replies.send(
+                .connected(peers: peers, interest: await node.engine.peerInterest(), traffic: traffic)
+            )
         case .stored:
             await node.engine.recordsWritten()
             try await replies.send(.ok)
@@ -130,8 +133,10 @@ final class ControlServer: Sendable {
         case .watch:
             let events = await node.engine.events()
             try await replies.send(.watching(node: node.identity.author, at: .now()))
+            let store = node.store
             for await event in events {
-                try await replies.write(try WatchEvent(event).jsonLine())
+                let named = await WatchEvent.named(event) { await store.nameForWatch($0) }
+                try await replies.write(try named.jsonLine())
             }
         }
     }

@@ -222,6 +222,8 @@ public struct PostHeadlineJSON: Encodable, Sendable {
     let postedAt: RFC3339Time
     let commentCount: Int
     let deleted: Bool
+    /// The caption after edits; null once the post is deleted.
+    @Nullable var caption: String?
     /// The same in words: "Alice's post of 2026-11-20 14:02 UTC, 3 comments".
     let words: String
 
@@ -231,6 +233,7 @@ public struct PostHeadlineJSON: Encodable, Sendable {
         postedAt = RFC3339Time(headline.postedAt)
         commentCount = headline.commentCount
         deleted = headline.deleted
+        caption = headline.caption
         words = headline.words
     }
 }
@@ -259,7 +262,8 @@ public struct FollowedPostJSON: Encodable, Sendable {
 }
 
 /// A peer met, in `peers`: with how many posts it asked to have pushed (`null` when not connected to the running
-/// node), and, from the API only, whether it is connected now.
+/// node), and, from the API only, whether it is connected now. Its counters include what a session open now has
+/// moved so far (``PeerRecord/adding(_:)``).
 public struct PeerJSON: Encodable, Sendable {
     let id: AuthorID
     @Nullable var name: String?

@@ -36,8 +36,8 @@ public struct RecordRefused: Error, Sendable, CustomStringConvertible {
 }
 
 /// Every change a person makes to this node's data, written once for the command line and the HTTP API: the
-/// checks, the signed record, the photo and its thumbnail, and telling the sync engine. (The display name is set
-/// only from the command line, by `init --name`.)
+/// checks, the signed record, the photo and its thumbnail, and telling the sync engine (also the display name:
+/// `init --name` and `PUT /api/name`).
 ///
 /// The front ends parse what people type and resolve ids; they word the errors their own way. Errors are
 /// ``StoreError`` (unknown post, not the owner, storage), ``RecordRefused`` and, for a post, ``PhotoRefusal``.

@@ -3,16 +3,61 @@ import ContinuumStore
 import ContinuumSync
 import Foundation
 
+extension ContinuumStore {
+    /// The name `watch` shows for an author or a peer: its profile's display name, else the name it gave in
+    /// HELLO; nil when neither is known (or the store cannot be read: the line then shows the id alone).
+    public func nameForWatch(_ id: AuthorID) async -> String? {
+        if let name = try? await displayName(of: id) { return name }
+        return (try? await peerName(id)) ?? nil
+    }
+}
+
 /// One event of the node's live stream, as `watch` prints it and `GET /api/events` sends it: JSON with a `type`,
 /// the event's fields, the time, and a one-line `summary` for people (Docs/CLI.md lists every type).
 public struct WatchEvent: Sendable, Encodable {
     public let event: SyncEvent
     public let at: Timestamp
+    /// Display names of the authors and peers the event names, where known: the summary shows "Alice (d693128b…)"
+    /// rather than the id alone, and the JSON adds `authorName` (`name` for peers).
+    public let names: [AuthorID: String]
 
-    public init(_ event: SyncEvent, at: Timestamp = .now()) {
+    public init(_ event: SyncEvent, at: Timestamp = .now(), names: [AuthorID: String] = [:]) {
         self.event = event
         self.at = at
+        self.names = names
     }
+
+    /// The event with the names of those it names, looked up once each.
+    public static func named(
+        _ event: SyncEvent,
+        at: Timestamp = .now(),
+        lookup: (AuthorID) async -> String?
+    ) async -> WatchEvent {
+        var names: [AuthorID: String] = [:]
+        for id in Set(WatchEvent(event).involved) {
+            if let name = await lookup(id) { names[id] = name }
+        }
+        return WatchEvent(event, at: at, names: names)
+    }
+
+    /// The authors and peers the event names by id.
+    var involved: [AuthorID] {
+        switch event {
+        case .peerLeft(let peer, _), .recordsStored(let peer, _), .progress(let peer, _, _, _, _),
+            .roundFinished(let peer, _):
+            [peer]
+        case .forkDetected(let fork): [fork.author]
+        case .postAdded(_, let author, _), .commentAdded(_, _, let author, _), .postEdited(_, let author, _),
+            .deleted(_, let author):
+            [author]
+        case .peerJoined, .joinRequested, .photoArrived, .photoSkipped, .photoProgress, .thumbnailArrived,
+            .notification:
+            []
+        }
+    }
+
+    /// Someone named in a line: "Alice (d693128be063)" when the name is known, else the short id.
+    func who(_ id: AuthorID) -> String { names[id].map { "\($0) (\(id.short))" } ?? id.short }
 
     /// Events worth a line in `watch` (photo progress is many per second; it is only shown with `--progress`).
     public var isFrequent: Bool {
@@ -44,23 +89,23 @@ public struct WatchEvent: Sendable, Encodable {
     public var summary: String {
         switch event {
         case .peerJoined(let peer, let name): "peer joined: \(name ?? "(no name)") \(peer.short)"
-        case .peerLeft(let peer, let reason): "peer left: \(peer.short) (\(reason))"
-        case .recordsStored(let peer, let count): "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
+        case .peerLeft(let peer, let reason): "peer left: \(who(peer)) (\(reason))"
+        case .recordsStored(let peer, let count): "received \(count) record\(count == 1 ? "" : "s") from \(who(peer))"
         case .progress(let peer, let records, let ofRecords, _, _):
-            "sync with \(peer.short): \(records) of \(ofRecords) records"
-        case .roundFinished(let peer, _): "sync with \(peer.short) finished"
-        case .forkDetected(let fork): "fork detected: author \(fork.author.short) at \(fork.sequence)"
+            "sync with \(who(peer)): \(records) of \(ofRecords) records"
+        case .roundFinished(let peer, _): "sync with \(who(peer)) finished"
+        case .forkDetected(let fork): "fork detected: author \(who(fork.author)) at \(fork.sequence)"
         case .photoArrived(let hash): "photo \(hash.short) complete"
         case .photoSkipped(let hash, let bytes):
             "photo \(hash.short) skipped: \(bytes / 1_048_576) MiB is over --max-photo-mb (fetch it with 'fetch')"
         case .photoProgress(let hash, let bytes, let total): "photo \(hash.short): \(bytes) of \(total) bytes"
         case .thumbnailArrived(let hash): "thumbnail of photo \(hash.short) here"
-        case .postAdded(let post, let author, let caption): "new post \(post.short) by \(author.short): \(caption)"
-        case .commentAdded(_, let post, let author, let text): "comment on \(post.short) by \(author.short): \(text)"
-        case .postEdited(let post, _, let caption):
-            "post \(post.short) edited: \(caption ?? "new photo or location; same caption")"
+        case .postAdded(let post, let author, let caption): "new post \(post.short) by \(who(author)): \(caption)"
+        case .commentAdded(_, let post, let author, let text): "comment on \(post.short) by \(who(author)): \(text)"
+        case .postEdited(let post, let author, let caption):
+            "post \(post.short) edited by \(who(author)): \(caption ?? "new photo or location; same caption")"
         case .deleted(let targets, let author):
-            "deleted by \(author.short): \(targets.map(\.short).joined(separator: ", "))"
+            "deleted by \(who(author)): \(targets.map(\.short).joined(separator: ", "))"
         case .notification(let notification): Self.describe(notification)
         case .joinRequested(let peer, let name):
             "\(name ?? "a node") (\(peer.short)) asks to join: 'continuum-node approve \(peer.short)' or 'deny'"
@@ -71,10 +116,12 @@ public struct WatchEvent: Sendable, Encodable {
         let who = notification.authorName ?? notification.author?.short ?? "someone"
         let offline = notification.whileOffline ? " (while you were offline)" : ""
         let post = notification.post.short
+        // A comment names its post by the post's caption while it has one ("Lake at dawn"), else by its id.
+        let commented = notification.about?.caption != nil ? notification.about?.title ?? post : post
         // A text its author erased (the post or comment deleted since) is named by what is left.
         let erased = notification.about?.deleted == true ? "deleted since" : "no text"
         return switch notification.kind {
-        case .comment: "\(who) commented on \(post): \(notification.text ?? "(\(erased))")\(offline)"
+        case .comment: "\(who) commented on \(commented): \(notification.text ?? "(\(erased))")\(offline)"
         case .edited:
             if let text = notification.text {
                 "\(who) edited \(post): \(text)\(offline)"
@@ -89,7 +136,7 @@ public struct WatchEvent: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case type, at, summary, peer, name, reason, count, records, ofRecords, bytes, ofBytes, round, fork, sha256
-        case post, comment, author, caption, text, targets, notification
+        case post, comment, author, authorName, caption, text, targets, notification
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -103,18 +150,22 @@ public struct WatchEvent: Sendable, Encodable {
             try container.encode(name, forKey: .name)
         case .peerLeft(let peer, let reason):
             try container.encode(peer, forKey: .peer)
+            try container.encodeIfPresent(names[peer], forKey: .name)
             try container.encode(reason, forKey: .reason)
         case .recordsStored(let peer, let count):
             try container.encode(peer, forKey: .peer)
+            try container.encodeIfPresent(names[peer], forKey: .name)
             try container.encode(count, forKey: .count)
         case .progress(let peer, let records, let ofRecords, let bytes, let ofBytes):
             try container.encode(peer, forKey: .peer)
+            try container.encodeIfPresent(names[peer], forKey: .name)
             try container.encode(records, forKey: .records)
             try container.encode(ofRecords, forKey: .ofRecords)
             try container.encode(bytes, forKey: .bytes)
             try container.encode(ofBytes, forKey: .ofBytes)
         case .roundFinished(let peer, let round):
             try container.encode(peer, forKey: .peer)
+            try container.encodeIfPresent(names[peer], forKey: .name)
             try container.encode(round, forKey: .round)
         case .forkDetected(let fork):
             try container.encode(ForkJSON(fork), forKey: .fork)
@@ -130,19 +181,23 @@ public struct WatchEvent: Sendable, Encodable {
         case .postAdded(let post, let author, let caption):
             try container.encode(post, forKey: .post)
             try container.encode(author, forKey: .author)
+            try container.encodeIfPresent(names[author], forKey: .authorName)
             try container.encode(caption, forKey: .caption)
         case .commentAdded(let comment, let post, let author, let text):
             try container.encode(comment, forKey: .comment)
             try container.encode(post, forKey: .post)
             try container.encode(author, forKey: .author)
+            try container.encodeIfPresent(names[author], forKey: .authorName)
             try container.encode(text, forKey: .text)
         case .postEdited(let post, let author, let caption):
             try container.encode(post, forKey: .post)
             try container.encode(author, forKey: .author)
+            try container.encodeIfPresent(names[author], forKey: .authorName)
             try container.encode(caption, forKey: .caption)
         case .deleted(let targets, let author):
             try container.encode(targets, forKey: .targets)
             try container.encode(author, forKey: .author)
+            try container.encodeIfPresent(names[author], forKey: .authorName)
         case .notification(let notification):
             try container.encode(NotificationJSON(notification), forKey: .notification)
         }

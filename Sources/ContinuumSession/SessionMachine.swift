@@ -142,6 +142,9 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
         refuse(WireError(.internal, "the node failed while \(doing)"))
     }
 
+    /// The counters since the last ``takeStats()``, left as they are.
+    public var currentStats: SessionStats { stats }
+
     public mutating func takeStats() -> SessionStats {
         defer { stats = SessionStats(pushesSent: stats.pushesSent, pushesReceived: stats.pushesReceived) }
         return stats

@@ -37,7 +37,8 @@ extension NotificationSummary {
                 authorName: row["post_author_name"],
                 postedAt: Timestamp(milliseconds: row["post_created_at"]),
                 commentCount: row["post_comment_count"],
-                deleted: row["post_deleted"]
+                deleted: row["post_deleted"],
+                caption: row["post_caption"]
             )
         }
     }
@@ -45,7 +46,8 @@ extension NotificationSummary {
     static let selectSQL = """
         SELECT notification.*, profile.name AS author_name, post.author AS post_author,
                post_profile.name AS post_author_name, post.created_at AS post_created_at,
-               post.comment_count AS post_comment_count, post.deleted AS post_deleted
+               post.comment_count AS post_comment_count, post.deleted AS post_deleted,
+               post.caption AS post_caption
         FROM notification
         LEFT JOIN profile ON profile.author = notification.author
         LEFT JOIN post ON post.id = notification.post

@@ -47,28 +47,38 @@ extension ContinuumStore {
         }
     }
 
-    /// Live posts whose caption contains the term, ignoring case and diacritics, newest first.
+    /// Live posts whose caption contains every word of the term, in any order, ignoring case and diacritics,
+    /// newest first.
     ///
-    /// Terms of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions,
+    /// Words of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions,
     /// newest first, until a page is full.
     public func search(_ term: String, limit: Int = 50) async throws -> [PostSummary] {
-        let folded = TextFolding.fold(term.trimmingCharacters(in: .whitespacesAndNewlines))
-        guard !folded.isEmpty else {
+        let words = TextFolding.fold(term).split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        guard !words.isEmpty else {
             throw StoreError(.invalidInput, "the search term is blank; give a word from a caption")
         }
         let limit = max(1, min(limit, 500))
+        // FTS5 takes each long word as a quoted phrase, all of them ANDed; a short word is a LIKE on the folded
+        // caption, which the trigram index cannot answer.
+        let long = words.filter { $0.count >= 3 }
+        let short = words.filter { $0.count < 3 }
+        var conditions: [String] = []
+        var arguments: [String] = []
+        if !long.isEmpty {
+            conditions.append("post_search MATCH ?")
+            arguments.append(
+                long.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " AND ")
+            )
+        }
+        for word in short {
+            conditions.append("folded LIKE ? ESCAPE '\\'")
+            let escaped = word.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            arguments.append("%" + escaped + "%")
+        }
+        let match = conditions.joined(separator: " AND ")
+        let values = StatementArguments(arguments)
         return try await read { db in
-            let match: String
-            let argument: String
-            if folded.count >= 3 {
-                match = "post_search MATCH ?"
-                argument = "\"" + folded.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            } else {
-                match = "folded LIKE ? ESCAPE '\\'"
-                let escaped = folded.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-                argument = "%" + escaped + "%"
-            }
             // post.rowid (= post_search.rowid) follows creation time, so the index is walked newest first and
             // the walk stops after one page, however many captions match.
             let sql = """
@@ -80,7 +90,7 @@ extension ContinuumStore {
                 WHERE post.deleted = 0
                 ORDER BY post.rowid DESC
                 """
-            return try Row.fetchAll(db, sql: sql, arguments: [argument]).map(PostSummary.init(row:))
+            return try Row.fetchAll(db, sql: sql, arguments: values).map(PostSummary.init(row:))
         }
     }
 
@@ -242,6 +252,13 @@ extension ContinuumStore {
                 heads[AuthorID(unchecked: row["author"])] = UInt64(row["contiguous"] as Int64)
             }
             return VectorClock(heads)
+        }
+    }
+
+    /// The name a peer gave in its HELLO, if it was met.
+    public func peerName(_ node: AuthorID) async throws -> String? {
+        try await read { db in
+            try String.fetchOne(db, sql: "SELECT name FROM peer WHERE node = ?", arguments: [node.bytes])
         }
     }
 

@@ -14,6 +14,22 @@ public struct PeerRecord: Sendable, Hashable {
     public let recordsOut: Int64
     public let bytesIn: Int64
     public let bytesOut: Int64
+
+    /// The same peer with a session's counters added to its own.
+    public func adding(recordsIn: Int64, recordsOut: Int64, bytesIn: Int64, bytesOut: Int64) -> PeerRecord {
+        PeerRecord(
+            id: id,
+            name: name,
+            host: host,
+            port: port,
+            state: state,
+            lastSeen: lastSeen,
+            recordsIn: self.recordsIn + recordsIn,
+            recordsOut: self.recordsOut + recordsOut,
+            bytesIn: self.bytesIn + bytesIn,
+            bytesOut: self.bytesOut + bytesOut
+        )
+    }
 }
 
 extension ContinuumStore {

@@ -92,6 +92,9 @@ public struct PostDetail: Sendable, Hashable {
 public struct FeedPage: Sendable, Hashable {
     public let posts: [PostSummary]
     public let nextCursor: String?
+
+    /// A page with no posts and nothing after it.
+    public static let empty = FeedPage(posts: [], nextCursor: nil)
 }
 
 /// A position in the feed: just after the post with this created-at and id. Stable while new posts arrive.

@@ -59,6 +59,8 @@ extension PeerSession {
 
     func takeStats() -> SessionStats { machine.takeStats() }
 
+    func currentStats() -> SessionStats { machine.currentStats }
+
     /// Waits for the peer's DONE of one of our rounds; false on timeout or when the session ends first.
     func waitForRound(_ number: UInt32, timeout: Duration) async -> Bool {
         if machine.isFinished(round: number) { return true }

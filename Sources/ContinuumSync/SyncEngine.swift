@@ -197,6 +197,9 @@ public actor SyncEngine {
 
     func session(for peer: AuthorID) -> PeerSession? { sessions[peer] }
 
+    /// Photos larger than this are not fetched by themselves (`--max-photo-mb`).
+    public nonisolated var maxPhotoBytes: UInt64 { configuration.maxPhotoBytes }
+
     /// Fetches a photo now, whatever its size (photos over `--max-photo-mb` are otherwise skipped).
     public func fetchPhoto(_ hash: AssetHash) async {
         await photos.fetchOnDemand(hash)
@@ -237,6 +240,14 @@ public actor SyncEngine {
 
     /// For each connected peer, how many posts it asked to have pushed (for itself or for nodes beyond it).
     public func peerInterest() -> [AuthorID: Int] { interest.mapValues(\.count) }
+
+    /// What each session open now has moved so far: the store's peer counters add a session's only when it ends,
+    /// so `peers` adds these to show live figures.
+    public func liveTraffic() async -> [AuthorID: SessionStats] {
+        var traffic: [AuthorID: SessionStats] = [:]
+        for (peer, session) in sessions { traffic[peer] = await session.currentStats() }
+        return traffic
+    }
 
     /// An INTEREST frame from a peer: applied in place, in time proportional to its entries. Telling the other
     /// peers is left to the relay in ``run()``, which coalesces changes (at most one advertisement per

@@ -143,7 +143,7 @@ struct PushBench: AsyncParsableCommand {
 
     static func interest(on directory: DataDirectory, from peer: AuthorID) -> Int? {
         guard let client = try? ControlClient(directory), (try? client.send(.connected)) != nil,
-            case .connected(_, let interest)? = try? client.reply()
+            case .connected(_, let interest, _)? = try? client.reply()
         else { return nil }
         return interest[peer]
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ContinuumNode
 import Foundation
 import Logging
 
@@ -13,6 +14,7 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             The data directory is --data, else $CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node,
             else ~/.local/share/continuum-node.
             """,
+        version: NodeVersion.description,
         subcommands: [
             InitCommand.self, StatusCommand.self, PostCommand.self, CommentCommand.self, FeedCommand.self,
             SearchCommand.self, ShowCommand.self, EditCommand.self, DeleteCommand.self, ExportCommand.self,

@@ -130,7 +130,7 @@ struct StatusCommand: AsyncParsableCommand {
         var identityError: String?
         var name: String?
         do {
-            author = try context.identity().author
+            author = try context.existingIdentity()?.author
         } catch {
             identityError = "\(error)"
         }
@@ -152,7 +152,11 @@ struct StatusCommand: AsyncParsableCommand {
             )
         )
         if output.json { return try Output.json(result) }
-        print("node id:  \(author?.hex ?? "unusable: \(identityError ?? "")")")
+        if let identityError {
+            print("node id:  unusable: \(identityError)")
+        } else {
+            print("node id:  \(author?.hex ?? "none yet: run 'continuum-node init --name NAME' to make one")")
+        }
         if author != nil {
             print("name:     \(name ?? "(none; set one with 'continuum-node init --name NAME')")")
         }

@@ -68,7 +68,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("api-listen"),
         help: ArgumentHelp(
-            "Serve the HTTP API and web UI here (port 0 picks a free one); not loopback needs --api-token.",
+            "Serve the HTTP API and web UI here (port 0 picks a free one). Beyond loopback (0.0.0.0:7421 for a phone), "
+                + "a token is required: --api-token, else one kept in the data directory.",
             valueName: "HOST:PORT"
         )
     )
@@ -82,6 +83,15 @@ struct RunCommand: AsyncParsableCommand {
 
     @Flag(name: .customLong("no-api"), help: "Do not serve the HTTP API and web UI.")
     var noAPI = false
+
+    @Flag(
+        name: .customLong("api-tls"),
+        help: ArgumentHelp(
+            "Serve the HTTP API over TLS (https) with this node's own certificate, so that the token and photos "
+                + "cannot be read off the Wi-Fi. Browsers warn once: compare the fingerprint printed."
+        )
+    )
+    var apiTLS = false
 
     @Option(name: .customLong("max-upload-mb"), help: "The largest photo the HTTP API accepts, in MiB.")
     var maxUploadMB = 50
@@ -132,15 +142,8 @@ struct RunCommand: AsyncParsableCommand {
         if network != nil && networkKey != nil {
             throw ValidationError("--network and --network-key both name the network; give only one of them")
         }
-        if !noAPI {
-            let api = try apiConfiguration()
-            if !api.isLoopback && apiToken == nil {
-                throw ValidationError(
-                    "--api-listen \(apiListen) is not a loopback address: anyone who can reach it could post as you; "
-                        + "give --api-token TOKEN (16 or more characters), or listen on 127.0.0.1"
-                )
-            }
-        }
+        if !noAPI { _ = try apiConfiguration() }
+        if noAPI && apiTLS { throw ValidationError("--api-tls and --no-api: there is no API to serve over TLS") }
         let tokenCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/=")
         if let apiToken, apiToken.count < 16 || !apiToken.allSatisfy(tokenCharacters.contains) {
             throw ValidationError(
@@ -174,23 +177,11 @@ struct RunCommand: AsyncParsableCommand {
         Self.limitMallocArenas()
         let networkID = try self.networkID()
         let context = try options.open()
-        let identity = try context.identity()
+        let identity = try context.identityMadeIfNeeded()
         let configuration = try await nodeConfiguration(
             network: networkID,
             name: context.store.displayName(of: identity.author)
         )
-        let api = noAPI ? nil : try apiConfiguration()
-        if let api, !api.isLoopback {
-            FileHandle.standardError.write(
-                Data(
-                    """
-                    WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
-                    read, post, comment and delete as this node. Keep the token secret; prefer 127.0.0.1.
-
-                    """.utf8
-                )
-            )
-        }
         try context.store.close()
         let logger = Logger(label: "continuum")
         let node: Node
@@ -209,6 +200,8 @@ struct RunCommand: AsyncParsableCommand {
                 Data("warning: --insecure-plaintext: no encryption, no authentication\n".utf8)
             )
         }
+        // Made only once the node holds the data directory's lock: a second `run` on it writes nothing.
+        let api = noAPI ? nil : try securedAPIConfiguration(context.directory)
         let addresses: [SocketAddress]
         do {
             addresses = try await node.start()
@@ -231,10 +224,61 @@ struct RunCommand: AsyncParsableCommand {
                 thumbnails: node.thumbnails
             ),
             logger: logger,
-            listening: { [apiToken] url in
-                FileHandle.standardOutput.write(Data("api on \(url)\(apiToken.map { "?token=\($0)" } ?? "")\n".utf8))
+            listening: { [configuration] url in
+                FileHandle.standardOutput.write(Data(Self.apiAnnouncement(url, configuration).utf8))
             }
         )
+    }
+
+    /// The API's configuration with what listening beyond loopback needs: a token (the one given, else one kept in
+    /// the data directory, so that the address a phone saved stays good across restarts), a warning on stderr, and
+    /// under `--api-tls` the certificate kept in the data directory.
+    func securedAPIConfiguration(_ directory: DataDirectory) throws -> APIConfiguration {
+        var api = try apiConfiguration()
+        if !api.isLoopback {
+            if api.token == nil { api.token = try APIToken.loadOrCreate(in: directory.url) }
+            let advice = apiTLS ? "" : "; add --api-tls so that it cannot be read off the Wi-Fi"
+            FileHandle.standardError.write(
+                Data(
+                    """
+                    WARNING: the HTTP API listens on \(apiListen), beyond this machine. Anyone with the token can \
+                    read, post, comment and delete as this node. Keep the token secret\(advice).
+
+                    """.utf8
+                )
+            )
+        }
+        if apiTLS {
+            let hosts = ["127.0.0.1"] + PhoneAccess.interfaceAddresses().filter { !$0.isIPv6 }.map(\.text)
+            do {
+                api.tls = try APICertificate.loadOrCreate(in: directory.url, hosts: hosts)
+            } catch {
+                throw CLIError("cannot make or read the API's TLS certificate in \(directory.path): \(error)")
+            }
+        }
+        return api
+    }
+
+    /// What `run` prints once the API listens: its address; beyond loopback, the addresses a phone opens and the
+    /// QR code of the first; under `--api-tls`, the certificate's fingerprint.
+    static func apiAnnouncement(_ url: String, _ configuration: APIConfiguration) -> String {
+        var lines = ["api on \(url)\(configuration.token.map { "?token=\(PhoneAccess.queryValue($0))" } ?? "")"]
+        if !configuration.isLoopback, let port = URLComponents(string: url)?.port {
+            let access = PhoneAccess(
+                host: configuration.host,
+                port: port,
+                tls: configuration.tls != nil,
+                token: configuration.token,
+                interfaces: PhoneAccess.interfaceAddresses()
+            )
+            lines += access.urls.map { "open on a phone: \($0)" }
+            if let qr = access.qrText { lines.append(qr) }
+            if !access.reachable { lines.append(access.message) }
+        }
+        if let tls = configuration.tls {
+            lines.append("api certificate \(tls.fingerprint) (the browser warns once: check it shows this fingerprint)")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 
     /// The node's configuration from the options.
@@ -399,16 +443,20 @@ struct PeersCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try options.open()
-        let peers = try await context.store.peers()
-        // Without a running node (or with one that does not answer), no peer wants pushes: null in the JSON.
+        let stored = try await context.store.peers()
+        // Without a running node (or with one that does not answer), no peer wants pushes: null in the JSON. The
+        // store's counters hold ended sessions; the node adds what its open sessions moved so far.
         var interest: [AuthorID: Int] = [:]
+        var traffic: [AuthorID: LiveTraffic] = [:]
         if let connection = try? ControlClient(context.directory) {
             try? connection.send(.connected)
-            if case .connected(_, let wanted)? = try? connection.reply() { interest = wanted }
+            if case .connected(_, let wanted, let live)? = try? connection.reply() {
+                interest = wanted
+                traffic = live
+            }
         }
-        if output.json {
-            return try Output.json(["peers": peers.map { PeerJSON($0, pushInterest: interest[$0.id]) }])
-        }
+        let peers = stored.map { $0.adding(traffic[$0.id]) }
+        if output.json { return try Output.json(["peers": peers.map { PeerJSON($0, pushInterest: interest[$0.id]) }]) }
         if peers.isEmpty {
             print("No peers met yet. Start the node with 'continuum-node run --peer HOST:PORT'.")
             return

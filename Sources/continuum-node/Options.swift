@@ -54,9 +54,27 @@ struct CommandContext {
         )
     }
 
-    /// The node's identity, created on first use.
-    /// This node's identity; made now (and said so on stderr) when the data directory has none yet.
+    /// This node's identity, for a command that signs: one on a directory with no identity yet is refused, with
+    /// the command that makes one (`init`), before anything is written.
     func identity() throws -> NodeIdentity {
+        guard let identity = try existingIdentity() else {
+            throw CLIError(
+                "this node has no identity yet (no \(directory.identityURL.lastPathComponent) in "
+                    + "\(directory.path)): run 'continuum-node init --name NAME' first"
+            )
+        }
+        return identity
+    }
+
+    /// This node's identity, or nil where the data directory has none yet (reads work without one). A key that is
+    /// there but unsafe or corrupt is an error.
+    func existingIdentity() throws -> NodeIdentity? {
+        guard FileManager.default.fileExists(atPath: directory.identityURL.path) else { return nil }
+        return try IdentityFile.load(at: directory.identityURL)
+    }
+
+    /// This node's identity for `run`: made now, and said so on stderr, when the data directory has none yet.
+    func identityMadeIfNeeded() throws -> NodeIdentity {
         let (identity, created) = try IdentityFile.loadOrCreate(at: directory.identityURL)
         if created {
             FileHandle.standardError.write(

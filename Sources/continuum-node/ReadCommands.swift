@@ -48,7 +48,14 @@ struct FeedCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         var query = FeedQuery(limit: limit)
-        if mine { query.mine = try context.identity().node }
+        if mine {
+            // A node with no identity yet has no posts of its own: an empty feed, as for a fresh directory.
+            guard let me = try context.existingIdentity() else {
+                if output.json { return try Output.json(FeedPageJSON(.empty)) }
+                return print("No posts of yours: this node has no identity yet ('continuum-node init --name NAME').")
+            }
+            query.mine = me.node
+        }
         if let author { query.author = try await context.store.resolveAuthor(author) }
         if let since { query.since = try Parse.since(since) }
         if let near {
@@ -71,13 +78,16 @@ struct FeedCommand: AsyncParsableCommand {
 struct SearchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
-        abstract: "Find posts whose caption contains a term, ignoring case and accents."
+        abstract: "Find posts whose caption contains every word of a term, in any order, ignoring case and accents."
     )
 
     @OptionGroup var options: DataOptions
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: "What to look for: \"water\" finds \"Waterfall\", \"cafe\" finds \"Café\".")
+    @Argument(
+        help:
+            "What to look for: \"water\" finds \"Waterfall\", \"cafe\" finds \"Café\", \"dusk water\" finds \"Waterfall at dusk\"."
+    )
     var term: String
 
     @Option(help: "At most this many posts, 1 to 500.")

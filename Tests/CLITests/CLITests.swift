@@ -32,13 +32,27 @@ struct CLITests {
         #expect(unknown.stderr.contains("'flogs' is not a continuum-node command (see"), "\(unknown.stderr)")
         let nothing = try NodeBinary.run(["--data", cli.data.path])
         #expect(nothing.status == 64 && nothing.stderr.contains("no command after --data"), "\(nothing.stderr)")
-        // A write on a fresh directory says that it made a nameless identity.
+        // A write on a directory with no identity is refused, saying to run init first; reads work, and nothing
+        // was made: no key, no record.
         let fresh = CLI()
         defer { fresh.remove() }
         let posted = try fresh.run("post", fresh.fixture("lake.png"), "--caption", "first")
-        #expect(posted.status == 0)
-        #expect(posted.stderr.contains("made a new identity for this node in"), "\(posted.stderr)")
-        #expect(!(try fresh.run("post", fresh.fixture("lake.png"), "--caption", "again")).stderr.contains("identity"))
+        #expect(posted.status == 1 && posted.stdout.isEmpty)
+        #expect(
+            posted.stderr.contains("this node has no identity yet")
+                && posted.stderr.contains("run 'continuum-node init --name NAME' first"),
+            "\(posted.stderr)"
+        )
+        #expect(!FileManager.default.fileExists(atPath: fresh.data.appendingPathComponent("identity.key").path))
+        #expect(try fresh.ok("feed") == "No posts yet.")
+        #expect(try fresh.ok("feed", "--mine").contains("this node has no identity yet"))
+        #expect(try fresh.ok("status").contains("node id:  none yet: run 'continuum-node init --name NAME'"))
+        #expect(try fresh.ok("status", "--json").contains("\"records\" : 0"))
+        #expect(try fresh.run("comment", "abc", "hello").stderr.contains("no identity yet"))
+        #expect(!FileManager.default.fileExists(atPath: fresh.data.appendingPathComponent("identity.key").path))
+        // After init, the same write works.
+        try fresh.ok("init", "--name", "Fresh")
+        #expect(try fresh.run("post", fresh.fixture("lake.png"), "--caption", "first").status == 0)
         // Nothing was written by the refused lines: the store holds the profile alone.
         #expect(try cli.ok("status", "--json").contains("\"records\" : 1"))
     }
@@ -258,6 +272,7 @@ struct CLITests {
     func photoStoredOnce() throws {
         let cli = CLI()
         defer { cli.remove() }
+        try cli.ok("init")
         try cli.ok("post", cli.fixture("lake.png"), "--caption", "one")
         try cli.ok("post", cli.fixture("lake.png"), "--caption", "two")
         let status = try cli.run("status", "--json").json()

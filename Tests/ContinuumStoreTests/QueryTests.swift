@@ -96,11 +96,18 @@ struct QueryTests {
         }
         #expect(captions.count >= 100_000)
         #expect(try await temporary.store.counts().posts == captions.count)
-        for term in ["zurich", "ZüRiCh", "CAFE", "brûlée", "Señor", "ri"] {
-            // The oracle: Foundation's own case- and diacritic-insensitive substring search.
+        // Several words match captions holding every one of them, in any order.
+        let terms = ["zurich", "ZüRiCh", "CAFE", "brûlée", "Señor", "ri", "brûlée crème", "lights  ZÜRICH", "ri zu"]
+        for term in terms {
+            // The oracle: Foundation's own case- and diacritic-insensitive substring search, word by word.
+            let words = term.split(separator: " ")
             let expected = Set(
-                captions.filter { $0.value.range(of: term, options: [.caseInsensitive, .diacriticInsensitive]) != nil }
-                    .keys
+                captions.filter { caption in
+                    words.allSatisfy {
+                        caption.value.range(of: $0, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+                    }
+                }
+                .keys
             )
             if expected.count <= 500 {
                 let found = try await temporary.store.search(term, limit: 500)

@@ -267,7 +267,7 @@ struct FollowTests {
         #expect(raising.stderr.isEmpty, "stderr: \(raising.stderr)")
         try await eventually("notify-send was run for both notifications") {
             let lines = ((try? String(contentsOf: raised, encoding: .utf8)) ?? "").split(separator: "\n")
-            return lines.count == 2 && lines[1].contains("commented on \(post.prefix(12)): and this")
+            return lines.count == 2 && lines[1].contains("commented on \"Watch this\": and this")
         }
         try await eventually("the --desktop watcher shows the notifications too") {
             desktop.events.filter { $0["type"] as? String == "notification" }.count == 2
