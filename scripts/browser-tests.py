@@ -219,11 +219,13 @@ class Node:
             raise RuntimeError(f'{self.name}: {" ".join(args)} failed ({result.returncode}): {result.stderr.strip()}')
         return result.stdout
 
-    def start(self, peers=(), token=None):
+    def start(self, peers=(), token=None, api_listen='127.0.0.1:0', extra=()):
+        """Runs the node. api_listen: '0.0.0.0:PORT' serves the LAN too (it needs a token); the tests still
+        talk to it on 127.0.0.1. extra: more options of run (--max-photo-mb 0)."""
         out = self.data / 'run.out'
         err = self.data / 'run.err'
         args = [str(self.binary), 'run', '--data', str(self.data), '--listen', '127.0.0.1', '--port', '0',
-                '--no-discovery', '--no-remembered-peers', '--api-listen', '127.0.0.1:0', '--log-level', 'info']
+                '--no-discovery', '--no-remembered-peers', '--api-listen', api_listen, '--log-level', 'info', *extra]
         for peer in peers:
             args += ['--peer', f'127.0.0.1:{peer.port}']
         if token:
@@ -244,6 +246,10 @@ class Node:
             return None
 
         self.port, self.api, self.page_url = wait_for(f'{self.name} to print "listening on" and "api on"', started, timeout=30)
+        if not api_listen.startswith('127.0.0.1:'):
+            # It prints the address it listens on (0.0.0.0): talk to it, and open its page, on loopback.
+            self.api = f"http://127.0.0.1:{api_listen.rsplit(':', 1)[1]}"
+            self.page_url = self.api + '/' + (f'?token={token}' if token else '')
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -375,6 +381,7 @@ def functional_tests(args, work):
     tag = f'{int(time.time()) % 100000:05d}'
     caption = f'Waterfall browser test {tag}'
     state = {}
+    extra_nodes = {}  # started by the steps that need them (Dave, Erin)
 
     def set_marker():
         value = f'm{time.time_ns()}'
@@ -998,6 +1005,248 @@ def functional_tests(args, work):
             return f'blocked from the post page (post erased on Carol), unblocked on the groups page: "{said}"'
         steps.run("block an author from a post, unblock on the groups page", block_and_unblock, browser)
 
+        # The web UI's catch-up with the CLI: near me, author and day on the tiles, filters in the address, select and
+        # delete, captions in the notifications (on Alice and Bob); then a photo over --max-photo-mb, the settings
+        # and "Open on your phone" on a pair of their own (Dave, who fetches no photo by himself and serves the LAN,
+        # and Erin).
+        def tile_ids():
+            return browser.js("return [...document.querySelectorAll('#grid li.tile')].map(t => t.dataset.id)")
+
+        def near_me():
+            paris = post_photo(alice, fixtures / 'lake.png', f'Paris nearby {tag}', location='48.8566,2.3522', group='browser-tests')
+            versailles = post_photo(alice, fixtures / 'forest.webp', f'Versailles nearby {tag}', location='48.8049,2.1204',
+                                    group='browser-tests')  # 17 km from Paris
+            stockholm = json.loads(bob.cli('post', str((fixtures / 'waterfall.jpg').resolve()), '--caption',
+                                           f'Stockholm from Bob {tag}', '--location', '59.3293,18.0686', '--json'))['id']
+            state.update(paris=paris['id'], versailles=versailles['id'], stockholm=stockholm)
+            wait_for("Bob's post on Alice", lambda: alice.has_post(stockholm), 30)
+            browser.get(alice.page_url)
+            wait_for('the three posts in the grid', lambda: {paris['id'], versailles['id'], stockholm} <= set(tile_ids()), 20)
+            # A browser that will not tell the position (headless: no geolocation; here refused outright when the
+            # driver lets us say so): a message says so and asks for a typed place.
+            try:
+                browser.cdp('Browser.setPermission', {'permission': {'name': 'geolocation'}, 'setting': 'denied',
+                                                      'origin': alice.api})
+                refused = True
+            except WebDriverError:
+                refused = False
+            browser.click(browser.find("label[for='filter-near']"))
+            place = browser.wait_css('#near-place')
+            said = wait_for('a message about the position', lambda: browser.text(browser.find('#near-message')))
+            if refused:
+                said = wait_for('the refusal', lambda: (t := browser.text(browser.find('#near-message'))) and 'Type a place' in t and t)
+            browser.clear(place)
+            browser.type(place, '48.8566,2.3522')
+            browser.click(browser.find('#near-apply'))
+            wait_for('only the post in Paris', lambda: tile_ids() == [paris['id']], 20)
+            line = browser.text(browser.find('#view-timeline .status-line'))
+            assert 'within 10 km' in line, line
+            radius = browser.find('#near-radius')
+            browser.clear(radius)
+            browser.type(radius, '25')
+            browser.click(browser.find('#near-apply'))
+            wait_for('Paris and Versailles', lambda: set(tile_ids()) == {paris['id'], versailles['id']}, 20)
+            where = browser.js('return location.hash')
+            assert 'near=48.8566%2C2.3522' in where and 'radiusKm=25' in where, where
+            browser.set_size(*PHONE)
+            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+            browser.screenshot(artifacts / 'near-me-phone.png')
+            browser.set_size(*DESKTOP)
+            browser.click(browser.find("label[for='filter-near']"))
+            wait_for('the whole feed back', lambda: stockholm in tile_ids(), 20)
+            return f'"{said[:70]}…"; typed 48.8566,2.3522: 10 km shows Paris only, 25 km Versailles too; address {where}'
+        steps.run('near me: a typed place and a radius filter the timeline', near_me, browser)
+
+        def tile_author_and_date():
+            for post, who in [(state['paris'], 'Alice'), (state['stockholm'], 'Bob')]:
+                tile = f"li.tile[data-id='{post}']"
+                by = browser.text(browser.find(f'{tile} .meta.by'))
+                assert by.startswith(f'{who} · '), by
+                day = browser.js(f"return document.querySelector(\"{tile} .meta.by time\").getAttribute('datetime')")
+                assert day == alice.get(f'/api/posts/{post}')['createdAt'], day
+            lines = browser.js("return [...document.querySelectorAll('#grid li.tile')].map(t => t.querySelector('.meta.by')?.innerText ?? '')")
+            assert lines and all(re.match(r'.+ · .*\d', line) for line in lines), lines
+            browser.set_size(*PHONE)
+            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+            browser.screenshot(artifacts / 'tiles-phone.png')
+            browser.set_size(*DESKTOP)
+            return f'{len(lines)} tiles, each "author · day": "{lines[0]}"'
+        steps.run('each tile shows its author and day', tile_author_and_date, browser)
+
+        def filters_in_address():
+            box = browser.find('#search')
+            browser.clear(box)
+            browser.type(box, tag)
+            wait_for('the search results', lambda: {state['paris'], state['stockholm']} <= set(tile_ids()), 20)
+            browser.click(browser.find("label[for='filter-mine']"))
+            wait_for('only yours', lambda: state['stockholm'] not in tile_ids() and state['paris'] in tile_ids(), 20)
+            shown = tile_ids()
+            where = browser.js('return location.hash')
+            assert f'q={tag}' in where and 'mine=1' in where, where
+            browser.cmd('POST', '/refresh', {})
+            wait_for('the timeline after the reload', lambda: browser.js("return document.querySelector('#grid') !== null"))
+            wait_for('the same results', lambda: tile_ids() == shown, 20)
+            assert browser.js("return document.querySelector('#search').value") == tag
+            assert browser.js("return document.querySelector('#filter-mine').checked") is True
+            assert browser.js('return location.hash') == where
+            browser.click(browser.find("label[for='filter-mine']"))
+            browser.clear(browser.find('#search'))
+            wait_for('the whole feed back', lambda: browser.js('return location.hash') == '#/' and state['stockholm'] in tile_ids(), 20)
+            return f'{where} kept across a reload: the same search, filter and {len(shown)} posts'
+        steps.run('search and filters are kept in the address across a reload', filters_in_address, browser)
+
+        def caption_in_notification():
+            text = f'Nice light in Paris {tag}'
+            wait_for("Bob's node to hold the post", lambda: bob.has_post(state['paris']), 30)
+            bob.cli('comment', state['paris'], text)
+            note = wait_for('the notification on Alice', lambda: [n for n in alice.get('/api/notifications')['notifications']
+                                                                  if n['kind'] == 'comment' and n['text'] == text], 30)[0]
+            state['paris_note'] = note['id']
+            browser.js("location.hash = '#/notifications'")
+            item = f"#notification-list li[data-id='{note['id']}']"
+            shown = wait_for('the notification in the list', lambda: browser.find_all(item) and browser.text(browser.find(item)), 20)
+            # The caption is in a <q> (the quotation marks are the browser's, not in the text).
+            assert shown.startswith('Bob commented on ') and text in shown, shown
+            quoted = browser.js(f"return document.querySelector(\"{item} q.post-caption\")?.textContent ?? null")
+            assert quoted == f'Paris nearby {tag}', quoted
+            assert browser.find_all(f"{item} a[href='#/post/{state['paris']}']"), 'not linked to its post'
+            return f'"{shown.splitlines()[0]}"'
+        steps.run('a notification names its post by the caption', caption_in_notification, browser)
+
+        def select_and_delete():
+            browser.js("location.hash = '#/'")
+            wait_for('the grid', lambda: {state['paris'], state['versailles'], state['stockholm']} <= set(tile_ids()), 20)
+            posts_before = store_counts(alice)[0]
+            browser.click(browser.find('#select-mode'))
+            mine = [f"li.tile[data-id='{state[key]}'] input.select-post" for key in ('paris', 'versailles')]
+            for box in mine:
+                browser.wait_css(box)
+            theirs = f"li.tile[data-id='{state['stockholm']}']"
+            assert not browser.find_all(f'{theirs} input.select-post'), "a checkbox on Bob's post"
+            assert browser.js(f"return document.querySelector(\"{theirs}\").classList.contains('unselectable')")
+            for box in mine:
+                browser.js("arguments[0].scrollIntoView({block: 'center'})", {ELEMENT: browser.find(box)})
+                browser.click(browser.find(box))
+            wait_for('two selected', lambda: browser.text(browser.find('#delete-selected')) == 'Delete 2 posts')
+            browser.set_size(*PHONE)
+            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+            browser.screenshot(artifacts / 'select-phone.png')
+            browser.set_size(*DESKTOP)
+            browser.click(browser.find('#delete-selected'))
+            prompt = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
+            assert '2 posts' in prompt, prompt
+            browser.accept_alert()
+            wait_for('both tiles gone', lambda: not {state['paris'], state['versailles']} & set(tile_ids()), 20)
+            assert not alice.has_post(state['paris']) and not alice.has_post(state['versailles'])
+            posts_after = store_counts(alice)[0]
+            assert posts_after == posts_before - 2, (posts_before, posts_after)
+            assert state['stockholm'] in tile_ids()
+            browser.click(browser.find('#select-done'))
+            # The notification of the deleted post keeps its headline, without the erased caption.
+            browser.js("location.hash = '#/notifications'")
+            item = f"#notification-list li[data-id='{state['paris_note']}']"
+            shown = wait_for('the notification', lambda: browser.find_all(item) and browser.text(browser.find(item)), 10)
+            assert f'Paris nearby {tag}' not in shown and "Alice's post of" in shown, shown
+            headline = browser.text(browser.find(f'{item} .post-headline'))
+            return f'asked "{prompt[:50]}…"; posts {posts_before} -> {posts_after}; the notification now names "{headline}"'
+        steps.run('select two of your posts and delete them', select_and_delete, browser)
+
+        def fetch_over_limit():
+            erin = extra_nodes['erin'] = Node(args.binary, 'Erin', work, network='browser-tests-fetch')
+            dave = extra_nodes['dave'] = Node(args.binary, 'Dave', work, network='browser-tests-fetch')
+            erin.start()
+            # Dave fetches no photo by himself, and serves the LAN (for "Open on your phone"), so with a token.
+            dave.start(peers=[erin], token=f'dave-{time.time_ns():028d}'[:32], api_listen=f'0.0.0.0:{free_port()}',
+                       extra=['--max-photo-mb', '0'])
+            photo = grainy_png()
+            post = post_photo(erin, photo, f'Grainy dusk from Erin {tag}')['id']
+            state['erin_post'] = post
+            seen = wait_for('the post on Dave', lambda: dave.has_post(post) and dave.get(f'/api/posts/{post}'), 30)
+            assert seen['photo']['available'] is False, seen['photo']
+            assert dave.get('/api/status')['maxPhotoBytes'] == 0
+            # Cookies do not tell ports apart: Alice's token cookie (on 127.0.0.1) would be sent to Dave, and the node
+            # reads the cookie before the ?token= of the address. Drop it first.
+            browser.cmd('DELETE', '/cookie/continuum-token')
+            browser.get(dave.page_url + f'#/post/{post}')
+            note = wait_for('the note with Fetch', lambda: browser.find_all('#fetch-photo') and browser.text(browser.find('#photo-note')), 20)
+            assert 'not fetched by itself' in note and 'KiB' in note, note
+            download = browser.js("const d = document.querySelector('#download'); return [d.tagName, d.disabled]")
+            assert download == ['BUTTON', True], f'download while the photo is not here: {download}'
+            browser.screenshot(artifacts / 'fetch-before.png')
+            browser.click(browser.find('#fetch-photo'))
+            size = wait_for('the photo', lambda: browser.js(
+                "const i = document.querySelector('#photo'); return i && i.complete && i.naturalWidth > 0 && [i.naturalWidth, i.naturalHeight]"), 60)
+            figure = browser.js("const f = document.querySelector('figure.photo'); return {fetch: f.dataset.fetch ?? null, progress: f.dataset.progress ?? null}")
+            assert figure['fetch'] == 'asked' or figure['progress'] == '100', figure
+            link = browser.js("const d = document.querySelector('#download'); return [d.tagName, d.getAttribute('href')]")
+            assert link[0] == 'A' and link[1].endswith('?download=1'), link
+            assert dave.get(f'/api/posts/{post}')['photo']['available'] is True
+            progress = f"progress events up to {figure['progress']}%" if figure['progress'] else 'no progress event (fast)'
+            return f'{len(photo)} bytes over the 0 MiB limit: note "{note[:60]}…"; Fetch: {progress}; photo {size[0]}x{size[1]} shown, download link back'
+        steps.run('a photo over --max-photo-mb: the note, no download link, Fetch with progress', fetch_over_limit, browser)
+
+        def settings_name():
+            dave = extra_nodes['dave']
+            browser.js("location.hash = '#/settings'")
+            wait_for('the node id', lambda: browser.text(browser.find('#settings-node-id')) == dave.id, 10)
+            status = dave.get('/api/status')
+            assert browser.text(browser.find('#settings-version')) == status['version'], status['version']
+            assert browser.js("return document.querySelector('#name-input').value") == 'Dave'
+            box = browser.find('#name-input')
+            browser.clear(box)
+            browser.type(box, 'Dave on the sofa')
+            browser.click(browser.find('#save-name'))
+            wait_for('saved', lambda: 'Saved' in browser.text(browser.find('#name-status')), 10)
+            assert dave.get('/api/status')['name'] == 'Dave on the sofa'
+            browser.cmd('POST', '/refresh', {})
+            wait_for('the name after a reload', lambda: browser.js(
+                "const i = document.querySelector('#name-input'); return i && i.value") == 'Dave on the sofa', 10)
+            browser.set_size(*PHONE)
+            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+            browser.screenshot(artifacts / 'settings-phone.png')
+            browser.set_size(*DESKTOP)
+            box = browser.find('#name-input')
+            browser.clear(box)
+            browser.type(box, '   ')
+            browser.click(browser.find('#save-name'))
+            message = wait_for('the refusal', lambda: browser.js(
+                "const e = document.querySelector('#name-error'); return !e.hidden && e.textContent"), 10)
+            assert 'name' in message.lower(), message
+            assert browser.js("return document.querySelector('#name-input').getAttribute('aria-invalid')") == 'true'
+            assert dave.get('/api/status')['name'] == 'Dave on the sofa', 'a blank name was stored'
+            return f'id and version "{status["version"]}" shown; renamed, kept across a reload; blank: "{message}"'
+        steps.run('settings: set the display name; a blank one is refused', settings_name, browser)
+
+        def open_on_phone():
+            dave = extra_nodes['dave']
+            # On a node that listens on loopback only (Carol): no address, the message says what to do.
+            browser.get(carol.api + '/#/settings')
+            said = wait_for('the message', lambda: browser.find_all('#phone-message') and browser.text(browser.find('#phone-message')), 10)
+            assert '--api-listen' in said and not browser.find_all('#phone-qr'), said
+            browser.get(dave.page_url + '#/settings')
+            url = wait_for('the address', lambda: browser.find_all('#phone-url') and browser.text(browser.find('#phone-url')), 10)
+            assert url == dave.get('/api/phone')['url'] and '?token=' in url and '127.0.0.1' not in url, url
+            wait_for('the QR code drawn', lambda: browser.js(
+                "const i = document.querySelector('#phone-qr'); return i && i.complete && i.naturalWidth > 0"))
+            qr = browser.find('#phone-qr')
+            browser.js("arguments[0].scrollIntoView({block: 'center'})", {ELEMENT: qr})
+            png = artifacts / 'phone-qr.png'
+            png.write_bytes(base64.b64decode(browser.cmd('GET', f'/element/{qr}/screenshot')))
+            if not shutil.which('zbarimg'):
+                raise AssertionError('zbarimg not found: apt-get install -y --no-install-recommends zbar-tools')
+            decoded = subprocess.run(['zbarimg', '--raw', '-q', str(png)], capture_output=True, text=True, timeout=30).stdout.strip()
+            assert decoded == url, f'the QR code says {decoded!r}, the page {url!r}'
+            browser.set_size(*PHONE)
+            wait_for('the phone window', lambda: browser.js('return innerWidth') <= PHONE[0])
+            browser.get(url)
+            wait_for("Erin's post on the phone", lambda: state['erin_post'] in tile_ids(), 20)
+            assert 'token' not in browser.js('return location.href'), 'the token stayed in the address bar'
+            wait_for('live updates', lambda: browser.text(browser.find('#live-status')) == 'live', 10)
+            browser.screenshot(artifacts / 'phone-timeline.png')
+            browser.set_size(*DESKTOP)
+            return f'Carol: "{said[:60]}…"; Dave: QR decodes to the address shown, {url.split("?")[0]}; its timeline opens there'
+        steps.run('open on your phone: the QR code holds the address, which opens the timeline', open_on_phone, browser)
+
         def console_errors():
             errors = browser.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")
             assert not errors, f'errors shown on the page: {errors}'
@@ -1011,9 +1260,8 @@ def functional_tests(args, work):
         steps.run('no unexpected error on the page or in the console', console_errors, browser)
     finally:
         browser.quit()
-        alice.stop()
-        bob.stop()
-        carol.stop()
+        for node in [alice, bob, carol, *extra_nodes.values()]:
+            node.stop()
     return steps
 
 
@@ -1034,6 +1282,36 @@ def png_variant(data, n):
     chunk = struct.pack('>I', len(body) - 4) + body + struct.pack('>I', zlib.crc32(body) & 0xffffffff)
     ihdr_end = 8 + 8 + 13 + 4
     return data[:ihdr_end] + chunk + data[ihdr_end:]
+
+
+def post_photo(node, photo, caption, **fields):
+    """A post made through the node's API (POST /api/posts), of a file or of PNG bytes; the new post."""
+    data = photo if isinstance(photo, bytes) else Path(photo).read_bytes()
+    name = 'photo.png' if isinstance(photo, bytes) else Path(photo).name
+    body, content_type = multipart({'caption': caption, **fields}, 'photo', name, data)
+    request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def png_file(width, height, rows):
+    """PNG bytes of 8-bit RGB rows, each with its filter byte (0) first."""
+    def chunk(kind, data):
+        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
+    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
+            + chunk(b'IDAT', zlib.compress(bytes(rows), 9)) + chunk(b'IEND', b''))
+
+
+def grainy_png(width=480, height=400, seed=7):
+    """A gradient with fine grain, which deflate cannot pack: a photo of a few hundred KiB, made at once."""
+    import random
+    rng = random.Random(seed)
+    base = bytes(min(255, 40 + (x // 3) * 200 // width) for x in range(width * 3))
+    rows = bytearray()
+    for _ in range(height):
+        rows.append(0)
+        rows += bytes((b + (n & 15)) & 255 for b, n in zip(base, rng.randbytes(width * 3)))
+    return png_file(width, height, rows)
 
 
 def multipart(fields, file_field, filename, content):
@@ -1213,11 +1491,7 @@ def landscape_png(width, height, sky_top, sky_bottom, sun, hills, seed):
                     shade = min(1.0, (y - ridge) / (height * 0.5))
                     pixel = [int(color[i] * (1 - 0.35 * shade)) for i in range(3)]
             rows += bytes(pixel)
-
-    def chunk(kind, data):
-        return struct.pack('>I', len(data)) + kind + data + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff)
-    return (b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0))
-            + chunk(b'IDAT', zlib.compress(bytes(rows), 9)) + chunk(b'IEND', b''))
+    return png_file(width, height, rows)
 
 
 def readme_screenshot(args, work):

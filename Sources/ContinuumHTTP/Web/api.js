@@ -141,7 +141,7 @@ export function inspectPhoto(file, signal) {
  * Who this node is (from /api/status), filled in by app.js at start; `groups` and `logs` (this node's log key in
  * each of its groups: the author of what it writes there) from /api/groups, by loadGroups().
  */
-export const session = { me: null, name: null, groups: null, logs: new Set() };
+export const session = { me: null, name: null, groups: null, logs: new Set(), maxPhotoBytes: null };
 
 /** Whether `author` is this node: its own key (a post made in no group) or its log key in one of its groups. */
 export const isOwnAuthor = (author) => author != null && (author === session.me || session.logs.has(author));
@@ -188,5 +188,29 @@ export function normalizeStatus(status) {
     discovery: status.discovery ?? null,
     groups: number(status.groups),
     pendingRequests: number(status.pendingRequests),
+    version: typeof status.version === 'string' ? status.version : null,
+    // Photos over this size are not fetched by themselves (--max-photo-mb); null from a node that does not say.
+    maxPhotoBytes: number(status.maxPhotoBytes),
+    dataDirectory: [status.dataDirectory, status.data, status.dataDir].find((value) => typeof value === 'string') ?? null,
   };
+}
+
+let statusLoading = null;
+
+/**
+ * GET /api/status, normalized, kept in `session` (me, name, maxPhotoBytes); asked once, again with `fresh`. A
+ * failure is not kept.
+ */
+export function nodeStatus(fresh = false) {
+  if (statusLoading && !fresh) return statusLoading;
+  const pending = api('/api/status').then((body) => {
+    const status = normalizeStatus(body);
+    session.me = status.id;
+    session.name = status.name;
+    session.maxPhotoBytes = status.maxPhotoBytes;
+    return status;
+  });
+  statusLoading = pending;
+  pending.catch(() => { if (statusLoading === pending) statusLoading = null; });
+  return pending;
 }

@@ -1,8 +1,9 @@
 // continuum-node web UI: hash routes, one EventSource, no build step, no framework.
 //   #/                 timeline        #/post/{id}   post detail
-//   #/new              add a post      #/notifications, #/peers, #/groups
+//   #/new              add a post      #/notifications, #/peers, #/groups, #/settings
+//   #/?q=…&mine=1&recent=1&near=LAT,LON&radiusKm=K   the timeline with its search and filters (timeline.js)
 
-import { adoptTokenFromURL, api, loadGroups, normalizeStatus, session } from './api.js';
+import { adoptTokenFromURL, loadGroups, nodeStatus } from './api.js';
 import { clearErrors, showError } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
@@ -11,6 +12,7 @@ import * as newPost from './newpost.js';
 import * as notifications from './notifications.js';
 import * as peers from './peers.js';
 import * as groups from './groups.js';
+import * as settings from './settings.js';
 
 adoptTokenFromURL();
 
@@ -23,7 +25,8 @@ let current = null;
 let first = true;
 
 function parse(hash) {
-  const path = hash.replace(/^#/, '') || '/';
+  // The timeline keeps its search and filters after a "?" (timeline.js); other pages take none.
+  const path = (hash.replace(/^#/, '') || '/').split('?')[0];
   let match;
   if (path === '/' || path === '') return { name: 'timeline' };
   if ((match = path.match(/^\/post\/([0-9a-fA-F]{4,64})$/))) return { name: 'post', id: match[1].toLowerCase() };
@@ -31,6 +34,7 @@ function parse(hash) {
   if (path === '/notifications') return { name: 'notifications' };
   if (path === '/peers') return { name: 'peers' };
   if (path === '/groups') return { name: 'groups' };
+  if (path === '/settings') return { name: 'settings' };
   return { name: 'missing', path };
 }
 
@@ -59,6 +63,7 @@ function route() {
     else if (next.name === 'notifications') unmount = notifications.mount(other);
     else if (next.name === 'peers') unmount = peers.mount(other);
     else if (next.name === 'groups') unmount = groups.mount(other);
+    else if (next.name === 'settings') unmount = settings.mount(other);
     else {
       const p = document.createElement('p');
       p.className = 'panel';
@@ -89,9 +94,7 @@ async function start() {
   // groups). The views work without it.
   loadGroups().catch(() => {});
   try {
-    const status = normalizeStatus(await api('/api/status'));
-    session.me = status.id;
-    session.name = status.name;
+    const status = await nodeStatus();
     groups.setBadge(status.pendingRequests);
   } catch (error) {
     showError(error, 'Could not reach the node');

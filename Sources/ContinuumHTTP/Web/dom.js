@@ -85,6 +85,28 @@ export function postedAndTaken(post) {
   return parts;
 }
 
+/** The day a post was posted (or anything happened), as a <time>: "22 Nov 2026", the full date and time as title. */
+export function dayElement(iso, className = 'posted-day') {
+  const date = new Date(iso);
+  return h('time', { class: className, datetime: iso, title: isNaN(date) ? null : dateFormat.format(date) },
+    isNaN(date) ? iso : dayFormat.format(date));
+}
+
+/** Binary units, as the node's options count them (--max-photo-mb is MiB): "12 MiB", "1.5 MiB", "300 KiB". */
+export function formatMiB(bytes) {
+  const mib = bytes / 1048576;
+  if (mib >= 1) return `${Number.isInteger(mib) || mib >= 10 ? Math.round(mib) : mib.toFixed(1)} MiB`;
+  return `${Math.max(1, Math.round(bytes / 1024))} KiB`;
+}
+
+/** An SVG document as a data: URL (base64 of its UTF-8 bytes), for an <img>: never inserted as markup. */
+export function svgDataURL(svg) {
+  const bytes = new TextEncoder().encode(svg);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return 'data:image/svg+xml;base64,' + btoa(binary);
+}
+
 export function formatBytes(bytes) {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(bytes < 10240 ? 1 : 0)} KB`;

@@ -68,3 +68,27 @@ export function connect() {
     });
   }
 }
+
+/**
+ * A second stream, with ?progress=true, while a photo is fetched: its `photoProgress` and `photoArrived` events go
+ * to `handlers` (type -> fn(data)). The main stream stays as it is (no gap, no reconnection). Resolves once the
+ * stream is open (or after 5 s: the fetch goes ahead, the main stream still says when the photo arrives) with a
+ * function that closes it.
+ */
+export function progressStream(handlers) {
+  const stream = new EventSource('/api/events?progress=true', { withCredentials: true });
+  for (const [type, fn] of Object.entries(handlers)) {
+    stream.addEventListener(type, (message) => {
+      try {
+        fn(JSON.parse(message.data));
+      } catch (error) {
+        console.error('progress handler', type, error);
+      }
+    });
+  }
+  const close = () => stream.close();
+  return new Promise((resolve) => {
+    stream.addEventListener('open', () => resolve(close), { once: true });
+    window.setTimeout(() => resolve(close), 5000);
+  });
+}

@@ -4,7 +4,7 @@
 // A node in no group shares nothing: every node that connects is refused and what it posts stays on it.
 
 import { api, groupLabel, loadGroups, normalizeStatus } from './api.js';
-import { h, timeElement, shortId, showError, announce, clearErrors } from './dom.js';
+import { h, timeElement, shortId, showError, announce, clearErrors, svgDataURL } from './dom.js';
 import * as events from './events.js';
 
 let pending = null;
@@ -35,14 +35,6 @@ export function refreshBadge() {
 export function startBadge() {
   events.on('joinRequested', refreshBadge);
   events.on('reconnected', refreshBadge);
-}
-
-/** The QR code's SVG document as a data: URL (base64 of its UTF-8 bytes), for an <img>: never inserted as markup. */
-function svgDataURL(svg) {
-  const bytes = new TextEncoder().encode(svg);
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return 'data:image/svg+xml;base64,' + btoa(binary);
 }
 
 const memberLabel = (member) => member.name ?? '(no name)';

@@ -33,16 +33,27 @@ export function startBadge() {
   events.on('reconnected', refreshBadge);
 }
 
+/** The post's caption as the node has it now (null once deleted, or from a node that does not say). */
+const captionOf = (n) => (typeof n.postHeadline?.caption === 'string' ? n.postHeadline.caption : null);
+
+/** " on “Café by the lake”" when the caption is known, else nothing (the headline below names the post). */
+function onPost(n) {
+  const caption = captionOf(n);
+  return caption === null ? [] : [' on ', h('q', { class: 'post-caption' }, caption)];
+}
+
 function describe(n) {
-  const who = authorLabel(n.authorName, n.author ?? '');
+  const who = h('strong', {}, authorLabel(n.authorName, n.author ?? ''));
+  const caption = captionOf(n);
   switch (n.kind) {
-    case 'comment': return [h('strong', {}, who), ' commented: ', h('q', {}, n.text ?? '')];
+    // A comment is never blank: no text means it was erased since (deleted, or hidden by the post's author).
+    case 'comment': return [who, ' commented', ...onPost(n), ...(n.text ? [': ', h('q', {}, n.text)] : [' (since erased)'])];
     case 'edited': return n.text === null || n.text === undefined
-      ? [h('strong', {}, who), ' changed the photo or the location of a post you follow']
-      : [h('strong', {}, who), ' changed the caption to ', h('q', {}, n.text)];
-    case 'deleted': return [h('strong', {}, who), ' deleted a post you follow'];
-    case 'post': return [h('strong', {}, who), ' posted ', h('q', {}, n.text ?? '')];
-    default: return [`${n.kind} from `, h('strong', {}, who)];
+      ? [who, ' changed the photo or the location of ', caption === null ? 'a post you follow' : h('q', { class: 'post-caption' }, caption)]
+      : [who, ' changed the caption to ', h('q', {}, n.text)];
+    case 'deleted': return [who, ' deleted a post you follow'];
+    case 'post': return [who, ' posted ', h('q', {}, n.text ?? '')];
+    default: return [`${n.kind} from `, who, ...onPost(n)];
   }
 }
 
@@ -60,7 +71,8 @@ export function mount(container) {
   function item(n) {
     const button = h('button', { type: 'button', class: 'link mark-one', onclick: () => mark({ ids: [n.id] }) }, 'Mark read');
     // A deleted post has nothing to open: it is named by its headline ("Alice's post of 2026-11-20 14:02 UTC,
-    // 3 comments"), not linked; a post still there is linked, and named by its headline too when there is one.
+    // 3 comments"), not linked; a post still there is linked, named by its caption in the sentence and by its
+    // headline below.
     const headline = n.postHeadline ?? null;
     const deleted = n.kind === 'deleted' || headline?.deleted === true;
     const which = headline?.words ? headline.words : `post ${shortId(n.post)}`;

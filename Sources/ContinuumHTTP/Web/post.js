@@ -1,10 +1,11 @@
 // Post detail (#/post/{id}): photo, caption, author, date, location, comments (oldest first), add a comment,
 // follow/unfollow, share, and for your own posts edit (caption, location, a new photo) and delete, and hide others'
 // comments on them. Block, by another author's name: this node erases what they wrote and shows nothing more of
-// theirs. Live: comments, edits, deletion.
+// theirs. Live: comments, edits, deletion. A photo not here yet shows its thumbnail and says so; one over the
+// node's --max-photo-mb, which never comes by itself, has a Fetch button with a progress bar.
 
-import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, isOwnAuthor, loadGroups } from './api.js';
-import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatBytes, showError, announce, clearErrors } from './dom.js';
+import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, isOwnAuthor, loadGroups, nodeStatus, session } from './api.js';
+import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatMiB, showError, announce, clearErrors } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
 
@@ -23,13 +24,15 @@ export function mount(container, id) {
 
   let commentList, commentForm, followButton, captionText, figure, deletedBanner, countLine, metaLine, locationLine;
   let editForm = null;
+  let stopProgress = null; // closes the progress stream of a fetch under way
 
   async function load() {
     // This node's log keys (its author id in each group): "(you)", and no Block on its own comments.
     const groupsKnown = loadGroups().catch(() => null);
+    const statusKnown = nodeStatus().catch(() => null); // maxPhotoBytes: whether a missing photo comes by itself
     try {
       post = await api(`/api/posts/${encodeURIComponent(id)}`);
-      await groupsKnown;
+      await Promise.all([groupsKnown, statusKnown]);
     } catch (error) {
       body.replaceChildren(h('p', { class: 'panel' }, error.message));
       if (error.code !== 'unknown_post') showError(error, 'Could not open the post');
@@ -95,33 +98,119 @@ export function mount(container, id) {
 
   function renderPhoto() {
     const p = post.photo;
+    if (p.available === false) {
+      showNotHere(p);
+      return;
+    }
     const img = h('img', { src: photoURL(p.sha256), alt: post.caption, width: p.width, height: p.height, id: 'photo' });
     img.addEventListener('error', () => {
       if (post.photo.sha256 !== p.sha256) return; // replaced meanwhile by a new photo
-      // Not on this node yet: the thumbnail from a peer if there is one, and the full photo when it arrives.
-      const thumb = h('img', { src: thumbnailURL(p.sha256), alt: post.caption, width: p.width, height: p.height });
-      thumb.addEventListener('error', () => {
-        if (post.photo.sha256 === p.sha256) thumb.replaceWith(h('div', { class: 'placeholder big' }, 'Photo not here yet'));
-      });
-      figure.replaceChildren(thumb, h('figcaption', {}, `The photo (${formatBytes(p.bytes)}) is not on this node yet; it appears when it arrives from a peer.`));
+      post.photo = { ...post.photo, available: false };
+      showNotHere(post.photo);
+      updateDownload();
     }, { once: true });
     figure.replaceChildren(img);
   }
 
+  /** Not on this node (yet): the thumbnail from a peer if there is one, and why the photo is missing. */
+  function showNotHere(p) {
+    const thumb = h('img', { src: thumbnailURL(p.sha256), alt: post.caption, width: p.width, height: p.height });
+    thumb.addEventListener('error', () => {
+      if (post.photo.sha256 === p.sha256) thumb.replaceWith(h('div', { class: 'placeholder big' }, 'Photo not here yet'));
+    });
+    figure.replaceChildren(thumb, h('figcaption', { id: 'photo-note' }, notHereNote(p)));
+  }
+
+  /** A photo over --max-photo-mb is skipped and never comes by itself: say so, with a Fetch button. */
+  function notHereNote(p) {
+    const limit = session.maxPhotoBytes;
+    if (limit === null || limit === undefined || p.bytes <= limit) {
+      return `The photo (${formatMiB(p.bytes)}) is not on this node yet; it appears when it arrives from a peer.`;
+    }
+    const limitText = limit === 0 ? '0 MiB' : formatMiB(limit);
+    return [`This photo (${formatMiB(p.bytes)}) is over this node’s limit of ${limitText} (--max-photo-mb): it is not ` +
+      'fetched by itself. ', fetchControls(p)];
+  }
+
+  function fetchControls(p) {
+    const button = h('button', { type: 'button', id: 'fetch-photo', class: 'primary small' }, 'Fetch');
+    const bar = h('progress', { id: 'fetch-progress', max: 100, value: 0, hidden: true, 'aria-label': 'Fetching the photo' });
+    const said = h('span', { id: 'fetch-status', 'aria-live': 'polite' });
+    button.addEventListener('click', () => fetchPhoto(p, { button, bar, said }));
+    return h('span', { class: 'fetch-row' }, button, bar, said);
+  }
+
+  /** POST /api/photos/{sha256}/fetch, following its progress on a stream with ?progress=true. */
+  async function fetchPhoto(p, { button, bar, said }) {
+    button.disabled = true;
+    said.textContent = 'Asking the peers…';
+    stopProgress?.();
+    stopProgress = await events.progressStream({
+      photoProgress: (event) => { if (event.sha256 === p.sha256) showProgress(event, bar, said); },
+      photoArrived: (event) => { if (event.sha256 === p.sha256) photoHere(p.sha256); },
+    });
+    try {
+      const result = await api(`/api/photos/${p.sha256}/fetch`, { method: 'POST' });
+      if (result.here) return photoHere(p.sha256);
+      bar.hidden = false;
+      figure.dataset.fetch = 'asked';
+      said.textContent = result.connectedPeers === 0 ? result.message : 'Fetching…';
+      button.disabled = result.connectedPeers !== 0; // with no peer, ask again later
+    } catch (error) {
+      endProgress();
+      button.disabled = false;
+      said.textContent = error.message;
+    }
+  }
+
+  function showProgress(event, bar, said) {
+    const percent = event.ofBytes > 0 ? Math.min(100, Math.floor((event.bytes / event.ofBytes) * 100)) : 0;
+    bar.hidden = false;
+    bar.value = percent;
+    said.textContent = `${percent}% (${formatMiB(event.bytes)} of ${formatMiB(event.ofBytes)})`;
+    figure.dataset.progress = String(percent); // the highest seen, for the browser tests
+  }
+
+  function endProgress() {
+    stopProgress?.();
+    stopProgress = null;
+  }
+
+  /** The photo arrived (an event on either stream, or the node had it): show it, and its download link. */
+  function photoHere(sha) {
+    if (!post || post.photo.sha256 !== sha || figure.querySelector('#photo')) return;
+    endProgress();
+    post.photo = { ...post.photo, available: true };
+    renderPhoto();
+    updateDownload();
+  }
+
   const extensionOf = (p) => (p.mediaType.split('/')[1] === 'jpeg' ? 'jpg' : p.mediaType.split('/')[1]);
 
-  /** The download link's address and file name follow the photo (a replaced photo has others). */
+  /**
+   * Download: a link while the photo is here; else a disabled button that points at why (never a link to the node's
+   * 404). The share button, when there is one, likewise.
+   */
+  function downloadControl() {
+    const p = post.photo;
+    if (p.available === false) {
+      return h('button', { type: 'button', id: 'download', disabled: true, 'aria-describedby': 'photo-note',
+        title: 'The photo is not on this node' }, 'Download photo');
+    }
+    return h('a', { href: downloadURL(p.sha256), download: `${shortId(post.id)}.${extensionOf(p)}`, class: 'button', id: 'download' },
+      'Download photo');
+  }
+
+  /** The download control follows the photo (a replaced photo has another address, a missing one none). */
   function updateDownload() {
-    const link = body.querySelector('#download');
-    if (!link) return;
-    link.href = downloadURL(post.photo.sha256);
-    link.download = `${shortId(post.id)}.${extensionOf(post.photo)}`;
+    body.querySelector('#download')?.replaceWith(downloadControl());
+    const share = body.querySelector('#share');
+    if (share) share.disabled = post.photo.available === false || gone;
   }
 
   function shareControls() {
     const extension = extensionOf(post.photo);
-    const download = h('a', { href: downloadURL(post.photo.sha256), download: `${shortId(post.id)}.${extension}`, class: 'button', id: 'download' },
-      'Download photo');
+    const download = downloadControl();
     const canShareFiles = typeof navigator.share === 'function' && typeof navigator.canShare === 'function' &&
       navigator.canShare({ files: [new File([''], 'x.' + extension, { type: post.photo.mediaType })] });
     if (!canShareFiles) return download;
@@ -140,6 +229,7 @@ export function mount(container, id) {
         share.disabled = false;
       }
     } }, 'Share');
+    share.disabled = post.photo.available === false;
     return [share, download];
   }
 
@@ -400,6 +490,8 @@ export function mount(container, id) {
     if (post.photo.sha256 !== oldSha) {
       renderPhoto();
       updateDownload();
+    } else if (post.photo.available) {
+      photoHere(oldSha); // arrived while the stream was down
     }
     for (const img of figure.querySelectorAll('img')) img.alt = post.caption;
     renderMeta();
@@ -460,9 +552,7 @@ export function mount(container, id) {
     }
     removeComments(event.targets);
   }));
-  off.push(events.on('photoArrived', (event) => {
-    if (post && event.sha256 === post.photo.sha256 && !figure.querySelector('#photo')) renderPhoto();
-  }));
+  off.push(events.on('photoArrived', (event) => photoHere(event.sha256)));
   off.push(events.on('reconnected', async () => {
     if (!post) return;
     try {
@@ -476,5 +566,8 @@ export function mount(container, id) {
   }));
 
   load();
-  return () => { for (const fn of off) fn(); };
+  return () => {
+    endProgress();
+    for (const fn of off) fn();
+  };
 }

@@ -1,10 +1,14 @@
-// Timeline (#/): the grid of posts, search, filters "mine" and "last 5 days", infinite scroll with the feed's
-// cursor, and live updates. The section is built once and kept while other views are shown, so that going back
-// keeps the pages loaded and the scroll position.
+// Timeline (#/): the grid of posts, search, filters "mine", "last 5 days" and "near me", infinite scroll with the
+// feed's cursor, live updates, and a select mode to delete several of your posts. The section is built once and
+// kept while other views are shown, so that going back keeps the pages loaded and the scroll position. The search
+// and the filters are kept in the address (#/?q=…&mine=1&recent=1&near=LAT,LON&radiusKm=K): a reload or a link
+// shows the same.
 
 import { api, responseBody, query, thumbnailURL, isOwnAuthor } from './api.js';
-import { h, postedAndTaken, refreshRelativeTimes, showError, announce } from './dom.js';
+import { h, postedAndTaken, refreshRelativeTimes, showError, announce, authorLabel, dayElement, formatLocation } from './dom.js';
 import * as events from './events.js';
+import { nearControls, parsePlace, placeText, parseRadius, distanceKm, DEFAULT_RADIUS_KM } from './nearby.js';
+import { selectControls } from './select.js';
 
 const PAGE = 24; // index.html asks for the first page (limit=24) before this module has loaded
 const EAGER = 12; // the first tiles of the first page: on the first screen of most windows, fetched first
@@ -16,6 +20,8 @@ const state = {
   q: '',
   mine: false,
   recent: false,
+  near: null, // {latitude, longitude}: only posts within radiusKm of it
+  radiusKm: DEFAULT_RADIUS_KM,
   posts: new Map(), // id -> { post, tile }
   cursor: null,
   more: false,
@@ -25,7 +31,7 @@ const state = {
   failed: false, // the last page request failed: wait for the button
 };
 
-let section, grid, statusLine, sentinel, moreButton, searchInput, mineBox, recentBox, observer;
+let section, grid, statusLine, sentinel, moreButton, searchInput, mineBox, recentBox, observer, near, selection;
 
 export function element() {
   if (!section) build();
@@ -37,11 +43,16 @@ function build() {
     placeholder: 'Search captions' });
   mineBox = h('input', { type: 'checkbox', id: 'filter-mine' });
   recentBox = h('input', { type: 'checkbox', id: 'filter-recent' });
+  near = nearControls((filter) => { Object.assign(state, filter); reload(); });
+  grid = h('ul', { class: 'grid', id: 'grid', 'aria-label': 'Posts' });
+  selection = selectControls({ grid, postOf: (id) => state.posts.get(id)?.post, removed: removePosts });
   const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (event) => { event.preventDefault(); searchNow(); } },
     h('label', { for: 'search', class: 'visually-hidden' }, 'Search captions'),
     searchInput,
     h('label', { class: 'chip', for: 'filter-mine' }, mineBox, ' Mine'),
-    h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'));
+    h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'),
+    near.chip,
+    selection.button);
   let debounce = 0;
   // input: typing; search: the field's own clear button; change: a value set otherwise (autofill, scripts).
   for (const type of ['input', 'search', 'change']) {
@@ -54,12 +65,11 @@ function build() {
   recentBox.addEventListener('change', () => { state.recent = recentBox.checked; reload(); });
 
   statusLine = h('p', { class: 'status-line', role: 'status', 'aria-live': 'polite' });
-  grid = h('ul', { class: 'grid', id: 'grid', 'aria-label': 'Posts' });
   sentinel = h('div', { class: 'sentinel', 'aria-hidden': 'true' });
   moreButton = h('button', { type: 'button', class: 'more', hidden: true, onclick: () => loadMore(true) }, 'Load more');
   section = h('section', { id: 'view-timeline', class: 'view', 'aria-labelledby': 'timeline-title' },
     h('h1', { id: 'timeline-title', class: 'visually-hidden', tabindex: '-1' }, 'Timeline'),
-    form, statusLine, grid, sentinel, moreButton);
+    form, near.form, selection.bar, statusLine, grid, sentinel, moreButton);
 
   observer = new IntersectionObserver((entries) => {
     if (entries.some((entry) => entry.isIntersecting)) loadMore();
@@ -75,12 +85,64 @@ function build() {
   events.on('reconnected', catchUp);
   window.setInterval(() => { if (!section.hidden) refreshRelativeTimes(grid); }, 60_000);
 
+  if (onTimelineRoute()) Object.assign(state, filtersFromHash());
+  showFilters();
   reload();
+}
+
+// -- The search and the filters in the address --------------------------------------------------------------
+
+const onTimelineRoute = () => /^#?\/?(\?|$)/.test(window.location.hash);
+
+/** The search and filters that the address names (#/?q=…&mine=1&recent=1&near=LAT,LON&radiusKm=K). */
+function filtersFromHash() {
+  const params = new URLSearchParams(window.location.hash.split('?')[1] ?? '');
+  const nearPlace = parsePlace(params.get('near'));
+  return { q: (params.get('q') ?? '').trim(), mine: params.get('mine') === '1', recent: params.get('recent') === '1',
+    near: nearPlace, radiusKm: (nearPlace && parseRadius(params.get('radiusKm'))) || DEFAULT_RADIUS_KM };
+}
+
+function hashOfFilters() {
+  return '#/' + query({ q: state.q, mine: state.mine && '1', recent: state.recent && '1',
+    near: state.near && placeText(state.near), radiusKm: state.near && state.radiusKm });
+}
+
+const sameFilters = (a, b) => a.q === b.q && a.mine === b.mine && a.recent === b.recent && a.radiusKm === b.radiusKm
+  && (a.near === b.near || (a.near && b.near && placeText(a.near) === placeText(b.near)));
+
+/** The address follows the timeline's search and filters (replacing the entry: no history entry per keystroke). */
+function writeHash() {
+  if (onTimelineRoute() && window.location.hash !== hashOfFilters()) {
+    window.history.replaceState(window.history.state, '', hashOfFilters());
+  }
+}
+
+/** The controls show the search and filters of `state`. */
+function showFilters() {
+  searchInput.value = state.q;
+  mineBox.checked = state.mine;
+  recentBox.checked = state.recent;
+  near.set(state);
 }
 
 /** Called by the router when the timeline is shown again. */
 export function shown() {
-  // A page that came back into view with the sentinel on screen loads the next page.
+  // An address that names other filters (typed, a link, back) shows them; a bare #/ keeps the ones in use.
+  if (window.location.hash.includes('?')) {
+    const wanted = filtersFromHash();
+    if (!sameFilters(wanted, state)) {
+      Object.assign(state, wanted);
+      showFilters();
+      reload();
+      return;
+    }
+  }
+  writeHash();
+  fillScreen();
+}
+
+/** With the sentinel on screen (a page back into view, a tall window, a short page), load the next page. */
+function fillScreen() {
   if (state.more && !state.loading) {
     const rect = sentinel.getBoundingClientRect();
     if (rect.top < window.innerHeight + 800) loadMore();
@@ -96,6 +158,7 @@ function searchNow() {
 
 function clear() {
   state.generation += 1;
+  for (const id of state.posts.keys()) selection.forget(id); // only what is shown can be selected
   state.posts.clear();
   grid.replaceChildren();
   state.cursor = null;
@@ -107,6 +170,7 @@ function clear() {
 
 async function reload() {
   clear();
+  writeHash();
   state.mode = state.q ? 'search' : 'feed';
   const generation = state.generation;
   state.loading = true;
@@ -123,7 +187,7 @@ async function reload() {
     } else {
       const early = window.continuumFirstFeed;
       window.continuumFirstFeed = null;
-      const plain = !state.mine && !state.recent;
+      const plain = !state.mine && !state.recent && !state.near;
       const body = await (early && plain ? responseBody(early) : api('/api/feed' + feedQuery(null)));
       if (generation !== state.generation) return;
       addPage(body.posts, grid.children.length === 0);
@@ -142,11 +206,12 @@ async function reload() {
       markFirstScreen();
     }
   }
-  shown();
+  fillScreen();
 }
 
 function feedQuery(cursor) {
-  return query({ mine: state.mine ? 'true' : null, since: state.recent ? '5d' : null, limit: PAGE, cursor });
+  return query({ mine: state.mine ? 'true' : null, since: state.recent ? '5d' : null,
+    near: state.near && placeText(state.near), radiusKm: state.near && state.radiusKm, limit: PAGE, cursor });
 }
 
 async function loadMore(fromButton = false) {
@@ -178,12 +243,13 @@ async function loadMore(fromButton = false) {
   moreButton.disabled = false;
   moreButton.hidden = !state.more;
   // Still at the bottom (tall screen, small page): keep going.
-  requestAnimationFrame(shown);
+  requestAnimationFrame(fillScreen);
 }
 
 function updateFeedStatus() {
   const n = state.posts.size;
-  const filters = [state.mine && 'yours', state.recent && 'from the last 5 days'].filter(Boolean).join(', ');
+  const filters = [state.mine && 'yours', state.recent && 'from the last 5 days',
+    state.near && `within ${state.radiusKm} km of ${formatLocation(state.near)}`].filter(Boolean).join(', ');
   if (n === 0) {
     statusLine.textContent = filters ? `No posts ${filters === 'yours' ? 'of yours' : filters} yet.`
       : 'No posts yet. Add one, or connect to a peer.';
@@ -195,6 +261,7 @@ function updateFeedStatus() {
 function passesFilters(post) {
   if (state.mine && !isOwnAuthor(post.author)) return false;
   if (state.recent && Date.parse(post.createdAt) < Date.now() - FIVE_DAYS_MS) return false;
+  if (state.near && !(post.location && distanceKm(state.near, post.location) <= state.radiusKm)) return false;
   return true;
 }
 
@@ -205,6 +272,7 @@ function addPage(posts, first = false) {
     const tile = makeTile(post, first && state.posts.size < EAGER);
     state.posts.set(post.id, { post, tile });
     fragment.append(tile);
+    selection.decorate(tile);
   }
   grid.append(fragment);
 }
@@ -220,6 +288,7 @@ function makeTile(post, eager = false) {
       h('div', { class: 'thumb' }, img, placeholder),
       h('div', { class: 'tile-text' },
         h('p', { class: 'caption' }, post.caption),
+        h('p', { class: 'meta by' }, byLine(post)),
         h('p', { class: 'meta when' }, postedAndTaken(post)),
         h('p', { class: 'meta count' }, commentCountText(post.commentCount)))));
   const requestedAt = performance.now();
@@ -234,6 +303,11 @@ function makeTile(post, eager = false) {
     placeholder.hidden = true;
   });
   return tile;
+}
+
+/** Who posted it (the display name, or the short id) and the day: "Alice · 22 Nov 2026". */
+function byLine(post) {
+  return [h('span', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)), ' · ', dayElement(post.createdAt)];
 }
 
 function commentCountText(count) {
@@ -273,10 +347,12 @@ export function updatePost(post) {
     const tile = makeTile(entry.post);
     entry.tile.replaceWith(tile);
     entry.tile = tile;
+    selection.decorate(tile);
     return;
   }
   entry.tile.querySelector('.caption').textContent = entry.post.caption;
   entry.tile.querySelector('img').alt = entry.post.caption;
+  entry.tile.querySelector('.meta.by').replaceChildren(...byLine(entry.post));
   entry.tile.querySelector('.meta.when').replaceChildren(...postedAndTaken(entry.post));
   entry.tile.querySelector('.meta.count').textContent = commentCountText(entry.post.commentCount);
 }
@@ -293,6 +369,7 @@ export function removePosts(ids) {
     if (!entry) continue;
     entry.tile.remove();
     state.posts.delete(id);
+    selection.forget(id);
     removed += 1;
   }
   if (removed && state.mode === 'feed') updateFeedStatus();
@@ -313,6 +390,7 @@ function insertSorted(post) {
   const tile = makeTile(post);
   state.posts.set(post.id, { post, tile });
   grid.insertBefore(tile, before);
+  selection.decorate(tile);
   // Keep the Map in grid order for the next insertion.
   const entries = [...grid.children].map((child) => [child.dataset.id, state.posts.get(child.dataset.id)]);
   state.posts = new Map(entries);

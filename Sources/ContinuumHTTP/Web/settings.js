@@ -1,0 +1,112 @@
+// Settings (#/settings): this node's display name (PUT /api/name), what the node is (id, version, data directory,
+// the largest photo it fetches by itself) from /api/status, and "Open on your phone" (GET /api/phone): the
+// addresses a phone on the LAN opens, the QR code of the first, and the certificate's fingerprint under https.
+
+import { api, nodeStatus } from './api.js';
+import { h, shortId, formatMiB, showError, announce, clearErrors, svgDataURL } from './dom.js';
+
+export function mount(container) {
+  let alive = true;
+  const nameInput = h('input', { type: 'text', id: 'name-input', name: 'name', autocomplete: 'nickname', maxlength: 64,
+    'aria-describedby': 'name-help' });
+  const nameError = h('p', { class: 'form-error', id: 'name-error', role: 'alert', hidden: true });
+  const nameStatus = h('p', { class: 'meta', id: 'name-status', role: 'status' });
+  const saveButton = h('button', { type: 'submit', id: 'save-name' }, 'Save');
+  const nameForm = h('form', { class: 'settings-form', id: 'name-form', novalidate: true },
+    h('div', { class: 'field' }, h('label', { for: 'name-input' }, 'Display name'),
+      h('div', { class: 'row' }, nameInput, saveButton),
+      h('p', { class: 'help', id: 'name-help' }, 'The name your peers see beside your posts and comments: one line, up to 64 bytes.')),
+    nameError, nameStatus);
+  const facts = h('dl', { class: 'facts', id: 'node-facts' }, h('dt', {}, 'Node'), h('dd', {}, 'Loading…'));
+  const phone = h('div', { class: 'phone', id: 'phone' }, h('p', { class: 'status-line', role: 'status' }, 'Loading…'));
+
+  container.replaceChildren(h('section', { class: 'view settings-view', 'aria-labelledby': 'settings-title' },
+    h('h1', { id: 'settings-title', tabindex: '-1' }, 'Settings'),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'name-title' }, h('h2', { id: 'name-title' }, 'Your name'), nameForm),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'phone-title' }, h('h2', { id: 'phone-title' }, 'Open on your phone'), phone),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'node-title' }, h('h2', { id: 'node-title' }, 'This node'), facts)));
+
+  function nameFailed(message) {
+    nameError.textContent = message;
+    nameError.hidden = false;
+    nameInput.setAttribute('aria-invalid', 'true');
+    nameInput.focus();
+  }
+
+  nameForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearErrors();
+    nameError.hidden = true;
+    nameInput.removeAttribute('aria-invalid');
+    nameStatus.textContent = '';
+    saveButton.disabled = true;
+    try {
+      // The node judges the name (blank, too long, a control character): its message is shown as it is.
+      const result = await api('/api/name', { method: 'PUT', json: { name: nameInput.value } });
+      nameInput.value = result.name;
+      nameStatus.textContent = `Saved: your peers now see you as “${result.name}”.`;
+      announce('Name saved.');
+      nodeStatus(true).then(showFacts, () => {});
+    } catch (error) {
+      nameFailed(error.message);
+    } finally {
+      saveButton.disabled = false;
+    }
+  });
+
+  function showFacts(status) {
+    if (!alive) return;
+    const fact = (term, id, ...value) => [h('dt', {}, term), h('dd', { id }, ...value)];
+    facts.replaceChildren(
+      ...fact('Node id', 'settings-node-id', h('code', { class: 'node-id', title: status.id ?? '' }, status.id ?? 'unknown')),
+      ...fact('Version', 'settings-version', status.version ?? 'not said by this node'),
+      ...(status.dataDirectory ? fact('Data directory', 'settings-data', h('code', {}, status.dataDirectory)) : []),
+      ...(status.maxPhotoBytes !== null ? fact('Photos fetched by themselves', 'settings-max-photo',
+        status.maxPhotoBytes === 0 ? 'none (--max-photo-mb 0): fetch each on its post'
+          : `up to ${formatMiB(status.maxPhotoBytes)} (--max-photo-mb); a larger one on its post, with Fetch`) : []),
+      ...(status.api ? fact('Web UI and API', 'settings-api', h('code', {}, String(status.api))) : []));
+  }
+
+  async function loadName() {
+    try {
+      const status = await nodeStatus(true);
+      if (!alive) return;
+      if (document.activeElement !== nameInput) nameInput.value = status.name ?? '';
+      nameInput.placeholder = status.name ? '' : `No name yet (peers see ${shortId(status.id)})`;
+      showFacts(status);
+    } catch (error) {
+      showError(error, 'Could not read the node’s status');
+    }
+  }
+
+  async function loadPhone() {
+    try {
+      const body = await api('/api/phone');
+      if (alive) phone.replaceChildren(...phoneContent(body));
+    } catch (error) {
+      if (alive) phone.replaceChildren(h('p', { class: 'panel warning' }, `The addresses could not be read: ${error.message}`));
+    }
+  }
+
+  loadName();
+  loadPhone();
+  return () => { alive = false; };
+}
+
+/** The phone section: the node's message, the QR code of the first address, every address, the fingerprint. */
+function phoneContent(body) {
+  const message = h('p', { id: 'phone-message', class: body.reachable ? 'help' : 'panel warning' }, body.message);
+  if (!body.reachable || !body.url) return [message];
+  const qr = h('img', { id: 'phone-qr', class: 'phone-qr', alt: `QR code of ${body.url}`, width: 240, height: 240 });
+  if (typeof body.qr === 'string' && body.qr) qr.src = svgDataURL(body.qr);
+  else qr.hidden = true;
+  const urls = h('ul', { class: 'phone-urls', id: 'phone-urls', 'aria-label': 'Addresses to open' },
+    body.urls.map((url, index) => h('li', {}, h('a', { href: url, class: 'phone-url', id: index === 0 ? 'phone-url' : null,
+      rel: 'noreferrer' }, url))));
+  const fingerprint = body.tls && body.fingerprint ? h('p', { class: 'help', id: 'phone-fingerprint' },
+    'The browser warns that the certificate is not trusted: go on only if it shows this fingerprint: ',
+    h('code', {}, body.fingerprint)) : null;
+  const tokenNote = body.url.includes('token=') ? h('p', { class: 'help' },
+    'The address holds this node’s access token: anyone who has it can post as you. Show it only to your own devices.') : null;
+  return [message, qr, urls, fingerprint, tokenNote].filter(Boolean);
+}
