@@ -27,6 +27,8 @@ packages+=(chromium chromium-driver python3 zbar-tools)
 # `--api-tls` is checked from outside (SettingsAPITests): curl trusts only the node's certificate, openssl computes its
 # fingerprint.
 packages+=(curl openssl)
+# The Debian package (scripts/package.sh): strip and objdump (its Depends come from the binary's NEEDED entries).
+packages+=(binutils)
 
 missing=()
 for package in "${packages[@]}"; do

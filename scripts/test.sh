@@ -27,6 +27,10 @@ python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/contin
 # The README's tour, run as written (its sh blocks as one script, against the debug binary).
 scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
 
+# The Debian package, built from the debug build (scripts/package.sh --debug; the package to ship is release) and
+# checked as a machine without Swift would see it: its files, no Swift runtime, and a node run from it.
+scripts/package-test.sh "$(scripts/package.sh --debug | tail -1)"
+
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
 if [ "$(id -u)" -eq 0 ]; then

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Builds the Debian package: continuum-node_VERSION_ARCH.deb, which installs on a Debian 12 machine with no Swift.
+#
+#   scripts/package.sh [--debug] [--out DIR]
+#
+# - The binary is linked with the Swift standard library and Foundation inside (--static-swift-stdlib); it needs
+#   only Debian's runtime libraries, which become the package's Depends (each library `ldd` lists, mapped to its
+#   package by `dpkg -S`); avahi-daemon is recommended (LAN discovery).
+# - /usr/bin/continuum-node links to /usr/lib/continuum-node/continuum-node, beside which lies the web UI's resource
+#   bundle (Foundation's Bundle looks next to the executable).
+# - A systemd user unit (packaging/continuum-node.service): systemctl --user enable --now continuum-node.
+# - The man page, continuum-node(1), made from the commands' own help by swift-argument-parser's generate-manual
+#   (the tool behind its GenerateManual plugin), and bash, zsh and fish completions from --generate-completion-script.
+#
+# --debug packages a debug build, quickly, for the test (scripts/package-test.sh); the package to ship is release.
+# Output: DIR (default .build/package)/continuum-node_VERSION_ARCH.deb; its path is the last line printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+configuration=release
+out=.build/package
+while (($#)); do
+    case "$1" in
+    --debug) configuration=debug ;;
+    --out)
+        out="$2"
+        shift
+        ;;
+    *)
+        echo "package.sh: unknown argument '$1' (usage: scripts/package.sh [--debug] [--out DIR])" >&2
+        exit 64
+        ;;
+    esac
+    shift
+done
+
+scripts/setup.sh
+echo "package.sh: building continuum-node ($configuration, Swift runtime linked in)" >&2
+# Swift 6.3's static Foundation needs its C parts named to the linker after it (swiftlang/swift-package-manager#10564:
+# "--static-swift-stdlib fails when using Foundation"); the rest comes from Foundation's own link entries.
+static_foundation=(-Xlinker -lCoreFoundation -Xlinker -l_FoundationICU -Xlinker -l_FoundationCShims
+    -Xlinker -l_FoundationCollections)
+swift build -c "$configuration" --static-swift-stdlib --product continuum-node "${static_foundation[@]}" >&2
+bin_dir="$(swift build -c "$configuration" --show-bin-path)"
+root="$(mktemp -d)"
+chmod 0755 "$root"
+trap 'rm -rf "$root"' EXIT
+# Taken at once: the next plain build links the same path against the shared Swift runtime again (below).
+install -D -m 0755 "$bin_dir/continuum-node" "$root/usr/lib/continuum-node/continuum-node"
+if ldd "$root/usr/lib/continuum-node/continuum-node" | grep -qE 'libswift|libFoundation|libdispatch'; then
+    echo "package.sh: the binary still loads the Swift runtime:" >&2
+    ldd "$root/usr/lib/continuum-node/continuum-node" | grep -E 'libswift|libFoundation|libdispatch' >&2
+    exit 1
+fi
+# The build folder's own binary, for the tests and scripts/node.sh, linked as before.
+swift build -c "$configuration" --product continuum-node >&2
+swift build -c "$configuration" --product generate-manual >&2
+binary="$root/usr/lib/continuum-node/continuum-node"
+version="$("$binary" --version | awk '{print $1}')"
+arch="$(dpkg --print-architecture)"
+lib="$root/usr/lib/continuum-node"
+install -d "$lib" "$root/usr/bin" "$root/usr/lib/systemd/user" "$root/usr/share/man/man1" \
+    "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+    "$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/continuum-node" "$root/DEBIAN"
+strip --strip-unneeded "$lib/continuum-node"
+cp -R "$bin_dir/continuum-node_ContinuumHTTP.resources" "$lib/"
+ln -s ../lib/continuum-node/continuum-node "$root/usr/bin/continuum-node"
+install -m 0644 packaging/continuum-node.service "$root/usr/lib/systemd/user/continuum-node.service"
+
+# The man page: one page for the command and all its subcommands, from the help the binary itself describes.
+manual="$(mktemp -d)"
+"$bin_dir/generate-manual" "$binary" --output-directory "$manual" \
+    --authors "the continuum-node authors" --section 1 >&2
+gzip -9n <"$manual/continuum-node.1" >"$root/usr/share/man/man1/continuum-node.1.gz"
+rm -rf "$manual"
+
+"$binary" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/continuum-node"
+"$binary" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_continuum-node"
+"$binary" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/continuum-node.fish"
+gzip -9n <README.md >"$root/usr/share/doc/continuum-node/README.md.gz"
+cat >"$root/usr/share/doc/continuum-node/copyright" <<'EOF'
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: continuum-node
+Comment: Built from source with the Swift standard library, Foundation, SwiftNIO, GRDB, Hummingbird, swift-crypto
+ and swift-argument-parser linked in (Apache License 2.0, and MIT for GRDB).
+EOF
+
+# Depends: the Debian package of each shared library the binary names itself (its NEEDED entries; theirs bring their
+# own dependencies), found where the loader finds it.
+needed="$(objdump -p "$lib/continuum-node" | awk '$1 == "NEEDED" {print $2}')"
+depends="$(for name in $needed; do
+    path="$(ldd "$lib/continuum-node" | awk -v n="$name" '$1 == n && $3 ~ /^\// {print $3}')"
+    [ -n "$path" ] || continue
+    dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null || true
+done | cut -d: -f1 | sort -u | paste -sd, - | sed 's/,/, /g')"
+if [ -z "$depends" ]; then
+    echo "package.sh: found no Debian package for the libraries of $lib/continuum-node" >&2
+    exit 1
+fi
+size="$(du -sk "$root/usr" | cut -f1)"
+cat >"$root/DEBIAN/control" <<EOF
+Package: continuum-node
+Version: $version
+Architecture: $arch
+Maintainer: continuum-node maintainers <maintainers@continuum-node.invalid>
+Installed-Size: $size
+Depends: $depends
+Recommends: avahi-daemon
+Section: net
+Priority: optional
+Homepage: https://github.com/continuum-node/continuum-node
+Description: peer-to-peer photo sharing for the local network
+ Run it on several machines of one LAN: they find each other over mDNS (Avahi)
+ and exchange signed posts, comments and photos over TLS, each keeping its own
+ copy in SQLite. Private groups, invites by code or QR, follow a post and be
+ notified of its comments, a web UI for phones. No server, works offline.
+EOF
+
+mkdir -p "$out"
+deb="$out/continuum-node_${version}_${arch}.deb"
+compression=(-Zxz)
+[ "$configuration" = debug ] && compression=(-Zgzip -z1)
+dpkg-deb --root-owner-group "${compression[@]}" --build "$root" "$deb" >&2
+echo "$deb"
