@@ -395,7 +395,8 @@ def functional_tests(args, work):
             wait_for('live updates connected', lambda: browser.text(browser.find('#live-status')) == 'live', 10)
             assert 'token' not in browser.js('return location.href'), 'the token stayed in the address bar'
             # The node sets the cookie itself (HttpOnly, so scripts cannot read it): ask the browser, not the page.
-            cookie = browser.cmd('GET', '/cookie/continuum-token')
+            # One cookie per port: a browser sends a host's cookies to all its ports, and two nodes may share a host.
+            cookie = browser.cmd('GET', f"/cookie/continuum-token-{alice.api.rsplit(':', 1)[1]}")
             assert cookie.get('value') == alice.token, f'no token cookie: {cookie}'
             assert cookie.get('httpOnly') is True and cookie.get('sameSite') == 'Strict', f'cookie flags: {cookie}'
             status = browser.js_async("const done = arguments[0]; fetch('/api/status').then(r => done(r.status))")
@@ -1164,9 +1165,8 @@ def functional_tests(args, work):
             seen = wait_for('the post on Dave', lambda: dave.has_post(post) and dave.get(f'/api/posts/{post}'), 30)
             assert seen['photo']['available'] is False, seen['photo']
             assert dave.get('/api/status')['maxPhotoBytes'] == 0
-            # Cookies do not tell ports apart: Alice's token cookie (on 127.0.0.1) would be sent to Dave, and the node
-            # reads the cookie before the ?token= of the address. Drop it first.
-            browser.cmd('DELETE', '/cookie/continuum-token')
+            # Alice's token cookie (continuum-token-PORT, on 127.0.0.1) goes to Dave too, and is kept: it names
+            # Alice's port, so Dave opens with his own token, and Alice's page still works after.
             browser.get(dave.page_url + f'#/post/{post}')
             note = wait_for('the note with Fetch', lambda: browser.find_all('#fetch-photo') and browser.text(browser.find('#photo-note')), 20)
             assert 'not fetched by itself' in note and 'KiB' in note, note

@@ -9,7 +9,7 @@ scripts/setup.sh
 bin=".build/release/continuum-node"
 # Build only when there is no binary yet, or a source file (or Package.swift) changed since it was built, as make
 # would: `alias cn=scripts/node.sh` then answers each command at once.
-if [ ! -x "$bin" ] || [ -n "$(find Sources Package.swift -newer "$bin" -print -quit)" ]; then
+if [ ! -x "$bin" ] || [ -n "$(find Sources Package.swift Package.resolved -newer "$bin" -print -quit 2>/dev/null)" ]; then
     swift build -c release --product continuum-node >&2
 fi
 if (($#)); then

@@ -16,6 +16,8 @@
 # Output: DIR (default .build/package)/continuum-node_VERSION_ARCH.deb; its path is the last line printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Files and folders of the package readable by all, whatever the builder's umask.
+umask 022
 
 configuration=release
 out=.build/package
@@ -40,21 +42,28 @@ echo "package.sh: building continuum-node ($configuration, Swift runtime linked 
 # "--static-swift-stdlib fails when using Foundation"); the rest comes from Foundation's own link entries.
 static_foundation=(-Xlinker -lCoreFoundation -Xlinker -l_FoundationICU -Xlinker -l_FoundationCShims
     -Xlinker -l_FoundationCollections)
-swift build -c "$configuration" --static-swift-stdlib --product continuum-node "${static_foundation[@]}" >&2
-bin_dir="$(swift build -c "$configuration" --show-bin-path)"
+# A release build for the package has its own build folder: compiled for the static runtime, it would otherwise
+# make the next plain release build (scripts/node.sh, the benchmarks) compile everything again. A debug build, for
+# the test, is only linked anew (debug compiles are not whole-module), then linked back below.
+scratch=()
+[ "$configuration" = release ] && scratch=(--scratch-path .build-static)
+swift build "${scratch[@]}" -c "$configuration" --static-swift-stdlib --product continuum-node \
+    "${static_foundation[@]}" >&2
+bin_dir="$(swift build "${scratch[@]}" -c "$configuration" --show-bin-path)"
 root="$(mktemp -d)"
 chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
-# Taken at once: the next plain build links the same path against the shared Swift runtime again (below).
 install -D -m 0755 "$bin_dir/continuum-node" "$root/usr/lib/continuum-node/continuum-node"
 if ldd "$root/usr/lib/continuum-node/continuum-node" | grep -qE 'libswift|libFoundation|libdispatch'; then
     echo "package.sh: the binary still loads the Swift runtime:" >&2
     ldd "$root/usr/lib/continuum-node/continuum-node" | grep -E 'libswift|libFoundation|libdispatch' >&2
     exit 1
 fi
-# The build folder's own binary, for the tests and scripts/node.sh, linked as before.
-swift build -c "$configuration" --product continuum-node >&2
-swift build -c "$configuration" --product generate-manual >&2
+# The debug build folder's own binary, for the tests, linked against the shared runtime again.
+[ "$configuration" = debug ] && swift build --product continuum-node >&2
+# The man page tool, debug: it only reads the binary's description of itself.
+swift build --product generate-manual >&2
+manual_tool="$(swift build --show-bin-path)/generate-manual"
 binary="$root/usr/lib/continuum-node/continuum-node"
 version="$("$binary" --version | awk '{print $1}')"
 arch="$(dpkg --print-architecture)"
@@ -69,7 +78,7 @@ install -m 0644 packaging/continuum-node.service "$root/usr/lib/systemd/user/con
 
 # The man page: one page for the command and all its subcommands, from the help the binary itself describes.
 manual="$(mktemp -d)"
-"$bin_dir/generate-manual" "$binary" --output-directory "$manual" \
+"$manual_tool" "$binary" --output-directory "$manual" \
     --authors "the continuum-node authors" --section 1 >&2
 gzip -9n <"$manual/continuum-node.1" >"$root/usr/share/man/man1/continuum-node.1.gz"
 rm -rf "$manual"
@@ -88,15 +97,19 @@ EOF
 # Depends: the Debian package of each shared library the binary names itself (its NEEDED entries; theirs bring their
 # own dependencies), found where the loader finds it.
 needed="$(objdump -p "$lib/continuum-node" | awk '$1 == "NEEDED" {print $2}')"
-depends="$(for name in $needed; do
+owners=()
+for name in $needed; do
     path="$(ldd "$lib/continuum-node" | awk -v n="$name" '$1 == n && $3 ~ /^\// {print $3}')"
+    # The loader itself (ld-linux) is named without a path; libc6 holds it and is listed anyway.
     [ -n "$path" ] || continue
-    dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null || true
-done | cut -d: -f1 | sort -u | paste -sd, - | sed 's/,/, /g')"
-if [ -z "$depends" ]; then
-    echo "package.sh: found no Debian package for the libraries of $lib/continuum-node" >&2
-    exit 1
-fi
+    owner="$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(readlink -f "$path")" 2>/dev/null || true)"
+    if [ -z "$owner" ]; then
+        echo "package.sh: no Debian package holds $path (needed as $name); cannot say what to depend on" >&2
+        exit 1
+    fi
+    owners+=("${owner%%:*}")
+done
+depends="$(printf '%s\n' "${owners[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')"
 size="$(du -sk "$root/usr" | cut -f1)"
 cat >"$root/DEBIAN/control" <<EOF
 Package: continuum-node

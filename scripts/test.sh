@@ -29,7 +29,8 @@ scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
 
 # The Debian package, built from the debug build (scripts/package.sh --debug; the package to ship is release) and
 # checked as a machine without Swift would see it: its files, no Swift runtime, and a node run from it.
-scripts/package-test.sh "$(scripts/package.sh --debug | tail -1)"
+deb="$(scripts/package.sh --debug | tail -1)"
+scripts/package-test.sh "$deb"
 
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")

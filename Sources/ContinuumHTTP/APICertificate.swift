@@ -6,7 +6,9 @@ import X509
 
 /// The certificate `--api-tls` serves the API with: a P-256 key and a self-signed certificate, made once and kept in
 /// the data directory (`api-tls.key`, mode 0600, and `api-tls.pem`), so that its fingerprint, which a person compares
-/// on first use, stays the same across restarts. P-256 because browsers take no Ed25519 certificate.
+/// on first use, stays the same across restarts. P-256 because browsers take no Ed25519 certificate. Valid for 800
+/// days, under the 825 that Apple's systems accept from a server (iOS and macOS refuse longer ones, whatever the
+/// user says), and made anew in the last 30 days of its life (the fingerprint printed changes then).
 public struct APICertificate: Sendable {
     /// The certificate, DER.
     public let der: [UInt8]
@@ -36,6 +38,7 @@ public struct APICertificate: Sendable {
         if FileManager.default.fileExists(atPath: keyURL.path),
             FileManager.default.fileExists(atPath: certificateURL.path)
         {
+            try requirePrivate(keyURL)
             let keyPEM = try String(contentsOf: keyURL, encoding: .utf8)
             let pem = try PEMDocument(pemString: String(contentsOf: certificateURL, encoding: .utf8))
             // Both must parse, and belong together, or the API would fail at its first connection.
@@ -47,7 +50,9 @@ public struct APICertificate: Sendable {
                         + "make a new pair"
                 )
             }
-            return APICertificate(der: pem.derBytes, keyPEM: keyPEM)
+            if certificate.notValidAfter > Date().addingTimeInterval(renewBefore) {
+                return APICertificate(der: pem.derBytes, keyPEM: keyPEM)
+            }
         }
         let made = try make(hosts: hosts)
         try writePrivate(Data(made.keyPEM.utf8), to: keyURL)
@@ -56,17 +61,23 @@ public struct APICertificate: Sendable {
         return made
     }
 
-    /// A new key and a self-signed certificate for `hosts`, valid for ten years.
+    /// How long a certificate is valid: under the 825 days Apple's systems take.
+    static let lifetime: TimeInterval = 800 * 86_400
+    /// A kept certificate with less than this left is made anew.
+    static let renewBefore: TimeInterval = 30 * 86_400
+
+    /// A new key and a self-signed certificate for `hosts` (names, IPv4 and IPv6 addresses), valid for 800 days.
     static func make(hosts: [String]) throws -> APICertificate {
         let key = P256.Signing.PrivateKey()
         let privateKey = Certificate.PrivateKey(key)
         let name = try DistinguishedName { CommonName("continuum-node web UI") }
         let now = Date()
         var names: [GeneralName] = [.dnsName("localhost")]
-        for host in hosts {
-            if let ip = IPv4Address(host) {
-                names.append(.ipAddress(ASN1OctetString(contentBytes: ArraySlice(ip.bytes))))
-            } else if !host.contains(":") {
+        // The wildcards are where it listens, never a name a browser uses.
+        for host in Set(hosts).subtracting(["localhost", "0.0.0.0", "::"]).sorted() {
+            if let bytes = Self.addressBytes(host) {
+                names.append(.ipAddress(ASN1OctetString(contentBytes: ArraySlice(bytes))))
+            } else if !host.contains(":") && !host.isEmpty {
                 names.append(.dnsName(host))
             }
         }
@@ -75,7 +86,7 @@ public struct APICertificate: Sendable {
             serialNumber: Certificate.SerialNumber(),
             publicKey: privateKey.publicKey,
             notValidBefore: now.addingTimeInterval(-86_400),
-            notValidAfter: now.addingTimeInterval(10 * 365 * 86_400),
+            notValidAfter: now.addingTimeInterval(lifetime),
             issuer: name,
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
@@ -100,15 +111,12 @@ public struct APICertificate: Sendable {
         return configuration
     }
 
-    /// An IPv4 address in dotted form, as four bytes.
-    private struct IPv4Address {
-        let bytes: [UInt8]
-        init?(_ text: String) {
-            let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count == 4 else { return nil }
-            let values = parts.compactMap { UInt8($0) }
-            guard values.count == 4 else { return nil }
-            bytes = values
-        }
+    /// An IPv4 or IPv6 address in text form as its 4 or 16 bytes; nil for a name.
+    static func addressBytes(_ text: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
     }
 }

@@ -333,12 +333,11 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         var response = try await next(request, context)
         // Opened as /?token=…: keep the token in a cookie, so that the page's own files, images and event stream
         // carry it without the token in every address.
-        if let token, request.uri.queryParameters.get("token") != nil,
-            request.cookies["continuum-token"]?.value != token
-        {
+        let cookie = Self.cookieName(authority)
+        if let token, request.uri.queryParameters.get("token") != nil, request.cookies[cookie]?.value != token {
             response.setCookie(
                 Cookie(
-                    name: "continuum-token",
+                    name: cookie,
                     value: token,
                     path: "/",
                     secure: scheme == "https",
@@ -367,8 +366,18 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             tokens.append(String(header.dropFirst("Bearer ".count)))
         }
         if let query = request.uri.queryParameters.get("token") { tokens.append(query) }
-        if let cookie = request.cookies["continuum-token"] { tokens.append(cookie.value) }
+        if let cookie = request.cookies[cookieName(request.head.authority ?? "")] { tokens.append(cookie.value) }
         return tokens
+    }
+
+    /// The token cookie's name for the address the browser opened: `continuum-token-7421`, one per port, since a
+    /// browser sends a host's cookies to all its ports (two nodes on one machine would overwrite each other's);
+    /// `continuum-token` for an address without a port.
+    static func cookieName(_ authority: String) -> String {
+        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
+            let port = Int(authority[authority.index(after: colon)...])
+        else { return "continuum-token" }
+        return "continuum-token-\(port)"
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -7,8 +7,11 @@ import Foundation
 public enum APIToken {
     public static func loadOrCreate(in directory: URL) throws -> String {
         let url = directory.appendingPathComponent("api.token")
-        if let kept = try? String(contentsOf: url, encoding: .utf8) {
-            let token = kept.trimmingCharacters(in: .whitespacesAndNewlines)
+        if FileManager.default.fileExists(atPath: url.path) {
+            // A kept token that cannot be read, or that others may read, is an error, not replaced in silence: a
+            // phone's saved address holds it.
+            try requirePrivate(url)
+            let token = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             // A kept token obeys the rule of --api-token (it goes in a cookie); a broken one is made anew.
             let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~+/=")
             if token.count >= 16 && token.allSatisfy(allowed.contains) { return token }

@@ -149,8 +149,10 @@ struct Routes: Sendable {
     func peers() async throws -> Response {
         let connected = Set(await services.engine.connectedPeers())
         let interest = await services.engine.peerInterest()
+        // The store first: a session that ends between the two reads is then counted once (live), not twice.
+        let stored = try await store.peers()
         let traffic = await services.engine.liveTraffic()
-        let lines = try await store.peers().map {
+        let lines = stored.map {
             PeerJSON(
                 $0.adding(traffic[$0.id].map(LiveTraffic.init)),
                 connected: connected.contains($0.id),

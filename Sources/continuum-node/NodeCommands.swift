@@ -249,7 +249,9 @@ struct RunCommand: AsyncParsableCommand {
             )
         }
         if apiTLS {
-            let hosts = ["127.0.0.1"] + PhoneAccess.interfaceAddresses().filter { !$0.isIPv6 }.map(\.text)
+            // The names the browser may use: loopback, the host it listens on, and every address of the machine.
+            let bare = api.host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            let hosts = ["127.0.0.1", "::1", bare] + PhoneAccess.interfaceAddresses().map(\.text)
             do {
                 api.tls = try APICertificate.loadOrCreate(in: directory.url, hosts: hosts)
             } catch {

@@ -787,19 +787,21 @@ extension ISO8601DateFormatter {
         let wrong = try await alice.http.get("/api/status", headers: ["Authorization": "Bearer nope-nope-nope-nope"])
         #expect(wrong.status == 401)
         #expect(try await alice.http.get("/api/status", headers: ["Authorization": "Bearer \(token)"]).status == 200)
-        #expect(try await alice.http.get("/api/status", headers: ["Cookie": "continuum-token=\(token)"]).status == 200)
+        // The cookie is named for the port: a browser sends a host's cookies to every port of it.
+        let cookie = "continuum-token-\(alice.apiPort)"
+        #expect(try await alice.http.get("/api/status", headers: ["Cookie": "\(cookie)=\(token)"]).status == 200)
+        #expect(try await alice.http.get("/api/status", headers: ["Cookie": "continuum-token=\(token)"]).status == 401)
         let viaQuery = try await alice.http.get("/api/status?token=\(token)")
         #expect(viaQuery.status == 200)
-        #expect(viaQuery.headers["set-cookie"]?.hasPrefix("continuum-token=\(token)") == true, "\(viaQuery.headers)")
+        #expect(viaQuery.headers["set-cookie"]?.hasPrefix("\(cookie)=\(token)") == true, "\(viaQuery.headers)")
         #expect(viaQuery.headers["set-cookie"]?.contains("HttpOnly") == true)
         // The web UI's own files need the token too: opened as /?token=…, the page gets the cookie.
         let page = try await alice.http.get("/?token=\(token)")
         #expect(page.status == 200)
         #expect(page.headers["set-cookie"] != nil)
         #expect(try await alice.http.get("/").status == 401)
-        // Another node's cookie on the same host (cookies are per host, not per port) beside this node's own token
-        // in the address: let in. Only wrong tokens: refused.
-        let other = ["Cookie": "continuum-token=another-node-token-0123"]
+        // A stale cookie beside this node's own token in the address: let in. Only wrong tokens: refused.
+        let other = ["Cookie": "\(cookie)=an-old-token-of-this-node"]
         #expect(try await alice.http.get("/?token=\(token)", headers: other).status == 200)
         #expect(try await alice.http.get("/?token=nope-nope-nope-nope", headers: other).status == 401)
         // With a token, the Host may be the machine's name on the LAN.

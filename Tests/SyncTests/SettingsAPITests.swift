@@ -19,7 +19,8 @@ struct SettingsAPITests {
         let big = try alice.cli("post", alice.fixture("waterfall.jpg"), "--caption", "Too big for Bob")
         let shown = try JSONSerialization.jsonObject(with: Data(try alice.cli("show", big, "--json").utf8))
         let sha = try #require(((shown as? [String: Any])?["photo"] as? [String: Any])?["sha256"] as? String)
-        try await alice.start()
+        // Alice sends each photo chunk 1.5 s late, so that Bob's event stream, opened first, sees the transfer.
+        try await alice.start(extra: ["--test-photo-chunk-delay-ms", "1500"])
         // Bob takes no photo by itself: every one is over his limit of 0 MiB.
         try await bob.start(peers: [alice], extra: ["--max-photo-mb", "0"])
         let api = try await base.checker(bob)
@@ -165,6 +166,29 @@ struct SettingsAPITests {
         )
         #expect(plain != "200")
         try await alice.stop()
+
+        // Valid for at most 825 days, or Apple's systems refuse it whatever the user says.
+        let dates = try Self.run("/usr/bin/openssl", ["x509", "-in", certificate, "-noout", "-startdate", "-enddate"])
+        let parser = DateFormatter()
+        parser.locale = Locale(identifier: "en_US_POSIX")
+        parser.dateFormat = "MMM d HH:mm:ss yyyy zzz"
+        let bounds = dates.split(separator: "\n").compactMap { line in
+            line.split(separator: "=", maxSplits: 1).last.flatMap {
+                parser.date(from: $0.split(separator: " ").filter { !$0.isEmpty }.joined(separator: " "))
+            }
+        }
+        #expect(bounds.count == 2, "\(dates)")
+        if bounds.count == 2 { #expect(bounds[1].timeIntervalSince(bounds[0]) <= 825 * 86_400, "\(dates)") }
+
+        // A kept token that others may read is refused, not used.
+        let tokenFile = alice.data.appendingPathComponent("api.token").path
+        #expect(chmod(tokenFile, 0o644) == 0)
+        let leaked = try NodeBinary.run([
+            "run", "--data", alice.data.path, "--port", "0", "--no-discovery", "--api-listen", "0.0.0.0:0",
+        ])
+        #expect(leaked.status == 1 && leaked.stderr.contains("is accessible by other users"), "\(leaked.stderr)")
+        #expect(leaked.stderr.contains("chmod 600"))
+        #expect(chmod(tokenFile, 0o600) == 0)
 
         // Restarted: the same token and certificate (a phone's saved address and accepted warning stay good).
         try await alice.start(extra: ["--api-listen", "0.0.0.0:0", "--api-tls"])

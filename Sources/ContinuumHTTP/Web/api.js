@@ -11,7 +11,7 @@ export class ApiError extends Error {
 }
 
 /**
- * `?token=` in the page's URL: keep it in the cookie the API reads (SameSite=Strict, path=/), then take it out of
+ * `?token=` in the page's URL: keep it in the cookie the API reads (continuum-token-PORT, SameSite=Strict, path=/), then take it out of
  * the address bar and the history so that it is not bookmarked or shared with a screenshot.
  */
 export function adoptTokenFromURL() {
@@ -19,7 +19,9 @@ export function adoptTokenFromURL() {
   const token = url.searchParams.get('token');
   if (token === null) return;
   const secure = window.location.protocol === 'https:' ? '; Secure' : '';
-  document.cookie = `continuum-token=${encodeURIComponent(token)}; SameSite=Strict; path=/${secure}`;
+  // One cookie per port (continuum-token-7421): a browser sends a host's cookies to all its ports.
+  const name = window.location.port ? `continuum-token-${window.location.port}` : 'continuum-token';
+  document.cookie = `${name}=${encodeURIComponent(token)}; SameSite=Strict; path=/${secure}`;
   url.searchParams.delete('token');
   window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
 }

@@ -12,6 +12,9 @@ import * as timeline from './timeline.js';
 /** Renders the view into `container`; returns a function that ends it (drops its event handlers). */
 export function mount(container, id) {
   const off = [];
+  // Photos whose photoArrived came while this page was open: an answer that left before one arrived says it is not
+  // here, and must not hide it (a peer's edit brings a new photo, which can arrive before the post is read again).
+  const arrived = new Set();
   let post = null;
   let gone = false;
   const commentIds = new Set();
@@ -25,6 +28,7 @@ export function mount(container, id) {
   let commentList, commentForm, followButton, captionText, figure, deletedBanner, countLine, metaLine, locationLine;
   let editForm = null;
   let stopProgress = null; // closes the progress stream of a fetch under way
+  let alive = true; // false once the view is left: a stream opened after that is closed at once
 
   async function load() {
     // This node's log keys (its author id in each group): "(you)", and no Block on its own comments.
@@ -39,6 +43,9 @@ export function mount(container, id) {
       return;
     }
     id = post.id; // a prefix in the URL becomes the full id
+    if (post.photo?.available === false && arrived.has(post.photo.sha256)) {
+      post.photo = { ...post.photo, available: true }; // it arrived while the post was on its way
+    }
     render();
   }
 
@@ -145,10 +152,12 @@ export function mount(container, id) {
     button.disabled = true;
     said.textContent = 'Asking the peers…';
     stopProgress?.();
-    stopProgress = await events.progressStream({
+    const stop = await events.progressStream({
       photoProgress: (event) => { if (event.sha256 === p.sha256) showProgress(event, bar, said); },
       photoArrived: (event) => { if (event.sha256 === p.sha256) photoHere(p.sha256); },
     });
+    if (!alive) return stop();
+    stopProgress = stop;
     try {
       const result = await api(`/api/photos/${p.sha256}/fetch`, { method: 'POST' });
       if (result.here) return photoHere(p.sha256);
@@ -178,7 +187,7 @@ export function mount(container, id) {
 
   /** The photo arrived (an event on either stream, or the node had it): show it, and its download link. */
   function photoHere(sha) {
-    if (!post || post.photo.sha256 !== sha || figure.querySelector('#photo')) return;
+    if (!post || !figure || post.photo.sha256 !== sha || figure.querySelector('#photo')) return;
     endProgress();
     post.photo = { ...post.photo, available: true };
     renderPhoto();
@@ -483,6 +492,9 @@ export function mount(container, id) {
 
   /** Shows a changed post (an edit here, a live edit, a catch-up): caption, photo, when, location. */
   function applyPost(updated) {
+    if (updated.photo?.available === false && arrived.has(updated.photo.sha256)) {
+      updated = { ...updated, photo: { ...updated.photo, available: true } };
+    }
     const oldSha = post.photo.sha256;
     post = { ...post, ...updated };
     captionText.textContent = post.caption;
@@ -552,7 +564,10 @@ export function mount(container, id) {
     }
     removeComments(event.targets);
   }));
-  off.push(events.on('photoArrived', (event) => photoHere(event.sha256)));
+  off.push(events.on('photoArrived', (event) => {
+    arrived.add(event.sha256);
+    photoHere(event.sha256);
+  }));
   off.push(events.on('reconnected', async () => {
     if (!post) return;
     try {
@@ -567,6 +582,7 @@ export function mount(container, id) {
 
   load();
   return () => {
+    alive = false;
     endProgress();
     for (const fn of off) fn();
   };
