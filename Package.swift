@@ -175,6 +175,8 @@ let package = Package(
                 "ContinuumNode",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // `push`'s baseline: a durable SQLite commit on the same disk, as the store makes them.
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -188,7 +190,10 @@ let package = Package(
         ),
         .testTarget(
             name: "ContinuumStoreTests",
-            dependencies: ["ContinuumStore", "ContinuumCore", "ContinuumTestSupport"],
+            dependencies: [
+                "ContinuumStore", "ContinuumCore", "ContinuumTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

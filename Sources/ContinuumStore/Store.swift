@@ -37,7 +37,8 @@ public struct ContinuumStore: Sendable {
         configuration.label = "continuum"
         configuration.maximumReaderCount = 3
         configuration.prepareDatabase { db in
-            // A write is durable on disk before it is acknowledged, power loss included.
+            // A write is durable on disk before it is acknowledged, power loss included. (For the writer, GRDB's
+            // DatabasePool sets NORMAL after this, when it turns WAL on: it is set to FULL again below.)
             try db.execute(sql: "PRAGMA synchronous = FULL")
             // Page cache: 16 MiB for the one writer (ingest touches index pages all over: with 8 MiB, 100,000 records
             // stored 15 % slower, Docs/BENCHMARKS.md), 2 MiB for each reader (readers run short queries).
@@ -50,6 +51,10 @@ public struct ContinuumStore: Sendable {
         }
         do {
             pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            // GRDB turns WAL on with `synchronous = NORMAL` after `prepareDatabase`, which leaves a commit in the
+            // WAL, unsynced, until the next checkpoint: a power loss could take records already acknowledged to a
+            // peer. FULL syncs the WAL at every commit. (Outside a transaction: SQLite ignores it inside one.)
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.refuseProtocolV1(pool, at: databaseURL)
             try Schema.migrator.migrate(pool)
         } catch let error as DatabaseError {
