@@ -11,7 +11,7 @@ import Testing
 @Suite("Hostile peers: membership, invites, other groups", .serialized)
 struct GroupHostileTests {
     private static let plaintext = [
-        "--insecure-plaintext", "--handshake-timeout-ms", "3000", "--idle-timeout-ms", "5000",
+        "--insecure-plaintext", "--handshake-timeout-ms", "10000", "--idle-timeout-ms", "5000",
     ]
 
     @Test("a forged membership claim is refused with not a member and the reason, before anything is sent")

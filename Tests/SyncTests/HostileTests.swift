@@ -15,8 +15,10 @@ import Glibc
 /// good peer, and (3) the node's visible state is unchanged by the hostile input.
 @Suite("Hostile peers: bad frames, forged records, bad handshakes", .serialized)
 struct HostileTests {
+    /// The handshake timeout is the node's default, 10 s: with 3 s, a raw client on a loaded machine (the parallel
+    /// suite, each commit synced) sometimes had its MEMBERSHIP answered after the node had given up.
     private static let plaintext = [
-        "--insecure-plaintext", "--handshake-timeout-ms", "3000", "--idle-timeout-ms", "6000",
+        "--insecure-plaintext", "--handshake-timeout-ms", "10000", "--idle-timeout-ms", "6000",
     ]
 
     // MARK: 1. Malformed frame
@@ -249,10 +251,10 @@ struct HostileTests {
         try await Self.withTarget { target in
             let started = ContinuousClock.now
             let client = try RawClient(port: target.node.port)
-            try await client.readToEnd(timeout: .seconds(8))
+            try await client.readToEnd(timeout: .seconds(20))
             let elapsed = ContinuousClock.now - started
-            #expect(client.end == .eof, "closed within 8 s (after \(elapsed)): \(String(describing: client.end))")
-            #expect(elapsed >= .milliseconds(2700), "not before the 3 s handshake timeout: \(elapsed)")
+            #expect(client.end == .eof, "closed within 20 s (after \(elapsed)): \(String(describing: client.end))")
+            #expect(elapsed >= .milliseconds(9700), "not before the 10 s handshake timeout: \(elapsed)")
             #expect(client.decodeError == nil)
             // The node's own HELLO comes first; the node may add an ERROR (timeout), nothing else.
             let messages = client.received
