@@ -359,6 +359,14 @@ def thumbnail_shown(browser, node, tile, sha, timeout=20):
     return 'thumbnail shown after a retry'
 
 
+def phone_screenshot(browser, path):
+    """A screenshot of the page as it is, at phone size; the window is back at desktop size after."""
+    browser.set_size(*PHONE)
+    wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+    browser.screenshot(path)
+    browser.set_size(*DESKTOP)
+
+
 def marker(browser):
     return browser.js('return window.__testMarker || null;')
 
@@ -1049,10 +1057,7 @@ def functional_tests(args, work):
             wait_for('Paris and Versailles', lambda: set(tile_ids()) == {paris['id'], versailles['id']}, 20)
             where = browser.js('return location.hash')
             assert 'near=48.8566%2C2.3522' in where and 'radiusKm=25' in where, where
-            browser.set_size(*PHONE)
-            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
-            browser.screenshot(artifacts / 'near-me-phone.png')
-            browser.set_size(*DESKTOP)
+            phone_screenshot(browser, artifacts / 'near-me-phone.png')
             browser.click(browser.find("label[for='filter-near']"))
             wait_for('the whole feed back', lambda: stockholm in tile_ids(), 20)
             return f'"{said[:70]}…"; typed 48.8566,2.3522: 10 km shows Paris only, 25 km Versailles too; address {where}'
@@ -1067,10 +1072,7 @@ def functional_tests(args, work):
                 assert day == alice.get(f'/api/posts/{post}')['createdAt'], day
             lines = browser.js("return [...document.querySelectorAll('#grid li.tile')].map(t => t.querySelector('.meta.by')?.innerText ?? '')")
             assert lines and all(re.match(r'.+ · .*\d', line) for line in lines), lines
-            browser.set_size(*PHONE)
-            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
-            browser.screenshot(artifacts / 'tiles-phone.png')
-            browser.set_size(*DESKTOP)
+            phone_screenshot(browser, artifacts / 'tiles-phone.png')
             return f'{len(lines)} tiles, each "author · day": "{lines[0]}"'
         steps.run('each tile shows its author and day', tile_author_and_date, browser)
 
@@ -1129,10 +1131,7 @@ def functional_tests(args, work):
                 browser.js("arguments[0].scrollIntoView({block: 'center'})", {ELEMENT: browser.find(box)})
                 browser.click(browser.find(box))
             wait_for('two selected', lambda: browser.text(browser.find('#delete-selected')) == 'Delete 2 posts')
-            browser.set_size(*PHONE)
-            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
-            browser.screenshot(artifacts / 'select-phone.png')
-            browser.set_size(*DESKTOP)
+            phone_screenshot(browser, artifacts / 'select-phone.png')
             browser.click(browser.find('#delete-selected'))
             prompt = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
             assert '2 posts' in prompt, prompt
@@ -1201,10 +1200,7 @@ def functional_tests(args, work):
             browser.cmd('POST', '/refresh', {})
             wait_for('the name after a reload', lambda: browser.js(
                 "const i = document.querySelector('#name-input'); return i && i.value") == 'Dave on the sofa', 10)
-            browser.set_size(*PHONE)
-            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
-            browser.screenshot(artifacts / 'settings-phone.png')
-            browser.set_size(*DESKTOP)
+            phone_screenshot(browser, artifacts / 'settings-phone.png')
             box = browser.find('#name-input')
             browser.clear(box)
             browser.type(box, '   ')
