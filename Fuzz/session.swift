@@ -96,6 +96,8 @@ struct Executor {
             if control() & 1 == 0 { return finishStore() }
         case .scheduleFlush(let generation): timers.append(generation)
         case .checkGaps: return machine.checkGaps(ourClock: clock)
+        // The repair delay of tree push (a HAVE) has passed, at once.
+        case .scheduleRepair: return machine.repair(ourClock: clock, now: .now + .seconds(1))
         case .startStreaming: return runStreams()
         case .startServer: while machine.nextServeJob() != nil {}
         case .close, .peerRefused:

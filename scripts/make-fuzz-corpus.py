@@ -33,7 +33,7 @@ HELLO, ERROR, CLOCK, OFFER, RECORDS, ACK, REQUEST, DONE, CLOCK_SINCE, CLOCK_UNKN
 PHOTO_WANT, PHOTO_DATA, PHOTO_END, PHOTO_MISSING, THUMB_WANT, THUMB_DATA, THUMB_MISSING = (
     0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26,
 )
-PING, PONG, INTEREST, PUSH = 0x30, 0x31, 0x40, 0x41
+PING, PONG, INTEREST, PUSH, HAVE, TREE = 0x30, 0x31, 0x40, 0x41, 0x42, 0x43
 
 
 def u8(v: int) -> bytes:
@@ -129,6 +129,10 @@ def frames(vectors: dict[str, bytes], headers: dict[str, bytes]) -> dict[str, by
         "pong": frame(PONG, u64(0xFFFFFFFFFFFFFFFF)),
         "interest-replace": frame(INTEREST, u8(1) + u16(2) + ident(0x01) + u8(0) + ident(0x02) + u8(8)),
         "interest-change": frame(INTEREST, u8(0) + u16(2) + ident(0x03) + u8(0xFF) + ident(0x04) + u8(1)),
+        # HAVE is laid out as REQUEST (§7.4.23); TREE is one byte, 0 prune, 1 graft (§7.4.24).
+        "have": frame(HAVE, u32(2) + ident(0x01) + u64(1) + u64(3) + alice + u64(5) + u64(5)),
+        "tree-prune": frame(TREE, u8(0)),
+        "tree-graft": frame(TREE, u8(1)),
     }
     # A session's first frames in one stream, as a peer sends them.
     out["session"] = b"".join(
@@ -149,6 +153,11 @@ def sessions(out: dict[str, bytes]) -> dict[str, bytes]:
         "since-and-unknown": seed(bytes([0, 8, 16]), ["clock-since", "clock-unknown", "clock", "pong"]),
         "photos": seed(bytes([7, 3]), ["photo-want", "thumb-want", "photo-data", "photo-end", "thumb-data"]),
         "interest": seed(b"", ["interest-replace", "interest-change", "thumb-missing", "photo-missing", "error"]),
+        # Tree push (§7.8.17): a live batch, a duplicate of it (a prune), the peer's prune, an announcement, a graft.
+        "tree": seed(
+            bytes([2, 4, 6, 9, 10, 12]),
+            ["records-live", "records-live", "tree-prune", "have", "ping", "tree-graft", "have", "done"],
+        ),
         "hello-after": seed(bytes([2]), ["ping", "hello-default"]),
     }
 

@@ -42,12 +42,19 @@ public struct LiveTraffic: Codable, Sendable, Hashable {
     public var recordsOut: Int64
     public var bytesIn: Int64
     public var bytesOut: Int64
+    /// Tree push on this session so far: links pruned and grafted by this side, records announced (HAVE).
+    public var prunes: Int?
+    public var grafts: Int?
+    public var announced: Int?
 
     public init(_ stats: SessionStats) {
         recordsIn = stats.recordsIn
         recordsOut = stats.recordsOut
         bytesIn = stats.bytesIn
         bytesOut = stats.bytesOut
+        prunes = stats.prunes
+        grafts = stats.grafts
+        announced = stats.announced
     }
 }
 

@@ -38,13 +38,23 @@ final class ControlServer: Sendable {
 
     func serve(_ server: NIOAsyncChannel<LineChannel, Never>) async {
         // Ends when the node closes the socket at shutdown (an error then is the close itself); one bad
-        // connection never ends it, since each is handled in its own task.
-        try? await server.executeThenClose { inbound in
-            try await withThrowingDiscardingTaskGroup { group in
-                for try await connection in inbound {
-                    group.addTask { await self.handle(connection) }
+        // connection never ends it, since each is handled in its own task. The accept loop is never cancelled: NIO
+        // drops the connections it holds when it is, and one dropped that way traps (apple/swift-nio#2813). On
+        // cancellation the socket is closed, and the loop ends after the connections it still holds.
+        let loop = Task {
+            try? await server.executeThenClose { inbound in
+                try await withThrowingDiscardingTaskGroup { group in
+                    for try await connection in inbound {
+                        group.addTask { await self.handle(connection) }
+                    }
+                    group.cancelAll()
                 }
             }
+        }
+        await withTaskCancellationHandler {
+            await loop.value
+        } onCancel: {
+            server.channel.close(promise: nil)
         }
     }
 

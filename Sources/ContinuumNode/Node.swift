@@ -17,6 +17,8 @@ public struct NodeConfiguration: Sendable {
     /// 0 picks a free port.
     public var port = 7420
     public var peers: [PeerAddress] = []
+    /// Peers known by id (`--peer ID@HOST:PORT`): dialled as the overlay says (``OverlayDialer``), like discovered ones.
+    public var knownPeers: [(node: AuthorID, address: PeerAddress)] = []
     /// Dial the peers remembered from earlier sessions.
     public var dialRemembered = true
     public var sync = SyncConfiguration()
@@ -47,7 +49,7 @@ public final class Node: Sendable {
     let logger: Logger
     private let lock: DataDirectoryLock
     private let bound: NIOLockedValueBox<[SocketAddress]>
-    /// LAN discovery (nil: off); its peers are dialled by a ``DiscoveryDialer``.
+    /// LAN discovery (nil: off); its peers are dialled by the ``OverlayDialer``.
     let discovery: (any PeerDiscovery)?
 
     /// Takes the data directory's lock and opens everything; nothing listens until ``start()``.
@@ -100,6 +102,8 @@ public final class Node: Sendable {
         let control: ControlServer
         let controlChannel: NIOAsyncChannel<ControlServer.LineChannel, Never>
         let peers: [PeerAddress]
+        /// Peers known by id (configured, remembered), for the overlay.
+        let known: [(node: AuthorID, address: PeerAddress)]
     }
 
     private let started = NIOLockedValueBox<Started?>(nil)
@@ -218,6 +222,12 @@ public final class Node: Sendable {
     /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
     /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
     public func start() async throws -> [SocketAddress] {
+        do {
+            try await store.markPeersDisconnected()
+        } catch {
+            // Only `peers` shows a stale state until the next session with each peer.
+            logger.error("resetting the peers' states failed", metadata: ["error": "\(error)"])
+        }
         let server: NIOAsyncChannel<WireChannel, Never>
         do {
             server = try await network.bind(host: configuration.listenHost, port: configuration.port)
@@ -248,29 +258,30 @@ public final class Node: Sendable {
         }
         let control = ControlServer(node: self, logger: logger)
         let controlChannel = try await control.bind(group: group)
-        let peers = await peersToDial()
+        let (peers, known) = await peersToDial()
         started.withLockedValue {
-            $0 = Started(server: server, control: control, controlChannel: controlChannel, peers: peers)
+            $0 = Started(server: server, control: control, controlChannel: controlChannel, peers: peers, known: known)
         }
         return listeningAddresses
     }
 
-    /// `--peer` addresses, then the remembered peers' (unless `--no-remembered-peers`).
-    private func peersToDial() async -> [PeerAddress] {
-        var addresses = configuration.peers
-        guard configuration.dialRemembered else { return addresses }
+    /// `--peer HOST:PORT` addresses, each kept connected; and the peers known by id, for the overlay: `--peer
+    /// ID@HOST:PORT`, then the remembered peers (unless `--no-remembered-peers`).
+    private func peersToDial() async -> ([PeerAddress], [(node: AuthorID, address: PeerAddress)]) {
+        var known = configuration.knownPeers
+        guard configuration.dialRemembered else { return (configuration.peers, known) }
         let remembered: [PeerRecord]
         do {
             remembered = try await store.peers()
         } catch {
             logger.error("reading the remembered peers failed; dialling only --peer", metadata: ["error": "\(error)"])
-            return addresses
+            return (configuration.peers, known)
         }
-        for peer in remembered where peer.port > 0 {
+        for peer in remembered where peer.port > 0 && !known.contains(where: { $0.node == peer.id }) {
             let address = PeerAddress(host: peer.host, port: peer.port)
-            if !addresses.contains(address) { addresses.append(address) }
+            if !configuration.peers.contains(address) { known.append((peer.id, address)) }
         }
-        return addresses
+        return (configuration.peers, known)
     }
 
     /// The node's parts, as services for one service group, after ``start()``: the engine, the sync listener and
@@ -314,6 +325,20 @@ public final class Node: Sendable {
                 stop: { started.controlChannel.channel.close(promise: nil) }
             )
         )
+        let overlay = OverlayDialer(
+            network: network,
+            own: identity.author,
+            maxPeers: configuration.sync.maxPeers,
+            logger: logger
+        ) { [weak self] peer in
+            await self?.found(peer)
+        }
+        services.append(
+            NodePart("overlay") {
+                await overlay.add(pinned: started.known)
+                await overlay.run(discovery: self.discovery?.events)
+            }
+        )
         if let discovery {
             let advertisement = ServiceAdvertisement(
                 name: configuration.sync.name ?? "continuum \(identity.author.short)",
@@ -322,10 +347,6 @@ public final class Node: Sendable {
                 protocolVersion: WireLimits.protocolVersion,
                 networkHash: configuration.discoveryNetwork.advertisedHash
             )
-            let dialer = DiscoveryDialer(network: network, own: identity.author, logger: logger) { [weak self] peer in
-                await self?.found(peer)
-            }
-            services.append(NodePart("discovery dialer") { await dialer.run(discovery.events) })
             services.append(NodePart("discovery") { await discovery.run(advertising: advertisement) })
             services.append(NodePart("open groups") { await self.announceOpenGroups(discovery) })
         }

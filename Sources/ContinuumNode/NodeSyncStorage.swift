@@ -8,6 +8,8 @@ import Foundation
 /// store needs and sync does not know about: who is notified of what.
 struct NodeSyncStorage: SyncStorage {
     let store: ContinuumStore
+
+    func writeStamp() -> [Int]? { store.writeStamp() }
     /// Signs the records of a join (the inviter's add, the joiner's name).
     let identity: NodeIdentity
     /// Records from others on followed posts notify (and new posts, if configured).

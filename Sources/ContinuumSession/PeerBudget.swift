@@ -74,6 +74,8 @@ public struct PeerBudget: Sendable {
         case .ack(let clock): 1 + Double(clock.heads.count) / 20
         // Each range is a read of the store when it is answered.
         case .request(let ranges): 10 + Double(ranges.count) / 4
+        case .have(let ranges): 5 + Double(ranges.count) / 20
+        case .tree: 5
         case .interest(_, let entries): 20 + Double(entries.count) / 20
         case .records(_, let records), .push(let records): 1 + Double(records.count) / 100
         case .photoWant: 5

@@ -20,6 +20,9 @@ public enum SessionAction<Record: SessionRecord>: Hashable, Sendable {
     case scheduleFlush(generation: Int)
     /// Read this node's clock and give it to ``SessionMachine/checkGaps(ourClock:)``.
     case checkGaps
+    /// After this time, read this node's clock and give it to ``SessionMachine/repair(ourClock:now:)``: records the
+    /// peer announced (HAVE) and that did not arrive by another path meanwhile are pulled.
+    case scheduleRepair(after: Duration)
     /// Keep these clocks for the next session with the peer (CLOCK_SINCE names one of them).
     case rememberClock(sent: VectorClock?, received: VectorClock?)
     /// The peer's clock of a round arrived; `moved`: it differs from the one it sent last time.

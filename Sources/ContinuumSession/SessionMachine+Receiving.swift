@@ -8,18 +8,18 @@ extension SessionMachine {
         guard phase == .open else { return [] }
         if let error = budget.charge(message, now: now) { return refuse(error) }
         if isBusy {
-            deferred.append(message)
+            deferred.append((message, now))
             return []
         }
         if !pending.isEmpty && !message.carriesRecords {
             // Everything before this message is stored before it is acted on (a DONE's gap check, a CLOCK's answer).
-            deferred.append(message)
+            deferred.append((message, now))
             return flush()
         }
-        return act(on: message)
+        return act(on: message, now: now)
     }
 
-    private mutating func act(on message: WireMessage) -> [Action] {
+    private mutating func act(on message: WireMessage, now: ContinuousClock.Instant) -> [Action] {
         switch message {
         case .hello:
             return refuse(WireError(.unexpectedMessage, "HELLO after the handshake"))
@@ -58,6 +58,14 @@ extension SessionMachine {
             return windowOpen ? [.windowOpened] : []
         case .request(let ranges):
             return enqueue(.request(ranges))
+        case .have(let ranges):
+            return announced(ranges, now: now)
+        case .tree(let eager):
+            // The link's state is one for both directions (PlumTree): pruned by the peer, this side announces to it
+            // and expects announcements (and may graft); grafted, both send eagerly.
+            self.eager = eager
+            peerEager = eager
+            return []
         case .done(let number):
             roundClocks[number] = nil
             receivingRound = false
@@ -214,6 +222,16 @@ extension SessionMachine {
             return actions + refuse(WireError(.badRecord, "the peer signed a record that breaks a rule: \(rule)"))
         }
         if outcome.stored > 0 { actions.append(.storedFromPeer(outcome.stored)) }
+        if outcome.duplicatesOnly, !outcome.fromTreeParent, configuration.treePush, peerEager,
+            batch.parts.allSatisfy({ $0.delivery != .catchUp })
+        {
+            // Only records held already, sent eagerly: another path brings them first. The link is pruned both ways
+            // (PlumTree): from now on each side only announces new records to the other.
+            peerEager = false
+            eager = false
+            stats.prunes += 1
+            actions.append(.sendUrgent([.tree(eager: false)]))
+        }
         if live && !receivingRound {
             actions += requestGaps(in: batch, ourClock: outcome.clock)
         }
@@ -238,6 +256,70 @@ extension SessionMachine {
         return gaps.isEmpty ? [] : [.send(.request(Array(gaps.prefix(WireLimits.maxRanges))))]
     }
 
+    /// HAVE: the peer holds these records. What it holds is noted (never sent to it); what this node may lack is
+    /// pulled once ``Configuration/treeRepairDelay`` has passed since it was announced, unless it arrives by the tree
+    /// meanwhile.
+    private mutating func announced(_ ranges: [LogRange], now: ContinuousClock.Instant) -> [Action] {
+        for entry in ranges {
+            let author = entry.author
+            if entry.range.lowerBound <= peerClock[author] + 1, entry.range.upperBound > peerClock[author] {
+                peerClock.advance(author, to: entry.range.upperBound)
+            }
+            guard entry.range.upperBound > announcedByPeer[author] ?? 0 else { continue }
+            guard announcedByPeer[author] != nil || announcedByPeer.count < configuration.maxAnnouncedAuthors
+            else { continue }
+            announcedByPeer[author] = entry.range.upperBound
+            if announcedAt[author] == nil { announcedAt[author] = now }
+        }
+        guard !repairScheduled, !announcedByPeer.isEmpty else { return [] }
+        repairScheduled = true
+        return [.scheduleRepair(after: configuration.treeRepairDelay)]
+    }
+
+    /// The repair timer, at `now`: records announced at least ``Configuration/treeRepairDelay`` ago and still
+    /// missing here are asked for with a REQUEST (each at most once per session, like a live gap), and the link is
+    /// grafted back into the tree (TREE eager) if it was pruned, so that what follows comes eagerly by it.
+    /// Announcements younger than the delay wait for the next timer.
+    public mutating func repair(ourClock clock: VectorClock, now: ContinuousClock.Instant) -> [Action] {
+        repairScheduled = false
+        guard phase == .open else { return [] }
+        var missing: [LogRange] = []
+        var waiting: Duration?
+        for (author, last) in announcedByPeer.sorted(by: { $0.key < $1.key }) {
+            let age = now - (announcedAt[author] ?? now)
+            if age < configuration.treeRepairDelay, clock[author] < last {
+                // Announced recently: it may still come by the tree.
+                waiting = min(waiting ?? .seconds(3600), configuration.treeRepairDelay - age)
+                continue
+            }
+            announcedByPeer[author] = nil
+            announcedAt[author] = nil
+            let from = max(clock[author], requestedGaps[author]) + 1
+            guard from <= last else { continue }
+            requestedGaps.advance(author, to: last)
+            missing.append(LogRange(author: author, range: from...last))
+        }
+        var actions: [Action] = []
+        if let waiting {
+            repairScheduled = true
+            actions.append(.scheduleRepair(after: waiting))
+        }
+        guard !missing.isEmpty else { return actions }
+        if !peerEager {
+            peerEager = true
+            eager = true
+            stats.grafts += 1
+            actions.append(.sendUrgent([.tree(eager: true)]))
+        }
+        var start = 0
+        while start < missing.count {
+            let end = min(start + WireLimits.maxRanges, missing.count)
+            actions.append(.send(.request(Array(missing[start..<end]))))
+            start = end
+        }
+        return actions
+    }
+
     /// The last `.store` failed: the peer is told, and the session ends.
     public mutating func storeFailed() -> [Action] {
         storing = nil
@@ -256,12 +338,12 @@ extension SessionMachine {
     private mutating func drain() -> [Action] {
         var actions: [Action] = []
         while phase == .open, !verifying, storing == nil, let next = deferred.first {
-            if !pending.isEmpty && !next.carriesRecords {
+            if !pending.isEmpty && !next.message.carriesRecords {
                 actions += flush()
                 break
             }
             deferred.removeFirst()
-            actions += act(on: next)
+            actions += act(on: next.message, now: next.at)
         }
         return actions
     }

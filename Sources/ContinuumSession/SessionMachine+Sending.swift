@@ -109,6 +109,7 @@ extension SessionMachine {
     /// `highWater`, nothing is queued (nor marked sent); once it has caught up, a round sends what it missed.
     public mutating func gossip(_ records: [OutgoingRecord], backlog: Int, highWater: Int) -> [Action] {
         guard phase == .open else { return [] }
+        guard eager else { return announce(records) }
         guard backlog < highWater else {
             gossipSkipped = true
             return []
@@ -146,11 +147,41 @@ extension SessionMachine {
     /// Push: like gossip, but ahead of everything queued for the peer, and not acknowledged.
     public mutating func push(_ records: [OutgoingRecord]) -> [Action] {
         guard phase == .open else { return [] }
+        guard eager else { return announce(records) }
         let unsent = unsent(records)
         guard !unsent.isEmpty else { return [] }
         stats.pushesSent += unsent.count
         count(unsent)
         return [.sendUrgent(Self.frames(unsent).map { .push($0) })]
+    }
+
+    /// Lazy push, on a link the peer pruned: HAVE with the ranges of the records the peer is not known to hold, in
+    /// place of the records. They are not marked sent: the peer asks for those it still lacks after a while.
+    public mutating func announce(_ records: [OutgoingRecord]) -> [Action] {
+        guard phase == .open else { return [] }
+        var ranges: [LogRange] = []
+        for record in records {
+            let ref = record.ref
+            if peerClock.covers(ref.author, ref.sequence) || sentClock.covers(ref.author, ref.sequence)
+                || sentIDs.contains(ref.id)
+            {
+                continue
+            }
+            stats.announced += 1
+            if let last = ranges.last, last.author == ref.author, last.range.upperBound + 1 == ref.sequence {
+                ranges[ranges.count - 1].range = last.range.lowerBound...ref.sequence
+            } else {
+                ranges.append(LogRange(author: ref.author, range: ref.sequence...ref.sequence))
+            }
+        }
+        var actions: [Action] = []
+        var start = 0
+        while start < ranges.count {
+            let end = min(start + WireLimits.maxRanges, ranges.count)
+            actions.append(.send(.have(Array(ranges[start..<end]))))
+            start = end
+        }
+        return actions
     }
 
     /// Tells the peer which posts to push to us: everything the first time (a replacing INTEREST), then only what

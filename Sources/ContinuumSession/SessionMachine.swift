@@ -31,6 +31,14 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
         /// Workers serving photos and thumbnails at once (as many as a fetcher asks for at once).
         public var maxServers = 8
         public var budget = PeerBudget.Limits()
+        /// Tree push (PROTOCOL.md §7.8.17): a live frame that brings only records held already prunes the link, so
+        /// new records cross it as HAVE only. Off: every link stays eager (a peer's prune is still obeyed).
+        public var treePush = true
+        /// Authors whose announced records wait for the repair timer, at most; announcements of more are ignored
+        /// (rounds find those records).
+        public var maxAnnouncedAuthors = 100_000
+        /// How long a record announced by HAVE may take to arrive by the tree before it is pulled.
+        public var treeRepairDelay: Duration = .milliseconds(200)
 
         public init() {}
     }
@@ -81,8 +89,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     /// A verification under way; a batch being stored (with the frames to acknowledge, and whether it was live).
     public internal(set) var verifying = false
     var storing: (batch: StoreBatch<Record>, frames: Int, live: Bool)?
-    /// Messages received while a verification or a store was under way, in order.
-    var deferred: [WireMessage] = []
+    /// Messages received while a verification or a store was under way, in order, with when they came.
+    var deferred: [(message: WireMessage, at: ContinuousClock.Instant)] = []
 
     // Work for the peer.
     var streamJobs: [StreamJob] = []
@@ -94,6 +102,17 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var advertised: [PostID: UInt8]?
     var advertisedVersion: UInt64 = 0
     var gossipSkipped = false
+
+    // Tree push (PROTOCOL.md §7.8.17).
+    /// How new records go to the peer: eagerly (RECORDS, PUSH), or lazily (HAVE), as the peer's TREE last said.
+    public internal(set) var eager = true
+    /// How this side last asked the peer to send: eagerly, until a duplicate made it prune the link.
+    public internal(set) var peerEager = true
+    /// Per author, the highest sequence the peer announced (HAVE) that may still be missing here.
+    var announcedByPeer: [AuthorID: UInt64] = [:]
+    /// Per author in ``announcedByPeer``, when its announcement came.
+    var announcedAt: [AuthorID: ContinuousClock.Instant] = [:]
+    var repairScheduled = false
 
     public internal(set) var stats = SessionStats()
 

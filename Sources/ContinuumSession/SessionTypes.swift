@@ -67,16 +67,28 @@ public struct StoreOutcome: Hashable, Sendable {
     /// The authors of the batch that are the peer's own logs (its log keys in its groups, PROTOCOL.md §2.7).
     public var peerLogs: Set<AuthorID>
 
+    /// Every record of the batch was held already (none new, none held back, none a fork): what makes tree push
+    /// prune a link.
+    public var duplicatesOnly: Bool
+    /// The peer is the records' parent in the broadcast tree (``PeerView/treeParent(root:)``): its copies came late
+    /// (this node pulled them elsewhere first), not by a wrong path, so the link is not pruned.
+    public var fromTreeParent: Bool
+
+    /// `duplicatesOnly` nil: when nothing was newly stored.
     public init(
         stored: Int,
         brokeRules: [RecordID: String] = [:],
         clock: VectorClock,
-        peerLogs: Set<AuthorID> = []
+        peerLogs: Set<AuthorID> = [],
+        duplicatesOnly: Bool? = nil,
+        fromTreeParent: Bool = false
     ) {
         self.stored = stored
         self.brokeRules = brokeRules
         self.clock = clock
         self.peerLogs = peerLogs
+        self.duplicatesOnly = duplicatesOnly ?? (stored == 0)
+        self.fromTreeParent = fromTreeParent
     }
 }
 
@@ -123,6 +135,11 @@ public struct SessionStats: Hashable, Sendable {
     /// Records pushed to the peer, and pushed by it.
     public var pushesSent = 0
     public var pushesReceived = 0
+    /// Tree push: links this side pruned (a duplicate came), and grafted back (an announced record did not).
+    public var prunes = 0
+    public var grafts = 0
+    /// Records announced to the peer with HAVE instead of sent.
+    public var announced = 0
 
     public init() {}
 }

@@ -30,8 +30,21 @@ public struct ContinuumStore: Sendable {
         )
     }
 
+    /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``).
+    private let walPath: String
+
+    /// A stamp of the write-ahead log (its size and modification time) that changes whenever any connection, in
+    /// this process or another, commits: a poll that sees the same stamp knows nothing was written, without a query.
+    /// Nil when the file cannot be read.
+    public func writeStamp() -> [Int]? {
+        var info = stat()
+        guard stat(walPath, &info) == 0 else { return nil }
+        return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
+    }
+
     /// Opens (creating if needed) a store at explicit locations.
     public init(databaseURL: URL, assets: AssetStore, logger: Logger) throws {
+        walPath = databaseURL.path + "-wal"
         var configuration = Configuration()
         configuration.busyMode = .timeout(Double(Self.busyTimeoutMilliseconds) / 1000)
         configuration.label = "continuum"

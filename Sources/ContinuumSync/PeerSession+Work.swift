@@ -35,6 +35,13 @@ extension PeerSession {
         )
     }
 
+    /// Tree push: records this node holds, announced to the peer (HAVE) in place of sent.
+    func announce(_ records: [StoredRecord]) async {
+        let records = records.filter { scope.shares($0.author) }
+        guard !records.isEmpty else { return }
+        await runDetached(machine.announce(records.map(\.outgoing)))
+    }
+
     /// Records the peer follows, ahead of everything queued for it.
     func push(_ records: [StoredRecord]) async {
         let records = records.filter { scope.shares($0.author) }
@@ -161,6 +168,18 @@ extension PeerSession {
 
     func flushTimerFired(_ generation: Int) async {
         await runDetached(machine.flushTimerFired(generation))
+    }
+
+    /// Tree repair: records the peer announced and that did not come by another path are asked of it.
+    func repairTimerFired() async {
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            await fail(error, "reading this node's clock")
+            return
+        }
+        await runDetached(machine.repair(ourClock: clock, now: .now))
     }
 
     // MARK: Clocks kept between sessions

@@ -14,6 +14,9 @@ actor PeerSession {
     let peer: AuthorID
     let hello: Hello
     let initiator: Bool
+    /// Kept whatever the overlay's bound, and not counted in it: a `--peer HOST:PORT` connection, or one on which a
+    /// join was completed.
+    let pinned: Bool
     let host: String
     nonisolated let outbox = Outbox()
     /// Tells this session from another with the same peer.
@@ -41,6 +44,7 @@ actor PeerSession {
         peer: AuthorID,
         hello: Hello,
         initiator: Bool,
+        pinned: Bool = false,
         host: String,
         engine: SyncEngine,
         scope: SessionScope,
@@ -51,6 +55,7 @@ actor PeerSession {
         self.peer = peer
         self.hello = hello
         self.initiator = initiator
+        self.pinned = pinned
         self.host = host
         self.engine = engine
         self.scope = scope
@@ -123,6 +128,11 @@ actor PeerSession {
                 // Cancelled only when the session closes: nothing is left to store then.
                 try? await Task.sleep(for: .milliseconds(30))
                 await session.flushTimerFired(generation)
+            }
+        case .scheduleRepair(let delay):
+            spawn { session in
+                try? await Task.sleep(for: delay)
+                await session.repairTimerFired()
             }
         case .checkGaps:
             do { return machine.checkGaps(ourClock: try await store.clock()) } catch {
@@ -216,7 +226,10 @@ actor PeerSession {
                 stored: ingested.stored.count,
                 brokeRules: ingested.brokeRules,
                 clock: clock,
-                peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author))
+                peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author)),
+                duplicatesOnly: !kept.isEmpty && kept.count == batch.count && ingested.stored.isEmpty
+                    && ingested.forks.isEmpty,
+                fromTreeParent: await engine.isTreeParent(peer, ofRecordsBy: kept.records.map(\.header.author))
             )
         )
     }

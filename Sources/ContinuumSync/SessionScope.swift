@@ -199,6 +199,7 @@ struct ScopedStorage: SyncStorage {
         try await base.records(after: rowid, limit: limit).filter { scope.shares($0.author) }
     }
 
+    func writeStamp() -> [Int]? { base.writeStamp() }
     func lastRecordRowid() async throws -> Int64 { try await base.lastRecordRowid() }
 
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {

@@ -43,6 +43,11 @@ public struct SyncConfiguration: Sendable {
     public var maxQueuedServes = 256
     /// Interest changes are relayed to the other peers at most this often (coalesced in between).
     public var interestRelayInterval: Duration = .milliseconds(250)
+    /// Sessions kept at once, at most (`--max-peers`): the active view of the overlay (``PeerView``). 0: no limit,
+    /// and no tree push either: every known peer is dialled and every record sent to every peer (a full mesh).
+    public var maxPeers = 8
+    /// How long a record announced by HAVE may take to arrive by the tree before it is pulled and the link grafted.
+    public var treeRepairDelay: Duration = .milliseconds(200)
     /// Fault injection for tests: a pause before each photo chunk sent, to make transfers slow enough to cut.
     public var photoChunkDelay: Duration?
 
@@ -56,6 +61,8 @@ public struct SyncConfiguration: Sendable {
         session.maxQueuedStreams = maxQueuedStreams
         session.maxQueuedServes = maxQueuedServes
         session.budget = peerBudget
+        session.treePush = maxPeers > 0
+        session.treeRepairDelay = treeRepairDelay
         return session
     }
 }

@@ -122,13 +122,56 @@ public actor SyncEngine {
         }
     }
 
+    /// The overlay's view (``PeerView``), as the dialler last computed it: a peer that dials in is admitted when it
+    /// is a neighbour, or while fewer than ``SyncConfiguration/maxPeers`` sessions are up; new records go eagerly to
+    /// the neighbours that are their children in the tree of the node that wrote them, and as HAVE to the others.
+    private var overlay: PeerView?
+    private var neighbours: Set<AuthorID> = []
+
+    /// Sets the overlay's view, for admitting the sessions peers dial (``register(_:)``) and for tree push.
+    public func setView(_ view: PeerView) {
+        guard view != overlay else { return }
+        overlay = view
+        neighbours = view.neighbours
+    }
+
+    /// Ends the session with `peer`, if there is one and it counts in the overlay's bound, telling it why.
+    public func dismiss(_ peer: AuthorID, _ error: WireError) async {
+        guard let session = sessions[peer], !session.pinned else { return }
+        await session.close(reporting: error)
+    }
+
     /// Adds a session, keeping one per peer: when both nodes dialled each other, the connection dialled by the
-    /// node with the smaller id wins, on both sides.
-    func register(_ session: PeerSession) async -> Bool {
+    /// node with the smaller id wins, on both sides. A session the peer dialled is refused (the ERROR returned)
+    /// when this node is at ``SyncConfiguration/maxPeers`` and the peer is not one of its neighbours.
+    func register(_ session: PeerSession) async -> WireError? {
+        let bounded = sessions.filter { !$0.value.pinned }
+        if configuration.maxPeers > 0, !session.pinned, sessions[session.peer] == nil,
+            bounded.count >= configuration.maxPeers
+        {
+            // Full. A neighbour takes the place of a session that is not one; anyone else is refused.
+            guard neighbours.contains(session.peer),
+                let other = bounded.keys.filter({ !neighbours.contains($0) }).sorted().first
+            else {
+                return WireError(
+                    .busy,
+                    "this node keeps \(configuration.maxPeers) sessions (--max-peers) and you are not one of its "
+                        + "neighbours in the overlay; it dials its neighbours itself"
+                )
+            }
+            await sessions[other]?.close(
+                reporting: WireError(
+                    .busy,
+                    "this node keeps \(configuration.maxPeers) sessions (--max-peers) and needs this one for a "
+                        + "neighbour in the overlay"
+                )
+            )
+            sessions[other] = nil
+        }
         if let existing = sessions[session.peer] {
             let newWins = keeps(initiator: session.initiator, peer: session.peer)
             let oldWins = keeps(initiator: existing.initiator, peer: existing.peer)
-            if oldWins || !newWins { return false }
+            if oldWins || !newWins { return WireError(.duplicateSession, "a session with this node already exists") }
             await existing.close(
                 reporting: WireError(.duplicateSession, "a newer session with this node replaces this one")
             )
@@ -164,7 +207,7 @@ public actor SyncEngine {
             "peer connected",
             metadata: ["peer.id": "\(session.peer.short)", "peer.name": "\(session.hello.name ?? "")"]
         )
-        return true
+        return nil
     }
 
     /// Whether a connection to `peer` that we did (or did not) initiate is the one to keep.
@@ -207,6 +250,12 @@ public actor SyncEngine {
 
     /// Peers with a session now.
     public func connectedPeers() -> [AuthorID] { sessions.keys.sorted() }
+
+    /// Peers with a session now that counts in the overlay's bound (not `--peer HOST:PORT`, not a join's).
+    public func overlayPeers() -> Set<AuthorID> { Set(sessions.filter { !$0.value.pinned }.keys) }
+
+    /// Whether a session with `peer` is up now.
+    public func isConnected(_ peer: AuthorID) -> Bool { sessions[peer] != nil }
 
     /// The connected peers, in order, each with the groups its session shares.
     func connectedPeerGroups() -> [(peer: AuthorID, groups: Set<GroupID>)] {
@@ -331,14 +380,27 @@ public actor SyncEngine {
             // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
             // but neither pushed nor shown as an event.
             let contents = wantsContents ? records.map { try? SignedRecord(bytes: $0.bytes) } : []
+            let trees = treeChildren(of: records)
             for (peer, session) in sessions {
+                // Tree push: to a neighbour that is not the record's child in its writer's tree, only a HAVE.
+                var eager: [(StoredRecord, SignedRecord?)] = []
+                var lazy: [StoredRecord] = []
+                for (index, record) in records.enumerated() {
+                    if neighbours.contains(peer), let children = trees[index], !children.contains(peer) {
+                        lazy.append(record)
+                    } else {
+                        eager.append((record, contents.isEmpty ? nil : contents[index]))
+                    }
+                }
+                if !lazy.isEmpty { await session.announce(lazy) }
+                guard !eager.isEmpty else { continue }
                 guard let wanted = interest[peer], !wanted.isEmpty else {
-                    await session.gossip(records)
+                    await session.gossip(eager.map(\.0))
                     continue
                 }
                 var pushes: [StoredRecord] = []
                 var rest: [StoredRecord] = []
-                for (record, parsed) in zip(records, contents) {
+                for (record, parsed) in eager {
                     if let parsed, parsed.header.references.posts.contains(where: { wanted[$0] != nil }) {
                         pushes.append(record)
                     } else {
@@ -356,6 +418,29 @@ public actor SyncEngine {
             if records.count < 1000 { break }
         }
         if stored { await emitNotifications() }
+    }
+
+    /// Whether `peer` is the parent, in the broadcast tree of their writer's node, of records by these authors.
+    func isTreeParent(_ peer: AuthorID, ofRecordsBy authors: [AuthorID]) -> Bool {
+        guard let overlay, configuration.maxPeers > 0, !authors.isEmpty else { return false }
+        return Set(authors).allSatisfy { author in
+            let root = membership?.logs[author].map { AuthorID(unchecked: $0.node.bytes) } ?? author
+            return overlay.treeParent(root: root) == peer
+        }
+    }
+
+    /// For each record, the neighbours that are its children in the tree of the node that wrote it (the node of its
+    /// log, by the groups' member records; or its author, when that is a node); nil: no tree, every neighbour.
+    private func treeChildren(of records: [StoredRecord]) -> [Set<AuthorID>?] {
+        guard let overlay, configuration.maxPeers > 0 else { return records.map { _ in nil } }
+        var byRoot: [AuthorID: Set<AuthorID>?] = [:]
+        return records.map { record in
+            let root = membership?.logs[record.author].map { AuthorID(unchecked: $0.node.bytes) } ?? record.author
+            if let known = byRoot[root] { return known }
+            let children = overlay.treeChildren(root: root)
+            byRoot[root] = children
+            return children
+        }
     }
 
     private func emitStored(_ content: RecordContent, id: RecordID) {
@@ -427,10 +512,19 @@ public actor SyncEngine {
                 }
             }
             // Records written by other processes (the CLI) are noticed within one poll interval.
-            group.addTask { [configuration, wake] in
+            // The store is read only when its write-ahead log changed (a stat, no query), and once a second anyway:
+            // fifty idle nodes on one machine cost little.
+            group.addTask { [configuration, wake, store] in
+                var last = store.writeStamp()
+                var quiet = ContinuousClock.now
                 while !Task.isCancelled {
                     try? await Task.sleep(for: configuration.pollInterval)
-                    wake.yield()
+                    let stamp = store.writeStamp()
+                    if stamp == nil || stamp != last || ContinuousClock.now - quiet >= .seconds(1) {
+                        last = stamp
+                        quiet = ContinuousClock.now
+                        wake.yield()
+                    }
                 }
             }
             // Follows changed by another process are normally announced on the control socket; this catches

@@ -66,8 +66,9 @@ public struct JoinFailure: Error, Sendable, CustomStringConvertible {
 
 extension SyncNetwork {
     enum MembershipOutcome {
-        /// The groups the session shares.
-        case accepted(Set<GroupID>)
+        /// The groups the session shares; `joined`: a join by invite or request was completed on this connection
+        /// (either side), so the session is kept whatever the overlay's bound.
+        case accepted(Set<GroupID>, joined: Bool)
         /// Why the connection ends (the peer was told with an ERROR, where there is one to tell).
         case ended(String)
     }
@@ -134,7 +135,7 @@ extension SyncNetwork {
         guard !admission.groups.isEmpty else {
             return await refuseStranger(meeting, admission, iterator: &iterator, outbound: outbound)
         }
-        return .accepted(admission.groups)
+        return .accepted(admission.groups, joined: admission.joined != nil || join != nil)
     }
 
     /// Why this side ends the connection: what the peer is told, and what is logged.

@@ -84,20 +84,43 @@ public final class SyncNetwork: Sendable {
     }
 
     /// Accepts connections until cancelled; one bad connection never ends the loop.
+    ///
+    /// The accept loop runs in a task of its own that is never cancelled: cancelled, NIO's stream of accepted
+    /// connections drops those it holds, and a connection dropped that way traps (its writer was never finished,
+    /// apple/swift-nio#2813; seen when a crowd of nodes stops while they dial each other). On cancellation the
+    /// listening socket is closed instead; the stream then ends after handing out every connection it holds, each
+    /// of which is closed at once, and the sessions are cancelled (each says goodbye).
     public func serve(_ server: NIOAsyncChannel<WireChannel, Never>) async {
-        do {
-            try await server.executeThenClose { inbound in
-                try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
-                        group.addTask {
-                            let host = connection.channel.remoteAddress?.ipAddress ?? "?"
-                            _ = await self.run(connection, initiator: false, host: host)
+        let stopping = NIOLockedValueBox(false)
+        let logger = self.logger
+        let loop = Task {
+            do {
+                try await server.executeThenClose { inbound in
+                    try await withThrowingDiscardingTaskGroup { group in
+                        for try await connection in inbound {
+                            guard !stopping.withLockedValue({ $0 }) else {
+                                group.addTask { try? await connection.executeThenClose { _, _ in } }
+                                continue
+                            }
+                            group.addTask {
+                                let host = connection.channel.remoteAddress?.ipAddress ?? "?"
+                                _ = await self.run(connection, initiator: false, host: host)
+                            }
                         }
+                        group.cancelAll()
                     }
                 }
+            } catch {
+                if !stopping.withLockedValue({ $0 }) {
+                    logger.error("the sync listener stopped", metadata: ["error": "\(error)"])
+                }
             }
-        } catch {
-            if !Task.isCancelled { logger.error("the sync listener stopped", metadata: ["error": "\(error)"]) }
+        }
+        await withTaskCancellationHandler {
+            await loop.value
+        } onCancel: {
+            stopping.withLockedValue { $0 = true }
+            server.channel.close(promise: nil)
         }
     }
 
@@ -107,7 +130,8 @@ public final class SyncNetwork: Sendable {
     public func connect(
         to address: PeerAddress,
         expected: AuthorID? = nil,
-        join: JoinAttempt? = nil
+        join: JoinAttempt? = nil,
+        pinned: Bool = false
     ) async -> (reason: String, peer: AuthorID?) {
         let tls = self.tls
         do {
@@ -119,7 +143,7 @@ public final class SyncNetwork: Sendable {
                         try self.configure(channel, tlsHandler: try tls?.clientHandler(expected: expected))
                     }
                 }
-            return await run(connection, initiator: true, host: address.host, join: join)
+            return await run(connection, initiator: true, pinned: pinned, host: address.host, join: join)
         } catch {
             let whom = join?.isRequest == true ? "the node" : "the inviter"
             join?.fail("cannot reach \(whom) at \(address) (is its node running, and is the address right?)")
@@ -138,7 +162,7 @@ public final class SyncNetwork: Sendable {
                 continue
             }
             let started = ContinuousClock.now
-            let (reason, peer) = await connect(to: address)
+            let (reason, peer) = await connect(to: address, pinned: true)
             if let peer { known = peer }
             logger.info("session ended", metadata: ["peer.address": "\(address)", "reason": "\(reason)"])
             attempt = ContinuousClock.now - started > .seconds(10) ? 0 : attempt + 1
@@ -156,6 +180,7 @@ public final class SyncNetwork: Sendable {
     func run(
         _ connection: WireChannel,
         initiator: Bool,
+        pinned: Bool = false,
         host: String,
         join: JoinAttempt? = nil
     ) async -> (reason: String, peer: AuthorID?) {
@@ -179,6 +204,7 @@ public final class SyncNetwork: Sendable {
                 }
                 learned.withLockedValue { $0 = theirs.node }
                 let groups: Set<GroupID>
+                var pinned = pinned
                 switch try await exchangeMembership(
                     theirs: theirs,
                     ours: ours,
@@ -187,7 +213,9 @@ public final class SyncNetwork: Sendable {
                     iterator: &iterator,
                     outbound: outbound
                 ) {
-                case .accepted(let shared): groups = shared
+                case .accepted(let shared, let joined):
+                    groups = shared
+                    pinned = pinned || joined
                 case .ended(let reason):
                     join?.fail(reason)
                     return reason
@@ -197,6 +225,7 @@ public final class SyncNetwork: Sendable {
                     peer: theirs.node,
                     hello: theirs,
                     initiator: initiator,
+                    pinned: pinned,
                     host: host,
                     engine: engine,
                     scope: SessionScope(
@@ -208,10 +237,11 @@ public final class SyncNetwork: Sendable {
                     logger: logger,
                     closeConnection: { channel.close(promise: nil) }
                 )
-                guard await engine.register(session) else {
-                    let error = WireError(.duplicateSession, "a session with this node already exists")
-                    try? await outbound.write(.error(error))
-                    return "duplicate session with \(theirs.node.short)"
+                if let refusal = await engine.register(session) {
+                    try? await outbound.write(.error(refusal))
+                    return refusal.code == .busy
+                        ? "refused \(theirs.node.short): \(refusal.code)"
+                        : "duplicate session with \(theirs.node.short)"
                 }
                 let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
                 await engine.unregister(session, reason: ended)

@@ -24,6 +24,9 @@ public protocol SyncStorage: Sendable {
     /// Records stored after `rowid`, in the order they were stored (for live gossip).
     func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord]
     func lastRecordRowid() async throws -> Int64
+    /// Something that changes whenever anything is written to the store, by any process, cheap to read (no query):
+    /// the engine's poll for other processes' writes reads the store only when it changed. Nil: unknown (read).
+    func writeStamp() -> [Int]?
     /// Stores a batch of verified records in one transaction; what it did, and this node's clock after it.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested
 

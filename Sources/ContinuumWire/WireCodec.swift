@@ -72,6 +72,11 @@ public enum WireCodec {
         case .interest: message = try readInterest(&reader)
         case .ack: message = .ack(try readClock(&reader))
         case .request: message = .request(try readRanges(&reader))
+        case .have: message = .have(try readRanges(&reader))
+        case .tree:
+            let mode = try reader.u8("mode")
+            guard mode <= 1 else { throw reader.malformed("mode is \(mode); it must be 0 (prune) or 1 (graft)") }
+            message = .tree(eager: mode == 1)
         case .done: message = .done(round: try reader.u32("round"))
         case .photoWant: message = try readPhotoWant(&reader)
         case .photoData: message = try readPhotoData(&reader)
@@ -109,7 +114,7 @@ public enum WireCodec {
             if let problem { throw reader.malformed(problem) }
         case .clock(_, let clock), .ack(let clock), .clockSince(_, _, let clock):
             try checkClock(clock, reader)
-        case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing:
+        case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing, .tree:
             break
         case .membership(let membership):
             try checkMembership(membership, reader)
@@ -123,7 +128,7 @@ public enum WireCodec {
             try checkInterestEntries(entries, replace: replace, reader)
         case .records(_, let records), .push(let records):
             try checkBatch(records, reader)
-        case .request(let ranges):
+        case .request(let ranges), .have(let ranges):
             try checkRanges(ranges, reader)
         case .photoWant(_, let offset):
             try checkOffset(offset, reader)
@@ -284,7 +289,7 @@ public enum WireCodec {
     private static func readRanges(_ reader: inout WireReader) throws(WireError) -> [LogRange] {
         let count = Int(try reader.u32("range count"))
         guard (1...WireLimits.maxRanges).contains(count) else {
-            throw reader.malformed("\(count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
+            throw reader.malformed("\(count) ranges; a frame holds 1 ... \(WireLimits.maxRanges)")
         }
         try reader.need(count * 48, "ranges")
         var ranges: [LogRange] = []
@@ -401,7 +406,7 @@ public enum WireCodec {
 
     private static func checkRanges(_ ranges: [LogRange], _ reader: WireReader) throws(WireError) {
         guard (1...WireLimits.maxRanges).contains(ranges.count) else {
-            throw reader.malformed("\(ranges.count) ranges; a request holds 1 ... \(WireLimits.maxRanges)")
+            throw reader.malformed("\(ranges.count) ranges; a frame holds 1 ... \(WireLimits.maxRanges)")
         }
         for (index, range) in ranges.enumerated() {
             try checkRange(range.range.lowerBound, range.range.upperBound, index: index, reader)
@@ -510,8 +515,10 @@ public enum WireCodec {
             writeRecords(records, to: &writer)
         case .ack(let clock):
             writeClock(clock, to: &writer)
-        case .request(let ranges):
+        case .request(let ranges), .have(let ranges):
             writeRanges(ranges, to: &writer)
+        case .tree(let eager):
+            writer.u8(eager ? 1 : 0)
         case .done(let round):
             writer.u32(round)
         case .photoWant(let hash, let offset):

@@ -47,6 +47,9 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let requestPending = Code(rawValue: 17)
         /// A request to join was denied by an admin of the receiver's node.
         public static let requestDenied = Code(rawValue: 18)
+        /// The sender keeps as many sessions as it will (`--max-peers`) and the receiver is not one of its
+        /// neighbours in the overlay: dial another node, or this one later.
+        public static let busy = Code(rawValue: 19)
 
         /// The code in words, such as `malformed frame`; `error 99` for a code this node does not know.
         public var name: String {
@@ -69,6 +72,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
             case 16: "invite refused"
             case 17: "request pending"
             case 18: "request denied"
+            case 19: "busy"
             default: "error \(rawValue)"
             }
         }

@@ -156,6 +156,12 @@ public enum WireMessage: Hashable, Sendable {
     case interest(replace: Bool, [PostInterest])
     /// Records concerning a post the receiver announced interest in, sent ahead of everything else: type 0x41.
     case push([[UInt8]])
+    /// The sender holds the records in these ranges and did not send them to the receiver (lazy push, §7.8.17): the
+    /// receiver asks for any it still lacks after a short wait: type 0x42.
+    case have([LogRange])
+    /// How the receiver is to send new records to the sender from now on: `eager`, as RECORDS and PUSH (graft);
+    /// or not, as HAVE only (prune): type 0x43.
+    case tree(eager: Bool)
     /// The groups the sender claims to share with the receiver, with proofs, and a join by invite: type 0x03, right
     /// after HELLO.
     case membership(Membership)
@@ -194,6 +200,8 @@ public enum WireMessage: Hashable, Sendable {
         case .pong: .pong
         case .interest: .interest
         case .push: .push
+        case .have: .have
+        case .tree: .tree
         case .membership: .membership
         case .joined: .joined
         }
@@ -285,6 +293,8 @@ enum MessageKind: UInt8, CaseIterable {
     case pong = 0x31
     case interest = 0x40
     case push = 0x41
+    case have = 0x42
+    case tree = 0x43
 
     var name: String {
         switch self {
@@ -311,6 +321,8 @@ enum MessageKind: UInt8, CaseIterable {
         case .pong: "PONG"
         case .interest: "INTEREST"
         case .push: "PUSH"
+        case .have: "HAVE"
+        case .tree: "TREE"
         }
     }
 }

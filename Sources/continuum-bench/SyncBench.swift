@@ -316,14 +316,14 @@ final class BenchNode {
         return try await store.logIdentity(in: Self.networkGroup, of: identity)
     }
 
-    func start(peer: Int? = nil, extra: [String] = []) throws {
+    func start(peer: Int? = nil, port: Int = 0, extra: [String] = []) throws {
         let output = directory.url.appendingPathComponent("bench.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = Process()
         process.executableURL = Self.binary
         process.arguments =
             [
-                "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "0", "--no-remembered-peers",
+                "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "\(port)", "--no-remembered-peers",
                 "--anti-entropy-interval", "0", "--log-level", "error",
             ] + (extra.contains("--api-listen") ? [] : ["--no-api"])
             + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra

@@ -39,8 +39,21 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address to listen on.", valueName: "ADDR"))
     var listen = "0.0.0.0"
 
-    @Option(name: .customLong("peer"), help: ArgumentHelp("A peer to dial (repeatable).", valueName: "HOST:PORT"))
+    @Option(
+        name: .customLong("peer"),
+        help: ArgumentHelp(
+            "A peer to dial (repeatable). HOST:PORT is kept connected; ID@HOST:PORT (its 64-hex-digit node id) joins the overlay like a discovered peer, dialled when it is a neighbour.",
+            valueName: "[ID@]HOST:PORT"
+        )
+    )
     var peers: [String] = []
+
+    @Option(
+        name: .customLong("max-peers"),
+        help:
+            "Sessions kept at once, at most: the node's neighbours in the overlay of the peers it knows (0: no limit, every known peer, and every record to every peer)."
+    )
+    var maxPeers = 8
 
     @Flag(name: .customLong("no-discovery"), help: "Do not announce this node on the LAN, nor look for peers there.")
     var noDiscovery = false
@@ -129,14 +142,20 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("api-header-timeout-ms"), help: .hidden)
     var apiHeaderTimeoutMS = 10_000
 
+    @Option(name: .customLong("tree-repair-ms"), help: .hidden)
+    var treeRepairMS = 200
+
     @Option(name: .customLong("test-photo-chunk-delay-ms"), help: .hidden)
     var testPhotoChunkDelayMS = 0
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
-        for peer in peers where PeerAddress(peer) == nil {
-            throw ValidationError("--peer '\(peer)' is not HOST:PORT (for IPv6: [ADDR]:PORT)")
+        for peer in peers where peer.contains("@") ? Self.knownPeer(peer) == nil : PeerAddress(peer) == nil {
+            throw ValidationError(
+                "--peer '\(peer)' is not HOST:PORT (for IPv6: [ADDR]:PORT) nor ID@HOST:PORT (ID: a node id, 64 hex digits)"
+            )
         }
+        guard maxPeers >= 0 else { throw ValidationError("--max-peers must be 0 (no limit) or more") }
         guard maxPhotoMB >= 0 else { throw ValidationError("--max-photo-mb must be 0 or more") }
         guard antiEntropyInterval >= 0 else { throw ValidationError("--anti-entropy-interval must be 0 or more") }
         if network != nil && networkKey != nil {
@@ -294,7 +313,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         configuration.listenHost = listen
         configuration.port = port
-        configuration.peers = peers.compactMap(PeerAddress.init)
+        configuration.peers = peers.filter { !$0.contains("@") }.compactMap(PeerAddress.init)
+        configuration.knownPeers = peers.compactMap(Self.knownPeer)
+        configuration.sync.maxPeers = maxPeers
+        configuration.sync.treeRepairDelay = .milliseconds(treeRepairMS)
         configuration.dialRemembered = !noRememberedPeers
         configuration.joinOpen = joinOpen
         configuration.sync.name = name
@@ -543,5 +565,15 @@ extension RunCommand {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
         _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
         #endif
+    }
+}
+
+extension RunCommand {
+    /// `ID@HOST:PORT`: a node id (64 hex digits) and its address; nil for anything else.
+    static func knownPeer(_ text: String) -> (node: AuthorID, address: PeerAddress)? {
+        guard let at = text.firstIndex(of: "@"), let node = AuthorID(hex: text[..<at]),
+            let address = PeerAddress(String(text[text.index(after: at)...]))
+        else { return nil }
+        return (node, address)
     }
 }

@@ -213,7 +213,13 @@ struct World {
             finishStore(side, batch)
         case 2:
             let generation = sides[side].timers.removeFirst()
-            perform(side, sides[side].machine.flushTimerFired(generation))
+            // -1: the tree's repair timer (a HAVE's records not arrived by another path are pulled).
+            perform(
+                side,
+                generation == -1
+                    ? sides[side].machine.repair(ourClock: sides[side].clock, now: now + .seconds(1))
+                    : sides[side].machine.flushTimerFired(generation)
+            )
         case 3: workerStep(side)
         default:
             sides[side].roundsWanted -= 1
@@ -333,6 +339,7 @@ struct World {
                 finishStore(side, batch)
             }
         case .scheduleFlush(let generation): sides[side].timers.append(generation)
+        case .scheduleRepair: sides[side].timers.append(-1)
         case .checkGaps: return sides[side].machine.checkGaps(ourClock: sides[side].clock)
         case .rememberClock(let sent, let received):
             if let sent { sides[side].keptSent = sent }

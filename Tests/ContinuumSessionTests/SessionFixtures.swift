@@ -69,6 +69,9 @@ enum Fixture {
         ("THUMB_WANT", .thumbWant(hash(1))),
         ("THUMB_DATA", .thumbData(hash(1), [0xFF, 0xD8])),
         ("THUMB_MISSING", .thumbMissing(hash(1))),
+        ("HAVE", .have([LogRange(author: author(1), range: 1...2)])),
+        ("TREE prune", .tree(eager: false)),
+        ("TREE graft", .tree(eager: true)),
     ]
 }
 

@@ -37,7 +37,8 @@ struct SessionMachineTests {
         case "PHOTO_MISSING": return [.photo(.missing(hash))]
         case "THUMB_DATA": return [.photo(.thumbnail(hash, [0xFF, 0xD8]))]
         case "THUMB_MISSING": return [.photo(.thumbnailMissing(hash))]
-        default: return []  // PONG, OFFER
+        case "HAVE": return [.scheduleRepair(after: .milliseconds(200))]
+        default: return []  // PONG, OFFER, TREE
         }
     }
 

@@ -153,6 +153,22 @@ struct GoldenFrameTests {
         Golden(message: .clockUnknown(round: 4), hex: "00000006 01 17 00000004"),
         // length 10 | PUSH | 1 record: dead
         Golden(message: .push([[0xde, 0xad]]), hex: "0000000a 01 41 0001 00000002 dead"),
+        // length 102 (2 + 4 + 2 × 48) | HAVE | 2 ranges | author 11… from 1 through 3 | author 22… from 5 through 5
+        // (Docs/PROTOCOL.md §7.4.23)
+        Golden(
+            message: .have([
+                LogRange(author: author(0x11), range: 1...3), LogRange(author: author(0x22), range: 5...5),
+            ]),
+            hex: """
+                00000066 01 42 00000002
+                \(repeated("11", 32)) 0000000000000001 0000000000000003
+                \(repeated("22", 32)) 0000000000000005 0000000000000005
+                """
+        ),
+        // length 3 | TREE | mode 0: prune (Docs/PROTOCOL.md §7.4.24)
+        Golden(message: .tree(eager: false), hex: "00000003 01 43 00"),
+        // length 3 | TREE | mode 1: graft
+        Golden(message: .tree(eager: true), hex: "00000003 01 43 01"),
     ]
 
     @Test("clock digests: SHA-256 of the clock's encoding (Docs/PROTOCOL.md §7.4.16)")

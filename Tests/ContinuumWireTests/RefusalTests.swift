@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type is refused",
-        arguments: [0x00, 0x05, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x42, 0x7f, 0xff] as [UInt8]
+        arguments: [0x00, 0x05, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x44, 0x7f, 0xff] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
@@ -274,6 +274,46 @@ struct RefusalTests {
         Self.expectRefused(request([(1, 1)], count: 2), .malformedFrame, "truncated")
     }
 
+    @Test("HAVE: the rules of REQUEST (count 0 or over 10,000, ranges out of bounds)")
+    func have() {
+        func have(_ ranges: [(UInt64, UInt64)], count: Int? = nil) -> [UInt8] {
+            var payload = be32(UInt32(count ?? ranges.count))
+            for (from, through) in ranges { payload += [UInt8](repeating: 3, count: 32) + be64(from) + be64(through) }
+            return frame(type: 0x42, payload: payload)
+        }
+        #expect(
+            feed(have([(1, 3), (5, 5)])).messages == [
+                .have([LogRange(author: author(3), range: 1...3), LogRange(author: author(3), range: 5...5)])
+            ]
+        )
+        Self.expectRefused(have([]), .malformedFrame, "HAVE: 0 ranges; a frame holds 1 ... 10000")
+        Self.expectRefused(have([(1, 1)], count: 10_001), .malformedFrame, "10001 ranges")
+        Self.expectRefused(
+            have([(0, 5)]),
+            .malformedFrame,
+            "HAVE: range 0 is 0 ... 5; it must satisfy 1 <= from <= through <= 9007199254740991"
+        )
+        Self.expectRefused(have([(1, 2), (6, 5)]), .malformedFrame, "range 1 is 6 ... 5")
+        Self.expectRefused(have([(1, Limits.maxSequence + 1)]), .malformedFrame, "range 0")
+        Self.expectRefused(have([(1, 1)], count: 2), .malformedFrame, "truncated")
+    }
+
+    @Test("TREE: mode 0 (prune) or 1 (graft), one byte and nothing more")
+    func tree() {
+        #expect(feed(frame(type: 0x43, payload: [0])).messages == [.tree(eager: false)])
+        #expect(feed(frame(type: 0x43, payload: [1])).messages == [.tree(eager: true)])
+        Self.expectRefused(
+            frame(type: 0x43, payload: [2]),
+            .malformedFrame,
+            "TREE: mode is 2; it must be 0 (prune) or 1 (graft)"
+        )
+        Self.expectRefused(frame(type: 0x43, payload: [0xff]), .malformedFrame, "mode is 255")
+        Self.expectRefused(frame(type: 0x43, payload: []), .malformedFrame, "TREE: truncated at mode")
+        Self.expectRefused(frame(type: 0x43, payload: [1, 0]), .malformedFrame, "TREE: 1 trailing byte")
+        // A bad mode is refused before the bytes after it are looked at.
+        Self.expectRefused(frame(type: 0x43, payload: [2, 0]), .malformedFrame, "mode is 2")
+    }
+
     @Test("PHOTO_DATA: checksum mismatch, chunk empty or over 256 KiB, past the largest photo")
     func photoData() {
         let good = WireCodec.encode(.photoData(asset(1), offset: 512, chunk: Array("some photo bytes".utf8)))
@@ -337,6 +377,9 @@ struct RefusalTests {
             .records(live: false, Array(repeating: [UInt8](repeating: 0, count: 16_384), count: 65)),
             .request([]),
             .request([LogRange(author: author(1), range: 0...3)]),
+            .have([]),
+            .have([LogRange(author: author(1), range: 0...3)]),
+            .have(Array(repeating: LogRange(author: author(1), range: 1...1), count: WireLimits.maxRanges + 1)),
             .clock(round: 0, VectorClock([author(1): Limits.maxSequence + 1])),
             .photoData(asset(1), offset: 0, chunk: []),
             .photoData(asset(1), offset: Limits.photoBytes, chunk: [1]),

@@ -33,7 +33,7 @@ struct RoundTripTests {
             names == [
                 "HELLO", "ERROR", "CLOCK", "OFFER", "RECORDS", "ACK", "REQUEST", "DONE", "PHOTO_WANT", "PHOTO_DATA",
                 "PHOTO_END", "PHOTO_MISSING", "PING", "PONG", "INTEREST", "PUSH", "CLOCK_SINCE", "CLOCK_UNKNOWN",
-                "THUMB_WANT", "THUMB_DATA", "THUMB_MISSING",
+                "THUMB_WANT", "THUMB_DATA", "THUMB_MISSING", "HAVE", "TREE",
             ]
         )
         for message in Samples.messages { #expect(WireMessage.typeName(of: message.typeCode) == message.typeName) }

@@ -113,6 +113,12 @@ enum Samples {
         ),
         .clockSince(round: 0, base: ClockDigest(bytes: Array(repeating: 0, count: 32))!, VectorClock()),
         .clockUnknown(round: 9),
+        .have([
+            LogRange(author: author(1), range: 1...3),
+            LogRange(author: author(2), range: Limits.maxSequence...Limits.maxSequence),
+        ]),
+        .tree(eager: false),
+        .tree(eager: true),
     ]
 }
 

@@ -165,6 +165,9 @@ struct FloodTests {
                 (0..<64).map { _ in WireCodec.encode(.photoWant(AssetHash(unchecked: random32()), offset: 0)) }
             ),
             ("THUMB_WANT", (0..<64).map { _ in WireCodec.encode(.thumbWant(AssetHash(unchecked: random32()))) }),
+            // False announcements of 10,000 authors each, and a link pruned and grafted without end.
+            ("HAVE", [WireCodec.encode(.have(ranges))]),
+            ("TREE", (0..<64).map { WireCodec.encode(.tree(eager: $0 % 2 == 0)) }),
         ]
     }
 

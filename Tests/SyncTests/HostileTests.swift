@@ -161,6 +161,49 @@ struct HostileTests {
         }
     }
 
+    @Test("a TREE with an unknown mode is refused with malformed frame; the node keeps serving, nothing changes")
+    func badTree() async throws {
+        try await Self.withTarget { target in
+            let client = try await RawClient.handshake(port: target.node.port)
+            // TREE, mode 2: only 0 (prune) and 1 (graft) exist.
+            try client.send([0, 0, 0, 3, 1, 0x43, 2])
+            let error = try await client.expectRefusal(.malformedFrame)
+            #expect(error?.message.contains("mode is 2") == true, "\(String(describing: error))")
+            try await target.expectLogged("malformed frame")
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
+    @Test("false announcements: records a peer claims in HAVE but never sends are asked for once, and nothing changes")
+    func falseAnnouncements() async throws {
+        try await Self.withTarget { target in
+            let client = try await RawClient.handshake(port: target.node.port)
+            let liar = AuthorID(unchecked: Data((0..<32).map { _ in UInt8.random(in: 0...255) }))
+            let claim = WireMessage.have([LogRange(author: liar, range: 1...5)])
+            try client.send(claim)
+            // After the repair delay, the node asks for them (it cannot know they do not exist).
+            let asked = { (messages: [WireMessage]) in
+                messages.filter { message in
+                    if case .request(let ranges) = message { ranges.contains { $0.author == liar } } else { false }
+                }.count
+            }
+            try await client.read(timeout: .seconds(10)) { asked($0) >= 1 }
+            #expect(asked(client.received) == 1, "the node asks for the announced records")
+            // The same claims again, and again: never asked twice in a session, and the session stays up.
+            for _ in 0..<20 { try client.send(claim) }
+            try client.send(.ping(42))
+            try await client.read(timeout: .seconds(5)) { $0.contains(.pong(42)) }
+            try await Task.sleep(for: .milliseconds(600))
+            try await client.read(timeout: .milliseconds(100)) { _ in false }
+            #expect(asked(client.received) == 1, "asked once: \(client.received.map(\.typeName))")
+            #expect(client.end == nil, "the session stays up")
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+            client.close()
+        }
+    }
+
     // MARK: 4. Edit of someone else's post
 
     @Test("a validly signed edit of another author's post is refused with bad record and not applied")

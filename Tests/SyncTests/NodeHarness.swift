@@ -16,7 +16,8 @@ final class TestNode: @unchecked Sendable {
     let name: String
     let data: URL
     private(set) var process: Process?
-    private(set) var port = 0
+    /// The sync port: 0 picks a free one at the first start, and later starts keep it (or a test sets it first).
+    var port = 0
     /// The HTTP API's port (0 until started).
     private(set) var apiPort = 0
     private var runs = 0

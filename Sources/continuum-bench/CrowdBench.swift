@@ -1,0 +1,283 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import GRDB
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `continuum-bench crowd`: N real nodes on loopback, each told of every other by id (`--peer ID@HOST:PORT`, as LAN
+/// discovery tells it), first with the overlay's bound (`--max-peers`), then as a full mesh (`--max-peers 0`, the
+/// behaviour before the overlay) in the same run. Posts with photos are written on nodes spread over the crowd.
+struct CrowdBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "crowd",
+        abstract: "A crowd of nodes on one network: sessions, copies of each record, spread time, photo load."
+    )
+
+    @Option(help: "Nodes started.")
+    var nodes = 50
+
+    @Option(help: "Posts written, each with a photo, on nodes spread over the crowd.")
+    var posts = 50
+
+    @Option(name: .customLong("photo-kb"), help: "Size of each post's photo, in KiB.")
+    var photoKB = 64
+
+    @Option(name: .customLong("interval-ms"), help: "Time between two posts, in milliseconds.")
+    var intervalMS = 1000
+
+    @Option(name: .customLong("max-peers"), help: "The bound on sessions of the measured run.")
+    var maxPeers = 8
+
+    @Option(name: .customLong("node-option"), help: "An option passed to every node (repeatable).")
+    var nodeOptions: [String] = []
+
+    @Flag(name: .customLong("no-full-mesh"), help: "Skip the full-mesh baseline.")
+    var noFullMesh = false
+
+    @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
+    var scratch: String?
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
+            .appendingPathComponent("continuum-bench-crowd-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        say(
+            "continuum-bench crowd: \(nodes) nodes on loopback, TLS, each told of every other by id; \(posts) posts "
+                + "with a \(photoKB) KiB photo each, written \(intervalMS) ms apart on nodes spread over the crowd"
+        )
+        let bounded = try await measure(maxPeers: maxPeers, root: root.appendingPathComponent("bounded"))
+        bounded.print("overlay (--max-peers \(maxPeers))")
+        if !noFullMesh {
+            let mesh = try await measure(maxPeers: 0, root: root.appendingPathComponent("mesh"))
+            mesh.print("baseline: full mesh (--max-peers 0)")
+            say(
+                "ratios    copies per record \(format(bounded.copiesMean / mesh.copiesMean, 2))x the mesh's; bytes in "
+                    + "per node \(format(bounded.bytesInMean / mesh.bytesInMean, 2))x; spread time p99 "
+                    + "\(format(bounded.spreadP99 / mesh.spreadP99, 2))x"
+            )
+        }
+        say("targets   sessions <= 8; copies <= 1.5 per record per node (mean); p99 spread <= 2 s; busiest <= 3x mean")
+    }
+
+    struct Figures {
+        var sessionsMax = 0
+        var sessionsMedian = 0.0
+        var copiesMean = 0.0
+        var copiesMax = 0.0
+        var spreadP50 = 0.0
+        var spreadP99 = 0.0
+        var servedBusiest = 0.0
+        var servedMean = 0.0
+        var bytesInMean = 0.0
+        var bytesInMax = 0.0
+        var rssMaxMiB = 0.0
+        var settle = 0.0
+        var prunes = 0
+        var grafts = 0
+        var announced = 0
+
+        func print(_ title: String) {
+            say(title)
+            say("          sessions per node: max \(sessionsMax), median \(format(sessionsMedian, 1))")
+            say(
+                "          copies of each record received per node: mean \(format(copiesMean, 2)), max "
+                    + "\(format(copiesMax, 2))"
+            )
+            say(
+                "          time for a post to reach every node: p50 \(format(spreadP50 * 1000, 0)) ms, p99 "
+                    + "\(format(spreadP99 * 1000, 0)) ms"
+            )
+            say(
+                "          bytes served (records and photos): busiest node \(format(servedBusiest / 1_048_576, 1)) MiB"
+                    + " = \(format(servedBusiest / max(1, servedMean), 2))x the mean (\(format(servedMean / 1_048_576, 1)) MiB)"
+            )
+            say(
+                "          bytes in per node: mean \(format(bytesInMean / 1_048_576, 2)) MiB, max "
+                    + "\(format(bytesInMax / 1_048_576, 2)) MiB; peak RSS of a node: max \(format(rssMaxMiB, 0)) MiB; "
+                    + "settled in \(format(settle, 1)) s"
+            )
+            say(
+                "          tree push during the posts: \(prunes) links pruned, \(grafts) grafted, \(announced) records "
+                    + "announced (HAVE) in place of sent"
+            )
+        }
+    }
+
+    func measure(maxPeers: Int, root: URL) async throws -> Figures {
+        let logger = Logger(label: "bench")
+        var crowd: [BenchNode] = []
+        defer { for node in crowd { try? node.stop() } }
+        for index in 0..<nodes {
+            crowd.append(try BenchNode(root.appendingPathComponent("n\(index)"), logger: logger))
+        }
+        let ids = try crowd.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0.author }
+        let ports = try (0..<nodes).map { _ in try Self.freePort() }
+        let everyone = (0..<nodes).map { "\(ids[$0].hex)@127.0.0.1:\(ports[$0])" }
+        for (index, node) in crowd.enumerated() {
+            var extra = ["--max-peers", "\(maxPeers)"] + nodeOptions
+            for (other, address) in everyone.enumerated() where other != index { extra += ["--peer", address] }
+            try node.start(port: ports[index], extra: extra)
+        }
+        // Settled: every node holds every node's self-add to the bench network (so the sessions are up and rounds
+        // done), and the session counts stopped changing.
+        let started = ContinuousClock.now
+        var figures = Figures()
+        var stable = 0
+        var last: [Int] = []
+        while PushBench.seconds(since: started) < 120 {
+            let counts = try await crowd.asyncMap { try await $0.store.counts().authors }
+            let sessions = crowd.map { Self.connected($0).count }
+            if counts.allSatisfy({ $0 >= nodes }), sessions == last { stable += 1 } else { stable = 0 }
+            last = sessions
+            if stable >= 3 { break }
+            try await Task.sleep(for: .seconds(1))
+        }
+        figures.settle = PushBench.seconds(since: started)
+
+        let before = crowd.map(Self.traffic)
+        var random = SplitMix64(seed: 11)
+        var written: [(id: RecordID, at: Int64, author: Int)] = []
+        var sessionSamples: [Int] = []
+        for index in 0..<posts {
+            let author = (index * 7 + 3) % nodes
+            let node = crowd[author]
+            let data = SyncBench.randomBytes(count: photoKB << 10, &random)
+            let hash = try await node.store.storePhoto(data)
+            let reference = PhotoReference(
+                sha256: hash,
+                byteCount: UInt64(data.count),
+                mediaType: .png,
+                width: 1,
+                height: 1
+            )
+            let record = try await node.store.append(
+                .post(caption: "crowd \(index)", photo: reference, location: nil),
+                by: try await node.logIdentity()
+            )
+            written.append((record.id, Int64(Date().timeIntervalSince1970 * 1000), author))
+            ControlClient.tell(node.directory, .stored)
+            if index % 10 == 0 { sessionSamples += crowd.map { Self.connected($0).count } }
+            try await Task.sleep(for: .milliseconds(intervalMS))
+        }
+        let deadline = ContinuousClock.now + .seconds(180)
+        while ContinuousClock.now < deadline {
+            let photos = try await crowd.asyncMap { try await $0.store.counts().photos }
+            if photos.allSatisfy({ $0 >= posts }) { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        sessionSamples += crowd.map { Self.connected($0).count }
+        let after = crowd.map(Self.traffic)
+
+        figures.sessionsMax = sessionSamples.max() ?? 0
+        figures.sessionsMedian = median(sessionSamples.map(Double.init))
+        var copies: [Double] = []
+        var served: [Double] = []
+        var bytesIn: [Double] = []
+        for index in 0..<nodes {
+            let own = written.filter { $0.author == index }.count
+            let received = Double(after[index].recordsIn - before[index].recordsIn)
+            copies.append(received / Double(max(1, posts - own)))
+            served.append(Double(after[index].bytesOut - before[index].bytesOut))
+            bytesIn.append(Double(after[index].bytesIn - before[index].bytesIn))
+        }
+        figures.copiesMean = copies.reduce(0, +) / Double(nodes)
+        figures.copiesMax = copies.max() ?? 0
+        figures.servedBusiest = served.max() ?? 0
+        figures.servedMean = served.reduce(0, +) / Double(nodes)
+        figures.bytesInMean = bytesIn.reduce(0, +) / Double(nodes)
+        figures.bytesInMax = bytesIn.max() ?? 0
+        figures.prunes = zip(after, before).reduce(0) { $0 + $1.0.prunes - $1.1.prunes }
+        figures.grafts = zip(after, before).reduce(0) { $0 + $1.0.grafts - $1.1.grafts }
+        figures.announced = zip(after, before).reduce(0) { $0 + $1.0.announced - $1.1.announced }
+        figures.rssMaxMiB = Double(crowd.map { $0.peakRSS() }.max() ?? 0) / 1024
+
+        // When each post reached each node: its `received_at` there, against the time it was written.
+        var spreads: [Double] = []
+        for post in written {
+            var latest: Int64 = 0
+            var missing = false
+            for node in crowd {
+                let at = try Self.receivedAt(post.id, in: node.directory)
+                if let at { latest = max(latest, at) } else { missing = true }
+            }
+            spreads.append(missing ? .infinity : Double(latest - post.at) / 1000)
+        }
+        figures.spreadP50 = median(spreads)
+        figures.spreadP99 = percentile(spreads, 99)
+        return figures
+    }
+
+    /// The peers with a session now, by the node's control socket (empty when it does not answer).
+    static func connected(_ node: BenchNode) -> [AuthorID] {
+        guard let client = try? ControlClient(node.directory), (try? client.send(.connected)) != nil,
+            case .connected(let peers, _, _)? = try? client.reply()
+        else { return [] }
+        return peers
+    }
+
+    struct Traffic {
+        var recordsIn: Int64 = 0
+        var bytesIn: Int64 = 0
+        var bytesOut: Int64 = 0
+        var prunes = 0
+        var grafts = 0
+        var announced = 0
+    }
+
+    /// Everything the node's sessions moved so far: the store's counters of ended sessions and the live ones'.
+    static func traffic(_ node: BenchNode) -> Traffic {
+        var total = Traffic()
+        guard let client = try? ControlClient(node.directory), (try? client.send(.connected)) != nil,
+            case .connected(_, _, let live)? = try? client.reply()
+        else { return total }
+        let queue = try? DatabaseQueue(path: node.directory.databaseURL.path)
+        let rows =
+            (try? queue?.read { db in
+                try Row.fetchAll(db, sql: "SELECT records_in, bytes_in, bytes_out FROM peer")
+            }) ?? []
+        for row in rows {
+            total.recordsIn += row["records_in"] ?? 0
+            total.bytesIn += row["bytes_in"] ?? 0
+            total.bytesOut += row["bytes_out"] ?? 0
+        }
+        for traffic in live.values {
+            total.recordsIn += traffic.recordsIn
+            total.bytesIn += traffic.bytesIn
+            total.bytesOut += traffic.bytesOut
+            total.prunes += traffic.prunes ?? 0
+            total.grafts += traffic.grafts ?? 0
+            total.announced += traffic.announced ?? 0
+        }
+        return total
+    }
+
+    /// When `record` was stored on the node (milliseconds since 1970), or nil when it is not there.
+    static func receivedAt(_ record: RecordID, in directory: DataDirectory) throws -> Int64? {
+        let queue = try DatabaseQueue(path: directory.databaseURL.path)
+        return try queue.read { db in
+            try Int64.fetchOne(db, sql: "SELECT received_at FROM record WHERE id = ?", arguments: [Data(record.bytes)])
+        }
+    }
+
+    /// A TCP port free on 127.0.0.1 now (bound, read and released).
+    static func freePort() throws -> Int {
+        let (socket, port) = try PushBench.loopbackListener()
+        close(socket)
+        return port
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}
