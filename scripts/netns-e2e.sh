@@ -296,6 +296,8 @@ connected_to() {
 }
 other_networks_at_least() { (($(discovery_field "$1" otherNetworksSeen) >= $2)); }
 peers_present_at_least() { (($(discovery_field "$1" peersPresent) >= $2)); }
+# sessions_of I: how many peers host I has a session with now (the overlay keeps at most --max-peers, 8).
+sessions_of() { cli "$1" peers --json | python3 -c 'import json,sys; print(sum(p["state"] == "connected" for p in json.load(sys.stdin)["peers"]))'; }
 feed_count() { cli "$1" feed --json --limit 500 | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["posts"]))'; }
 photo_matches() {
     local file
@@ -328,10 +330,15 @@ main_test() {
     local comment
     comment="$(cli "$n" comment "$post" "Lovely, from host $n")"
     wait_for 60 "host $n's comment on host 1" has_comment 1 "$post" "$comment"
+    local sessions=()
     for i in $(seq 1 "$n"); do
         discovery_is "$i" on || fail "host $i: discovery is not on: $(discovery_json "$i")"
         peers_present_at_least "$i" $((n - 1)) || fail "host $i: sees fewer than $((n - 1)) peers: $(discovery_json "$i")"
+        # The overlay: every node finds every other, but keeps sessions with at most 8 (its neighbours).
+        sessions+=("$(sessions_of "$i")")
+        ((${sessions[-1]} >= 1 && ${sessions[-1]} <= 8)) || fail "host $i: ${sessions[-1]} sessions (1 ... 8 expected)"
     done
+    log "main: sessions per host: ${sessions[*]}"
     grep -q "LAN discovery is off" "$(dir_of 1)/node.log" && fail "host 1 said discovery was off"
     if ((show_status)); then
         cli 1 status

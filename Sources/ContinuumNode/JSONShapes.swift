@@ -277,11 +277,14 @@ public struct PeerJSON: Encodable, Sendable {
     let connected: Bool?
     @Nullable var pushInterest: Int?
 
-    public init(_ peer: PeerRecord, connected: Bool? = nil, pushInterest: Int?) {
+    /// `connected`: whether the running node has a session with the peer now (shown as a field, and it sets the
+    /// state); `live`: the same, setting the state only. Either way the store's state is only a record of the last
+    /// session's start or end, and the running node's word wins.
+    public init(_ peer: PeerRecord, connected: Bool? = nil, live: Bool? = nil, pushInterest: Int?) {
         id = peer.id
         name = peer.name
         address = "\(peer.host.contains(":") ? "[\(peer.host)]" : peer.host):\(peer.port)"
-        state = peer.state
+        state = Self.state(peer.state, connected: connected ?? live)
         lastSeen = RFC3339Time(peer.lastSeen)
         recordsIn = peer.recordsIn
         recordsOut = peer.recordsOut
@@ -289,6 +292,16 @@ public struct PeerJSON: Encodable, Sendable {
         bytesOut = peer.bytesOut
         self.connected = connected
         self.pushInterest = pushInterest
+    }
+
+    /// The state to show: `connected` while the running node has a session with the peer, `disconnected` for a
+    /// session the store still records as up (its end was not recorded: the node was killed); else the store's.
+    public static func state(_ stored: String, connected: Bool?) -> String {
+        switch connected {
+        case true?: "connected"
+        case false? where stored == "connected": "disconnected"
+        default: stored
+        }
     }
 }
 

@@ -472,15 +472,22 @@ struct PeersCommand: AsyncParsableCommand {
         // store's counters hold ended sessions; the node adds what its open sessions moved so far.
         var interest: [AuthorID: Int] = [:]
         var traffic: [AuthorID: LiveTraffic] = [:]
+        var sessions: Set<AuthorID>?
         if let connection = try? ControlClient(context.directory) {
             try? connection.send(.connected)
-            if case .connected(_, let wanted, let live)? = try? connection.reply() {
+            if case .connected(let up, let wanted, let live)? = try? connection.reply() {
                 interest = wanted
                 traffic = live
+                sessions = Set(up)
             }
         }
         let peers = stored.map { $0.adding(traffic[$0.id]) }
-        if output.json { return try Output.json(["peers": peers.map { PeerJSON($0, pushInterest: interest[$0.id]) }]) }
+        let live = { (peer: PeerRecord) in sessions.map { $0.contains(peer.id) } }
+        if output.json {
+            return try Output.json([
+                "peers": peers.map { PeerJSON($0, live: live($0), pushInterest: interest[$0.id]) }
+            ])
+        }
         if peers.isEmpty {
             print("No peers met yet. Start the node with 'continuum-node run --peer HOST:PORT'.")
             return
@@ -488,7 +495,8 @@ struct PeersCommand: AsyncParsableCommand {
         for peer in peers {
             let pushes = interest[peer.id].map { "  wants pushes for \($0) post\($0 == 1 ? "" : "s")" } ?? ""
             print(
-                "\(peer.id.short)  \(peer.name ?? "-")  \(peer.host):\(peer.port)  \(peer.state)  "
+                "\(peer.id.short)  \(peer.name ?? "-")  \(peer.host):\(peer.port)  "
+                    + "\(PeerJSON.state(peer.state, connected: live(peer)))  "
                     + "last seen \(peer.lastSeen.rfc3339)  records in/out \(peer.recordsIn)/\(peer.recordsOut)  "
                     + "bytes in/out \(peer.bytesIn)/\(peer.bytesOut)\(pushes)"
             )
