@@ -222,12 +222,6 @@ public final class Node: Sendable {
     /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
     /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
     public func start() async throws -> [SocketAddress] {
-        do {
-            try await store.markPeersDisconnected()
-        } catch {
-            // Only `peers` shows a stale state until the next session with each peer.
-            logger.error("resetting the peers' states failed", metadata: ["error": "\(error)"])
-        }
         let server: NIOAsyncChannel<WireChannel, Never>
         do {
             server = try await network.bind(host: configuration.listenHost, port: configuration.port)

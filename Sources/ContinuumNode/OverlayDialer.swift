@@ -148,7 +148,9 @@ actor OverlayDialer {
         let dialable = Set(view.known.filter { addresses[$0] != nil && (retryAt[$0].map { $0 <= now } ?? true) })
         // Room is made only for neighbours that answered their last dial: ending a working session for one that
         // keeps failing would help no one.
-        for peer in view.excess(connected: connected, dialable: dialable.filter { failures[$0] == nil }) {
+        // Nor for a neighbour with a session outside the bound already (`--peer HOST:PORT`).
+        let wanted = dialable.filter { failures[$0] == nil && !everyone.contains($0) }
+        for peer in view.excess(connected: connected, dialable: wanted) {
             logger.info("ending a session to make room for a neighbour", metadata: ["peer.id": "\(peer.short)"])
             await engine.dismiss(
                 peer,
@@ -198,11 +200,17 @@ actor OverlayDialer {
             metadata: ["peer.id": "\(peer.short)", "peer.address": "\(address)", "reason": "\(reason)"]
         )
         let now = ContinuousClock.now
-        if reached == peer, view.suspects.contains(peer) {
-            // It answered (a probe): alive, so on the ring again, whatever became of the session.
+        if reached == peer {
+            // It answered (its HELLO came): alive, so on the ring again and not failing, whatever became of the
+            // session (a probe of a suspect that this node, full, then refused itself).
             view.add(peer)
+            failures[peer] = nil
+            failingSince[peer] = nil
         }
-        if reason.contains("refused: \(WireError.Code.busy)") {
+        if reason.contains("this node is full") {
+            // Refused here (a suspect's probe): the view has just changed, so look again soon.
+            retryAt[peer] = now + .milliseconds(Int.random(in: 100...500))
+        } else if reason.contains("refused: \(WireError.Code.busy)") {
             retryAt[peer] = now + Self.busyRetry * Double.random(in: 0.75...1.25)
         } else if reached == peer && now - started > .seconds(10) {
             failures[peer] = nil
@@ -213,7 +221,10 @@ actor OverlayDialer {
             failures[peer] = count
             let since = failingSince[peer] ?? now
             failingSince[peer] = since
-            if count >= Self.suspectAfter, now - since >= Self.suspectAfterTime, !view.suspects.contains(peer) {
+            // A peer that answered is alive: it is backed off, never suspected.
+            if reached != peer, count >= Self.suspectAfter, now - since >= Self.suspectAfterTime,
+                !view.suspects.contains(peer)
+            {
                 view.suspect(peer)
                 logger.info(
                     "a peer of the overlay cannot be reached; the ring closes over it",

@@ -133,7 +133,7 @@ public struct PeerView: Sendable, Hashable {
     /// The tree: number the ring from the root, 0 … n − 1. Node p's parent is p − 3^j, with 3^j the lowest power of 3
     /// in p's digits (base 3; the highest power used may take any digit), so each node has exactly one parent, at a
     /// ring distance that is one of the neighbour distances. Every node is reached exactly once, in at most 2k + n/3^k
-    /// hops (3^k the largest power used): 6 for 50 nodes, 9 for 100. Two nodes that know the same peers draw the same
+    /// hops (3^k the largest power used): 6 for 50 nodes, 8 for 100, 9 for 130. Two nodes that know the same peers draw the same
     /// tree; where views differ, a node may be reached twice or not at all, and HAVE repairs it.
     public func treeChildren(root: AuthorID) -> Set<AuthorID>? {
         let ring = self.ring

@@ -184,14 +184,6 @@ extension ContinuumStore {
         }
     }
 
-    /// Every peer left `connected` is marked `disconnected`: a node that is starting has no session yet (after a crash
-    /// or a kill, the sessions of the last run never recorded their end).
-    public func markPeersDisconnected() async throws {
-        try await write { db in
-            try db.execute(sql: "UPDATE peer SET state = 'disconnected' WHERE state = 'connected'")
-        }
-    }
-
     /// Updates a peer's state and adds to its traffic counters.
     public func updatePeer(
         _ id: AuthorID,

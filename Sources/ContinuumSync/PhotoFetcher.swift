@@ -207,7 +207,8 @@ actor PhotoFetcher {
         in group: inout DiscardingTaskGroup
     ) async {
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
-        var queue: [(MissingPhoto, AuthorID)] = []
+        // Rebuilt in place, so that each choice counts the photos already given to each peer.
+        queue = []
         for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
             if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
                 if skipped.insert(photo.hash).inserted {
@@ -225,7 +226,6 @@ actor PhotoFetcher {
             }
             queue.append((photo, peer))
         }
-        self.queue = queue
         while workers < configuration.parallelPhotoTransfers, !self.queue.isEmpty, !Task.isCancelled {
             workers += 1
             group.addTask { await self.work(engine) }
@@ -284,12 +284,33 @@ actor PhotoFetcher {
     }
 
     /// The first ready peer that may be asked for `hash` now, by `book`'s rules.
+    ///
+    /// The load is spread: of the peers that may be asked, the one with the fewest of this node's transfers under way
+    /// (queued ones included), and among those, an order that differs from photo to photo (the photo's hash mixed
+    /// with the peer's id), so that a crowd's fetches of many photos do not all go to the same neighbour.
     func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
         let now = ContinuousClock.now
-        for peer in peers where ready[peer] != nil && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
+        var load: [AuthorID: Int] = [:]
+        for transfer in transfers.values { load[transfer.peer, default: 0] += 1 }
+        for (_, peer) in queue { load[peer, default: 0] += 1 }
+        let order = { (peer: AuthorID) -> (Int, UInt64) in
+            (load[peer] ?? 0, Self.mix(hash.bytes, peer.bytes))
+        }
+        for peer in peers.sorted(by: { order($0) < order($1) })
+        where ready[peer] != nil && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
             if book.mayAsk(hash, of: peer, now: now) { return peer }
         }
         return nil
+    }
+
+    /// A number that depends on both ids, the same in every run (FNV-1a over their bytes interleaved).
+    static func mix(_ a: Data, _ b: Data) -> UInt64 {
+        var value: UInt64 = 0xcbf2_9ce4_8422_2325
+        for (x, y) in zip(a, b) {
+            value = (value ^ UInt64(x)) &* 0x100_0000_01b3
+            value = (value ^ UInt64(y)) &* 0x100_0000_01b3
+        }
+        return value
     }
 
     /// A photo or thumbnail message from `peer`; the ERROR that refuses it, or nil.

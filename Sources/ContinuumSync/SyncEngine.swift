@@ -142,8 +142,9 @@ public actor SyncEngine {
     }
 
     /// Adds a session, keeping one per peer: when both nodes dialled each other, the connection dialled by the
-    /// node with the smaller id wins, on both sides. A session the peer dialled is refused (the ERROR returned)
-    /// when this node is at ``SyncConfiguration/maxPeers`` and the peer is not one of its neighbours.
+    /// node with the smaller id wins, on both sides. A session (dialled either way, and not pinned) that would take
+    /// this node over ``SyncConfiguration/maxPeers`` takes the place of a session with a non-neighbour when its peer is
+    /// a neighbour, and is refused (the ERROR returned) otherwise.
     func register(_ session: PeerSession) async -> WireError? {
         let bounded = sessions.filter { !$0.value.pinned }
         if configuration.maxPeers > 0, !session.pinned, sessions[session.peer] == nil,
@@ -159,14 +160,17 @@ public actor SyncEngine {
                         + "neighbours in the overlay; it dials its neighbours itself"
                 )
             }
-            await sessions[other]?.close(
-                reporting: WireError(
-                    .busy,
-                    "this node keeps \(configuration.maxPeers) sessions (--max-peers) and needs this one for a "
-                        + "neighbour in the overlay"
+            if let ending = sessions[other] {
+                await ending.close(
+                    reporting: WireError(
+                        .busy,
+                        "this node keeps \(configuration.maxPeers) sessions (--max-peers) and needs this one for a "
+                            + "neighbour in the overlay"
+                    )
                 )
-            )
-            sessions[other] = nil
+                // Its end is recorded now (peer state, counters, interest, `watch`), before the new one counts.
+                await unregister(ending, reason: "ended to make room for a neighbour in the overlay")
+            }
         }
         if let existing = sessions[session.peer] {
             let newWins = keeps(initiator: session.initiator, peer: session.peer)

@@ -239,8 +239,9 @@ public final class SyncNetwork: Sendable {
                 )
                 if let refusal = await engine.register(session) {
                     try? await outbound.write(.error(refusal))
+                    // "refused: busy", as when the peer refuses: the dialler retries such a peer later.
                     return refusal.code == .busy
-                        ? "refused \(theirs.node.short): \(refusal.code)"
+                        ? "refused: \(refusal.code): this node is full; \(theirs.node.short) is not a neighbour"
                         : "duplicate session with \(theirs.node.short)"
                 }
                 let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
