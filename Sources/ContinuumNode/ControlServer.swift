@@ -15,6 +15,8 @@ import NIOPosix
 final class ControlServer: Sendable {
     private let node: Node
     private let logger: Logger
+    /// Connections accepted and not yet taken by ``serve(_:)`` (``UnclaimedConnections``).
+    private let unclaimed = UnclaimedConnections<ByteBuffer, ByteBuffer>()
 
     init(node: Node, logger: Logger) {
         self.node = node
@@ -27,9 +29,14 @@ final class ControlServer: Sendable {
 
     func bind(group: any EventLoopGroup) async throws -> NIOAsyncChannel<LineChannel, Never> {
         let path = Self.socketURL(node.directory).path
+        let unclaimed = self.unclaimed
         let server = try await ServerBootstrap(group: group)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { channel in
-                channel.eventLoop.makeCompletedFuture { try LineChannel(wrappingChannelSynchronously: channel) }
+                channel.eventLoop.makeCompletedFuture {
+                    let connection = try LineChannel(wrappingChannelSynchronously: channel)
+                    unclaimed.hold(connection)
+                    return connection
+                }
             }
         // Only this user may talk to the node (the data directory is 0700 as well).
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
@@ -44,7 +51,7 @@ final class ControlServer: Sendable {
         let loop = Task {
             try? await server.executeThenClose { inbound in
                 try await withThrowingDiscardingTaskGroup { group in
-                    for try await connection in inbound {
+                    for try await connection in inbound where self.unclaimed.claim(connection) {
                         group.addTask { await self.handle(connection) }
                     }
                     group.cancelAll()

@@ -222,7 +222,11 @@ extension SessionMachine {
             return actions + refuse(WireError(.badRecord, "the peer signed a record that breaks a rule: \(rule)"))
         }
         if outcome.stored > 0 { actions.append(.storedFromPeer(outcome.stored)) }
-        if outcome.duplicatesOnly, !outcome.fromTreeParent, configuration.treePush, peerEager,
+        // A copy of a record this session asked for (a live gap, a repair) or brought before is not a second path:
+        // the peer answered a REQUEST and its live frame crossed the answer. Only copies of records new to this
+        // session say that another path brings them first.
+        let newToSession = batch.records.contains { $0.ref.sequence > requestedGaps[$0.ref.author] }
+        if outcome.duplicatesOnly, !outcome.fromTreeParent, newToSession, configuration.treePush, peerEager,
             batch.parts.allSatisfy({ $0.delivery != .catchUp })
         {
             // Only records held already, sent eagerly: another path brings them first. The link is pruned both ways

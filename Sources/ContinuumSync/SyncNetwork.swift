@@ -47,6 +47,8 @@ public final class SyncNetwork: Sendable {
     private let tls: TLSIdentity?
     private let group: any EventLoopGroup
     let logger: Logger
+    /// Inbound connections accepted and not yet taken by ``serve(_:)`` (``UnclaimedConnections``).
+    private let unclaimed = UnclaimedConnections<WireMessage, WireMessage>()
 
     /// `group` is owned by the caller, who shuts it down after the network has stopped.
     public init(engine: SyncEngine, identity: NodeIdentity, group: any EventLoopGroup, logger: Logger) throws {
@@ -78,7 +80,9 @@ public final class SyncNetwork: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try self.configure(channel, tlsHandler: tls?.serverHandler())
+                    let connection = try self.configure(channel, tlsHandler: tls?.serverHandler())
+                    self.unclaimed.hold(connection)
+                    return connection
                 }
             }
     }
@@ -98,6 +102,8 @@ public final class SyncNetwork: Sendable {
                 try await server.executeThenClose { inbound in
                     try await withThrowingDiscardingTaskGroup { group in
                         for try await connection in inbound {
+                            // Closed before it got here: finished already.
+                            guard self.unclaimed.claim(connection) else { continue }
                             guard !stopping.withLockedValue({ $0 }) else {
                                 group.addTask { try? await connection.executeThenClose { _, _ in } }
                                 continue

@@ -47,6 +47,24 @@ struct TreePushTests {
         #expect(machine.currentStats.prunes == 1)
     }
 
+    @Test("a live copy of a record this session asked for (a gap, crossing the answer) does not prune")
+    func askedForDoesNotPrune() {
+        var machine = Machine(peer: Fixture.peer)
+        // Record 3 comes live before 1 and 2 (the head stays at 0): the machine asks the peer for 1 ... 2.
+        let third = Fixture.record(1, 3)
+        _ = machine.receive(.records(live: true, [third.bytes]), now: now)
+        _ = machine.verified([third], delivery: .live, bytes: 32)
+        let gap = machine.stored(StoreOutcome(stored: 1, clock: VectorClock()))
+        #expect(gap.contains(.send(.request([LogRange(author: Fixture.author(1), range: 1...2)]))), "\(gap)")
+        // The answer brought them; then the peer's own live copy of record 2 arrives, held already.
+        let late = receiveLive(&machine, [Fixture.record(1, 2)], newlyStored: 0)
+        #expect(!late.contains(.sendUrgent([.tree(eager: false)])), "\(late)")
+        #expect(machine.peerEager)
+        // A copy of a record this session never asked for nor brought is another path: pruned.
+        let other = receiveLive(&machine, [Fixture.record(1, 4)], newlyStored: 0)
+        #expect(other.contains(.sendUrgent([.tree(eager: false)])), "\(other)")
+    }
+
     @Test("a duplicate PUSH prunes too; a duplicate in a round's answer never does")
     func pushAndCatchUp() {
         var pushed = Machine(peer: Fixture.peer)
