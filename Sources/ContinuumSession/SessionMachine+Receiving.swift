@@ -226,7 +226,8 @@ extension SessionMachine {
         // the peer answered a REQUEST and its live frame crossed the answer. Only copies of records new to this
         // session say that another path brings them first.
         let newToSession = batch.records.contains { $0.ref.sequence > requestedGaps[$0.ref.author] }
-        if outcome.duplicatesOnly, !outcome.fromTreeParent, newToSession, configuration.treePush, peerEager,
+        if outcome.duplicatesOnly, !outcome.fromTreeParent, outcome.fromNeighbour, newToSession, configuration.treePush,
+            peerEager,
             batch.parts.allSatisfy({ $0.delivery != .catchUp })
         {
             // Only records held already, sent eagerly: another path brings them first. The link is pruned both ways

@@ -73,6 +73,10 @@ public struct StoreOutcome: Hashable, Sendable {
     /// The peer is the records' parent in the broadcast tree (``PeerView/treeParent(root:)``): its copies came late
     /// (this node pulled them elsewhere first), not by a wrong path, so the link is not pruned.
     public var fromTreeParent: Bool
+    /// The peer is one of this node's neighbours in the overlay. Only such links are pruned: a session off the ring
+    /// (`--peer HOST:PORT`, a join's, a peer not known by id) is given every record whole, and a false prune there
+    /// would cost every record after it the repair delay.
+    public var fromNeighbour: Bool
 
     /// `duplicatesOnly` nil: when nothing was newly stored.
     public init(
@@ -81,7 +85,8 @@ public struct StoreOutcome: Hashable, Sendable {
         clock: VectorClock,
         peerLogs: Set<AuthorID> = [],
         duplicatesOnly: Bool? = nil,
-        fromTreeParent: Bool = false
+        fromTreeParent: Bool = false,
+        fromNeighbour: Bool = true
     ) {
         self.stored = stored
         self.brokeRules = brokeRules
@@ -89,6 +94,7 @@ public struct StoreOutcome: Hashable, Sendable {
         self.peerLogs = peerLogs
         self.duplicatesOnly = duplicatesOnly ?? (stored == 0)
         self.fromTreeParent = fromTreeParent
+        self.fromNeighbour = fromNeighbour
     }
 }
 

@@ -115,7 +115,15 @@ actor PeerSession {
     private func perform(_ action: Machine.Action) async throws -> [Machine.Action] {
         switch action {
         case .send(let message): send(message)
-        case .sendUrgent(let messages): sendUrgent(messages)
+        case .sendUrgent(let messages):
+            if let tree = messages.first(where: { if case .tree = $0 { true } else { false } }) {
+                logger.info(
+                    tree == .tree(eager: false)
+                        ? "tree push: pruned the link (a live frame brought only records held already)"
+                        : "tree push: grafted the link (a record announced did not come by another path)"
+                )
+            }
+            sendUrgent(messages)
         case .verify(let batch, let delivery):
             switch await BatchVerifier.verifyAll(batch, concurrency: configuration.verifyConcurrency) {
             case .success(let records):
@@ -229,7 +237,8 @@ actor PeerSession {
                 peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author)),
                 duplicatesOnly: !kept.isEmpty && kept.count == batch.count && ingested.stored.isEmpty
                     && ingested.forks.isEmpty,
-                fromTreeParent: await engine.isTreeParent(peer, ofRecordsBy: kept.records.map(\.header.author))
+                fromTreeParent: await engine.isTreeParent(peer, ofRecordsBy: kept.records.map(\.header.author)),
+                fromNeighbour: await engine.isNeighbour(peer)
             )
         )
     }

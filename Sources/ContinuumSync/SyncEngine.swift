@@ -424,6 +424,9 @@ public actor SyncEngine {
         if stored { await emitNotifications() }
     }
 
+    /// Whether `peer` is one of this node's neighbours in the overlay (tree push prunes only such links).
+    func isNeighbour(_ peer: AuthorID) -> Bool { neighbours.contains(peer) }
+
     /// Whether `peer` is the parent, in the broadcast tree of their writer's node, of records by these authors.
     func isTreeParent(_ peer: AuthorID, ofRecordsBy authors: [AuthorID]) -> Bool {
         guard let overlay, configuration.maxPeers > 0, !authors.isEmpty else { return false }

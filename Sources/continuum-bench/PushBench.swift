@@ -22,6 +22,9 @@ struct PushBench: AsyncParsableCommand {
     @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
     var scratch: String?
 
+    @Option(name: .customLong("node-option"), help: "An option passed to every node (repeatable).")
+    var nodeOptions: [String] = []
+
     func run() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-push-\(UUID().uuidString)")
@@ -46,9 +49,9 @@ struct PushBench: AsyncParsableCommand {
         for node in nodes { ids.append(try await node.logIdentity()) }
         let nodeIDs = try nodes.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0.author }
         defer { for node in nodes { try? node.stop() } }
-        try a.start()
-        try b.start(peer: a.port)
-        try c.start(peer: b.port)
+        try a.start(extra: nodeOptions)
+        try b.start(peer: a.port, extra: nodeOptions)
+        try c.start(peer: b.port, extra: nodeOptions)
 
         let (followed, unfollowed) = try await Self.postAndFollow(a: a, c: c, ids: ids, relay: nodeIDs[1])
         var notified = 0
