@@ -86,8 +86,8 @@ struct NodeSyncStorage: SyncStorage {
 
     var partialPhotos: URL { store.assets.temporaryDirectory }
 
-    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
-        try await store.commitFetchedPhoto(file, as: hash, bytes: bytes)
+    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {
+        try await store.commitFetchedPhotos(photos.map { FetchedPhoto(file: $0.file, hash: $0.hash, bytes: $0.bytes) })
     }
 
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool { try await store.isPhotoShown(hash) }

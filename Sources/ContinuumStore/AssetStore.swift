@@ -1,3 +1,4 @@
+import CSyncfs
 import ContinuumCore
 import Foundation
 
@@ -64,6 +65,24 @@ public struct AssetStore: Sendable {
 
     /// Moves a complete, synced temp file to the photo's final name. The caller has checked its hash.
     public func commit(_ temp: URL, as hash: AssetHash) throws(StoreError) {
+        try place(temp, as: hash)
+        FileSync.directory(url(for: hash).deletingLastPathComponent())
+    }
+
+    /// Makes every file written so far durable, with one `syncfs` of the file system that holds the photos: a batch
+    /// of photos costs one sync rather than one per file (and one per directory that a rename changed).
+    public func syncFileSystem() throws(StoreError) {
+        let fd = open(root.path, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw StoreError(.io, "cannot open \(root.path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard syncfs(fd) == 0 else {
+            throw StoreError(.io, "cannot sync the photos' file system: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Renames a complete temp file to the photo's final name, without making the rename durable (the caller
+    /// syncs: ``commit(_:as:)`` the photo's directory, a batch the file system).
+    public func place(_ temp: URL, as hash: AssetHash) throws(StoreError) {
         let final = url(for: hash)
         let shard = final.deletingLastPathComponent()
         do {
@@ -76,7 +95,6 @@ public struct AssetStore: Sendable {
             try? FileManager.default.removeItem(at: temp)
             throw StoreError(.io, "cannot move photo into \(final.path): \(reason)")
         }
-        FileSync.directory(shard)
     }
 
     /// Removes partial files left by a crash: those under `photos/tmp/` untouched for longer than `age` seconds.

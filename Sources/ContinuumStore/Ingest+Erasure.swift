@@ -8,8 +8,12 @@ extension Ingest {
     /// Whether the content of a record is erased for good: a post or comment its author deleted, a comment the
     /// author of its post hid (deleted), or an edit of a post its author deleted. A profile's content is never erased
     /// (a newer profile replaces it).
-    mutating func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
+    ///
+    /// `extendsLog`: the record is the next of a log held without a gap. A post's own author can then not have
+    /// deleted it: a delete names the post's id, a hash of the post, so it comes later in the same log.
+    mutating func isErased(_ header: RecordHeader, id: RecordID, extendsLog: Bool = false) throws -> Bool {
         if [.post, .comment, .edit].contains(header.kind), try isBlocked(header.author.bytes) { return true }
+        if extendsLog && header.kind == .post { return false }
         let target: Data
         switch (header.kind, header.references) {
         case (.comment, .post(let post)):
@@ -77,7 +81,7 @@ extension Ingest {
                 WHERE rowid = ?
                 """
         ).execute(arguments: [rowid])
-        try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?").execute(arguments: [rowid])
+        removeSearchEntry(rowid)
         try eraseContent(author: author, seq: row["seq"])
         try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE post = ?").execute(arguments: [post])
         try considerPhoto(row["photo_sha256"])

@@ -17,7 +17,15 @@ struct Ingest {
     /// Who is notified of what; nil: nobody (benchmarks, tools).
     let notifications: NotificationPolicy?
     /// Log heads of the authors touched in this transaction, written back by ``finish()``.
-    private var heads: [Data: (contiguous: Int64, maxSeq: Int64)] = [:]
+    private var heads: [Data: LogHead] = [:]
+
+    /// A log's head as this transaction left it, and the id of the record at `maxSeq` when the log has no gap
+    /// (nil when not known).
+    private struct LogHead {
+        var contiguous: Int64
+        var maxSeq: Int64
+        var lastID: Data?
+    }
     /// Photos that no live post shows any more, erased in this transaction: their files go once it commits.
     var erasedPhotos: Set<AssetHash> = []
     /// Whether text was erased in this transaction (the search index is then compacted, §2.6 of PROTOCOL.md).
@@ -28,6 +36,10 @@ struct Ingest {
     var touchedGroups: Set<GroupID> = []
     /// The logs this node blocked, read once per transaction (nil until first needed).
     var blockedLogs: Set<Data>?
+    /// Changes to the search index, written by ``finish()`` after every other statement of the transaction. FTS5
+    /// flushes its pending terms into a new segment at every statement savepoint, so an entry written between the
+    /// record's other statements cost a segment (and its merges) per post; written last, a batch makes one.
+    private var searchIndex = SearchIndexChanges()
 
     init(db: Database, now: Int64, delivery: Delivery = .local, notifications: NotificationPolicy? = nil) {
         self.db = db
@@ -55,29 +67,39 @@ struct Ingest {
         let author = header.author.bytes
         let seq = Int64(header.sequence)
 
-        // One look at the neighbourhood: the held records at seq - 1, seq and seq + 1.
+        // One look at the neighbourhood: the held records at seq - 1, seq and seq + 1. A record that extends a log
+        // without a gap, as in every sync in order, needs none: the head remembers the record before it, and
+        // nothing after it is held.
         var before: Data?
         var next: (id: Data, previous: Data?)?
-        let neighbours = try Row.fetchCursor(
-            try db.cachedStatement(
-                sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"
-            ),
-            arguments: [author, seq - 1, seq + 1]
-        )
-        while let row = try neighbours.next() {
-            let heldSeq: Int64 = row["seq"]
-            let heldID: Data = row["id"]
-            if heldSeq == seq {
-                // The same position: the same record (a duplicate) or a fork.
-                if heldID == id {
-                    try fillContent(record)
-                    return .duplicate
+        var extendsLog = false
+        if let head = heads[author], head.contiguous == head.maxSeq, seq == head.maxSeq + 1, let last = head.lastID {
+            before = last
+            extendsLog = true
+        } else {
+            let neighbours = try Row.fetchCursor(
+                try db.cachedStatement(
+                    sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"
+                ),
+                arguments: [author, seq - 1, seq + 1]
+            )
+            while let row = try neighbours.next() {
+                let heldSeq: Int64 = row["seq"]
+                let heldID: Data = row["id"]
+                if heldSeq == seq {
+                    // The same position: the same record (a duplicate) or a fork.
+                    if heldID == id {
+                        try fillContent(record)
+                        return .duplicate
+                    }
+                    return .fork(
+                        try fork(record, conflictsWith: heldID, "a different record is held at this sequence")
+                    )
+                } else if heldSeq == seq - 1 {
+                    before = heldID
+                } else {
+                    next = (heldID, row["previous"])
                 }
-                return .fork(try fork(record, conflictsWith: heldID, "a different record is held at this sequence"))
-            } else if heldSeq == seq - 1 {
-                before = heldID
-            } else {
-                next = (heldID, row["previous"])
             }
         }
         if let previous = header.previous, let before, before != previous.bytes {
@@ -90,7 +112,7 @@ struct Ingest {
         let ignored = try Self.ownershipError(header, record.id, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).
-        let erased = try isErased(header, id: record.id)
+        let erased = try isErased(header, id: record.id, extendsLog: extendsLog)
         let content = erased ? nil : record.contentBytes.flatMap { $0.isEmpty ? nil : Data($0) }
 
         try db.cachedStatement(
@@ -102,7 +124,7 @@ struct Ingest {
             id, author, seq, header.previous?.bytes, Int64(header.kind.rawValue), header.createdAt.milliseconds, now,
             Data(record.headerBytes), content,
         ])
-        try advanceHead(author: author, seq: seq)
+        try advanceHead(author: author, seq: seq, id: id)
         try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id, broke: ignored)
         if ignored == nil, !erased, let full = record.content { try notify(full, id: record.id) }
         return .stored(ignored: ignored)
@@ -247,8 +269,8 @@ struct Ingest {
 
     /// Keeps the log head current: the contiguous prefix only grows when the missing next record arrives.
     /// Heads are cached for the transaction and written once per author by ``finish()``.
-    private mutating func advanceHead(author: Data, seq: Int64) throws {
-        var head: (contiguous: Int64, maxSeq: Int64)
+    private mutating func advanceHead(author: Data, seq: Int64, id: Data) throws {
+        var head: LogHead
         if let cached = heads[author] {
             head = cached
         } else {
@@ -256,10 +278,13 @@ struct Ingest {
                 try db.cachedStatement(sql: "SELECT contiguous, max_seq FROM log_head WHERE author = ?"),
                 arguments: [author]
             )
-            head = (row?["contiguous"] ?? 0, row?["max_seq"] ?? 0)
+            head = LogHead(contiguous: row?["contiguous"] ?? 0, maxSeq: row?["max_seq"] ?? 0, lastID: nil)
         }
         let hadGap = head.maxSeq > head.contiguous
-        head.maxSeq = max(head.maxSeq, seq)
+        if seq > head.maxSeq {
+            head.maxSeq = seq
+            head.lastID = id
+        }
         if seq == head.contiguous + 1 {
             head.contiguous = seq
             if hadGap {
@@ -277,6 +302,7 @@ struct Ingest {
     /// Writes the cached log heads. Call once, at the end of the transaction.
     func finish() throws {
         for group in touchedGroups { try refreshMembers(of: group) }
+        try searchIndex.write(db)
         let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO log_head (author, contiguous, max_seq) VALUES (?, ?, ?)
@@ -431,8 +457,7 @@ struct Ingest {
             // Rare: the edits came first. The row is recomputed from the post and its edits.
             try refreshPost(id.bytes)
         } else {
-            try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
-                .execute(arguments: [inserted, TextFolding.fold(caption)])
+            searchIndex.insert(inserted, TextFolding.fold(caption))
         }
     }
 
@@ -465,7 +490,11 @@ struct Ingest {
             id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds, text,
             deleted,
         ])
-        if !deleted { try Self.refreshCommentCount(post.bytes, db) }
+        // The row is new (its id is unique), so the count goes up by one: no recount over the post's comments.
+        if !deleted {
+            try db.cachedStatement(sql: "UPDATE post SET comment_count = comment_count + 1 WHERE id = ?")
+                .execute(arguments: [post.bytes])
+        }
     }
 
     /// Recomputes a live post from its record and its author's edits: caption, photo, location, comment count and
@@ -504,9 +533,7 @@ struct Ingest {
             Int64(photo.width), Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7,
             location?.longitudeE7, rowid,
         ])
-        try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?").execute(arguments: [rowid])
-        try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
-            .execute(arguments: [rowid, TextFolding.fold(shown)])
+        searchIndex.replace(rowid, TextFolding.fold(shown))
         let before: Data = row["photo_sha256"]
         if before != photo.sha256.bytes {
             try considerPhoto(before)
@@ -563,7 +590,51 @@ struct Ingest {
         ).execute(arguments: [post])
     }
 
+    /// A post's search entry is gone (its content erased).
+    mutating func removeSearchEntry(_ rowid: Int64) { searchIndex.remove(rowid) }
+
     static func exists(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) != nil
+    }
+}
+
+/// The search index's changes of one transaction, kept in memory and written at its end: deletions of entries
+/// already in the index, then the new entries in rowid order.
+struct SearchIndexChanges {
+    /// Entries to write: rowid → folded text.
+    private var inserts: [Int64: String] = [:]
+    /// Rowids whose entry written by an earlier transaction must go.
+    private var deletes: Set<Int64> = []
+    /// Rowids first indexed in this transaction (nothing older to delete).
+    private var new: Set<Int64> = []
+
+    /// A new post's entry.
+    mutating func insert(_ rowid: Int64, _ folded: String) {
+        if !deletes.contains(rowid) { new.insert(rowid) }
+        inserts[rowid] = folded
+    }
+
+    /// A post's entry changes (an edit): the old one, if it was written before, goes.
+    mutating func replace(_ rowid: Int64, _ folded: String) {
+        if !new.contains(rowid) { deletes.insert(rowid) }
+        inserts[rowid] = folded
+    }
+
+    /// A post's entry goes (its content was erased).
+    mutating func remove(_ rowid: Int64) {
+        inserts[rowid] = nil
+        if !new.contains(rowid) { deletes.insert(rowid) }
+    }
+
+    func write(_ db: Database) throws {
+        if !deletes.isEmpty {
+            let delete = try db.cachedStatement(sql: "DELETE FROM post_search WHERE rowid = ?")
+            for rowid in deletes.sorted() { try delete.execute(arguments: [rowid]) }
+        }
+        guard !inserts.isEmpty else { return }
+        let insert = try db.cachedStatement(sql: "INSERT INTO post_search (rowid, folded) VALUES (?, ?)")
+        for (rowid, folded) in inserts.sorted(by: { $0.key < $1.key }) {
+            try insert.execute(arguments: [rowid, folded])
+        }
     }
 }

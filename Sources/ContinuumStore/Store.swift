@@ -8,6 +8,19 @@ import Logging
 /// A `Sendable` value around a GRDB `DatabasePool` in WAL mode: reads run concurrently, writes are serialised
 /// by SQLite, and each intent-named write method is one transaction. Several processes may open the same
 /// store at once (the running node and a CLI command); SQLite's locking keeps them consistent.
+/// A photo fetched from a peer, complete and checked against its hash, in a temp file not yet synced.
+public struct FetchedPhoto: Sendable {
+    public let file: URL
+    public let hash: AssetHash
+    public let bytes: Int64
+
+    public init(file: URL, hash: AssetHash, bytes: Int64) {
+        self.file = file
+        self.hash = hash
+        self.bytes = bytes
+    }
+}
+
 public struct ContinuumStore: Sendable {
     let pool: DatabasePool
     public let assets: AssetStore
@@ -319,31 +332,53 @@ public struct ContinuumStore: Sendable {
         return hash
     }
 
-    /// Moves a photo fetched from a peer into place and records it as available, only while a live post shows it:
-    /// a photo erased while it was downloading (its post deleted, or its photo replaced) is dropped instead.
-    /// Returns whether it was kept. The rename and its fsync happen outside the write transaction, so that
-    /// transfers finishing together do not wait for each other's disk.
-    @discardableResult
-    public func commitFetchedPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
-        let shown: @Sendable (Database) throws -> Bool = { db in try Self.isShown(hash, db) }
-        guard try await read(shown) else {
-            try? FileManager.default.removeItem(at: file)
-            return false
+    /// Stores a batch of fetched photos: complete files in `photos/tmp/`, written but not synced, each checked
+    /// against its hash. One sync makes all their bytes durable, they are renamed into place, a second sync makes
+    /// the renames durable, and one transaction records them. A crash before the end loses at most this batch, and
+    /// never shows a partial or wrong file: a photo is at its final name only once its bytes are on disk, and
+    /// recorded only once it is there. Returns, in order, whether each was kept (a photo no live post shows any more
+    /// is removed instead).
+    public func commitFetchedPhotos(_ photos: [FetchedPhoto]) async throws -> [Bool] {
+        guard !photos.isEmpty else { return [] }
+        let hashes = photos.map(\.hash)
+        let shownBefore = try await read { db in try hashes.map { try Self.isShown($0, db) } }
+        for (photo, shown) in zip(photos, shownBefore) where !shown {
+            try? FileManager.default.removeItem(at: photo.file)
         }
-        try assets.commit(file, as: hash)
+        let candidates = zip(photos, shownBefore).filter(\.1).map(\.0)
+        guard !candidates.isEmpty else { return Array(repeating: false, count: photos.count) }
+        try assets.syncFileSystem()
+        var placed: [FetchedPhoto] = []
+        for photo in candidates {
+            do {
+                try assets.place(photo.file, as: photo.hash)
+                placed.append(photo)
+            } catch {
+                logger.error(
+                    "cannot store a photo",
+                    metadata: ["photo.sha256": "\(photo.hash.short)", "error": "\(error)"]
+                )
+            }
+        }
+        try assets.syncFileSystem()
         let now = Timestamp.now().milliseconds
-        // Recorded only if still shown: an erasure that committed meanwhile may have missed the file just renamed.
-        let kept = try await write { db -> Bool in
-            guard try shown(db) else { return false }
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
-                arguments: [hash.bytes, bytes, now]
+        let batch = placed
+        // Recorded only if still shown: an erasure that committed meanwhile may have missed a file just renamed.
+        let kept = try await write { db -> Set<AssetHash> in
+            var kept: Set<AssetHash> = []
+            let insert = try db.cachedStatement(
+                sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)"
             )
-            try db.execute(sql: "DELETE FROM peer_lack WHERE sha256 = ?", arguments: [hash.bytes])
-            return true
+            let lacks = try db.cachedStatement(sql: "DELETE FROM peer_lack WHERE sha256 = ?")
+            for photo in batch where try Self.isShown(photo.hash, db) {
+                try insert.execute(arguments: [photo.hash.bytes, photo.bytes, now])
+                try lacks.execute(arguments: [photo.hash.bytes])
+                kept.insert(photo.hash)
+            }
+            return kept
         }
-        if !kept { assets.erase(hash) }
-        return kept
+        for photo in batch where !kept.contains(photo.hash) { assets.erase(photo.hash) }
+        return photos.map { kept.contains($0.hash) }
     }
 
     /// Records that a complete, verified photo is on disk.

@@ -9,8 +9,9 @@ import Logging
 /// Fetches photos whose posts have arrived, one at a time, from any connected peer that has them.
 ///
 /// Bytes go to `photos/tmp/<hash>.partial` as they arrive, with a running SHA-256; each chunk was already checked
-/// against its own checksum by the frame decoder. The whole file is checked against the post's SHA-256 before it
-/// is renamed into place. A broken transfer leaves the partial file, and the next request resumes from its end.
+/// against its own checksum by the frame decoder. The whole file is checked against the post's SHA-256, then handed
+/// to the ``PhotoCommitter``, which syncs, renames into place and records many at once. A broken transfer leaves the
+/// partial file, and the next request resumes from its end.
 ///
 /// Thumbnails go first: each time it looks, the fetcher asks for the thumbnail of every missing photo that has
 /// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
@@ -29,6 +30,8 @@ actor PhotoFetcher {
     private let configuration: SyncConfiguration
     let logger: Logger
     weak var engine: SyncEngine?
+    /// Makes whole photos durable and records them, many per sync.
+    private let committer: PhotoCommitter
 
     private struct Transfer {
         let hash: AssetHash
@@ -37,6 +40,8 @@ actor PhotoFetcher {
         let handle: FileHandle
         var hasher: SHA256
         var size: UInt64
+        /// Bytes already in the partial file when the transfer began (a resume).
+        let resumedFrom: UInt64
         let waiter: CheckedContinuation<Bool, Never>
         var lastProgress = ContinuousClock.now
     }
@@ -83,6 +88,7 @@ actor PhotoFetcher {
         self.thumbnails = thumbnails
         self.configuration = configuration
         self.logger = logger
+        committer = PhotoCommitter(store: store, logger: logger)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -371,6 +377,7 @@ actor PhotoFetcher {
                 handle: handle,
                 hasher: hasher,
                 size: size,
+                resumedFrom: size,
                 waiter: waiter
             )
             let offset = size
@@ -519,14 +526,25 @@ actor PhotoFetcher {
             // match) and removed after a day.
             try? transfer.handle.close()
             try? FileManager.default.removeItem(at: url)
-            // A peer that sent bytes that do not match is not asked for this photo again.
-            distrusted.insert(LackBook.Key(peer: peer, hash: hash))
-            photoLacks.abandonProbe(hash, by: peer)
+            if transfer.resumedFrom == 0 {
+                // A peer that sent bytes that do not match is not asked for this photo again.
+                distrusted.insert(LackBook.Key(peer: peer, hash: hash))
+                photoLacks.abandonProbe(hash, by: peer)
+            } else {
+                // The start came from this disk (a crash may have left a bad tail, or another peer sent it): the
+                // photo starts over, from any peer.
+                logger.notice(
+                    "a resumed photo did not match its SHA-256; starting it over",
+                    metadata: ["photo.sha256": "\(hash.short)", "photo.offset": "\(transfer.resumedFrom)"]
+                )
+            }
             transfer.waiter.resume(returning: false)
             return
         }
-        // The fsyncs happen off the actor, so that other transfers' chunks keep flowing meanwhile.
-        let stored = await Self.commit(transfer.handle, url, hash, transfer.size, store, logger)
+        // Written, not synced: the committer syncs a batch of photos at once, off this actor, so that other
+        // transfers' chunks keep flowing meanwhile. A close error loses nothing the hash did not already cover.
+        try? transfer.handle.close()
+        let stored = await committer.commit(url, hash, transfer.size)
         if stored {
             photoLacks.supplied(hash, by: peer)
             photoLacks.arrived(hash)
@@ -539,25 +557,6 @@ actor PhotoFetcher {
             thumbnails?.prepare(hash) { [weak engine] made in
                 if made { await engine?.emit(.thumbnailArrived(hash)) }
             }
-        }
-    }
-
-    private nonisolated static func commit(
-        _ handle: FileHandle,
-        _ url: URL,
-        _ hash: AssetHash,
-        _ size: UInt64,
-        _ store: any SyncStorage,
-        _ logger: Logger
-    ) async -> Bool {
-        // Synchronized below before the rename; a close error after that loses nothing.
-        defer { try? handle.close() }
-        do {
-            try handle.synchronize()
-            return try await store.commitPhoto(url, as: hash, bytes: Int64(size))
-        } catch {
-            logger.failure("storing a photo failed", error)
-            return false
         }
     }
 
@@ -585,5 +584,51 @@ actor PhotoFetcher {
         ready[peer] = nil
         photoLacks.left(peer)
         thumbLacks.left(peer)
+    }
+}
+
+/// Group commit of fetched photos. Whole, checked files wait here while a batch is being made durable; the next
+/// batch takes all that arrived meanwhile (up to ``maxBatch``), so a lone photo waits for nothing and photos
+/// arriving together share one sync and one transaction (``SyncStorage/commitPhotos(_:)``).
+actor PhotoCommitter {
+    private let store: any SyncStorage
+    private let logger: Logger
+    private var pending:
+        [(photo: (file: URL, hash: AssetHash, bytes: Int64), waiter: CheckedContinuation<Bool, Never>)] =
+            []
+    private var draining = false
+    /// Photos per batch at most: 64 of 2 MiB is 128 MiB written per sync.
+    static let maxBatch = 64
+
+    init(store: any SyncStorage, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Commits the photo in the next batch; true when it was kept.
+    func commit(_ file: URL, _ hash: AssetHash, _ bytes: UInt64) async -> Bool {
+        await withCheckedContinuation { waiter in
+            pending.append(((file, hash, Int64(bytes)), waiter))
+            if !draining {
+                draining = true
+                Task { await self.drain() }
+            }
+        }
+    }
+
+    private func drain() async {
+        while !pending.isEmpty {
+            let batch = Array(pending.prefix(Self.maxBatch))
+            pending.removeFirst(batch.count)
+            var kept = Array(repeating: false, count: batch.count)
+            do {
+                kept = try await store.commitPhotos(batch.map(\.photo))
+            } catch {
+                // The files stay in photos/tmp, whole: the next attempt at each resumes at its end and commits it.
+                logger.failure("storing photos failed", error)
+            }
+            for (entry, stored) in zip(batch, kept) { entry.waiter.resume(returning: stored) }
+        }
+        draining = false
     }
 }

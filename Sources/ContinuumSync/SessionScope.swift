@@ -242,8 +242,8 @@ struct ScopedStorage: SyncStorage {
 
     var partialPhotos: URL { base.partialPhotos }
 
-    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool {
-        try await base.commitPhoto(file, as: hash, bytes: bytes)
+    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {
+        try await base.commitPhotos(photos)
     }
 
     /// Shown to this peer: by a live post of a group the session shares.

@@ -55,9 +55,10 @@ public protocol SyncStorage: Sendable {
     func photoURL(_ hash: AssetHash) -> URL
     /// Where partial downloads are kept until they are whole.
     var partialPhotos: URL { get }
-    /// Moves a whole, checked photo file into place and records it as available, only while a live post shows it;
-    /// returns whether it was kept (a photo erased while it came is dropped).
-    func commitPhoto(_ file: URL, as hash: AssetHash, bytes: Int64) async throws -> Bool
+    /// Moves whole, checked photo files (written, not yet synced) into place and records them as available, only
+    /// while a live post shows each; one sync for the batch. Returns, in order, whether each was kept (a photo
+    /// erased while it came is dropped).
+    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool]
     /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
     /// fetched nor served, and nothing about it is kept.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool

@@ -13,7 +13,9 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "continuum-bench",
         abstract: "Benchmarks, each beside a baseline measured in the same run.",
-        subcommands: [StoreBench.self, SyncBench.self, PushBench.self, APIBench.self, CrowdBench.self]
+        subcommands: [
+            StoreBench.self, SyncBench.self, PushBench.self, APIBench.self, CrowdBench.self, VsSyncthingBench.self,
+        ]
     )
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import ContinuumCore
 import ContinuumNode
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Logging
 

@@ -27,6 +27,9 @@ struct StoreBench: AsyncParsableCommand {
     @Option(help: "Where to put the stores (default: a temporary directory, removed afterwards).")
     var scratch: String?
 
+    @Flag(help: "Measure only the parts (verify alone, store alone), as many times as --runs.")
+    var partsOnly = false
+
     func run() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-\(UUID().uuidString)")
@@ -50,6 +53,10 @@ struct StoreBench: AsyncParsableCommand {
         let bytes = corpus.reduce(0) { $0 + $1.count }
         say("corpus    \(corpus.count) records, \(bytes / 1024) KiB")
 
+        if partsOnly {
+            for _ in 0..<runs { try await measureParts(corpus, root: root, logger: logger) }
+            return
+        }
         let lastStore = try await measureIngest(corpus, root: root, logger: logger, verify1: verify1, verify2: verify2)
         try await measureParts(corpus, root: root, logger: logger)
         guard let directory = lastStore else { return }
@@ -101,17 +108,20 @@ struct StoreBench: AsyncParsableCommand {
         let verified = try await BatchVerifier.verify(corpus, concurrency: 2).map { try $0.get() }
         let storeOnlyDirectory = DataDirectory(url: root.appendingPathComponent("store-only"))
         let storeOnly = try ContinuumStore.open(storeOnlyDirectory, logger: logger)
+        let cpuBefore = processCPUSeconds()
         let storeSeconds = try await seconds {
             for start in stride(from: 0, to: verified.count, by: batch) {
                 _ = try await storeOnly.ingest(Array(verified[start..<min(start + batch, verified.count)]))
             }
         }
+        let storeCPU = processCPUSeconds() - cpuBefore
         await storeOnly.finishPendingErasures()
         try storeOnly.close()
         try? FileManager.default.removeItem(at: storeOnlyDirectory.url)
         say(
             "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
-                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s"
+                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s, "
+                + "\(format(storeCPU * 1e6 / Double(corpus.count), 1)) µs of CPU per record"
         )
     }
 
@@ -164,6 +174,14 @@ struct StoreBench: AsyncParsableCommand {
             "feed      cold start of 'feed --limit 20' on \(records) records: \(format(feed, 1)) ms median of 7 "
                 + "(baseline: process start with --help \(format(help, 1)) ms)"
         )
+    }
+
+    /// CPU seconds (user and system) this process has used so far.
+    func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// Milliseconds from starting `binary` with `arguments` to its exit, which must be a success.

@@ -310,10 +310,10 @@ final class BenchNode {
 
     func openStore() throws -> ContinuumStore { try ContinuumStore.open(directory, logger: logger) }
 
-    /// The identity this node signs with: its log key in the bench network.
-    func logIdentity() async throws -> NodeIdentity {
+    /// The identity this node signs with: its log key in the bench network (read through `other`, if given).
+    func logIdentity(_ other: ContinuumStore? = nil) async throws -> NodeIdentity {
         let identity = try IdentityFile.loadOrCreate(at: directory.identityURL).0
-        return try await store.logIdentity(in: Self.networkGroup, of: identity)
+        return try await (other ?? store).logIdentity(in: Self.networkGroup, of: identity)
     }
 
     func start(peer: Int? = nil, port: Int = 0, extra: [String] = []) throws {
@@ -405,6 +405,24 @@ final class BenchNode {
             try await Task.sleep(for: .milliseconds(20))
         }
         throw ValidationError("the photos did not arrive within \(timeout)")
+    }
+
+    /// Waits until this node has made its own thumbnail of `count` photos (`photos/thumbs/ab/<hash>.jpg`).
+    func waitForThumbnails(_ count: Int, timeout: Duration) async throws {
+        let thumbs = directory.url.appendingPathComponent("photos/thumbs")
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let shards = (try? FileManager.default.contentsOfDirectory(atPath: thumbs.path)) ?? []
+            let made = shards.reduce(0) { total, shard in
+                let names =
+                    (try? FileManager.default.contentsOfDirectory(atPath: thumbs.appendingPathComponent(shard).path))
+                    ?? []
+                return total + names.filter { $0.hasSuffix(".jpg") && !$0.hasSuffix(".peer.jpg") }.count
+            }
+            if made >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("the thumbnails were not made within \(timeout)")
     }
 
     /// Peak resident set of the running process (VmHWM), in KiB.

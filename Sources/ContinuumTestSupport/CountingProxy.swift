@@ -5,16 +5,21 @@ import Synchronization
 import Glibc
 #endif
 
-/// A TCP relay on loopback that counts the bytes crossing it each way: "bytes on the wire", TLS included.
-final class CountingProxy: Sendable {
-    let port: Int
+/// A TCP relay on loopback that counts the bytes crossing it each way: "bytes on the wire", TLS included. An
+/// observer, if given, sees every byte relayed, by connection (numbered from 1) and direction, in order.
+public final class CountingProxy: Sendable {
+    public let port: Int
     private let listener: Int32
     private let target: Int
     /// Bytes from the dialling side to the target, and back.
-    let counts = Mutex<(up: Int, down: Int)>((0, 0))
+    public let counts = Mutex<(up: Int, down: Int)>((0, 0))
+    public typealias Observer = @Sendable (_ connection: Int, _ bytes: ArraySlice<UInt8>, _ up: Bool) -> Void
+    private let observer: Observer?
+    private let connections = Atomic<Int>(0)
 
-    init(to target: Int) throws {
+    public init(to target: Int, observer: Observer? = nil) throws {
         self.target = target
+        self.observer = observer
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -39,7 +44,7 @@ final class CountingProxy: Sendable {
         Thread.detachNewThread { [self] in self.acceptLoop() }
     }
 
-    static func loopback(port: Int) -> sockaddr_in {
+    public static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -47,9 +52,9 @@ final class CountingProxy: Sendable {
         return address
     }
 
-    func reset() { counts.withLock { $0 = (0, 0) } }
+    public func reset() { counts.withLock { $0 = (0, 0) } }
 
-    func close() { shutdown(listener, Int32(SHUT_RDWR)) }
+    public func close() { shutdown(listener, Int32(SHUT_RDWR)) }
 
     private func acceptLoop() {
         while true {
@@ -67,16 +72,18 @@ final class CountingProxy: Sendable {
                 Glibc.close(upstream)
                 continue
             }
-            Thread.detachNewThread { [self] in self.pump(from: client, to: upstream, up: true) }
-            Thread.detachNewThread { [self] in self.pump(from: upstream, to: client, up: false) }
+            let connection = connections.add(1, ordering: .relaxed).newValue
+            Thread.detachNewThread { [self] in self.pump(from: client, to: upstream, up: true, connection) }
+            Thread.detachNewThread { [self] in self.pump(from: upstream, to: client, up: false, connection) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, up: Bool) {
+    private func pump(from source: Int32, to destination: Int32, up: Bool, _ connection: Int) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = read(source, &buffer, buffer.count)
             if count <= 0 { break }
+            observer?(connection, buffer[0..<count], up)
             var written = 0
             while written < count {
                 let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
@@ -86,6 +93,5 @@ final class CountingProxy: Sendable {
             counts.withLock { if up { $0.up += count } else { $0.down += count } }
         }
         shutdown(destination, Int32(SHUT_WR))
-
     }
 }

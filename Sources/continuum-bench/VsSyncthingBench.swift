@@ -1,0 +1,301 @@
+import ArgumentParser
+import ContinuumCore
+import ContinuumStore
+import ContinuumTestSupport
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `continuum-bench vs-syncthing`: the same data moved by two of our nodes and by two Syncthing instances, in the
+/// same run. Syncthing is Debian's, driven by `scripts/vs-syncthing.py` inside a private network namespace with
+/// loopback only; our nodes run on loopback too. Each side starts with the data on its first instance (already
+/// hashed: our posts were made, Syncthing's folder was scanned), and the clock runs from the second instance's
+/// start until it holds everything.
+struct VsSyncthingBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vs-syncthing",
+        abstract: "Our nodes beside Syncthing on the same data: 2 MiB photos, real JPEGs, small posts, one new photo."
+    )
+
+    @Option(help: "Runs of each set on each side; the median is reported.")
+    var runs = 3
+
+    @Option(help: "Random photos of 2 MiB.")
+    var photos = 200
+
+    @Option(help: "Real JPEGs (about 1 MB each, made by the script with libvips).")
+    var jpegs = 200
+
+    @Option(help: "Small posts (a 2 KiB photo each) against files of 2 KiB.")
+    var small = 5000
+
+    @Option(help: "Where to put the data (default: a temporary directory, removed afterwards).")
+    var scratch: String?
+
+    @Option(help: "The script that drives Syncthing.")
+    var script = "scripts/vs-syncthing.py"
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
+            .appendingPathComponent("continuum-bench-vs-syncthing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let logger = Logger(label: "bench")
+        say("continuum-bench vs-syncthing: \(runs) runs of each set on each side; medians")
+        say("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.hostName)")
+        _ = try python(["install"])
+        say("syncthing: \(try shell("/usr/bin/env", ["syncthing", "--version"]).split(separator: "\n").first ?? "")")
+
+        // The data, as files: the same bytes for both sides.
+        var random = SplitMix64(seed: 15)
+        let randomDir = try makeFiles(root.appendingPathComponent("random"), count: photos, size: 2 << 20, &random)
+        let smallDir = try makeFiles(root.appendingPathComponent("small"), count: small, size: 2048, &random)
+        let newDir = try makeFiles(root.appendingPathComponent("new"), count: 1, size: 2 << 20, &random)
+        let newFile = newDir.appendingPathComponent("file-0000.bin")
+        let jpegDir = root.appendingPathComponent("jpegs")
+        _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"])
+
+        let sets: [(name: String, title: String, dir: URL, jpeg: Bool)] = [
+            ("random", "\(photos) x 2 MiB random", randomDir, false),
+            ("jpegs", "\(jpegs) real JPEGs", jpegDir, true),
+            ("small", "\(small) small posts / 2 KiB files", smallDir, false),
+        ]
+        var rows: [String] = []
+        for set in sets {
+            let theirs = try syncthing(set.name, set.dir, new: set.name == "random" ? newFile : nil)
+            let ours = try await ourSide(
+                set.name,
+                set.dir,
+                jpeg: set.jpeg,
+                new: set.name == "random" ? newFile : nil,
+                root: root,
+                logger: logger
+            )
+            let bytes = theirs.bytes
+            rows.append(
+                "\(set.title): ours \(format(ours.seconds, 2)) s = \(format(Double(bytes) / ours.seconds / 1e6)) MB/s "
+                    + "(CPU \(format(ours.senderCPU, 2)) + \(format(ours.receiverCPU, 2)) s, peak RSS "
+                    + "\(ours.senderRSS / 1024) / \(ours.receiverRSS / 1024) MiB"
+                    + (ours.thumbnails.map { "; with our thumbnails \(format($0, 2)) s" } ?? "") + "); "
+                    + "Syncthing \(format(theirs.seconds, 2)) s = \(format(Double(bytes) / theirs.seconds / 1e6)) MB/s "
+                    + "(CPU \(format(theirs.senderCPU, 2)) + \(format(theirs.receiverCPU, 2)) s, peak RSS "
+                    + "\(theirs.senderRSS / 1024) / \(theirs.receiverRSS / 1024) MiB); "
+                    + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
+            )
+            say(rows.last!)
+            if let ourNew = ours.new, let theirNew = theirs.new {
+                rows.append(
+                    "one new 2 MiB photo after the rest: ours \(format(ourNew * 1000, 1)) ms, Syncthing "
+                        + "\(format(theirNew * 1000, 1)) ms (a scan of that one file, then the transfer): "
+                        + "\(format(theirNew / ourNew, 2))x"
+                )
+                say(rows.last!)
+            }
+        }
+        say("summary (medians of \(runs)):")
+        for row in rows { say("  " + row) }
+    }
+
+    /// One side's figures for one set (medians of the runs). CPU in seconds, RSS in KiB.
+    struct Figures {
+        var seconds: Double
+        var bytes: Int
+        var senderCPU: Double
+        var receiverCPU: Double
+        var senderRSS: Int
+        var receiverRSS: Int
+        var thumbnails: Double? = nil
+        var new: Double? = nil
+    }
+
+    // MARK: Syncthing
+
+    func syncthing(_ name: String, _ dir: URL, new: URL?) throws -> Figures {
+        var arguments = ["run", "--name", name, "--source", dir.path, "--runs", "\(runs)"]
+        if let new { arguments += ["--new", new.path] }
+        let output = try python(arguments)
+        guard let line = output.split(separator: "\n").last,
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let seconds = json["seconds"] as? Double, let bytes = json["bytes"] as? Int,
+            let sender = json["sender"] as? [String: Any], let receiver = json["receiver"] as? [String: Any]
+        else { throw ValidationError("vs-syncthing.py printed no result: \(output)") }
+        let runs = (json["runs"] as? [Double]) ?? []
+        say(
+            "syncthing \(name): \(format(seconds, 2)) s (runs \(runs.map { format($0, 2) }.joined(separator: ", ")); "
+                + "connect \(format((json["connect_seconds"] as? Double) ?? .nan, 2)) s)"
+        )
+        return Figures(
+            seconds: seconds,
+            bytes: bytes,
+            senderCPU: (sender["cpu_seconds"] as? Double) ?? .nan,
+            receiverCPU: (receiver["cpu_seconds"] as? Double) ?? .nan,
+            senderRSS: (sender["peak_rss_kib"] as? Int) ?? 0,
+            receiverRSS: (receiver["peak_rss_kib"] as? Int) ?? 0,
+            thumbnails: nil,
+            new: (json["new"] as? [String: Any])?["seconds"] as? Double
+        )
+    }
+
+    // MARK: Ours
+
+    /// Node A holds the set as posts (made once); node B, new each run, fetches it all.
+    func ourSide(_ name: String, _ dir: URL, jpeg: Bool, new: URL?, root: URL, logger: Logger) async throws -> Figures {
+        let a = try BenchNode(root.appendingPathComponent("ours-\(name)-a"), logger: logger)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        if jpeg {
+            // The real path: metadata checked and cleaned, a thumbnail made, as `post` does.
+            try a.store.close()
+            for file in files {
+                _ = try a.cli([
+                    "post", dir.appendingPathComponent(file).path, "--caption", file, "--group", BenchNode.network,
+                ])
+            }
+            a.store = try a.openStore()
+        } else {
+            let identity = try await a.logIdentity()
+            for file in files {
+                let data = try Data(contentsOf: dir.appendingPathComponent(file))
+                let hash = try await a.store.storePhoto(data)
+                let photo = PhotoReference(
+                    sha256: hash,
+                    byteCount: UInt64(data.count),
+                    mediaType: .png,
+                    width: 1,
+                    height: 1
+                )
+                _ = try await a.store.append(.post(caption: file, photo: photo, location: nil), by: identity)
+            }
+        }
+        let count = try await a.store.counts().photos
+        try a.store.close()
+        var all: [Figures] = []
+        for run in 0..<runs {
+            try a.start()
+            let aCPU = Self.cpuSeconds(a.pid)
+            let b = try BenchNode(root.appendingPathComponent("ours-\(name)-b\(run)"), logger: logger)
+            try b.store.close()
+            let started = ContinuousClock.now
+            try b.start(peer: a.port)
+            try await b.waitForPhotos(count, timeout: .seconds(900))
+            var figures = Figures(
+                seconds: seconds(since: started),
+                bytes: 0,
+                senderCPU: 0,
+                receiverCPU: 0,
+                senderRSS: 0,
+                receiverRSS: 0
+            )
+            if jpeg {
+                try await b.waitForThumbnails(count, timeout: .seconds(900))
+                figures.thumbnails = seconds(since: started)
+            }
+            figures.senderCPU = Self.cpuSeconds(a.pid) - aCPU
+            figures.receiverCPU = Self.cpuSeconds(b.pid)
+            if let new {
+                let store = try a.openStore()
+                let identity = try await a.logIdentity(store)
+                let data = try Data(contentsOf: new)
+                let appended = ContinuousClock.now
+                let hash = try await store.storePhoto(data)
+                let photo = PhotoReference(
+                    sha256: hash,
+                    byteCount: UInt64(data.count),
+                    mediaType: .png,
+                    width: 1,
+                    height: 1
+                )
+                let post = try await store.append(.post(caption: "new", photo: photo, location: nil), by: identity)
+                try await b.waitForPhotos(count + 1, timeout: .seconds(60))
+                figures.new = seconds(since: appended)
+                // The next run starts from the same set: the new post goes (erased, with its photo).
+                _ = try await store.append(.delete(targets: [post.id]), by: identity)
+                try store.close()
+            }
+            figures.senderRSS = a.peakRSS()
+            figures.receiverRSS = b.peakRSS()
+            say(
+                "ours      \(name) run \(run + 1): \(format(figures.seconds, 2)) s"
+                    + (figures.thumbnails.map { ", thumbnails \(format($0, 2)) s" } ?? "")
+                    + (figures.new.map { ", new photo \(format($0 * 1000, 1)) ms" } ?? "")
+            )
+            try b.stop()
+            try a.stop()
+            try? FileManager.default.removeItem(at: b.directory.url)
+            all.append(figures)
+        }
+        func mid<T>(_ key: (Figures) -> T?) -> T? where T: BinaryFloatingPoint {
+            let values = all.compactMap(key).map { Double($0) }
+            return values.isEmpty ? nil : T(median(values))
+        }
+        let bytes = try files.reduce(0) { total, file in
+            total
+                + ((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(file).path)[.size]
+                    as? Int) ?? 0)
+        }
+        return Figures(
+            seconds: mid { $0.seconds } ?? .nan,
+            bytes: bytes,
+            senderCPU: mid { $0.senderCPU } ?? .nan,
+            receiverCPU: mid { $0.receiverCPU } ?? .nan,
+            senderRSS: Int(median(all.map { Double($0.senderRSS) })),
+            receiverRSS: Int(median(all.map { Double($0.receiverRSS) })),
+            thumbnails: mid { $0.thumbnails },
+            new: mid { $0.new }
+        )
+    }
+
+    /// CPU seconds (user and system) a process has used, from /proc (0 when it is gone).
+    static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return 0 }
+        // Fields after the command name: state is field 3, utime 14, stime 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+
+    /// `count` files of `size` random bytes in `dir`, named file-NNNN.bin.
+    func makeFiles(_ dir: URL, count: Int, size: Int, _ random: inout SplitMix64) throws -> URL {
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        for index in 0..<count {
+            var bytes = [UInt8](repeating: 0, count: size)
+            bytes.withUnsafeMutableBytes { raw in
+                for offset in stride(from: 0, to: raw.count, by: 8) {
+                    raw.storeBytes(of: random.next(), toByteOffset: offset, as: UInt64.self)
+                }
+            }
+            try Data(bytes).write(to: dir.appendingPathComponent(String(format: "file-%04d.bin", index)))
+        }
+        return dir
+    }
+
+    /// Runs the Syncthing script with python3; its stdout (its progress goes to our stderr).
+    func python(_ arguments: [String]) throws -> String {
+        try shell("/usr/bin/env", ["python3", script] + arguments)
+    }
+
+    func shell(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.standardError
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ValidationError("\(([executable] + arguments).joined(separator: " ")) failed")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
