@@ -273,13 +273,13 @@ extension ContinuumStore {
     /// refused, or erased while its files were going, is not the user's).
     static let liveAsset = "EXISTS (SELECT 1 FROM post WHERE post.photo_sha256 = asset.sha256 AND post.deleted = 0)"
 
-    /// How much the store holds: live posts, their comments, and the photos they show.
     /// SQLite's `PRAGMA integrity_check`: the problems it finds, none when the database is sound.
     public func integrityCheck() async throws -> [String] {
         let lines = try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
         return lines == ["ok"] ? [] : lines
     }
 
+    /// How much the store holds: live posts, their comments, and the photos they show.
     public func counts() async throws -> StoreCounts {
         try await read { db in
             let row = try Row.fetchOne(

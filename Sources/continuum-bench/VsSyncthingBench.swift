@@ -54,7 +54,8 @@ struct VsSyncthingBench: AsyncParsableCommand {
         let randomDir = try makeFiles(root.appendingPathComponent("random"), count: photos, size: 2 << 20, &random)
         let smallDir = try makeFiles(root.appendingPathComponent("small"), count: small, size: 2048, &random)
         let newDir = try makeFiles(root.appendingPathComponent("new"), count: 1, size: 2 << 20, &random)
-        let newFile = newDir.appendingPathComponent("file-0000.bin")
+        let newFile = newDir.appendingPathComponent("new.bin")
+        try FileManager.default.moveItem(at: newDir.appendingPathComponent("file-0000.bin"), to: newFile)
         let jpegDir = root.appendingPathComponent("jpegs")
         _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"])
 
