@@ -86,7 +86,10 @@ public final class CountingProxy: Sendable {
             observer?(connection, buffer[0..<count], up)
             var written = 0
             while written < count {
-                let result = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + written, count - written) }
+                // send with MSG_NOSIGNAL: a side that closed (a node killed by a test) is an error here, not a SIGPIPE.
+                let result = buffer.withUnsafeBytes {
+                    send(destination, $0.baseAddress! + written, count - written, Int32(MSG_NOSIGNAL))
+                }
                 if result <= 0 { break }
                 written += result
             }
