@@ -42,7 +42,6 @@ let package = Package(
             name: "ContinuumStore",
             dependencies: [
                 "ContinuumCore",
-                "CSyncfs",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -70,8 +69,6 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // syncfs(2), which the Glibc module does not declare: one sync for a batch of photo files.
-        .systemLibrary(name: "CSyncfs"),
         // libavahi-client, seen from Swift. Only ContinuumDiscovery imports it (.ci/run checks).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // LAN discovery: publishes and browses `_continuum._tcp` through avahi-daemon, behind `PeerDiscovery`.

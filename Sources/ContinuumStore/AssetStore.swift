@@ -1,4 +1,3 @@
-import CSyncfs
 import ContinuumCore
 import Foundation
 
@@ -69,19 +68,29 @@ public struct AssetStore: Sendable {
         FileSync.directory(url(for: hash).deletingLastPathComponent())
     }
 
-    /// Makes every file written so far durable, with one `syncfs` of the file system that holds the photos: a batch
-    /// of photos costs one sync rather than one per file (and one per directory that a rename changed).
-    public func syncFileSystem() throws(StoreError) {
-        let fd = open(root.path, O_RDONLY | O_DIRECTORY)
-        guard fd >= 0 else { throw StoreError(.io, "cannot open \(root.path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        guard syncfs(fd) == 0 else {
-            throw StoreError(.io, "cannot sync the photos' file system: \(String(cString: strerror(errno)))")
+    /// Makes written files durable: each file's bytes (fsync), one by one. Only these files: a sync of the whole
+    /// file system (`syncfs`) would also wait for every other program's unwritten data, and, with many nodes on one
+    /// disk, for each other's.
+    public func synchronize(_ files: [URL]) throws(StoreError) {
+        for file in files {
+            let fd = open(file.path, O_RDONLY)
+            guard fd >= 0 else {
+                throw StoreError(.io, "cannot open \(file.path): \(String(cString: strerror(errno)))")
+            }
+            defer { close(fd) }
+            guard fsync(fd) == 0 else {
+                throw StoreError(.io, "cannot sync \(file.path): \(String(cString: strerror(errno)))")
+            }
         }
     }
 
+    /// Makes the renames of a batch durable: one fsync of each photo directory that a rename changed.
+    public func synchronizeDirectories(of hashes: [AssetHash]) {
+        for shard in Set(hashes.map { url(for: $0).deletingLastPathComponent() }) { FileSync.directory(shard) }
+    }
+
     /// Renames a complete temp file to the photo's final name, without making the rename durable (the caller
-    /// syncs: ``commit(_:as:)`` the photo's directory, a batch the file system).
+    /// syncs the photo's directory: ``commit(_:as:)`` at once, a batch once per directory).
     public func place(_ temp: URL, as hash: AssetHash) throws(StoreError) {
         let final = url(for: hash)
         let shard = final.deletingLastPathComponent()

@@ -333,8 +333,8 @@ public struct ContinuumStore: Sendable {
     }
 
     /// Stores a batch of fetched photos: complete files in `photos/tmp/`, written but not synced, each checked
-    /// against its hash. One sync makes all their bytes durable, they are renamed into place, a second sync makes
-    /// the renames durable, and one transaction records them. A crash before the end loses at most this batch, and
+    /// against its hash. Their bytes are synced, they are renamed into place, each directory a rename changed is
+    /// synced once, and one transaction records them all. A crash before the end loses at most this batch, and
     /// never shows a partial or wrong file: a photo is at its final name only once its bytes are on disk, and
     /// recorded only once it is there. Returns, in order, whether each was kept (a photo no live post shows any more
     /// is removed instead).
@@ -347,7 +347,7 @@ public struct ContinuumStore: Sendable {
         }
         let candidates = zip(photos, shownBefore).filter(\.1).map(\.0)
         guard !candidates.isEmpty else { return Array(repeating: false, count: photos.count) }
-        try assets.syncFileSystem()
+        try assets.synchronize(candidates.map(\.file))
         var placed: [FetchedPhoto] = []
         for photo in candidates {
             do {
@@ -360,7 +360,7 @@ public struct ContinuumStore: Sendable {
                 )
             }
         }
-        try assets.syncFileSystem()
+        assets.synchronizeDirectories(of: placed.map(\.hash))
         let now = Timestamp.now().milliseconds
         let batch = placed
         // Recorded only if still shown: an erasure that committed meanwhile may have missed a file just renamed.
