@@ -4,6 +4,10 @@ import ContinuumWire
 import Foundation
 import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What the session does besides performing its machine's actions: what the engine and the photo fetcher ask of
 /// it (rounds, gossip, pushes, interest, photo requests), the workers that answer the peer's rounds and REQUESTs
 /// with records from the store under the ACK window and serve photos and thumbnails from disk, and the clocks kept
@@ -52,12 +56,34 @@ extension PeerSession {
     /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``): only posts of the groups
     /// the session shares (and posts not held yet, which name no group).
     func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
+        await runDetached(machine.advertise(await shared(wanted), version: version))
+    }
+
+    /// The session's opening: INTEREST (what we want pushed), then the first anti-entropy round, sent together.
+    func open(wanted: [PostID: UInt8], version: UInt64) async {
+        let wanted = await shared(wanted)
+        let clock: VectorClock
+        do {
+            clock = try await store.clock()
+        } catch {
+            await runDetached(machine.advertise(wanted, version: version))
+            await fail(error, "reading this node's clock")
+            return
+        }
+        // No suspension from here to the sends: nothing of the machine's changes between the two.
+        var actions = machine.advertise(wanted, version: version)
+        if let (_, round) = machine.startRound(ourClock: clock) { actions += round }
+        await runDetached(actions)
+    }
+
+    /// The posts of `wanted` in groups this session shares (another group's follows are not the peer's business).
+    private func shared(_ wanted: [PostID: UInt8]) async -> [PostID: UInt8] {
         var wanted = wanted
         if !wanted.isEmpty, let groups = try? await store.groups(ofPosts: Array(wanted.keys)) {
             let shared = scope.groups
             for (post, group) in groups where !shared.contains(group) { wanted[post] = nil }
         }
-        await runDetached(machine.advertise(wanted, version: version))
+        return wanted
     }
 
     func requestThumbnail(_ hash: AssetHash) { send(.thumbWant(hash)) }
@@ -122,39 +148,59 @@ extension PeerSession {
         let ours = try await store.clock()
         switch machine.plan(round: number, theirs: theirs, ours: ours) {
         case .nothing:
-            send(.offer(round: number, records: 0, bytes: 0))
-            send(.done(round: number))
+            send(contentsOf: [.offer(round: number, records: 0, bytes: 0), .done(round: number)])
         case .ranges(let ranges):
             let missing = Dictionary(uniqueKeysWithValues: ranges.map { ($0.author, $0.range) })
             let total = try await store.byteCount(of: missing)
-            send(.offer(round: number, records: total.records, bytes: total.bytes))
-            try await stream(ranges, round: number)
+            try await stream(
+                ranges,
+                round: number,
+                after: .offer(round: number, records: total.records, bytes: total.bytes)
+            )
         }
     }
 
     /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window; records
-    /// the peer is known to hold or was already sent are left out.
-    private func stream(_ ranges: [LogRange], round number: UInt32?, resend: Bool = false) async throws {
-        for (author, range) in ranges.map({ ($0.author, $0.range) }) {
-            var next = range.lowerBound
-            while next <= range.upperBound, !Task.isCancelled {
+    /// the peer is known to hold or was already sent are left out. `opening` (a round's OFFER) goes with the first
+    /// batch, and the last batch with the DONE: a small round is one TLS record. Nothing is held while waiting for
+    /// the store or the window.
+    private func stream(
+        _ ranges: [LogRange],
+        round number: UInt32?,
+        resend: Bool = false,
+        after opening: WireMessage? = nil
+    ) async throws {
+        var held = opening.map { [$0] } ?? []
+        defer { if !held.isEmpty { send(contentsOf: held) } }
+        for (index, logRange) in ranges.enumerated() {
+            var next = logRange.range.lowerBound
+            while next <= logRange.range.upperBound, !Task.isCancelled {
                 let records = try await store.storedRecords(
-                    of: author,
-                    in: next...range.upperBound,
+                    of: logRange.author,
+                    in: next...logRange.range.upperBound,
                     limit: configuration.batchRecords,
                     maxBytes: WireLimits.maxBatchBytes
                 )
                 // Nothing more here in that range (the peer asked beyond what this node holds).
                 guard let last = records.last else { break }
-                await waitForWindow()
+                if !machine.windowOpen {
+                    send(contentsOf: held)
+                    held = []
+                    await waitForWindow()
+                }
                 guard !closed else { return }
                 if let frame = machine.recordsFrame(records.map(\.outgoing), live: false, resend: resend) {
-                    send(frame)
+                    held.append(frame)
                 }
                 next = last.sequence + 1
+                // The last batch of the round waits for its DONE; any other goes now, while the next is read.
+                if next <= logRange.range.upperBound || index < ranges.count - 1 {
+                    send(contentsOf: held)
+                    held = []
+                }
             }
         }
-        if let number, !Task.isCancelled { send(.done(round: number)) }
+        if let number, !Task.isCancelled { held.append(.done(round: number)) }
     }
 
     func runServes() async {
@@ -244,7 +290,6 @@ extension PeerSession {
                 send(.photoMissing(hash))
                 return
             }
-            try handle.seek(toOffset: offset)
             var position = offset
             var chunks = 0
             while position < total, !Task.isCancelled {
@@ -253,20 +298,44 @@ extension PeerSession {
                     send(.photoMissing(hash))
                     return
                 }
-                guard let data = try handle.read(upToCount: WireLimits.photoChunkBytes), !data.isEmpty else { break }
+                let chunk = try Self.read(handle, at: position, upTo: WireLimits.photoChunkBytes)
+                guard !chunk.isEmpty else { break }
                 // Fault injection for tests; a cancelled sleep ends the loop at its next check.
                 if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
                 // Under the socket's back-pressure: at most a few MiB of the photo wait in the outbox.
                 await outbox.waitForRoom()
                 guard !closed else { return }
-                send(.photoData(hash, offset: position, chunk: [UInt8](data)))
-                machine.sentBytes(data.count)
-                position += UInt64(data.count)
+                send(.photoData(hash, offset: position, chunk: chunk))
+                machine.sentBytes(chunk.count)
+                position += UInt64(chunk.count)
             }
             if !Task.isCancelled { send(.photoEnd(hash, totalBytes: total)) }
         } catch {
             logger.warning("reading a photo failed", metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"])
             send(.photoMissing(hash))
+        }
+    }
+
+    /// Up to `count` bytes of the file from `offset` (fewer only at its end), read straight into the array a
+    /// PHOTO_DATA carries: no `Data` in between, and no copy.
+    static func read(_ handle: FileHandle, at offset: UInt64, upTo count: Int) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = 0
+            while initialized < count {
+                let read = pread(
+                    handle.fileDescriptor,
+                    buffer.baseAddress! + initialized,
+                    count - initialized,
+                    off_t(offset) + off_t(initialized)
+                )
+                if read > 0 {
+                    initialized += read
+                } else if read == 0 {
+                    return
+                } else if errno != EINTR {
+                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+                }
+            }
         }
     }
 

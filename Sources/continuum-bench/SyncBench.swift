@@ -97,9 +97,14 @@ struct SyncBench: AsyncParsableCommand {
         return bytes
     }
 
-    /// (a) and (b): the initial sync of the record corpus from A to B, then a delta sync. Returns B's peak RSS, in
-    /// KiB, after the initial sync.
-    func syncRecords(root: URL, logger: Logger, verify2: Double, handshake: Double) async throws -> Int {
+    /// (a) and (b): the initial sync of the record corpus from A to B, then a delta sync. Returns the peak RSS of B
+    /// and of A, in KiB, after the initial sync.
+    func syncRecords(
+        root: URL,
+        logger: Logger,
+        verify2: Double,
+        handshake: Double
+    ) async throws -> (receiver: Int, sender: Int) {
         // (a) Initial sync of the record corpus.
         let a = try BenchNode(root.appendingPathComponent("a"), logger: logger)
         var factory = RecordFactory(authorCount: authors, seed: 7, network: BenchNode.networkGroup)
@@ -118,7 +123,7 @@ struct SyncBench: AsyncParsableCommand {
         try await b.waitForClock(target, timeout: .seconds(600))
         let initial = seconds(since: started)
         let rate = Double(records) / initial
-        let rssA = b.peakRSS()
+        let rss = (receiver: b.peakRSS(), sender: a.peakRSS())
         say(
             "(a)       initial sync: \(records) records in \(format(initial, 2)) s = \(format(rate)) records/s; "
                 + "\(format(rate / verify2, 2))x the 2-thread verify rate (target >= 0.6x); "
@@ -127,7 +132,7 @@ struct SyncBench: AsyncParsableCommand {
         try await syncDelta(from: a, to: b, through: proxy, target: target, handshake: handshake)
         try b.stop()
         try a.stop()
-        return rssA
+        return rss
     }
 
     /// (b) Delta: B, which holds `target`, comes back after one new record on A. Compared with an idle reconnect.
@@ -165,7 +170,12 @@ struct SyncBench: AsyncParsableCommand {
     }
 
     /// (c) and (d): PHOTOS x MiB from C to D, beside durable disk writes, and D's peak RSS.
-    func transferPhotos(root: URL, logger: Logger, tlsRate: Double, rssDuringRecords rssA: Int) async throws {
+    func transferPhotos(
+        root: URL,
+        logger: Logger,
+        tlsRate: Double,
+        rssDuringRecords rssA: (receiver: Int, sender: Int)
+    ) async throws {
         let c = try BenchNode(root.appendingPathComponent("c"), logger: logger)
         let totalBytes = try await storeRandomPhotos(in: c)
         try c.store.close()
@@ -195,8 +205,9 @@ struct SyncBench: AsyncParsableCommand {
                 + "\(format(photoRate / diskRate, 2))x durable disk writes"
         )
         say(
-            "(d)       peak RSS of the receiving node: \(rssA / 1024) MiB during the record sync, \(rssPhotos / 1024) MiB "
-                + "during the photo transfer (target <= 100 MB)"
+            "(d)       peak RSS of the receiving node: \(rssA.receiver / 1024) MiB during the record sync, "
+                + "\(rssPhotos / 1024) MiB during the photo transfer (target <= 100 MB); of the sending node: "
+                + "\(rssA.sender / 1024) and \(c.peakRSS() / 1024) MiB"
         )
         try d.stop()
         try c.stop()
