@@ -14,6 +14,23 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// `count` bytes of the generator's output, eight at a time (random photo bytes for tests and benchmarks).
+    public mutating func bytes(count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let word = next()
+                Swift.withUnsafeBytes(of: word) { word in
+                    let n = min(8, raw.count - offset)
+                    raw.baseAddress!.advanced(by: offset).copyMemory(from: word.baseAddress!, byteCount: n)
+                }
+                offset += 8
+            }
+        }
+        return bytes
+    }
 }
 
 /// Makes valid signed records for tests and benchmarks: each author's log numbered 1, 2, 3, … and chained by

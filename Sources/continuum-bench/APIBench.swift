@@ -57,7 +57,7 @@ struct APIBench: AsyncParsableCommand {
                 let start = ContinuousClock.now
                 let (status, _) = try client.request("GET \(path)")
                 guard status == 200 else { throw ValidationError("\(path) answered \(status)") }
-                times.append(secondsSince(start))
+                times.append(seconds(since: start))
             }
             say(
                 "\(name): median \(format(median(times) * 1000, 2)) ms, p95 \(format(percentile(times, 95) * 1000, 2)) ms"
@@ -76,7 +76,7 @@ struct APIBench: AsyncParsableCommand {
                 headers: ["Content-Type": "multipart/form-data; boundary=bench-boundary"],
                 body: body
             )
-            let elapsed = secondsSince(start)
+            let elapsed = seconds(since: start)
             guard status == 415 else { throw ValidationError("the upload answered \(status)") }
             speeds.append(Double(body.count) / elapsed)
             say("upload run \(run): \(format(Double(body.count) / elapsed / 1e6)) MB/s")
@@ -129,7 +129,7 @@ struct APIBench: AsyncParsableCommand {
         }
         close(client)
         done.wait()
-        return Double(bytes) / secondsSince(start)
+        return Double(bytes) / seconds(since: start)
     }
 }
 
@@ -195,10 +195,4 @@ final class KeepAliveClient {
         guard count > 0 else { throw ValidationError("the connection closed") }
         pending += buffer[0..<count]
     }
-}
-
-/// Seconds since `start`.
-func secondsSince(_ start: ContinuousClock.Instant) -> Double {
-    let elapsed = ContinuousClock.now - start
-    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }

@@ -131,7 +131,7 @@ struct CrowdBench: AsyncParsableCommand {
         var figures = Figures()
         var stable = 0
         var last: [Int] = []
-        while PushBench.seconds(since: started) < 120 {
+        while seconds(since: started) < 120 {
             let counts = try await crowd.asyncMap { try await $0.store.counts().authors }
             let sessions = crowd.map { Self.connected($0).count }
             if counts.allSatisfy({ $0 >= nodes }), sessions == last { stable += 1 } else { stable = 0 }
@@ -139,7 +139,7 @@ struct CrowdBench: AsyncParsableCommand {
             if stable >= 3 { break }
             try await Task.sleep(for: .seconds(1))
         }
-        figures.settle = PushBench.seconds(since: started)
+        figures.settle = seconds(since: started)
 
         let before = crowd.map(Self.traffic)
         var random = SplitMix64(seed: 11)
@@ -148,7 +148,7 @@ struct CrowdBench: AsyncParsableCommand {
         for index in 0..<posts {
             let author = (index * 7 + 3) % nodes
             let node = crowd[author]
-            let data = SyncBench.randomBytes(count: photoKB << 10, &random)
+            let data = Data(random.bytes(count: photoKB << 10))
             let hash = try await node.store.storePhoto(data)
             let reference = PhotoReference(
                 sha256: hash,

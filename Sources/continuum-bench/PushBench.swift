@@ -127,7 +127,7 @@ struct PushBench: AsyncParsableCommand {
             while try await follower.store.lastNotificationID() < Int64(target) {
                 try await Task.sleep(for: .microseconds(200))
             }
-            latencies.append(Self.seconds(since: start))
+            latencies.append(seconds(since: start))
             try await Task.sleep(for: .milliseconds(20))
         }
         return latencies
@@ -148,7 +148,7 @@ struct PushBench: AsyncParsableCommand {
             while try await receiver.store.post(post)?.comments.count ?? 0 < index + 1 {
                 try await Task.sleep(for: .microseconds(200))
             }
-            latencies.append(Self.seconds(since: start))
+            latencies.append(seconds(since: start))
             try await Task.sleep(for: .milliseconds(20))
         }
         return latencies
@@ -168,11 +168,6 @@ struct PushBench: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(10))
         }
         throw ValidationError("timed out: \(what)")
-    }
-
-    static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 
     /// The median time for one byte to go to an echo thread and back over TCP on 127.0.0.1.

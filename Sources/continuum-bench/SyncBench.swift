@@ -219,7 +219,7 @@ struct SyncBench: AsyncParsableCommand {
         var random = SplitMix64(seed: 3)
         var totalBytes = 0
         for index in 0..<photos {
-            let data = Self.randomBytes(count: photoMB << 20, &random)
+            let data = Data(random.bytes(count: photoMB << 20))
             let hash = try await node.store.storePhoto(data)
             totalBytes += data.count
             _ = try await node.store.append(
@@ -238,17 +238,6 @@ struct SyncBench: AsyncParsableCommand {
             )
         }
         return totalBytes
-    }
-
-    /// `count` bytes from `random`, eight at a time.
-    static func randomBytes(count: Int, _ random: inout SplitMix64) -> Data {
-        var bytes = [UInt8](repeating: 0, count: count)
-        for offset in stride(from: 0, to: bytes.count, by: 8) {
-            withUnsafeBytes(of: random.next()) { word in
-                for k in 0..<min(8, bytes.count - offset) { bytes[offset + k] = word[k] }
-            }
-        }
-        return Data(bytes)
     }
 
     /// MB/s of storing every photo of `source` again under `target` through an AssetStore, `parallel` at a time.
@@ -275,11 +264,6 @@ struct SyncBench: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return Double(contents.reduce(0) { $0 + $1.count }) / seconds / 1e6
-    }
-
-    func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }
 

@@ -259,22 +259,13 @@ struct VsSyncthingBench: AsyncParsableCommand {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
-
     /// `count` files of `size` random bytes in `dir`, named file-NNNN.bin.
     func makeFiles(_ dir: URL, count: Int, size: Int, _ random: inout SplitMix64) throws -> URL {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         for index in 0..<count {
-            var bytes = [UInt8](repeating: 0, count: size)
-            bytes.withUnsafeMutableBytes { raw in
-                for offset in stride(from: 0, to: raw.count, by: 8) {
-                    raw.storeBytes(of: random.next(), toByteOffset: offset, as: UInt64.self)
-                }
-            }
-            try Data(bytes).write(to: dir.appendingPathComponent(String(format: "file-%04d.bin", index)))
+            try Data(random.bytes(count: size)).write(
+                to: dir.appendingPathComponent(String(format: "file-%04d.bin", index))
+            )
         }
         return dir
     }

@@ -94,12 +94,7 @@ struct PhotoCrashTests {
             var random = SplitMix64(seed: 9)
             var hashes: [AssetHash] = []
             for index in 0..<photos {
-                var bytes = [UInt8](repeating: 0, count: 2 << 20)
-                bytes.withUnsafeMutableBytes { raw in
-                    for offset in stride(from: 0, to: raw.count, by: 8) {
-                        raw.storeBytes(of: random.next(), toByteOffset: offset, as: UInt64.self)
-                    }
-                }
+                let bytes = random.bytes(count: 2 << 20)
                 let hash = try await store.storePhoto(Data(bytes))
                 hashes.append(hash)
                 let photo = PhotoReference(
