@@ -26,8 +26,8 @@ final class WireDecodingHandler: ChannelInboundHandler {
 }
 
 /// Encodes outgoing ``WireMessage``s as frames. Small frames written before one flush go down the pipeline as one
-/// buffer: TLS makes one record of each buffer it is given, 22 bytes apiece, and the dozen small frames of a
-/// reconnect would otherwise cost a dozen records. A large frame (a photo chunk) goes on its own, after what was
+/// buffer: TLS makes at least one record of each buffer it is given (22 bytes of overhead apiece, and a record holds
+/// 16 KiB), and the dozen small frames of a reconnect would otherwise cost a dozen records. A large frame (a photo chunk) goes on its own, after what was
 /// gathered before it; order is kept.
 final class WireEncodingHandler: ChannelOutboundHandler {
     typealias OutboundIn = WireMessage

@@ -59,7 +59,8 @@ extension PeerSession {
         await runDetached(machine.advertise(await shared(wanted), version: version))
     }
 
-    /// The session's opening: INTEREST (what we want pushed), then the first anti-entropy round, sent together.
+    /// The session's opening: INTEREST (what we want pushed), then the first anti-entropy round, queued with no
+    /// suspension between them (the writer usually takes both at once).
     func open(wanted: [PostID: UInt8], version: UInt64) async {
         let wanted = await shared(wanted)
         let clock: VectorClock

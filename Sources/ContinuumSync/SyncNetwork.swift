@@ -305,11 +305,11 @@ public final class SyncNetwork: Sendable {
         return .accepted(theirs, sent: ours)
     }
 
-    /// Writes what the outbox holds, in order, what is queued together with one flush. A message counts as written, for the outbox's bounds, only once the
-    /// event loop has taken it: NIO accepts a write from this task at once and hands it to the loop later, so while
-    /// the loop is busy (encrypting, on two cores) photo chunks would otherwise pile up in its queue, out of the
-    /// outbox's sight (the sender of 200 photos of 2 MiB reached 85 MiB). The loop runs its tasks in order, so a
-    /// task queued after the write runs once the write has been taken.
+    /// Writes what the outbox holds, in order: what is queued at once goes with one flush (and its small frames
+    /// share TLS records, ``WireEncodingHandler``). A message leaves the outbox's count only once the event loop has
+    /// taken it: NIO accepts a write from this task at once and hands it to the loop later, so counting it written
+    /// on return would let bulk senders queue more while earlier chunks still wait for a busy loop. The loop runs
+    /// its tasks in order, so a task queued after the write runs once the write has been taken.
     static func drain(
         _ outbox: Outbox,
         into outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
@@ -322,7 +322,7 @@ public final class SyncNetwork: Sendable {
         }
     }
 
-    /// At most this much (or one larger message) goes to the socket with one flush.
+    /// About this much goes to the socket with one flush (a batch stops after the message that reaches it).
     static let writeBatchBytes = 64 << 10
 
     private func drive(
