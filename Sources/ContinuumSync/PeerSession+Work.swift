@@ -56,35 +56,12 @@ extension PeerSession {
     /// Tells the peer which posts to push to us (``SessionMachine/advertise(_:version:)``): only posts of the groups
     /// the session shares (and posts not held yet, which name no group).
     func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
-        await runDetached(machine.advertise(await shared(wanted), version: version))
-    }
-
-    /// The session's opening: INTEREST (what we want pushed), then the first anti-entropy round, queued with no
-    /// suspension between them (the writer usually takes both at once).
-    func open(wanted: [PostID: UInt8], version: UInt64) async {
-        let wanted = await shared(wanted)
-        let clock: VectorClock
-        do {
-            clock = try await store.clock()
-        } catch {
-            await runDetached(machine.advertise(wanted, version: version))
-            await fail(error, "reading this node's clock")
-            return
-        }
-        // No suspension from here to the sends: nothing of the machine's changes between the two.
-        var actions = machine.advertise(wanted, version: version)
-        if let (_, round) = machine.startRound(ourClock: clock) { actions += round }
-        await runDetached(actions)
-    }
-
-    /// The posts of `wanted` in groups this session shares (another group's follows are not the peer's business).
-    private func shared(_ wanted: [PostID: UInt8]) async -> [PostID: UInt8] {
         var wanted = wanted
         if !wanted.isEmpty, let groups = try? await store.groups(ofPosts: Array(wanted.keys)) {
             let shared = scope.groups
             for (post, group) in groups where !shared.contains(group) { wanted[post] = nil }
         }
-        return wanted
+        await runDetached(machine.advertise(wanted, version: version))
     }
 
     func requestThumbnail(_ hash: AssetHash) { send(.thumbWant(hash)) }
@@ -149,59 +126,39 @@ extension PeerSession {
         let ours = try await store.clock()
         switch machine.plan(round: number, theirs: theirs, ours: ours) {
         case .nothing:
-            send(contentsOf: [.offer(round: number, records: 0, bytes: 0), .done(round: number)])
+            send(.offer(round: number, records: 0, bytes: 0))
+            send(.done(round: number))
         case .ranges(let ranges):
             let missing = Dictionary(uniqueKeysWithValues: ranges.map { ($0.author, $0.range) })
             let total = try await store.byteCount(of: missing)
-            try await stream(
-                ranges,
-                round: number,
-                after: .offer(round: number, records: total.records, bytes: total.bytes)
-            )
+            send(.offer(round: number, records: total.records, bytes: total.bytes))
+            try await stream(ranges, round: number)
         }
     }
 
     /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window; records
-    /// the peer is known to hold or was already sent are left out. `opening` (a round's OFFER) goes with the first
-    /// batch, and the last batch with the DONE: a small round is one TLS record. Nothing is held while waiting for
-    /// the store or the window.
-    private func stream(
-        _ ranges: [LogRange],
-        round number: UInt32?,
-        resend: Bool = false,
-        after opening: WireMessage? = nil
-    ) async throws {
-        var held = opening.map { [$0] } ?? []
-        defer { if !held.isEmpty { send(contentsOf: held) } }
-        for (index, logRange) in ranges.enumerated() {
-            var next = logRange.range.lowerBound
-            while next <= logRange.range.upperBound, !Task.isCancelled {
+    /// the peer is known to hold or was already sent are left out.
+    private func stream(_ ranges: [LogRange], round number: UInt32?, resend: Bool = false) async throws {
+        for (author, range) in ranges.map({ ($0.author, $0.range) }) {
+            var next = range.lowerBound
+            while next <= range.upperBound, !Task.isCancelled {
                 let records = try await store.storedRecords(
-                    of: logRange.author,
-                    in: next...logRange.range.upperBound,
+                    of: author,
+                    in: next...range.upperBound,
                     limit: configuration.batchRecords,
                     maxBytes: WireLimits.maxBatchBytes
                 )
                 // Nothing more here in that range (the peer asked beyond what this node holds).
                 guard let last = records.last else { break }
-                if !machine.windowOpen {
-                    send(contentsOf: held)
-                    held = []
-                    await waitForWindow()
-                }
+                await waitForWindow()
                 guard !closed else { return }
                 if let frame = machine.recordsFrame(records.map(\.outgoing), live: false, resend: resend) {
-                    held.append(frame)
+                    send(frame)
                 }
                 next = last.sequence + 1
-                // The last batch of the round waits for its DONE; any other goes now, while the next is read.
-                if next <= logRange.range.upperBound || index < ranges.count - 1 {
-                    send(contentsOf: held)
-                    held = []
-                }
             }
         }
-        if let number, !Task.isCancelled { held.append(.done(round: number)) }
+        if let number, !Task.isCancelled { send(.done(round: number)) }
     }
 
     func runServes() async {

@@ -90,16 +90,6 @@ actor PeerSession {
     func run(_ actions: [Machine.Action]) async throws {
         var queue = actions[...]
         while let action = queue.popFirst() {
-            if case .send(let message) = action {
-                // Messages sent one after the other go to the outbox together (one TLS record when small).
-                var messages = [message]
-                while case .send(let message) = queue.first {
-                    messages.append(message)
-                    queue.removeFirst()
-                }
-                send(contentsOf: messages)
-                continue
-            }
             let next = try await perform(action)
             if !next.isEmpty { queue = next[...] + queue }
         }
@@ -275,11 +265,6 @@ actor PeerSession {
     /// reading, and its session ends.
     func send(_ message: WireMessage) {
         if !outbox.enqueue(message) { overflowed() }
-    }
-
-    /// Sends `messages` together (one TLS record when they are small).
-    func send(contentsOf messages: [WireMessage]) {
-        if !outbox.enqueue(contentsOf: messages) { overflowed() }
     }
 
     private func sendUrgent(_ messages: [WireMessage]) {

@@ -305,26 +305,6 @@ public final class SyncNetwork: Sendable {
         return .accepted(theirs, sent: ours)
     }
 
-    /// Writes what the outbox holds, in order: what is queued at once goes with one flush (and its small frames
-    /// share TLS records, ``WireEncodingHandler``). A message leaves the outbox's count only once the event loop has
-    /// taken it: NIO accepts a write from this task at once and hands it to the loop later, so counting it written
-    /// on return would let bulk senders queue more while earlier chunks still wait for a busy loop. The loop runs
-    /// its tasks in order, so a task queued after the write runs once the write has been taken.
-    static func drain(
-        _ outbox: Outbox,
-        into outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
-        on channel: any Channel
-    ) async throws {
-        while case let batch = await outbox.nextBatch(maxBytes: Self.writeBatchBytes), !batch.isEmpty {
-            let bytes = batch.reduce(0) { $0 + $1.approximateBytes }
-            try await outbound.write(contentsOf: batch)
-            channel.eventLoop.execute { outbox.wrote(bytes: bytes) }
-        }
-    }
-
-    /// About this much goes to the socket with one flush (a batch stops after the message that reaches it).
-    static let writeBatchBytes = 64 << 10
-
     private func drive(
         _ session: PeerSession,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
@@ -335,11 +315,17 @@ public final class SyncNetwork: Sendable {
         let timedOut = NIOLockedValueBox<WireError?>(nil)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await Self.drain(session.outbox, into: outbound, on: channel) }
+                group.addTask {
+                    while let message = await session.outbox.next() {
+                        try await outbound.write(message)
+                        session.outbox.wrote(message)
+                    }
+                }
                 group.addTask {
                     // What we want pushed, then the first anti-entropy round.
                     let (wanted, version) = await self.engine.advertisement(for: session.peer)
-                    await session.open(wanted: wanted, version: version)
+                    await session.advertise(wanted, version: version)
+                    _ = await session.startRound()
                 }
                 group.addTask {
                     try await Self.keepalive(
