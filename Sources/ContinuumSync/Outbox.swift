@@ -37,28 +37,19 @@ final class Outbox: Sendable {
     /// Queues `message`; false when it was not queued because the outbox is finished or over ``cap``.
     @discardableResult
     func enqueue(_ message: WireMessage, urgent: Bool = false) -> Bool {
-        enqueue(contentsOf: CollectionOfOne(message), urgent: urgent)
-    }
-
-    /// Queues `messages` in order, all at once: the writer takes them together, and small frames then share a TLS
-    /// record. False when they were not queued because the outbox is finished or over ``cap``.
-    @discardableResult
-    func enqueue(contentsOf messages: some Collection<WireMessage>, urgent: Bool = false) -> Bool {
-        guard let first = messages.first else { return true }
         let writer: CheckedContinuation<WireMessage?, Never>? = state.withLockedValue { state in
             guard !state.finished, state.bytes <= Self.cap else { return nil }
-            state.bytes += messages.reduce(0) { $0 + $1.approximateBytes }
-            // A waiting writer means nothing else is queued: it gets the first message directly, and finds the
-            // rest queued when it looks for more.
-            let writer = state.writer
-            state.writer = nil
-            for message in messages.dropFirst(writer == nil ? 0 : 1) {
-                if urgent { state.urgent.append(message) } else { state.normal.append(message) }
+            state.bytes += message.approximateBytes
+            if let writer = state.writer {
+                // The writer is waiting, so nothing else is queued: hand the message over directly.
+                state.writer = nil
+                return writer
             }
-            return writer
+            if urgent { state.urgent.append(message) } else { state.normal.append(message) }
+            return nil
         }
         if let writer {
-            writer.resume(returning: first)
+            writer.resume(returning: message)
             return true
         }
         return state.withLockedValue { !$0.finished && $0.bytes <= Self.cap }
@@ -85,29 +76,10 @@ final class Outbox: Sendable {
         }
     }
 
-    /// The writer's next messages: the next one (waiting for it as ``next()`` does), then whatever else is queued
-    /// already, in the same order, while the batch stays under `maxBytes`. Empty once finished. One batch goes to
-    /// the socket with one flush, so the small frames of a reconnect share TLS records (22 bytes each).
-    func nextBatch(maxBytes: Int) async -> [WireMessage] {
-        guard let first = await next() else { return [] }
-        var batch = [first]
-        var bytes = first.approximateBytes
-        state.withLockedValue { state in
-            while bytes < maxBytes, let message = state.takeNext() {
-                batch.append(message)
-                bytes += message.approximateBytes
-            }
-        }
-        return batch
-    }
-
     /// The writer wrote `message`: its bytes no longer wait.
-    func wrote(_ message: WireMessage) { wrote(bytes: message.approximateBytes) }
-
-    /// The writer wrote a message of `bytes` (its ``WireMessage/approximateBytes``).
-    func wrote(bytes: Int) {
+    func wrote(_ message: WireMessage) {
         let waiters = state.withLockedValue { state in
-            state.bytes = max(0, state.bytes - bytes)
+            state.bytes = max(0, state.bytes - message.approximateBytes)
             guard state.bytes < Self.lowWater else { return [CheckedContinuation<Void, Never>]() }
             defer { state.roomWaiters = [] }
             return state.roomWaiters

@@ -261,9 +261,7 @@ struct SyncBench: AsyncParsableCommand {
                 if let data = next.next() { group.addTask { try assets.store(data) } }
             }
         }
-        let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(contents.reduce(0) { $0 + $1.count }) / seconds / 1e6
+        return Double(contents.reduce(0) { $0 + $1.count }) / seconds(since: start) / 1e6
     }
 }
 

@@ -28,24 +28,6 @@ struct OutboxTests {
         #expect(outbox.isDrained)
     }
 
-    @Test("a batch is what is queued, urgent first, up to its size; the rest waits for the next batch")
-    func batches() async {
-        let outbox = Outbox()
-        #expect(outbox.enqueue(.ping(1)))
-        #expect(outbox.enqueue(Self.chunk(100_000)))
-        #expect(outbox.enqueue(.ping(2)))
-        #expect(outbox.enqueue(.pong(9), urgent: true))
-        let first = await outbox.nextBatch(maxBytes: 50_000)
-        #expect(first == [.pong(9), .ping(1), Self.chunk(100_000)], "a batch passes its size by one message at most")
-        let second = await outbox.nextBatch(maxBytes: 50_000)
-        #expect(second == [.ping(2)])
-        #expect(outbox.backlog == (first + second).reduce(0) { $0 + $1.approximateBytes }, "taken is not written")
-        for message in first + second { outbox.wrote(message) }
-        #expect(outbox.isDrained)
-        outbox.finish()
-        #expect(await outbox.nextBatch(maxBytes: 50_000).isEmpty)
-    }
-
     @Test("queuing never waits, even with nobody writing; past the cap it says so")
     func capWithoutWriter() {
         let outbox = Outbox()
