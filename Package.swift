@@ -212,7 +212,11 @@ let package = Package(
         // The sync layer's pure parts (what peers lacked, the outbox), with no sockets and no processes.
         .testTarget(
             name: "ContinuumSyncTests",
-            dependencies: ["ContinuumSync", "ContinuumSession", "ContinuumCore", "ContinuumWire"],
+            dependencies: [
+                "ContinuumSync", "ContinuumSession", "ContinuumCore", "ContinuumWire",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         // The session state machine and the peer budget: every message in every state, and two machines back to back.

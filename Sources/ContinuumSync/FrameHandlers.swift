@@ -25,13 +25,64 @@ final class WireDecodingHandler: ChannelInboundHandler {
     }
 }
 
-/// Encodes outgoing ``WireMessage``s as frames.
+/// Encodes outgoing ``WireMessage``s as frames. Small frames written before one flush are gathered into one buffer
+/// (up to ``gatherLimit`` bytes), so that TLS sends them in one record rather than one record each (22 bytes of
+/// overhead apiece). A larger frame goes out on its own, after what was gathered: the order never changes.
 final class WireEncodingHandler: ChannelOutboundHandler {
     typealias OutboundIn = WireMessage
     typealias OutboundOut = ByteBuffer
 
+    /// One TLS record's plaintext.
+    static let gatherLimit = 16 << 10
+
+    private var gathered: ByteBuffer?
+    private var gatheredPromise: EventLoopPromise<Void>?
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = WireCodec.encode(unwrapOutboundIn(data))
-        context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: frame)), promise: promise)
+        if let gathered, gathered.readableBytes + frame.count > Self.gatherLimit { writeGathered(context: context) }
+        guard frame.count < Self.gatherLimit else {
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: frame)), promise: promise)
+            return
+        }
+        if gathered == nil { gathered = context.channel.allocator.buffer(capacity: max(frame.count, 1024)) }
+        gathered!.writeBytes(frame)
+        if let promise {
+            if let gatheredPromise {
+                gatheredPromise.futureResult.cascade(to: promise)
+            } else {
+                gatheredPromise = promise
+            }
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        writeGathered(context: context)
+        context.flush()
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A channel that closes fails its unflushed writes; gathered frames are unflushed writes.
+        dropGathered()
+        context.close(mode: mode, promise: promise)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        dropGathered()
+    }
+
+    private func dropGathered() {
+        let promise = gatheredPromise
+        gathered = nil
+        gatheredPromise = nil
+        promise?.fail(ChannelError.ioOnClosedChannel)
+    }
+
+    private func writeGathered(context: ChannelHandlerContext) {
+        guard let buffer = gathered else { return }
+        let promise = gatheredPromise
+        gathered = nil
+        gatheredPromise = nil
+        context.write(wrapOutboundOut(buffer), promise: promise)
     }
 }

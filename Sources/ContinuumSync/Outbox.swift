@@ -26,6 +26,8 @@ final class Outbox: Sendable {
         var writer: CheckedContinuation<WireMessage?, Never>?
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var finished = false
+        /// While corked, the writer waits even with messages queued (see ``cork()``).
+        var corked = false
 
         mutating func takeNext() -> WireMessage? {
             urgent.popFirst() ?? normal.popFirst()
@@ -40,7 +42,7 @@ final class Outbox: Sendable {
         let writer: CheckedContinuation<WireMessage?, Never>? = state.withLockedValue { state in
             guard !state.finished, state.bytes <= Self.cap else { return nil }
             state.bytes += message.approximateBytes
-            if let writer = state.writer {
+            if !state.corked, let writer = state.writer {
                 // The writer is waiting, so nothing else is queued: hand the message over directly.
                 state.writer = nil
                 return writer
@@ -60,7 +62,7 @@ final class Outbox: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<WireMessage?, Never>) in
                 let ready: WireMessage?? = state.withLockedValue { state in
-                    if let message = state.takeNext() { return .some(message) }
+                    if !state.corked, let message = state.takeNext() { return .some(message) }
                     if state.finished || Task.isCancelled { return .some(nil) }
                     state.writer = continuation
                     return .none
@@ -73,6 +75,41 @@ final class Outbox: Sendable {
                 return state.writer
             }
             writer?.resume(returning: nil)
+        }
+    }
+
+    /// Holds what is queued from now on until ``uncork()``, so that the session's opening messages (INTEREST and
+    /// the first round) leave together, in one TLS record, however their queuing is spread over suspensions.
+    func cork() {
+        state.withLockedValue { $0.corked = true }
+    }
+
+    /// Lets the writer go on with what was queued while corked.
+    func uncork() {
+        let (writer, message): (CheckedContinuation<WireMessage?, Never>?, WireMessage?) = state.withLockedValue {
+            state in
+            state.corked = false
+            guard let writer = state.writer, let message = state.takeNext() else { return (nil, nil) }
+            state.writer = nil
+            return (writer, message)
+        }
+        if let writer, let message { writer.resume(returning: message) }
+    }
+
+    /// After ``next()``: what else is queued right now, urgent first, in order, without waiting, stopping before
+    /// `limit` bytes (approximate). The writer writes them with the first under one flush, so that small frames
+    /// queued together share a TLS record.
+    func takeQueued(limit: Int) -> [WireMessage] {
+        state.withLockedValue { state in
+            var taken: [WireMessage] = []
+            var bytes = 0
+            while let message = state.urgent.first ?? state.normal.first {
+                bytes += message.approximateBytes
+                guard bytes <= limit else { break }
+                _ = state.takeNext()
+                taken.append(message)
+            }
+            return taken
         }
     }
 

@@ -289,6 +289,7 @@ actor PeerSession {
         guard !closed else { return }
         machine.close()
         outbox.enqueue(.error(error), urgent: true)
+        outbox.uncork()
         // The writer sends it next; wait at most a second for that (a peer that does not read never gets it, and
         // the close below ends the session anyway). Polled: the outbox has no "written" event, and this runs once
         // per session at most.

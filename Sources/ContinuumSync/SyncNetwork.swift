@@ -314,11 +314,15 @@ public final class SyncNetwork: Sendable {
         let idle = engine.configuration.idleTimeout
         let timedOut = NIOLockedValueBox<WireError?>(nil)
         do {
+            session.outbox.cork()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    while let message = await session.outbox.next() {
-                        try await outbound.write(message)
-                        session.outbox.wrote(message)
+                    // What was queued together goes under one flush (the frame encoder then packs small frames
+                    // into one TLS record), up to 64 KiB past the first message.
+                    while let first = await session.outbox.next() {
+                        let batch = [first] + session.outbox.takeQueued(limit: 64 << 10)
+                        try await outbound.write(contentsOf: batch)
+                        for message in batch { session.outbox.wrote(message) }
                     }
                 }
                 group.addTask {
@@ -326,6 +330,8 @@ public final class SyncNetwork: Sendable {
                     let (wanted, version) = await self.engine.advertisement(for: session.peer)
                     await session.advertise(wanted, version: version)
                     _ = await session.startRound()
+                    // INTEREST, the round's first message and any answers queued meanwhile leave together.
+                    session.outbox.uncork()
                 }
                 group.addTask {
                     try await Self.keepalive(

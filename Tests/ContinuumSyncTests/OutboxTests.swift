@@ -75,6 +75,38 @@ struct OutboxTests {
         #expect(!outbox.enqueue(.ping(8)), "a finished outbox takes nothing")
     }
 
+    @Test("while corked the writer waits with messages queued; uncorked, it gets them all, urgent first, in order")
+    func corkHoldsTheOpening() async throws {
+        let outbox = Outbox()
+        outbox.cork()
+        let writer = Task { () -> [WireMessage] in
+            guard let first = await outbox.next() else { return [] }
+            return [first] + outbox.takeQueued(limit: 64 << 10)
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(outbox.enqueue(.ping(1)))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(outbox.enqueue(.ping(2)))
+        #expect(outbox.enqueue(.pong(9), urgent: true))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(outbox.backlog > 0, "nothing was taken while corked")
+        outbox.uncork()
+        #expect(await writer.value == [.pong(9), .ping(1), .ping(2)])
+    }
+
+    @Test("what is queued is taken in one go up to the limit, the rest stays for the next")
+    func takeQueuedStopsAtTheLimit() async {
+        let outbox = Outbox()
+        for _ in 0..<5 { outbox.enqueue(Self.chunk(20 << 10)) }
+        let first = await outbox.next()
+        #expect(first != nil)
+        // Each chunk counts 20 KiB + 80 bytes: two fit under 48 KiB, the third does not.
+        let more = outbox.takeQueued(limit: 48 << 10)
+        #expect(more.count == 2)
+        #expect(outbox.takeQueued(limit: 1 << 20).count == 2)
+        #expect(outbox.takeQueued(limit: 1 << 20).isEmpty)
+    }
+
     @Test("a cancelled writer ends")
     func cancelledWriterEnds() async throws {
         let outbox = Outbox()
