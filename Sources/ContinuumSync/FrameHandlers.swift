@@ -62,8 +62,8 @@ final class WireEncodingHandler: ChannelOutboundHandler {
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        // A channel that closes fails its unflushed writes; gathered frames are unflushed writes.
-        dropGathered()
+        // A channel that closes its output fails its unflushed writes; gathered frames are unflushed writes.
+        if mode != .input { dropGathered() }
         context.close(mode: mode, promise: promise)
     }
 

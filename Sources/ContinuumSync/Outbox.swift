@@ -34,7 +34,14 @@ final class Outbox: Sendable {
         }
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
+
+    /// `corked`: the writer waits until ``uncork()`` (a session's outbox starts so, until its opening is queued).
+    init(corked: Bool = false) {
+        var initial = State()
+        initial.corked = corked
+        state = NIOLockedValueBox(initial)
+    }
 
     /// Queues `message`; false when it was not queued because the outbox is finished or over ``cap``.
     @discardableResult
@@ -78,13 +85,8 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Holds what is queued from now on until ``uncork()``, so that the session's opening messages (INTEREST and
-    /// the first round) leave together, in one TLS record, however their queuing is spread over suspensions.
-    func cork() {
-        state.withLockedValue { $0.corked = true }
-    }
-
-    /// Lets the writer go on with what was queued while corked.
+    /// Lets the writer go on with what was queued while corked (see ``init(corked:)``); for good: nothing corks an
+    /// outbox again.
     func uncork() {
         let (writer, message): (CheckedContinuation<WireMessage?, Never>?, WireMessage?) = state.withLockedValue {
             state in
@@ -160,6 +162,14 @@ final class Outbox: Sendable {
 }
 
 extension WireMessage {
+    /// Photo chunks and thumbnails: what bulk senders queue under ``Outbox/waitForRoom()``.
+    var isBulk: Bool {
+        switch self {
+        case .photoData, .thumbData: true
+        default: false
+        }
+    }
+
     /// About the bytes the message takes on the wire, for the outbox's accounting.
     var approximateBytes: Int {
         switch self {

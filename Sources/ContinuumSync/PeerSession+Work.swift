@@ -16,8 +16,10 @@ extension PeerSession {
     // MARK: For the engine
 
     /// Starts an anti-entropy round; returns its number, or nil when the clock could not be read (the session is
-    /// then closed with ERROR internal: a round never sends a made-up clock) or the session has ended.
-    func startRound() async -> UInt32? {
+    /// then closed with ERROR internal: a round never sends a made-up clock) or the session has ended. `uncorking`:
+    /// the outbox is uncorked once the round's first messages are queued, before the peer's clock is written down
+    /// (the session's opening: its first flight never waits for a database write).
+    func startRound(uncorking: Bool = false) async -> UInt32? {
         let clock: VectorClock
         do {
             clock = try await store.clock()
@@ -26,7 +28,14 @@ extension PeerSession {
             return nil
         }
         guard let (number, actions) = machine.startRound(ourClock: clock) else { return nil }
-        await runDetached(actions)
+        guard uncorking else {
+            await runDetached(actions)
+            return number
+        }
+        let sends = actions.prefix { if case .send = $0 { true } else { false } }
+        await runDetached(Array(sends))
+        outbox.uncork()
+        await runDetached(Array(actions.dropFirst(sends.count)))
         return number
     }
 

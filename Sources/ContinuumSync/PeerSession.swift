@@ -18,7 +18,9 @@ actor PeerSession {
     /// join was completed.
     let pinned: Bool
     let host: String
-    nonisolated let outbox = Outbox()
+    /// Corked until the opening (the first INTEREST and the first round's clock) is queued, so that it leaves in
+    /// one TLS record; an ERROR uncorks it too.
+    nonisolated let outbox = Outbox(corked: true)
     /// Tells this session from another with the same peer.
     nonisolated let token = UUID()
     let engine: SyncEngine

@@ -314,7 +314,6 @@ public final class SyncNetwork: Sendable {
         let idle = engine.configuration.idleTimeout
         let timedOut = NIOLockedValueBox<WireError?>(nil)
         do {
-            session.outbox.cork()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     // What was queued together goes under one flush (the frame encoder then packs small frames
@@ -322,15 +321,23 @@ public final class SyncNetwork: Sendable {
                     while let first = await session.outbox.next() {
                         let batch = [first] + session.outbox.takeQueued(limit: 64 << 10)
                         try await outbound.write(contentsOf: batch)
-                        for message in batch { session.outbox.wrote(message) }
+                        // NIO takes writes from this task at once and hands them to the event loop later. Photo
+                        // chunks and thumbnails count as waiting until the loop has taken them, so that their
+                        // senders (under ``Outbox/waitForRoom()``) do not pile more into the loop's queue.
+                        let bulk = batch.filter(\.isBulk)
+                        for message in batch where !message.isBulk { session.outbox.wrote(message) }
+                        if !bulk.isEmpty {
+                            channel.eventLoop.execute { for message in bulk { session.outbox.wrote(message) } }
+                        }
                     }
                 }
                 group.addTask {
                     // What we want pushed, then the first anti-entropy round.
                     let (wanted, version) = await self.engine.advertisement(for: session.peer)
                     await session.advertise(wanted, version: version)
-                    _ = await session.startRound()
-                    // INTEREST, the round's first message and any answers queued meanwhile leave together.
+                    _ = await session.startRound(uncorking: true)
+                    // INTEREST, the round's first message and any answers queued meanwhile leave together (here
+                    // too, should the round not start).
                     session.outbox.uncork()
                 }
                 group.addTask {

@@ -77,8 +77,7 @@ struct OutboxTests {
 
     @Test("while corked the writer waits with messages queued; uncorked, it gets them all, urgent first, in order")
     func corkHoldsTheOpening() async throws {
-        let outbox = Outbox()
-        outbox.cork()
+        let outbox = Outbox(corked: true)
         let writer = Task { () -> [WireMessage] in
             guard let first = await outbox.next() else { return [] }
             return [first] + outbox.takeQueued(limit: 64 << 10)
