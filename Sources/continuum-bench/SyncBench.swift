@@ -165,7 +165,7 @@ struct SyncBench: AsyncParsableCommand {
                 + "(B→A \(delta.up), A→B \(delta.down)) in \(format(deltaTime * 1000, 0)) ms from B's start = "
                 + "TLS connection baseline \(format(handshake)) + \(deltaBytes - Int(handshake)) bytes of sync; "
                 + "the idle reconnect before it (B's first clock delta after the initial sync) cost "
-                + "\(idle.up + idle.down) bytes (target <= 4096 bytes)"
+                + "\(idle.up + idle.down) bytes"
         )
     }
 

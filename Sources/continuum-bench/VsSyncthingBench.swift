@@ -23,13 +23,13 @@ struct VsSyncthingBench: AsyncParsableCommand {
     @Option(help: "Runs of each set on each side; the median is reported.")
     var runs = 3
 
-    @Option(help: "Random photos of 2 MiB.")
+    @Option(help: "Random photos of 2 MiB (0: skip this set and the new photo).")
     var photos = 200
 
-    @Option(help: "Real JPEGs (about 1 MB each, made by the script with libvips).")
+    @Option(help: "Real JPEGs (about 1 MB each, made by the script with libvips; 0: skip).")
     var jpegs = 200
 
-    @Option(help: "Small posts (a 2 KiB photo each) against files of 2 KiB.")
+    @Option(help: "Small posts (a 2 KiB photo each) against files of 2 KiB (0: skip).")
     var small = 5000
 
     @Option(help: "Where to put the data (default: a temporary directory, removed afterwards).")
@@ -37,6 +37,14 @@ struct VsSyncthingBench: AsyncParsableCommand {
 
     @Option(help: "The script that drives Syncthing.")
     var script = "scripts/vs-syncthing.py"
+
+    func validate() throws {
+        guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        guard photos >= 0, jpegs >= 0, small >= 0 else {
+            throw ValidationError("--photos, --jpegs and --small must be 0 (skip that set) or more")
+        }
+        guard photos + jpegs + small > 0 else { throw ValidationError("every set is empty: nothing to measure") }
+    }
 
     func run() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
@@ -57,13 +65,15 @@ struct VsSyncthingBench: AsyncParsableCommand {
         let newFile = newDir.appendingPathComponent("new.bin")
         try FileManager.default.moveItem(at: newDir.appendingPathComponent("file-0000.bin"), to: newFile)
         let jpegDir = root.appendingPathComponent("jpegs")
-        _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"])
+        if jpegs > 0 { _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"]) }
 
-        let sets: [(name: String, title: String, dir: URL, jpeg: Bool)] = [
-            ("random", "\(photos) x 2 MiB random", randomDir, false),
-            ("jpegs", "\(jpegs) real JPEGs", jpegDir, true),
-            ("small", "\(small) small posts / 2 KiB files", smallDir, false),
+        // A set of 0 is skipped (with the new photo when it is the random set).
+        let all: [(count: Int, set: (name: String, title: String, dir: URL, jpeg: Bool))] = [
+            (photos, ("random", "\(photos) x 2 MiB random", randomDir, false)),
+            (jpegs, ("jpegs", "\(jpegs) real JPEGs", jpegDir, true)),
+            (small, ("small", "\(small) small posts / 2 KiB files", smallDir, false)),
         ]
+        let sets = all.filter { $0.count > 0 }.map(\.set)
         var rows: [String] = []
         for set in sets {
             let theirs = try syncthing(set.name, set.dir, new: set.name == "random" ? newFile : nil)
