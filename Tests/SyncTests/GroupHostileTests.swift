@@ -510,9 +510,7 @@ extension RawClient {
         let client = try RawClient(port: port)
         let ours = hello(for: identity)
         try client.send(.hello(ours))
-        try await client.read(timeout: .seconds(10)) { messages in
-            messages.contains { if case .hello = $0 { true } else { false } }
-        }
+        try client.readHello(timeout: .seconds(10))
         guard case .hello(let theirs)? = client.received.first else {
             throw ClientError("no HELLO from the node: \(client.received.map(\.typeName))")
         }

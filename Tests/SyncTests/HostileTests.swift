@@ -581,9 +581,7 @@ final class RawClient {
     func establish(_ identity: NodeIdentity) async throws {
         let hello = Self.hello(for: identity)
         try send(.hello(hello))
-        try await read(timeout: .seconds(30)) { messages in
-            messages.contains { if case .hello = $0 { true } else { false } }
-        }
+        try readHello(timeout: .seconds(30))
         guard case .hello(let theirs)? = received.first(where: { if case .hello = $0 { true } else { false } })
         else { throw ClientError("no HELLO from the node: received \(received.map(\.typeName))") }
         try send(.membership(Self.membership(for: identity, ours: hello, theirs: theirs)))
@@ -650,26 +648,51 @@ final class RawClient {
         until done: ([WireMessage]) -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + timeout
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         while end == nil, !done(received), ContinuousClock.now < deadline {
-            let count = buffer.withUnsafeMutableBytes {
-                recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
-            }
-            if count > 0 {
-                decoder.append(buffer[0..<count])
-                do throws(WireError) {
-                    while let message = try decoder.next() { received.append(message) }
-                } catch {
-                    decodeError = decodeError ?? error
-                }
-            } else if count == 0 {
-                end = .eof
-            } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                try await Task.sleep(for: interval)
-            } else {
+            if !receiveAvailable() { try await Task.sleep(for: interval) }
+        }
+    }
+
+    /// Reads until the node's HELLO has come (or the connection ends, or the timeout passes), waiting in poll(2) on
+    /// this thread rather than sleeping the task. The node gives a peer 10 s from the connection to send MEMBERSHIP,
+    /// which needs the node's HELLO first; a task that sleeps may not be run again for longer than that while the
+    /// suite's other tests keep the test process's few threads busy (seen in the parallel suite: the node's HELLO
+    /// and MEMBERSHIP, then its close).
+    func readHello(timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
+        let isHello = { (message: WireMessage) in if case .hello = message { true } else { false } }
+        while end == nil, !received.contains(where: isHello) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&watched, 1, Int32(min(left / .milliseconds(1), 1000)) + 1)
+            if ready > 0 {
+                _ = receiveAvailable()
+            } else if ready < 0, errno != EINTR {
                 end = .failed(errno)
             }
         }
+    }
+
+    /// One non-blocking recv: decodes what came, or notes the end; false when no byte was waiting.
+    private func receiveAvailable() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if count > 0 {
+            decoder.append(buffer[0..<count])
+            do throws(WireError) {
+                while let message = try decoder.next() { received.append(message) }
+            } catch {
+                decodeError = decodeError ?? error
+            }
+        } else if count == 0 {
+            end = .eof
+        } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+            return false
+        } else {
+            end = .failed(errno)
+        }
+        return true
     }
 
     /// Reads until the connection ends or the timeout passes.
