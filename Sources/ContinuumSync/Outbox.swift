@@ -26,8 +26,11 @@ final class Outbox: Sendable {
         var writer: CheckedContinuation<WireMessage?, Never>?
         var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var finished = false
-        /// While corked, the writer waits even with messages queued (see ``cork()``).
+        /// While corked, the writer waits even with messages queued (see ``Outbox/init(corked:)``).
         var corked = false
+
+        /// The message the writer gets next: urgent ones first.
+        var upNext: WireMessage? { urgent.first ?? normal.first }
 
         mutating func takeNext() -> WireMessage? {
             urgent.popFirst() ?? normal.popFirst()
@@ -105,7 +108,7 @@ final class Outbox: Sendable {
         state.withLockedValue { state in
             var taken: [WireMessage] = []
             var bytes = 0
-            while let message = state.urgent.first ?? state.normal.first {
+            while let message = state.upNext {
                 bytes += message.approximateBytes
                 guard bytes <= limit else { break }
                 _ = state.takeNext()

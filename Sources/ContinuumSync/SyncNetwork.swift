@@ -305,6 +305,25 @@ public final class SyncNetwork: Sendable {
         return .accepted(theirs, sent: ours)
     }
 
+    /// Writes what the outbox holds, in order: what was queued together goes under one flush (the frame encoder then
+    /// packs small frames into one TLS record), up to 64 KiB past the first message.
+    private static func drain(
+        _ outbox: Outbox,
+        into outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
+        on channel: any Channel
+    ) async throws {
+        while let first = await outbox.next() {
+            let batch = [first] + outbox.takeQueued(limit: 64 << 10)
+            try await outbound.write(contentsOf: batch)
+            // NIO takes writes from this task at once and hands them to the event loop later. Photo chunks and
+            // thumbnails count as waiting until the loop has taken them, so that their senders (under
+            // ``Outbox/waitForRoom()``) do not pile more into the loop's queue.
+            let bulk = batch.filter(\.isBulk)
+            for message in batch where !message.isBulk { outbox.wrote(message) }
+            if !bulk.isEmpty { channel.eventLoop.execute { for message in bulk { outbox.wrote(message) } } }
+        }
+    }
+
     private func drive(
         _ session: PeerSession,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
@@ -315,22 +334,7 @@ public final class SyncNetwork: Sendable {
         let timedOut = NIOLockedValueBox<WireError?>(nil)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    // What was queued together goes under one flush (the frame encoder then packs small frames
-                    // into one TLS record), up to 64 KiB past the first message.
-                    while let first = await session.outbox.next() {
-                        let batch = [first] + session.outbox.takeQueued(limit: 64 << 10)
-                        try await outbound.write(contentsOf: batch)
-                        // NIO takes writes from this task at once and hands them to the event loop later. Photo
-                        // chunks and thumbnails count as waiting until the loop has taken them, so that their
-                        // senders (under ``Outbox/waitForRoom()``) do not pile more into the loop's queue.
-                        let bulk = batch.filter(\.isBulk)
-                        for message in batch where !message.isBulk { session.outbox.wrote(message) }
-                        if !bulk.isEmpty {
-                            channel.eventLoop.execute { for message in bulk { session.outbox.wrote(message) } }
-                        }
-                    }
-                }
+                group.addTask { try await Self.drain(session.outbox, into: outbound, on: channel) }
                 group.addTask {
                     // What we want pushed, then the first anti-entropy round.
                     let (wanted, version) = await self.engine.advertisement(for: session.peer)
