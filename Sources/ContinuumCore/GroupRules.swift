@@ -63,81 +63,136 @@ public enum GroupRules {
         records: [Record]
     ) -> [AuthorID: Member] {
         let records = records.filter { $0.change.group == group }
-        var logs: [AuthorID: Member] = [:]
-        if case .network = origin {
-            for record in records where record.change.action == .add && record.change.log == record.author {
-                note(record.change, admin: false, in: &logs)
-            }
+        switch origin {
+        case .network:
+            return selfAdded(records)
+        case .founded(let founderNode, let open):
+            let founded = Founded(founder: group.founder, records: records)
+            var logs = founded.added(founderNode: founderNode, open: open)
+            founded.applyRemovals(to: &logs)
             return logs
         }
-        guard case .founded(let founderNode, let open) = origin else { return logs }
-        let founder = group.founder
+    }
 
-        // Removals by the founder always stand: they may remove admins.
-        var founderRemovals: [AuthorID: UInt64] = [:]
-        for record in records where record.author == founder && record.change.action == .remove {
-            founderRemovals[record.change.log] = min(
-                founderRemovals[record.change.log] ?? .max,
-                record.change.through
-            )
+    /// The logs of a network group: every log that added itself, none an admin, none removed.
+    private static func selfAdded(_ records: [Record]) -> [AuthorID: Member] {
+        var logs: [AuthorID: Member] = [:]
+        for record in records where record.change.action == .add && record.change.log == record.author {
+            note(record.change, admin: false, in: &logs)
         }
-        func stands(_ record: Record, admins: Set<AuthorID>) -> Bool {
+        return logs
+    }
+
+    /// The records of a founded group with what follows from them alone: the founder's removals and who was ever an
+    /// admin. Its methods work out the members from these.
+    private struct Founded {
+        /// The group's founder, whose log key is the group id.
+        let founder: AuthorID
+        /// The group's membership records, in any order.
+        let records: [Record]
+        /// For each log the founder removed, the last of its sequences that stays valid (the smallest `through`).
+        /// Removals by the founder always stand: they may remove admins.
+        let founderRemovals: [AuthorID: UInt64]
+        /// The founder and every log a standing record ever made an admin, including ones the founder removed since.
+        let everAdmin: Set<AuthorID>
+
+        /// Reads the founder's removals and the admins, as a fixed point from the founder, out of `records`.
+        init(founder: AuthorID, records: [Record]) {
+            self.founder = founder
+            self.records = records
+            var founderRemovals: [AuthorID: UInt64] = [:]
+            for record in records where record.author == founder && record.change.action == .remove {
+                founderRemovals[record.change.log] = min(
+                    founderRemovals[record.change.log] ?? .max,
+                    record.change.through
+                )
+            }
+            self.founderRemovals = founderRemovals
+            self.everAdmin = Self.admins(from: founder, records: records, founderRemovals: founderRemovals)
+        }
+
+        /// Every log that was ever an admin, as a fixed point from the founder: grants by an admin the founder
+        /// removed count up to that removal's `through`.
+        private static func admins(
+            from founder: AuthorID,
+            records: [Record],
+            founderRemovals: [AuthorID: UInt64]
+        ) -> Set<AuthorID> {
+            var everAdmin: Set<AuthorID> = [founder]
+            var grew = true
+            while grew {
+                grew = false
+                for record in records where record.change.action == .admin && !everAdmin.contains(record.change.log) {
+                    if stands(record, admins: everAdmin, founderRemovals: founderRemovals) {
+                        everAdmin.insert(record.change.log)
+                        grew = true
+                    }
+                }
+            }
+            return everAdmin
+        }
+
+        /// Whether `record` stands: its author is one of `admins`, and the founder has not removed it, or removed it
+        /// after this record.
+        private static func stands(
+            _ record: Record,
+            admins: Set<AuthorID>,
+            founderRemovals: [AuthorID: UInt64]
+        ) -> Bool {
             guard admins.contains(record.author) else { return false }
             return founderRemovals[record.author].map { record.sequence <= $0 } ?? true
         }
 
-        // Admins, as a fixed point from the founder (grants by an admin the founder removed count up to `through`).
-        var everAdmin: Set<AuthorID> = [founder]
-        var grew = true
-        while grew {
-            grew = false
-            for record in records where record.change.action == .admin && !everAdmin.contains(record.change.log) {
-                if stands(record, admins: everAdmin) {
-                    everAdmin.insert(record.change.log)
-                    grew = true
+        /// Whether `record` stands, judged against every log that was ever an admin.
+        private func stands(_ record: Record) -> Bool {
+            Self.stands(record, admins: everAdmin, founderRemovals: founderRemovals)
+        }
+
+        /// The founder, and every log a standing `admin` or `add` names or, in an open group, that added itself;
+        /// admins are the ones the founder has not removed. Nothing is marked removed yet.
+        func added(founderNode: NodeID, open: Bool) -> [AuthorID: Member] {
+            let admins = everAdmin.filter { founderRemovals[$0] == nil }
+            var logs: [AuthorID: Member] = [founder: Member(node: founderNode, admin: true)]
+            for record in records.sorted(by: order) {
+                let change = record.change
+                switch change.action {
+                case .admin where stands(record):
+                    note(change, admin: admins.contains(change.log), in: &logs)
+                case .add where stands(record):
+                    note(change, admin: admins.contains(change.log), in: &logs)
+                case .add where open && change.log == record.author:
+                    note(change, admin: false, in: &logs)
+                default:
+                    break
+                }
+            }
+            return logs
+        }
+
+        /// Marks removed logs in `logs`: the founder's removals, and standing ones of logs that never were admins
+        /// (only the founder removes an admin). A log removed before any add arrived here is added as removed, with
+        /// the node its removals name, so that a later add cannot bring it back.
+        func applyRemovals(to logs: inout [AuthorID: Member]) {
+            var removals = founderRemovals
+            var removedNodes: [AuthorID: NodeID] = [:]
+            for record in records where record.change.action == .remove {
+                let log = record.change.log
+                if record.author != founder {
+                    guard stands(record), !everAdmin.contains(log) else { continue }
+                    removals[log] = min(removals[log] ?? .max, record.change.through)
+                }
+                removedNodes[log] = min(removedNodes[log] ?? record.change.node, record.change.node)
+            }
+            for (log, through) in removals where log != founder {
+                if var member = logs[log] {
+                    member.removedThrough = through
+                    member.admin = false
+                    logs[log] = member
+                } else if let node = removedNodes[log] {
+                    logs[log] = Member(node: node, admin: false, removedThrough: through)
                 }
             }
         }
-        let admins = everAdmin.filter { founderRemovals[$0] == nil }
-
-        logs[founder] = Member(node: founderNode, admin: true)
-        for record in records.sorted(by: order) {
-            let change = record.change
-            switch change.action {
-            case .admin where stands(record, admins: everAdmin):
-                note(change, admin: admins.contains(change.log), in: &logs)
-            case .add where stands(record, admins: everAdmin):
-                note(change, admin: admins.contains(change.log), in: &logs)
-            case .add where open && change.log == record.author:
-                note(change, admin: false, in: &logs)
-            default:
-                break
-            }
-        }
-
-        // Removals: the founder's, and standing ones of logs that never were admins (only the founder removes an
-        // admin). Each removal also names the removed log's node, for a log removed before any add arrived here.
-        var removals = founderRemovals
-        var removedNodes: [AuthorID: NodeID] = [:]
-        for record in records where record.change.action == .remove {
-            let log = record.change.log
-            if record.author != founder {
-                guard stands(record, admins: everAdmin), !everAdmin.contains(log) else { continue }
-                removals[log] = min(removals[log] ?? .max, record.change.through)
-            }
-            removedNodes[log] = min(removedNodes[log] ?? record.change.node, record.change.node)
-        }
-        for (log, through) in removals where log != founder {
-            if var member = logs[log] {
-                member.removedThrough = through
-                member.admin = false
-                logs[log] = member
-            } else if let node = removedNodes[log] {
-                // Removed before any add arrived here: kept as removed, so that a later add cannot bring it back.
-                logs[log] = Member(node: node, admin: false, removedThrough: through)
-            }
-        }
-        return logs
     }
 
     /// Records in a fixed order, so that the node a log is tied to does not depend on arrival order.

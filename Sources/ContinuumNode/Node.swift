@@ -296,22 +296,7 @@ public final class Node: Sendable {
         for address in started.peers {
             services.append(NodePart("dialer \(address)") { await self.network.maintain(address) })
         }
-        services.append(
-            NodePart("joins") {
-                await withDiscardingTaskGroup { group in
-                    for await (address, attempt) in self.joins.stream {
-                        group.addTask {
-                            // The session that joins goes on as any other; then the inviter is dialled as a peer.
-                            // A join that failed leaves nothing behind: neither a dialler nor its log key.
-                            _ = await self.network.connect(to: address, expected: attempt.expected, join: attempt)
-                            // A join that failed keeps its log key: tried again (the same invite, the same node
-                            // asked), it proves the same key, so that an answer lost on the way is not lost for good.
-                            if attempt.succeeded { await self.network.maintain(address) }
-                        }
-                    }
-                }
-            }
-        )
+        services.append(joinsPart())
         services.append(
             NodePart(
                 "control socket",
@@ -319,6 +304,31 @@ public final class Node: Sendable {
                 stop: { started.controlChannel.channel.close(promise: nil) }
             )
         )
+        services.append(overlayPart(pinned: started.known))
+        if let discovery { services += discoveryParts(discovery) }
+        return services
+    }
+
+    /// The part that dials the joins asked of this node (``join(_:)``), each in a task of its own.
+    private func joinsPart() -> NodePart {
+        NodePart("joins") {
+            await withDiscardingTaskGroup { group in
+                for await (address, attempt) in self.joins.stream {
+                    group.addTask {
+                        // The session that joins goes on as any other; then the inviter is dialled as a peer.
+                        // A join that failed leaves nothing behind: neither a dialler nor its log key.
+                        _ = await self.network.connect(to: address, expected: attempt.expected, join: attempt)
+                        // A join that failed keeps its log key: tried again (the same invite, the same node
+                        // asked), it proves the same key, so that an answer lost on the way is not lost for good.
+                        if attempt.succeeded { await self.network.maintain(address) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The part that keeps the overlay connected: the peers known by id (`pinned`), then those LAN discovery finds.
+    private func overlayPart(pinned: [(node: AuthorID, address: PeerAddress)]) -> NodePart {
         let overlay = OverlayDialer(
             network: network,
             own: identity.author,
@@ -327,24 +337,26 @@ public final class Node: Sendable {
         ) { [weak self] peer in
             await self?.found(peer)
         }
-        services.append(
-            NodePart("overlay") {
-                await overlay.add(pinned: started.known)
-                await overlay.run(discovery: self.discovery?.events)
-            }
-        )
-        if let discovery {
-            let advertisement = ServiceAdvertisement(
-                name: configuration.sync.name ?? "continuum \(identity.author.short)",
-                port: UInt16(listeningAddresses.first?.port ?? configuration.port),
-                node: identity.author,
-                protocolVersion: WireLimits.protocolVersion,
-                networkHash: configuration.discoveryNetwork.advertisedHash
-            )
-            services.append(NodePart("discovery") { await discovery.run(advertising: advertisement) })
-            services.append(NodePart("open groups") { await self.announceOpenGroups(discovery) })
+        return NodePart("overlay") {
+            await overlay.add(pinned: pinned)
+            await overlay.run(discovery: self.discovery?.events)
         }
-        return services
+    }
+
+    /// The parts that use LAN discovery: one advertises this node and browses for peers, one announces the open
+    /// groups.
+    private func discoveryParts(_ discovery: any PeerDiscovery) -> [NodePart] {
+        let advertisement = ServiceAdvertisement(
+            name: configuration.sync.name ?? "continuum \(identity.author.short)",
+            port: UInt16(listeningAddresses.first?.port ?? configuration.port),
+            node: identity.author,
+            protocolVersion: WireLimits.protocolVersion,
+            networkHash: configuration.discoveryNetwork.advertisedHash
+        )
+        return [
+            NodePart("discovery") { await discovery.run(advertising: advertisement) },
+            NodePart("open groups") { await self.announceOpenGroups(discovery) },
+        ]
     }
 
     /// After the service group has ended: removes the control socket, closes the store, stops the event loops.

@@ -144,28 +144,29 @@ public struct WatchEvent: Sendable, Encodable {
         try container.encode(type, forKey: .type)
         try container.encode(RFC3339Time(at), forKey: .at)
         try container.encode(summary, forKey: .summary)
+        try encodeFields(into: &container)
+    }
+
+    /// Encodes the fields of this kind of event, the ones after `type`, `at` and `summary`.
+    private func encodeFields(into container: inout KeyedEncodingContainer<CodingKeys>) throws {
         switch event {
         case .peerJoined(let peer, let name), .joinRequested(let peer, let name):
             try container.encode(peer, forKey: .peer)
             try container.encode(name, forKey: .name)
         case .peerLeft(let peer, let reason):
-            try container.encode(peer, forKey: .peer)
-            try container.encodeIfPresent(names[peer], forKey: .name)
+            try encode(peer: peer, into: &container)
             try container.encode(reason, forKey: .reason)
         case .recordsStored(let peer, let count):
-            try container.encode(peer, forKey: .peer)
-            try container.encodeIfPresent(names[peer], forKey: .name)
+            try encode(peer: peer, into: &container)
             try container.encode(count, forKey: .count)
         case .progress(let peer, let records, let ofRecords, let bytes, let ofBytes):
-            try container.encode(peer, forKey: .peer)
-            try container.encodeIfPresent(names[peer], forKey: .name)
+            try encode(peer: peer, into: &container)
             try container.encode(records, forKey: .records)
             try container.encode(ofRecords, forKey: .ofRecords)
             try container.encode(bytes, forKey: .bytes)
             try container.encode(ofBytes, forKey: .ofBytes)
         case .roundFinished(let peer, let round):
-            try container.encode(peer, forKey: .peer)
-            try container.encodeIfPresent(names[peer], forKey: .name)
+            try encode(peer: peer, into: &container)
             try container.encode(round, forKey: .round)
         case .forkDetected(let fork):
             try container.encode(ForkJSON(fork), forKey: .fork)
@@ -180,27 +181,35 @@ public struct WatchEvent: Sendable, Encodable {
             try container.encode(total, forKey: .ofBytes)
         case .postAdded(let post, let author, let caption):
             try container.encode(post, forKey: .post)
-            try container.encode(author, forKey: .author)
-            try container.encodeIfPresent(names[author], forKey: .authorName)
+            try encode(author: author, into: &container)
             try container.encode(caption, forKey: .caption)
         case .commentAdded(let comment, let post, let author, let text):
             try container.encode(comment, forKey: .comment)
             try container.encode(post, forKey: .post)
-            try container.encode(author, forKey: .author)
-            try container.encodeIfPresent(names[author], forKey: .authorName)
+            try encode(author: author, into: &container)
             try container.encode(text, forKey: .text)
         case .postEdited(let post, let author, let caption):
             try container.encode(post, forKey: .post)
-            try container.encode(author, forKey: .author)
-            try container.encodeIfPresent(names[author], forKey: .authorName)
+            try encode(author: author, into: &container)
             try container.encode(caption, forKey: .caption)
         case .deleted(let targets, let author):
             try container.encode(targets, forKey: .targets)
-            try container.encode(author, forKey: .author)
-            try container.encodeIfPresent(names[author], forKey: .authorName)
+            try encode(author: author, into: &container)
         case .notification(let notification):
             try container.encode(NotificationJSON(notification), forKey: .notification)
         }
+    }
+
+    /// Encodes a peer's id as `peer` and, when known, its display name as `name`.
+    private func encode(peer: AuthorID, into container: inout KeyedEncodingContainer<CodingKeys>) throws {
+        try container.encode(peer, forKey: .peer)
+        try container.encodeIfPresent(names[peer], forKey: .name)
+    }
+
+    /// Encodes an author's id as `author` and, when known, its display name as `authorName`.
+    private func encode(author: AuthorID, into container: inout KeyedEncodingContainer<CodingKeys>) throws {
+        try container.encode(author, forKey: .author)
+        try container.encodeIfPresent(names[author], forKey: .authorName)
     }
 
     /// The event as one line of JSON (keys sorted), without the newline.

@@ -41,17 +41,6 @@ public struct AnnouncedGroupRef: Sendable, Hashable {
     }
 }
 
-/// An invite this node made: the secret goes into the code; the id names it in a join.
-public struct InviteTicket: Sendable, Hashable {
-    public let id: Data
-    public let secret: Data
-    public let group: GroupID
-    public let expiresAt: Timestamp
-
-    /// The id under which a secret is looked up (``InviteCode/id(of:)``).
-    public static func id(of secret: some DataProtocol) -> Data { Data(InviteCode.id(of: secret)) }
-}
-
 extension ContinuumStore {
     // MARK: Reading
 
@@ -267,115 +256,6 @@ extension ContinuumStore {
         }
     }
 
-    /// A new invite to `group`, valid for `lifetime`; this node must be an admin of it.
-    public func newInvite(
-        to group: GroupID,
-        lifetime: Duration,
-        by identity: NodeIdentity
-    ) async throws
-        -> InviteTicket
-    {
-        let now = Timestamp.now()
-        let expires = Timestamp(milliseconds: now.milliseconds + lifetime.components.seconds * 1000)
-        var generator = SystemRandomNumberGenerator()
-        let secret = Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-        let ticket = InviteTicket(id: InviteTicket.id(of: secret), secret: secret, group: group, expiresAt: expires)
-        try await write { db in
-            guard try Self.isAdmin(of: group, db) else {
-                throw StoreError(.notOwner, "only an admin of the group can invite; this node is not one")
-            }
-            try db.execute(
-                sql: "INSERT INTO invite (id, secret, group_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                arguments: [ticket.id, secret, group.bytes, now.milliseconds, expires.milliseconds]
-            )
-        }
-        return ticket
-    }
-
-    /// Uses an invite once: checks it (`proves` says whether the joiner's proof matches the secret), marks it used
-    /// and signs the record that adds `node` with `log` to the group. Throws `.notMember` with the reason when the
-    /// invite is unknown, used, expired or not proven.
-    public func redeemInvite(
-        id: Data,
-        node: NodeID,
-        log: AuthorID,
-        proves: @escaping @Sendable (Data) -> Bool,
-        by identity: NodeIdentity
-    ) async throws -> (group: GroupID, record: VerifiedRecord) {
-        let now = Timestamp.now().milliseconds
-        return try await write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db,
-                    sql: "SELECT secret, group_id, expires_at, used_at, used_by FROM invite WHERE id = ?",
-                    arguments: [id]
-                )
-            else { throw StoreError(.notMember, "the invite is not known to this node") }
-            guard proves(row["secret"]) else {
-                throw StoreError(.notMember, "the invite's proof does not match this session")
-            }
-            guard (row["used_at"] as Int64?) == nil else {
-                // Used by this very node with this very key: its JOINED was lost. It gets the same record again.
-                if (row["used_by"] as Data?) == node.bytes,
-                    let again = try Data.fetchOne(
-                        db,
-                        sql: """
-                            SELECT record.bytes FROM membership JOIN record ON record.id = membership.record_id
-                            JOIN member ON member.log = membership.log AND member.removed_through IS NULL
-                            WHERE membership.group_id = ? AND membership.node = ? AND membership.log = ?
-                                AND membership.action = 1
-                            """,
-                        arguments: [row["group_id"] as Data, node.bytes, log.bytes]
-                    ),
-                    (row["expires_at"] as Int64) > now
-                {
-                    return (GroupID(unchecked: row["group_id"]), try SignedRecord(bytes: Array(again)).verify())
-                }
-                throw StoreError(.notMember, "this invite was already used; ask for a new one")
-            }
-            guard (row["expires_at"] as Int64) > now else {
-                throw StoreError(.notMember, "this invite has expired; ask for a new one")
-            }
-            let group = GroupID(unchecked: row["group_id"])
-            guard try Self.isAdmin(of: group, db) else {
-                throw StoreError(.notMember, "this node is no longer an admin of the invite's group")
-            }
-            let already = try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM member WHERE group_id = ? AND node = ? AND removed_through IS NULL",
-                arguments: [group.bytes, node.bytes]
-            )
-            guard already != true else {
-                throw StoreError(
-                    .notMember,
-                    "you are already a member of this invite's group; the invite is left unused"
-                )
-            }
-            try db.execute(
-                sql: "UPDATE invite SET used_at = ?, used_by = ? WHERE id = ?",
-                arguments: [now, node.bytes, id]
-            )
-            guard let salt = try Self.liveLog(in: group, db)?.salt else {
-                throw StoreError(.notMember, "this node has no log in the invite's group")
-            }
-            let known = try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM member WHERE log = ? UNION ALL SELECT 1 FROM log_head WHERE author = ? LIMIT 1",
-                arguments: [log.bytes, log.bytes]
-            )
-            guard known != true else {
-                throw StoreError(.notMember, "the joiner's log key is already in use; join again for a new one")
-            }
-            var ingest = Ingest(db: db, now: now)
-            let record = try ingest.signAndStore(
-                .member(MemberChange(group: group, action: .add, node: node, log: log)),
-                by: identity.logKey(salt: salt)
-            )
-            try ingest.finish()
-            return (group, record)
-        }
-    }
-
     /// The log key for a join under way (its group is not known yet) made for `target` (an invite's id, or the
     /// address asked to let this node in): the one made for it before, if that join never completed, so that a
     /// join tried again after its answer was lost proves the same key; else a new one.
@@ -503,7 +383,8 @@ extension ContinuumStore {
         return salt.map { identity.logKey(salt: $0) }
     }
 
-    private static func isAdmin(of group: GroupID, _ db: Database) throws -> Bool {
+    /// Whether this node has a log in `group` that is an admin and not removed.
+    static func isAdmin(of group: GroupID, _ db: Database) throws -> Bool {
         try Bool.fetchOne(
             db,
             sql: """

@@ -58,76 +58,97 @@ struct Ingest {
         case rejected(StoreError)
     }
 
+    /// Stores one verified record, unless it is held already (a duplicate: its content fills in a header held
+    /// alone) or it forks its log (the fork is recorded as evidence instead), and applies it to the views.
+    ///
     /// - Parameter local: true for a record this node is signing now; one that breaks a rule is then refused
     ///   outright, storing nothing.
     mutating func one(_ verified: VerifiedRecord, local: Bool = false) throws -> Outcome {
         let record = verified.record
         let header = record.header
         let id = record.id.bytes
-        let author = header.author.bytes
-        let seq = Int64(header.sequence)
-
-        // One look at the neighbourhood: the held records at seq - 1, seq and seq + 1. A record that extends a log
-        // without a gap, as in every sync in order, needs none: the head remembers the record before it, and
-        // nothing after it is held.
-        var before: Data?
-        var next: (id: Data, previous: Data?)?
-        var extendsLog = false
-        if let head = heads[author], head.contiguous == head.maxSeq, seq == head.maxSeq + 1, let last = head.lastID {
-            before = last
-            extendsLog = true
-        } else {
-            let neighbours = try Row.fetchCursor(
-                try db.cachedStatement(
-                    sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"
-                ),
-                arguments: [author, seq - 1, seq + 1]
-            )
-            while let row = try neighbours.next() {
-                let heldSeq: Int64 = row["seq"]
-                let heldID: Data = row["id"]
-                if heldSeq == seq {
-                    // The same position: the same record (a duplicate) or a fork.
-                    if heldID == id {
-                        try fillContent(record)
-                        return .duplicate
-                    }
-                    return .fork(
-                        try fork(record, conflictsWith: heldID, "a different record is held at this sequence")
-                    )
-                } else if heldSeq == seq - 1 {
-                    before = heldID
-                } else {
-                    next = (heldID, row["previous"])
-                }
+        let held = try neighbours(author: header.author.bytes, seq: Int64(header.sequence))
+        if let same = held.same {
+            // The same position: the same record (a duplicate) or a fork.
+            if same == id {
+                try fillContent(record)
+                return .duplicate
             }
+            return .fork(try fork(record, conflictsWith: same, "a different record is held at this sequence"))
         }
-        if let previous = header.previous, let before, before != previous.bytes {
+        if let previous = header.previous, let before = held.before, before != previous.bytes {
             return .fork(try fork(record, conflictsWith: before, "previous does not match the held record"))
         }
-        if let next, next.previous != id {
+        if let next = held.next, next.previous != id {
             return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
         let ignored = try Self.ownershipError(header, record.id, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).
-        let erased = try isErased(header, id: record.id, extendsLog: extendsLog)
+        let erased = try isErased(header, id: record.id, extendsLog: held.extendsLog)
         let content = erased ? nil : record.contentBytes.flatMap { $0.isEmpty ? nil : Data($0) }
+        try insertRecord(record, content: content)
+        try advanceHead(author: header.author.bytes, seq: Int64(header.sequence), id: id)
+        try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id, broke: ignored)
+        if ignored == nil, !erased, let full = record.content { try notify(full, id: record.id) }
+        return .stored(ignored: ignored)
+    }
 
+    /// The records held next to a position in a log: at the sequence before it, at it, and after it.
+    private struct Neighbours {
+        /// The id of the record held at the sequence before, if any.
+        var before: Data?
+        /// The id of the record held at this very sequence, if any: a duplicate or a fork.
+        var same: Data?
+        /// The record held at the sequence after, if any: its id and the previous id it links to.
+        var next: (id: Data, previous: Data?)?
+        /// Whether the position extends its log without a gap, as in every sync in order.
+        var extendsLog = false
+    }
+
+    /// One look at the neighbourhood of `seq` in `author`'s log: the held records at seq - 1, seq and seq + 1. A
+    /// record that extends a log without a gap needs none: the head remembers the record before it, and nothing
+    /// after it is held.
+    private func neighbours(author: Data, seq: Int64) throws -> Neighbours {
+        var held = Neighbours()
+        if let head = heads[author], head.contiguous == head.maxSeq, seq == head.maxSeq + 1, let last = head.lastID {
+            held.before = last
+            held.extendsLog = true
+            return held
+        }
+        let rows = try Row.fetchCursor(
+            try db.cachedStatement(
+                sql: "SELECT seq, id, previous FROM record WHERE author = ? AND seq BETWEEN ? AND ?"
+            ),
+            arguments: [author, seq - 1, seq + 1]
+        )
+        while let row = try rows.next() {
+            let heldSeq: Int64 = row["seq"]
+            let heldID: Data = row["id"]
+            if heldSeq == seq {
+                held.same = heldID
+            } else if heldSeq == seq - 1 {
+                held.before = heldID
+            } else {
+                held.next = (heldID, row["previous"])
+            }
+        }
+        return held
+    }
+
+    /// Writes a record's row: its header, and its content unless erased or withheld (`content` nil).
+    private func insertRecord(_ record: SignedRecord, content: Data?) throws {
+        let header = record.header
         try db.cachedStatement(
             sql: """
                 INSERT INTO record (id, author, seq, previous, kind, created_at, received_at, bytes, content)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
-            id, author, seq, header.previous?.bytes, Int64(header.kind.rawValue), header.createdAt.milliseconds, now,
-            Data(record.headerBytes), content,
+            record.id.bytes, header.author.bytes, Int64(header.sequence), header.previous?.bytes,
+            Int64(header.kind.rawValue), header.createdAt.milliseconds, now, Data(record.headerBytes), content,
         ])
-        try advanceHead(author: author, seq: seq, id: id)
-        try applyToViews(header, erased ? nil : record.body, erased: erased, id: record.id, broke: ignored)
-        if ignored == nil, !erased, let full = record.content { try notify(full, id: record.id) }
-        return .stored(ignored: ignored)
     }
 
     /// A record held as a header alone (a peer sent it without its content) gets its content from a later copy,
@@ -170,9 +191,6 @@ struct Ingest {
 
     // MARK: Rules that need other records
 
-    /// Edits and deletes may only target the author's own posts and comments, and comments only posts.
-    /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
-    /// the same author's; this check names the broken rule when it can already be seen.
     /// Whether two logs belong to different groups, both known here (a log whose group is not known yet is not
     /// judged: the sync layer holds back a log's records until its member record is here, PROTOCOL.md §7.8.6).
     static func inOtherGroups(_ one: Data, _ other: Data, _ db: Database) throws -> Bool {
@@ -185,6 +203,9 @@ struct Ingest {
         ) == true
     }
 
+    /// Edits and deletes may only target the author's own posts and comments, and comments only posts.
+    /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
+    /// the same author's; this check names the broken rule when it can already be seen.
     private static func ownershipError(_ header: RecordHeader, _ id: RecordID, _ db: Database) throws -> StoreError? {
         func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind, postAuthor: Data?)? {
             try Row.fetchOne(
@@ -374,221 +395,11 @@ struct Ingest {
         }
     }
 
-    /// An edit's row: what it changes (location: 0 unchanged, 1 set, 2 removed).
-    private func insertEdit(_ header: RecordHeader, id: RecordID, post: PostID, change: PostChange) throws {
-        var location: (code: Int64, lat: Int32?, lon: Int32?) = (0, nil, nil)
-        switch change.location {
-        case .unchanged: break
-        case .set(let coordinate): location = (1, coordinate.latitudeE7, coordinate.longitudeE7)
-        case .removed: location = (2, nil, nil)
-        }
-        let photo = change.photo
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO edit (id, post, author, seq, caption, photo_sha256, photo_bytes, media_type, width,
-                                  height, taken_at, location, lat_e7, lon_e7)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), change.caption, photo?.sha256.bytes,
-            photo.map { Int64($0.byteCount) }, photo.map { Int64($0.mediaType.rawValue) },
-            photo.map { Int64($0.width) }, photo.map { Int64($0.height) }, photo?.takenAt?.milliseconds,
-            location.code, location.lat, location.lon,
-        ])
-    }
+    /// A new post's search entry.
+    mutating func addSearchEntry(_ rowid: Int64, _ folded: String) { searchIndex.insert(rowid, folded) }
 
-    /// Writes a post's row and search entry, with the edits, tombstones and comments that arrived before it.
-    private mutating func insertPost(
-        _ header: RecordHeader,
-        id: RecordID,
-        caption: String,
-        photo: PhotoReference,
-        location: Coordinate?
-    ) throws {
-        let author = header.author.bytes
-        let seq = Int64(header.sequence)
-        // Edits and comments may have arrived first: fold them in as the row is written.
-        let pending = try Row.fetchOne(
-            try db.cachedStatement(
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM edit WHERE post = ?1 AND author = ?2) AS edited,
-                           (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
-                           (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
-                    """
-            ),
-            arguments: [id.bytes, author, header.createdAt.milliseconds * 1024]
-        )!
-        let edited: Bool = pending["edited"]
-        // The rowid orders posts by when they were posted (milliseconds * 1024 + a tie-breaker), so that search
-        // can walk the full-text index newest first and stop after one page.
-        let base = header.createdAt.milliseconds * 1024
-        let taken: Int64? = pending["taken"]
-        let rowid: Int64? = taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
-        let inserted = try Int64.fetchOne(
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
-                                      photo_sha256, photo_bytes, media_type, width, height, taken_at, lat_e7, lon_e7,
-                                      deleted, comment_count)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    RETURNING rowid
-                    """
-            ),
-            arguments: [
-                rowid, id.bytes, author, seq, header.createdAt.milliseconds, caption, caption,
-                photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue), Int64(photo.width),
-                Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7, location?.longitudeE7,
-                pending["comments"] as Int64,
-            ]
-        )!
-        if pending["comments"] as Int64 > 0 {
-            // Comments that came first: those of another group than the post's go, and those its author hid.
-            try db.cachedStatement(
-                sql: """
-                    DELETE FROM comment WHERE post = ?1 AND EXISTS (
-                        SELECT 1 FROM member one, member other
-                        WHERE one.log = comment.author AND other.log = ?2 AND one.group_id != other.group_id)
-                    """
-            ).execute(arguments: [id.bytes, author])
-            if db.changesCount > 0 { try Self.refreshCommentCount(id.bytes, db) }
-            try eraseHiddenComments(on: id.bytes, author: author)
-        }
-        if edited {
-            // Rare: the edits came first. The row is recomputed from the post and its edits.
-            try refreshPost(id.bytes)
-        } else {
-            searchIndex.insert(inserted, TextFolding.fold(caption))
-        }
-    }
-
-    /// The row of a post its author deleted before its record arrived here: when and by whom, nothing else.
-    private func insertErasedPost(_ header: RecordHeader, id: RecordID) throws {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO post (id, author, seq, created_at, original_caption, caption, photo_sha256, photo_bytes,
-                                  media_type, width, height, deleted, comment_count)
-                VALUES (?1, ?2, ?3, ?4, '', '', x'', 0, 0, 0, 0, 1,
-                        (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0))
-                """
-        ).execute(arguments: [id.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds])
-    }
-
-    private func insertComment(
-        _ header: RecordHeader,
-        id: RecordID,
-        post: PostID,
-        text: String,
-        deleted: Bool
-    )
-        throws
-    {
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO comment (id, post, author, seq, created_at, text, deleted) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), header.createdAt.milliseconds, text,
-            deleted,
-        ])
-        // The row is new (its id is unique), so the count goes up by one: no recount over the post's comments.
-        if !deleted {
-            try db.cachedStatement(sql: "UPDATE post SET comment_count = comment_count + 1 WHERE id = ?")
-                .execute(arguments: [post.bytes])
-        }
-    }
-
-    /// Recomputes a live post from its record and its author's edits: caption, photo, location, comment count and
-    /// search entry. A photo the edits replaced is erased unless another live post shows it.
-    private mutating func refreshPost(_ post: Data) throws {
-        guard
-            let row = try Row.fetchOne(
-                try db.cachedStatement(
-                    sql: """
-                        SELECT post.rowid, post.author, post.photo_sha256, record.bytes, record.content FROM post
-                        JOIN record ON record.author = post.author AND record.seq = post.seq
-                        WHERE post.id = ? AND post.deleted = 0
-                        """
-                ),
-                arguments: [post]
-            )
-        else { return }
-        let rowid: Int64 = row["rowid"]
-        let author: Data = row["author"]
-        let header: Data = row["bytes"]
-        let content: Data? = row["content"]
-        guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
-            case .post(let originalCaption, var photo, var location) = record.body
-        else { return }
-        let (caption, edited) = try foldEdits(of: post, by: author, photo: &photo, location: &location)
-        let shown = caption ?? originalCaption
-        try db.cachedStatement(
-            sql: """
-                UPDATE post SET caption = ?, edited = ?, photo_sha256 = ?, photo_bytes = ?, media_type = ?, width = ?,
-                    height = ?, taken_at = ?, lat_e7 = ?, lon_e7 = ?,
-                    comment_count = (SELECT count(*) FROM comment WHERE comment.post = post.id AND deleted = 0)
-                WHERE rowid = ?
-                """
-        ).execute(arguments: [
-            shown, edited, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
-            Int64(photo.width), Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7,
-            location?.longitudeE7, rowid,
-        ])
-        searchIndex.replace(rowid, TextFolding.fold(shown))
-        let before: Data = row["photo_sha256"]
-        if before != photo.sha256.bytes {
-            try considerPhoto(before)
-            // A replaced caption is in the search index's history: compact it away too.
-            erasedText = true
-        }
-    }
-
-    /// The author's edits of a post, oldest first, folded onto its photo and location: the latest caption set, if
-    /// any, and whether there is any edit.
-    private func foldEdits(
-        of post: Data,
-        by author: Data,
-        photo: inout PhotoReference,
-        location: inout Coordinate?
-    )
-        throws -> (caption: String?, edited: Bool)
-    {
-        var caption: String?
-        var edited = false
-        let edits = try Row.fetchCursor(
-            try db.cachedStatement(sql: "SELECT * FROM edit WHERE post = ? AND author = ? ORDER BY seq"),
-            arguments: [post, author]
-        )
-        while let edit = try edits.next() {
-            edited = true
-            if let text: String = edit["caption"] { caption = text }
-            if let hash: Data = edit["photo_sha256"], let sha = AssetHash(bytes: hash) {
-                photo = PhotoReference(
-                    sha256: sha,
-                    byteCount: UInt64(edit["photo_bytes"] as Int64),
-                    mediaType: MediaType(rawValue: UInt8(edit["media_type"] as Int64)) ?? photo.mediaType,
-                    width: UInt32(edit["width"] as Int64),
-                    height: UInt32(edit["height"] as Int64),
-                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:))
-                )
-            }
-            switch edit["location"] as Int64 {
-            case 1: location = Coordinate(latitudeE7: edit["lat_e7"], longitudeE7: edit["lon_e7"])
-            case 2: location = nil
-            default: break
-            }
-        }
-        return (caption, edited)
-    }
-
-    static func refreshCommentCount(_ post: Data, _ db: Database) throws {
-        try db.cachedStatement(
-            sql: """
-                UPDATE post SET comment_count =
-                    (SELECT count(*) FROM comment WHERE comment.post = post.id AND deleted = 0)
-                WHERE id = ?
-                """
-        ).execute(arguments: [post])
-    }
+    /// A post's search entry changes (an edit): the old one, if it was written before, goes.
+    mutating func replaceSearchEntry(_ rowid: Int64, _ folded: String) { searchIndex.replace(rowid, folded) }
 
     /// A post's search entry is gone (its content erased).
     mutating func removeSearchEntry(_ rowid: Int64) { searchIndex.remove(rowid) }

@@ -35,26 +35,11 @@ extension ContinuumStore {
     {
         let now = Timestamp.now().milliseconds
         return try await write { db in
-            if let row = try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT membership.group_id, record.bytes FROM membership
-                    JOIN record ON record.id = membership.record_id
-                    JOIN member ON member.log = membership.log AND member.removed_through IS NULL
-                    WHERE membership.log = ? AND membership.node = ? AND membership.action = 1
-                    ORDER BY membership.author = membership.log
-                    LIMIT 1
-                    """,
-                arguments: [log.bytes, node.bytes]
-            ) {
+            if let approved = try Self.approvedAdd(of: log, node: node, db) {
                 try db.execute(sql: "DELETE FROM join_request WHERE node = ?", arguments: [node.bytes])
-                return .approved(group: GroupID(unchecked: row["group_id"]), record: Array(row["bytes"] as Data))
+                return approved
             }
-            if try Bool.fetchOne(
-                db,
-                sql: "SELECT 1 FROM join_request WHERE node = ? AND denied_at IS NOT NULL",
-                arguments: [node.bytes]
-            ) == true {
+            if try Self.isDenied(node, db) {
                 // Its newest key, so that an admin who approves it after all signs the key it asks with now.
                 try db.execute(
                     sql: "UPDATE join_request SET asked_at = ?, host = ?, port = ?, log = ?, name = ? WHERE node = ?",
@@ -78,18 +63,49 @@ extension ContinuumStore {
                     """,
                 arguments: [node.bytes, log.bytes, name, host, port, now, now]
             )
-            // Over the limit: the waiting requests asked least recently go first, denied ones only after them (a
-            // denied node must not clear its denial by flooding).
-            try db.execute(
-                sql: """
-                    DELETE FROM join_request WHERE node IN (
-                        SELECT node FROM join_request ORDER BY denied_at IS NULL, asked_at DESC
-                        LIMIT -1 OFFSET ?)
-                    """,
-                arguments: [Self.maxJoinRequests]
-            )
+            try Self.dropJoinRequestsOverLimit(db)
             return .pending(first: waiting != true)
         }
+    }
+
+    /// The answer for a node whose log key a member record already adds (an admin approved it since it asked): the
+    /// group and that record, preferring an admin's record to the log's own self-add. Nil when there is none, or the
+    /// log was removed since.
+    private static func approvedAdd(of log: AuthorID, node: NodeID, _ db: Database) throws -> JoinRequestAnswer? {
+        try Row.fetchOne(
+            db,
+            sql: """
+                SELECT membership.group_id, record.bytes FROM membership
+                JOIN record ON record.id = membership.record_id
+                JOIN member ON member.log = membership.log AND member.removed_through IS NULL
+                WHERE membership.log = ? AND membership.node = ? AND membership.action = 1
+                ORDER BY membership.author = membership.log
+                LIMIT 1
+                """,
+            arguments: [log.bytes, node.bytes]
+        ).map { .approved(group: GroupID(unchecked: $0["group_id"]), record: Array($0["bytes"] as Data)) }
+    }
+
+    /// Whether an admin of this node denied `node`'s request.
+    private static func isDenied(_ node: NodeID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: "SELECT 1 FROM join_request WHERE node = ? AND denied_at IS NOT NULL",
+            arguments: [node.bytes]
+        ) == true
+    }
+
+    /// Keeps at most ``maxJoinRequests``: over the limit, the waiting requests asked least recently go first, denied
+    /// ones only after them (a denied node must not clear its denial by flooding).
+    private static func dropJoinRequestsOverLimit(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                DELETE FROM join_request WHERE node IN (
+                    SELECT node FROM join_request ORDER BY denied_at IS NULL, asked_at DESC
+                    LIMIT -1 OFFSET ?)
+                """,
+            arguments: [maxJoinRequests]
+        )
     }
 
     /// The requests waiting for an admin (and, with `denied`, those denied too), the newest first.

@@ -110,10 +110,47 @@ struct CrowdBench: AsyncParsableCommand {
         }
     }
 
+    /// One run: starts the crowd with this bound on sessions, waits until it settles, writes the posts, waits until
+    /// every node holds every photo, and reads the figures off the nodes.
     func measure(maxPeers: Int, root: URL) async throws -> Figures {
         let logger = Logger(label: "bench")
         var crowd: [BenchNode] = []
         defer { for node in crowd { try? node.stop() } }
+        try startCrowd(&crowd, maxPeers: maxPeers, root: root, logger: logger)
+        var figures = Figures()
+        figures.settle = try await settle(crowd)
+
+        let before = crowd.map(Self.traffic)
+        var (written, sessionSamples) = try await writePosts(on: crowd)
+        let deadline = ContinuousClock.now + .seconds(180)
+        while ContinuousClock.now < deadline {
+            let photos = try await crowd.asyncMap { try await $0.store.counts().photos }
+            if photos.allSatisfy({ $0 >= posts }) { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        sessionSamples += crowd.map { Self.connected($0).count }
+        let after = crowd.map(Self.traffic)
+
+        figures.sessionsMax = sessionSamples.max() ?? 0
+        figures.sessionsMedian = median(sessionSamples.map(Double.init))
+        addTraffic(to: &figures, before: before, after: after, written: written)
+        figures.rssMaxMiB = Double(crowd.map { $0.peakRSS() }.max() ?? 0) / 1024
+        let spreads = try Self.spreads(of: written, over: crowd)
+        figures.spreadP50 = median(spreads)
+        figures.spreadP99 = percentile(spreads, 99)
+        return figures
+    }
+
+    /// A post the bench wrote: its record, when (milliseconds since 1970), and the index of the node that wrote it.
+    struct WrittenPost {
+        var id: RecordID
+        var at: Int64
+        var author: Int
+    }
+
+    /// Creates the crowd's nodes in `crowd` (so that the caller stops those started, whatever fails) and starts each
+    /// with `--max-peers` and every other node as a `--peer ID@HOST:PORT`.
+    func startCrowd(_ crowd: inout [BenchNode], maxPeers: Int, root: URL, logger: Logger) throws {
         for index in 0..<nodes {
             crowd.append(try BenchNode(root.appendingPathComponent("n\(index)"), logger: logger))
         }
@@ -125,10 +162,13 @@ struct CrowdBench: AsyncParsableCommand {
             for (other, address) in everyone.enumerated() where other != index { extra += ["--peer", address] }
             try node.start(port: ports[index], extra: extra)
         }
-        // Settled: every node holds every node's self-add to the bench network (so the sessions are up and rounds
-        // done), and the session counts stopped changing.
+    }
+
+    /// Waits (at most 120 s) until the crowd has settled: every node holds every node's self-add to the bench
+    /// network (so the sessions are up and rounds done), and the session counts stopped changing. Returns the
+    /// seconds it took.
+    func settle(_ crowd: [BenchNode]) async throws -> Double {
         let started = ContinuousClock.now
-        var figures = Figures()
         var stable = 0
         var last: [Int] = []
         while seconds(since: started) < 120 {
@@ -139,11 +179,14 @@ struct CrowdBench: AsyncParsableCommand {
             if stable >= 3 { break }
             try await Task.sleep(for: .seconds(1))
         }
-        figures.settle = seconds(since: started)
+        return seconds(since: started)
+    }
 
-        let before = crowd.map(Self.traffic)
+    /// Writes the posts, each with a photo of random bytes, on nodes spread over the crowd, `--interval-ms` apart.
+    /// Returns them, and the session counts of every node sampled every tenth post.
+    func writePosts(on crowd: [BenchNode]) async throws -> (written: [WrittenPost], sessionSamples: [Int]) {
         var random = SplitMix64(seed: 11)
-        var written: [(id: RecordID, at: Int64, author: Int)] = []
+        var written: [WrittenPost] = []
         var sessionSamples: [Int] = []
         for index in 0..<posts {
             let author = (index * 7 + 3) % nodes
@@ -161,22 +204,18 @@ struct CrowdBench: AsyncParsableCommand {
                 .post(caption: "crowd \(index)", photo: reference, location: nil),
                 by: try await node.logIdentity()
             )
-            written.append((record.id, Int64(Date().timeIntervalSince1970 * 1000), author))
+            written.append(WrittenPost(id: record.id, at: Int64(Date().timeIntervalSince1970 * 1000), author: author))
             ControlClient.tell(node.directory, .stored)
             if index % 10 == 0 { sessionSamples += crowd.map { Self.connected($0).count } }
             try await Task.sleep(for: .milliseconds(intervalMS))
         }
-        let deadline = ContinuousClock.now + .seconds(180)
-        while ContinuousClock.now < deadline {
-            let photos = try await crowd.asyncMap { try await $0.store.counts().photos }
-            if photos.allSatisfy({ $0 >= posts }) { break }
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        sessionSamples += crowd.map { Self.connected($0).count }
-        let after = crowd.map(Self.traffic)
+        return (written, sessionSamples)
+    }
 
-        figures.sessionsMax = sessionSamples.max() ?? 0
-        figures.sessionsMedian = median(sessionSamples.map(Double.init))
+    /// Fills in the traffic figures from each node's counters before and after the posts: copies of each record
+    /// received (per post it did not write itself), bytes served and received, and the tree push's prunes, grafts
+    /// and announcements over the crowd.
+    func addTraffic(to figures: inout Figures, before: [Traffic], after: [Traffic], written: [WrittenPost]) {
         var copies: [Double] = []
         var served: [Double] = []
         var bytesIn: [Double] = []
@@ -196,22 +235,22 @@ struct CrowdBench: AsyncParsableCommand {
         figures.prunes = zip(after, before).reduce(0) { $0 + $1.0.prunes - $1.1.prunes }
         figures.grafts = zip(after, before).reduce(0) { $0 + $1.0.grafts - $1.1.grafts }
         figures.announced = zip(after, before).reduce(0) { $0 + $1.0.announced - $1.1.announced }
-        figures.rssMaxMiB = Double(crowd.map { $0.peakRSS() }.max() ?? 0) / 1024
+    }
 
-        // When each post reached each node: its `received_at` there, against the time it was written.
+    /// The time each post took to reach every node, in seconds: the latest `received_at` over the crowd, against
+    /// the time it was written; infinity for a post some node does not hold.
+    static func spreads(of written: [WrittenPost], over crowd: [BenchNode]) throws -> [Double] {
         var spreads: [Double] = []
         for post in written {
             var latest: Int64 = 0
             var missing = false
             for node in crowd {
-                let at = try Self.receivedAt(post.id, in: node.directory)
+                let at = try receivedAt(post.id, in: node.directory)
                 if let at { latest = max(latest, at) } else { missing = true }
             }
             spreads.append(missing ? .infinity : Double(latest - post.at) / 1000)
         }
-        figures.spreadP50 = median(spreads)
-        figures.spreadP99 = percentile(spreads, 99)
-        return figures
+        return spreads
     }
 
     /// The peers with a session now, by the node's control socket (empty when it does not answer).

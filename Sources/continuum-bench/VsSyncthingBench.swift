@@ -57,23 +57,7 @@ struct VsSyncthingBench: AsyncParsableCommand {
         _ = try python(["install"])
         say("syncthing: \(try shell("/usr/bin/env", ["syncthing", "--version"]).split(separator: "\n").first ?? "")")
 
-        // The data, as files: the same bytes for both sides.
-        var random = SplitMix64(seed: 15)
-        let randomDir = try makeFiles(root.appendingPathComponent("random"), count: photos, size: 2 << 20, &random)
-        let smallDir = try makeFiles(root.appendingPathComponent("small"), count: small, size: 2048, &random)
-        let newDir = try makeFiles(root.appendingPathComponent("new"), count: 1, size: 2 << 20, &random)
-        let newFile = newDir.appendingPathComponent("new.bin")
-        try FileManager.default.moveItem(at: newDir.appendingPathComponent("file-0000.bin"), to: newFile)
-        let jpegDir = root.appendingPathComponent("jpegs")
-        if jpegs > 0 { _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"]) }
-
-        // A set of 0 is skipped (with the new photo when it is the random set).
-        let all: [(count: Int, set: (name: String, title: String, dir: URL, jpeg: Bool))] = [
-            (photos, ("random", "\(photos) x 2 MiB random", randomDir, false)),
-            (jpegs, ("jpegs", "\(jpegs) real JPEGs", jpegDir, true)),
-            (small, ("small", "\(small) small posts / 2 KiB files", smallDir, false)),
-        ]
-        let sets = all.filter { $0.count > 0 }.map(\.set)
+        let (sets, newFile) = try makeSets(in: root)
         var rows: [String] = []
         for set in sets {
             let theirs = try syncthing(set.name, set.dir, new: set.name == "random" ? newFile : nil)
@@ -85,17 +69,7 @@ struct VsSyncthingBench: AsyncParsableCommand {
                 root: root,
                 logger: logger
             )
-            let bytes = theirs.bytes
-            rows.append(
-                "\(set.title): ours \(format(ours.seconds, 2)) s = \(format(Double(bytes) / ours.seconds / 1e6)) MB/s "
-                    + "(CPU \(format(ours.senderCPU, 2)) + \(format(ours.receiverCPU, 2)) s, peak RSS "
-                    + "\(ours.senderRSS / 1024) / \(ours.receiverRSS / 1024) MiB"
-                    + (ours.thumbnails.map { "; with our thumbnails \(format($0, 2)) s" } ?? "") + "); "
-                    + "Syncthing \(format(theirs.seconds, 2)) s = \(format(Double(bytes) / theirs.seconds / 1e6)) MB/s "
-                    + "(CPU \(format(theirs.senderCPU, 2)) + \(format(theirs.receiverCPU, 2)) s, peak RSS "
-                    + "\(theirs.senderRSS / 1024) / \(theirs.receiverRSS / 1024) MiB); "
-                    + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
-            )
+            rows.append(Self.comparison(set.title, ours: ours, theirs: theirs))
             say(rows.last!)
             if let ourNew = ours.new, let theirNew = theirs.new {
                 rows.append(
@@ -108,6 +82,48 @@ struct VsSyncthingBench: AsyncParsableCommand {
         }
         say("summary (medians of \(runs)):")
         for row in rows { say("  " + row) }
+    }
+
+    /// A set of files both sides move: its name (for the script and our data directories), the title of its line
+    /// in the summary, where its files are, and whether they are real JPEGs (posted as `post` does).
+    struct DataSet {
+        var name: String
+        var title: String
+        var dir: URL
+        var jpeg: Bool
+    }
+
+    /// Makes the data under `root`, as files (the same bytes for both sides): the sets that are not skipped (a set
+    /// of 0 is, with the new photo when it is the random set), and the new photo's file.
+    func makeSets(in root: URL) throws -> (sets: [DataSet], newFile: URL) {
+        var random = SplitMix64(seed: 15)
+        let randomDir = try makeFiles(root.appendingPathComponent("random"), count: photos, size: 2 << 20, &random)
+        let smallDir = try makeFiles(root.appendingPathComponent("small"), count: small, size: 2048, &random)
+        let newDir = try makeFiles(root.appendingPathComponent("new"), count: 1, size: 2 << 20, &random)
+        let newFile = newDir.appendingPathComponent("new.bin")
+        try FileManager.default.moveItem(at: newDir.appendingPathComponent("file-0000.bin"), to: newFile)
+        let jpegDir = root.appendingPathComponent("jpegs")
+        if jpegs > 0 { _ = try python(["jpegs", "--out", jpegDir.path, "--count", "\(jpegs)"]) }
+
+        let all: [(count: Int, set: DataSet)] = [
+            (photos, DataSet(name: "random", title: "\(photos) x 2 MiB random", dir: randomDir, jpeg: false)),
+            (jpegs, DataSet(name: "jpegs", title: "\(jpegs) real JPEGs", dir: jpegDir, jpeg: true)),
+            (small, DataSet(name: "small", title: "\(small) small posts / 2 KiB files", dir: smallDir, jpeg: false)),
+        ]
+        return (all.filter { $0.count > 0 }.map(\.set), newFile)
+    }
+
+    /// The summary's line for one set: each side's time, throughput, CPU and peak RSS, and the ratio of throughputs.
+    static func comparison(_ title: String, ours: Figures, theirs: Figures) -> String {
+        let bytes = theirs.bytes
+        return "\(title): ours \(format(ours.seconds, 2)) s = \(format(Double(bytes) / ours.seconds / 1e6)) MB/s "
+            + "(CPU \(format(ours.senderCPU, 2)) + \(format(ours.receiverCPU, 2)) s, peak RSS "
+            + "\(ours.senderRSS / 1024) / \(ours.receiverRSS / 1024) MiB"
+            + (ours.thumbnails.map { "; with our thumbnails \(format($0, 2)) s" } ?? "") + "); "
+            + "Syncthing \(format(theirs.seconds, 2)) s = \(format(Double(bytes) / theirs.seconds / 1e6)) MB/s "
+            + "(CPU \(format(theirs.senderCPU, 2)) + \(format(theirs.receiverCPU, 2)) s, peak RSS "
+            + "\(theirs.senderRSS / 1024) / \(theirs.receiverRSS / 1024) MiB); "
+            + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
     }
 
     /// One side's figures for one set (medians of the runs). CPU in seconds, RSS in KiB.
@@ -156,6 +172,26 @@ struct VsSyncthingBench: AsyncParsableCommand {
     func ourSide(_ name: String, _ dir: URL, jpeg: Bool, new: URL?, root: URL, logger: Logger) async throws -> Figures {
         let a = try BenchNode(root.appendingPathComponent("ours-\(name)-a"), logger: logger)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        try await post(files, in: dir, on: a, jpeg: jpeg)
+        let count = try await a.store.counts().photos
+        try a.store.close()
+        var all: [Figures] = []
+        for run in 0..<runs {
+            all.append(
+                try await ourRun(run, of: name, from: a, count: count, jpeg: jpeg, new: new, root: root, logger: logger)
+            )
+        }
+        let bytes = try files.reduce(0) { total, file in
+            total
+                + ((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(file).path)[.size]
+                    as? Int) ?? 0)
+        }
+        return Self.medians(of: all, bytes: bytes)
+    }
+
+    /// Posts each of `files` (in `dir`) on node `a`, whose store is open: real JPEGs through the CLI's `post`, as a
+    /// person would (metadata checked and cleaned, a thumbnail made), other files straight into the store.
+    func post(_ files: [String], in dir: URL, on a: BenchNode, jpeg: Bool) async throws {
         if jpeg {
             // The real path: metadata checked and cleaned, a thumbnail made, as `post` does.
             try a.store.close()
@@ -180,71 +216,86 @@ struct VsSyncthingBench: AsyncParsableCommand {
                 _ = try await a.store.append(.post(caption: file, photo: photo, location: nil), by: identity)
             }
         }
-        let count = try await a.store.counts().photos
-        try a.store.close()
-        var all: [Figures] = []
-        for run in 0..<runs {
-            try a.start()
-            let aCPU = Self.cpuSeconds(a.pid)
-            let b = try BenchNode(root.appendingPathComponent("ours-\(name)-b\(run)"), logger: logger)
-            try b.store.close()
-            let started = ContinuousClock.now
-            try b.start(peer: a.port)
-            try await b.waitForPhotos(count, timeout: .seconds(900))
-            var figures = Figures(
-                seconds: seconds(since: started),
-                bytes: 0,
-                senderCPU: 0,
-                receiverCPU: 0,
-                senderRSS: 0,
-                receiverRSS: 0
-            )
-            if jpeg {
-                try await b.waitForThumbnails(count, timeout: .seconds(900))
-                figures.thumbnails = seconds(since: started)
-            }
-            figures.senderCPU = Self.cpuSeconds(a.pid) - aCPU
-            figures.receiverCPU = Self.cpuSeconds(b.pid)
-            if let new {
-                let store = try a.openStore()
-                let identity = try await a.logIdentity(store)
-                let data = try Data(contentsOf: new)
-                let appended = ContinuousClock.now
-                let hash = try await store.storePhoto(data)
-                let photo = PhotoReference(
-                    sha256: hash,
-                    byteCount: UInt64(data.count),
-                    mediaType: .png,
-                    width: 1,
-                    height: 1
-                )
-                let post = try await store.append(.post(caption: "new", photo: photo, location: nil), by: identity)
-                try await b.waitForPhotos(count + 1, timeout: .seconds(60))
-                figures.new = seconds(since: appended)
-                // The next run starts from the same set: the new post goes (erased, with its photo).
-                _ = try await store.append(.delete(targets: [post.id]), by: identity)
-                try store.close()
-            }
-            figures.senderRSS = a.peakRSS()
-            figures.receiverRSS = b.peakRSS()
-            say(
-                "ours      \(name) run \(run + 1): \(format(figures.seconds, 2)) s"
-                    + (figures.thumbnails.map { ", thumbnails \(format($0, 2)) s" } ?? "")
-                    + (figures.new.map { ", new photo \(format($0 * 1000, 1)) ms" } ?? "")
-            )
-            try b.stop()
-            try a.stop()
-            try? FileManager.default.removeItem(at: b.directory.url)
-            all.append(figures)
+    }
+
+    /// One run of set `name`: starts `a` and a new node B, times until B holds all `count` photos (and, for JPEGs,
+    /// their thumbnails), then, with `new`, how long one more photo posted on `a` takes to reach B. Stops both and
+    /// removes B's data directory.
+    func ourRun(
+        _ run: Int,
+        of name: String,
+        from a: BenchNode,
+        count: Int,
+        jpeg: Bool,
+        new: URL?,
+        root: URL,
+        logger: Logger
+    ) async throws -> Figures {
+        try a.start()
+        let aCPU = Self.cpuSeconds(a.pid)
+        let b = try BenchNode(root.appendingPathComponent("ours-\(name)-b\(run)"), logger: logger)
+        try b.store.close()
+        let started = ContinuousClock.now
+        try b.start(peer: a.port)
+        try await b.waitForPhotos(count, timeout: .seconds(900))
+        var figures = Figures(
+            seconds: seconds(since: started),
+            bytes: 0,
+            senderCPU: 0,
+            receiverCPU: 0,
+            senderRSS: 0,
+            receiverRSS: 0
+        )
+        if jpeg {
+            try await b.waitForThumbnails(count, timeout: .seconds(900))
+            figures.thumbnails = seconds(since: started)
         }
+        figures.senderCPU = Self.cpuSeconds(a.pid) - aCPU
+        figures.receiverCPU = Self.cpuSeconds(b.pid)
+        if let new { figures.new = try await newPhoto(new, from: a, to: b, count: count) }
+        figures.senderRSS = a.peakRSS()
+        figures.receiverRSS = b.peakRSS()
+        say(
+            "ours      \(name) run \(run + 1): \(format(figures.seconds, 2)) s"
+                + (figures.thumbnails.map { ", thumbnails \(format($0, 2)) s" } ?? "")
+                + (figures.new.map { ", new photo \(format($0 * 1000, 1)) ms" } ?? "")
+        )
+        try b.stop()
+        try a.stop()
+        try? FileManager.default.removeItem(at: b.directory.url)
+        return figures
+    }
+
+    /// Posts the photo in file `new` on the running node `a` and returns the seconds until `b`, which holds `count`
+    /// photos, holds it too. The post is deleted (erased, with its photo) afterwards, so the next run starts from
+    /// the same set.
+    func newPhoto(_ new: URL, from a: BenchNode, to b: BenchNode, count: Int) async throws -> Double {
+        let store = try a.openStore()
+        let identity = try await a.logIdentity(store)
+        let data = try Data(contentsOf: new)
+        let appended = ContinuousClock.now
+        let hash = try await store.storePhoto(data)
+        let photo = PhotoReference(
+            sha256: hash,
+            byteCount: UInt64(data.count),
+            mediaType: .png,
+            width: 1,
+            height: 1
+        )
+        let post = try await store.append(.post(caption: "new", photo: photo, location: nil), by: identity)
+        try await b.waitForPhotos(count + 1, timeout: .seconds(60))
+        let elapsed = seconds(since: appended)
+        // The next run starts from the same set: the new post goes (erased, with its photo).
+        _ = try await store.append(.delete(targets: [post.id]), by: identity)
+        try store.close()
+        return elapsed
+    }
+
+    /// The medians of the runs' figures, with the set's size in bytes.
+    static func medians(of all: [Figures], bytes: Int) -> Figures {
         func mid<T>(_ key: (Figures) -> T?) -> T? where T: BinaryFloatingPoint {
             let values = all.compactMap(key).map { Double($0) }
             return values.isEmpty ? nil : T(median(values))
-        }
-        let bytes = try files.reduce(0) { total, file in
-            total
-                + ((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(file).path)[.size]
-                    as? Int) ?? 0)
         }
         return Figures(
             seconds: mid { $0.seconds } ?? .nan,

@@ -152,14 +152,7 @@ struct StatusCommand: AsyncParsableCommand {
             )
         )
         if output.json { return try Output.json(result) }
-        if let identityError {
-            print("node id:  unusable: \(identityError)")
-        } else {
-            print("node id:  \(author?.hex ?? "none yet: run 'continuum-node init --name NAME' to make one")")
-        }
-        if author != nil {
-            print("name:     \(name ?? "(none; set one with 'continuum-node init --name NAME')")")
-        }
+        Self.printIdentity(author: author, name: name, identityError: identityError)
         print("data:     \(result.dataDirectory)")
         print(
             "holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors"
@@ -173,6 +166,24 @@ struct StatusCommand: AsyncParsableCommand {
             "follows:  \(plural(result.following.posts, "post")), "
                 + "\(plural(result.following.unreadNotifications, "unread notification"))"
         )
+        Self.printForks(forks)
+    }
+
+    /// The text lines for the node's identity: its id (or why its key cannot be used, or how to make one), and its
+    /// name when it has an id.
+    static func printIdentity(author: AuthorID?, name: String?, identityError: String?) {
+        if let identityError {
+            print("node id:  unusable: \(identityError)")
+        } else {
+            print("node id:  \(author?.hex ?? "none yet: run 'continuum-node init --name NAME' to make one")")
+        }
+        if author != nil {
+            print("name:     \(name ?? "(none; set one with 'continuum-node init --name NAME')")")
+        }
+    }
+
+    /// The text lines for the forks detected: none, or how many and one line for each.
+    static func printForks(_ forks: [ForkSummary]) {
         if forks.isEmpty {
             print("forks:    none")
         } else {
