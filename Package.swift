@@ -253,7 +253,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["ContinuumCore", "ContinuumStore", "ContinuumTestSupport"],
+            dependencies: [
+                "ContinuumCore", "ContinuumStore", "ContinuumTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
     ]

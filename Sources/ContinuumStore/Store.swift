@@ -3,11 +3,6 @@ import Foundation
 import GRDB
 import Logging
 
-/// The node's store: the record log, the views derived from it, search, and the photo files.
-///
-/// A `Sendable` value around a GRDB `DatabasePool` in WAL mode: reads run concurrently, writes are serialised
-/// by SQLite, and each intent-named write method is one transaction. Several processes may open the same
-/// store at once (the running node and a CLI command); SQLite's locking keeps them consistent.
 /// A photo fetched from a peer, complete and checked against its hash, in a temp file not yet synced.
 public struct FetchedPhoto: Sendable {
     public let file: URL
@@ -21,8 +16,17 @@ public struct FetchedPhoto: Sendable {
     }
 }
 
+/// The node's store: the record log, the views derived from it, search, and the photo files.
+///
+/// A `Sendable` value around a GRDB database writer, in GRDB's AppDatabase shape: ``open(_:logger:)`` is the
+/// production factory (a `DatabasePool` in WAL mode: reads run concurrently, writes are serialised by SQLite), and
+/// tests hand it an in-memory queue (``inMemory(assets:logger:)``). Each intent-named write method is one
+/// transaction. Several processes may open the same store at once (the running node and a CLI command); SQLite's
+/// locking keeps them consistent.
 public struct ContinuumStore: Sendable {
-    let pool: DatabasePool
+    /// The database: a WAL `DatabasePool` on disk (``open(_:logger:)``), or an in-memory queue in tests
+    /// (``inMemory(assets:logger:)``). Every read and write of the store goes through it.
+    let database: any DatabaseWriter
     public let assets: AssetStore
     let logger: Logger
     /// Compacts after erasures from peers, once for a burst of them.
@@ -43,21 +47,37 @@ public struct ContinuumStore: Sendable {
         )
     }
 
-    /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``).
-    private let walPath: String
+    /// A store whose database lives in memory, for tests of the store's rules: the same schema, functions and
+    /// queries as on disk, with no file and no fsync. Photo files still go to `assets`.
+    public static func inMemory(assets: AssetStore, logger: Logger) throws -> ContinuumStore {
+        var configuration = Configuration()
+        configuration.label = "continuum-memory"
+        configuration.prepareDatabase { db in db.add(function: Self.distanceFunction) }
+        do {
+            return try ContinuumStore(
+                database: DatabaseQueue(configuration: configuration),
+                assets: assets,
+                logger: logger
+            )
+        } catch let error as DatabaseError {
+            throw StoreError(.database, "cannot make an in-memory store: \(error.message ?? "\(error)")")
+        }
+    }
+
+    /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``). Nil in memory.
+    private let walPath: String?
 
     /// A stamp of the write-ahead log (its size and modification time) that changes whenever any connection, in
     /// this process or another, commits: a poll that sees the same stamp knows nothing was written, without a query.
-    /// Nil when the file cannot be read.
+    /// Nil when the file cannot be read (and for a store in memory, which has no such file).
     public func writeStamp() -> [Int]? {
         var info = stat()
-        guard stat(walPath, &info) == 0 else { return nil }
+        guard let walPath, stat(walPath, &info) == 0 else { return nil }
         return [Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, Int(info.st_ino)]
     }
 
     /// Opens (creating if needed) a store at explicit locations.
     public init(databaseURL: URL, assets: AssetStore, logger: Logger) throws {
-        walPath = databaseURL.path + "-wal"
         var configuration = Configuration()
         configuration.busyMode = .timeout(Double(Self.busyTimeoutMilliseconds) / 1000)
         configuration.label = "continuum"
@@ -75,32 +95,45 @@ public struct ContinuumStore: Sendable {
             try db.execute(sql: "PRAGMA secure_delete = ON")
             db.add(function: Self.distanceFunction)
         }
+        let pool: DatabasePool
         do {
             pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
             // GRDB turns WAL on with `synchronous = NORMAL` after `prepareDatabase`, which leaves a commit in the
             // WAL, unsynced, until the next checkpoint: a power loss could take records already acknowledged to a
             // peer. FULL syncs the WAL at every commit. (Outside a transaction: SQLite ignores it inside one.)
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-            try Self.refuseProtocolV1(pool, at: databaseURL)
-            try Schema.migrator.migrate(pool)
         } catch let error as DatabaseError {
             throw StoreError(.database, "cannot open the store at \(databaseURL.path): \(error.message ?? "\(error)")")
         }
+        try self.init(database: pool, assets: assets, logger: logger, walPath: databaseURL.path + "-wal")
+    }
+
+    /// A store over a database already opened: refuses one of protocol v1, then runs pending migrations.
+    init(database: any DatabaseWriter, assets: AssetStore, logger: Logger, walPath: String? = nil) throws {
+        do {
+            try Self.refuseProtocolV1(database, at: walPath.map { URL(fileURLWithPath: $0) })
+            try Schema.migrator.migrate(database)
+        } catch let error as DatabaseError {
+            let place = walPath.map { " at " + $0.dropLast("-wal".count) } ?? ""
+            throw StoreError(.database, "cannot open the store\(place): \(error.message ?? "\(error)")")
+        }
+        self.database = database
         self.assets = assets
         self.logger = logger
+        self.walPath = walPath
     }
 
     /// A store written before protocol v2 holds records that cannot be converted: they are signed by their authors.
     /// It is refused, untouched, with one line that says what to do.
-    private static func refuseProtocolV1(_ pool: DatabasePool, at url: URL) throws {
-        let old = try pool.read { db -> Int in
+    private static func refuseProtocolV1(_ database: any DatabaseWriter, at wal: URL?) throws {
+        let old = try database.read { db -> Int in
             guard try db.tableExists("record"),
                 try !Schema.migrator.appliedIdentifiers(db).contains(Schema.protocolV2)
             else { return 0 }
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM record") ?? 0
         }
         guard old > 0 else { return }
-        let directory = url.deletingLastPathComponent().path
+        let directory = wal?.deletingLastPathComponent().path ?? "the store"
         throw StoreError(
             .database,
             "\(directory) holds \(old) records of protocol v1, which this version (protocol v2) cannot read or "
@@ -124,7 +157,7 @@ public struct ContinuumStore: Sendable {
     /// Closes the database connections. A compaction running in the background (``compact()``) finishes first;
     /// none starts after.
     public func close() throws {
-        try lifecycle.close { try pool.close() }
+        try lifecycle.close { try database.close() }
     }
 
     /// Finishes the compaction that erasures from peers are waiting for (at once, not after the usual second), so
@@ -216,9 +249,10 @@ public struct ContinuumStore: Sendable {
     /// store is open.
     func compact() async throws {
         // Background work on a store that may be closed meanwhile: each step runs only while it is open, and
-        // close() waits for a step under way (a pool used after close() crashes inside SQLite).
+        // close() waits for a step under way (a database used after close() crashes inside SQLite).
         try lifecycle.whileOpen {
-            try pool.write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')") }
+            try database.write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')")
+            }
         }
         if truncateWAL() { return }
         Task { [self] in
@@ -239,7 +273,7 @@ public struct ContinuumStore: Sendable {
     private func truncateWAL() -> Bool {
         do {
             let done: Bool? = try lifecycle.whileOpen { () throws -> Bool in
-                try pool.writeWithoutTransaction { db in
+                try database.writeWithoutTransaction { db in
                     // The writer's 10 s busy timeout would hold every other write while a reader finishes.
                     try db.execute(sql: "PRAGMA busy_timeout = 0")
                     defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
@@ -395,7 +429,7 @@ public struct ContinuumStore: Sendable {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.write(body)
+            return try await database.write(body)
         } catch let error as DatabaseError {
             throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
         }
@@ -403,7 +437,7 @@ public struct ContinuumStore: Sendable {
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.read(body)
+            return try await database.read(body)
         } catch let error as DatabaseError {
             throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
         }
@@ -464,7 +498,7 @@ actor ErasureCompactor {
     }
 }
 
-/// Open or closed, for background work that must not touch the pool once it is closed.
+/// Open or closed, for background work that must not touch the database once it is closed.
 ///
 /// `@unchecked Sendable`: `closed` is read and written only while `lock` is held (in ``whileOpen(_:)``,
 /// ``close(_:)`` and ``isClosed``), so no two threads access it at once.

@@ -147,6 +147,12 @@ final class Outbox: Sendable {
     /// Whether everything queued has been written (not only taken by the writer).
     var isDrained: Bool { state.withLockedValue { $0.bytes == 0 } }
 
+    /// Whether a writer is parked in ``next()``, waiting for a message (tests wait for this rather than for time).
+    var hasWaitingWriter: Bool { state.withLockedValue { $0.writer != nil } }
+
+    /// How many bulk senders are parked in ``waitForRoom()``.
+    var sendersWaitingForRoom: Int { state.withLockedValue { $0.roomWaiters.count } }
+
     /// Ends the outbox: what waits is dropped, the writer ends, bulk senders go on (and find the session closed).
     func finish() {
         let (writer, waiters) = state.withLockedValue { state in

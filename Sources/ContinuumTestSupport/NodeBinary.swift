@@ -23,7 +23,21 @@ public enum NodeBinary {
     }
 
     /// Runs `continuum-node ARGUMENTS` to completion, without `$CONTINUUM_DATA` (tests pass `--data`).
-    public static func run(_ arguments: [String]) throws -> Result {
+    ///
+    /// The process is waited for on a thread of its own, never on the cooperative pool: on two cores the pool has two
+    /// threads, and a test that blocked one in `waitUntilExit` stalled every other suite (raw clients missed the
+    /// node's handshake limit, polls went unscheduled). Its output is read while it runs, both pipes at once, so a
+    /// command that writes much to stderr cannot block on a full pipe.
+    public static func run(_ arguments: [String]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Swift.Result { try runBlocking(arguments) })
+            }
+        }
+    }
+
+    /// `run`'s work, on the calling thread, which it blocks until the process has exited.
+    private static func runBlocking(_ arguments: [String]) throws -> Result {
         let process = Process()
         process.executableURL = url
         process.arguments = arguments
@@ -35,13 +49,33 @@ public enum NodeBinary {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        let stderr = PipeReader(err.fileHandleForReading)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus,
             stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self)
+            stderr: String(decoding: stderr.wait(), as: UTF8.self)
         )
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own; `wait()` returns what it read.
+private final class PipeReader: @unchecked Sendable {
+    // @unchecked: `data` is written once by the reading thread before it signals `done`, and read only after `wait()`
+    // has taken that signal, so the semaphore orders every access.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread {
+            self.data = handle.readDataToEndOfFile()
+            self.done.signal()
+        }
+    }
+
+    func wait() -> Data {
+        done.wait()
+        return data
     }
 }

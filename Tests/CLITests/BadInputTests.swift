@@ -6,13 +6,21 @@ import Testing
 @Suite("Bad input: a clear error, and nothing stored", .serialized)
 struct BadInputTests {
     /// A store holding one post by "Alice" with a comment, plus 17 more posts so that some 1-digit prefix is
-    /// ambiguous (17 ids, 16 possible first digits).
-    static func populated() throws -> (CLI, post: String) {
+    /// ambiguous (17 ids, 16 possible first digits): made once with the binary, then copied for each test.
+    static func populated() async throws -> (CLI, post: String) {
+        let (template, post) = try await Self.template.value
         let cli = CLI()
-        try cli.ok("init", "--name", "Alice")
-        let post = try cli.ok("post", cli.fixture("waterfall.jpg"), "--caption", "Waterfall")
-        try cli.ok("comment", post, "first!")
-        for index in 0..<17 { try cli.ok("post", cli.fixture("lake.png"), "--caption", "Lake \(index)") }
+        try FileManager.default.copyItem(at: template.data, to: cli.data)
+        return (cli, post)
+    }
+
+    /// The populated store, made on first use (twenty runs of the binary, once for the whole suite).
+    static let template = Task {
+        let cli = CLI()
+        try await cli.ok("init", "--name", "Alice")
+        let post = try await cli.ok("post", cli.fixture("waterfall.jpg"), "--caption", "Waterfall")
+        try await cli.ok("comment", post, "first!")
+        for index in 0..<17 { try await cli.ok("post", cli.fixture("lake.png"), "--caption", "Lake \(index)") }
         return (cli, post)
     }
 
@@ -126,13 +134,13 @@ struct BadInputTests {
     ]
 
     @Test("refused with a clear error, the store unchanged, and the node still works", arguments: cases)
-    func refused(_ item: Case) throws {
-        let (cli, post) = try Self.populated()
+    func refused(_ item: Case) async throws {
+        let (cli, post) = try await Self.populated()
         defer { cli.remove() }
         let comment = try #require(
-            (try cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
+            (try await cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
         )
-        let ids = try cli.feedIDs()
+        let ids = try await cli.feedIDs()
         let ambiguous = try #require(
             Dictionary(grouping: ids, by: { String($0.prefix(1)) }).first { $0.value.count > 1 }?.key
         )
@@ -153,7 +161,7 @@ struct BadInputTests {
             }
         }
         let before = try cli.snapshot()
-        let result = try cli.run(arguments)
+        let result = try await cli.run(arguments)
         #expect(result.status == item.status, "exit status; stderr: \(result.stderr)")
         #expect(result.stderr.contains(item.message), "stderr: \(result.stderr)")
         #expect(try cli.snapshot() == before, "the store changed")
@@ -161,48 +169,48 @@ struct BadInputTests {
             try String(contentsOf: existing.appendingPathComponent("\(post.prefix(12)).txt"), encoding: .utf8) == "mine"
         )
         // Still working: a good command succeeds afterwards.
-        #expect(try cli.ok("comment", post, "still here").count == 64)
+        #expect(try await cli.ok("comment", post, "still here").count == 64)
     }
 
     @Test("edit and delete of another author's post or comment are refused, naming the owner")
-    func notOwner() throws {
-        let (cli, post) = try Self.populated()
+    func notOwner() async throws {
+        let (cli, post) = try await Self.populated()
         defer { cli.remove() }
         let comment = try #require(
-            (try cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
+            (try await cli.run("show", post, "--json").json()["comments"] as? [[String: Any]])?.first?["id"] as? String
         )
         // Become someone else on the same store: another identity's key.
         let other = CLI()
         defer { other.remove() }
-        try other.ok("init")
+        try await other.ok("init")
         let key = cli.data.appendingPathComponent("identity.key")
         try FileManager.default.removeItem(at: key)
         try FileManager.default.copyItem(at: other.data.appendingPathComponent("identity.key"), to: key)
         let before = try cli.snapshot()
         for arguments in [["edit", post, "--caption", "mine now"], ["delete", post], ["delete", comment]] {
-            let result = try cli.run(arguments)
+            let result = try await cli.run(arguments)
             #expect(result.status == 1)
             #expect(result.stderr.contains("belongs to Alice"), "stderr: \(result.stderr)")
             #expect(result.stderr.contains("only its author can change or delete it"))
             #expect(try cli.snapshot() == before)
         }
-        #expect(try cli.ok("comment", post, "a visitor's comment").count == 64)
+        #expect(try await cli.ok("comment", post, "a visitor's comment").count == 64)
     }
 
     @Test("a corrupt or exposed identity key stops writes with the fix, while reading still works")
-    func badKey() throws {
-        let (cli, post) = try Self.populated()
+    func badKey() async throws {
+        let (cli, post) = try await Self.populated()
         defer { cli.remove() }
         let key = cli.data.appendingPathComponent("identity.key")
         let before = try cli.snapshot()
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key.path)
-        let exposed = try cli.run("comment", post, "hello")
+        let exposed = try await cli.run("comment", post, "hello")
         #expect(exposed.status == 1 && exposed.stderr.contains("chmod 600 '\(key.path)'"))
         try Data("garbage\n".utf8).write(to: key)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key.path)
-        let corrupt = try cli.run("post", cli.fixture("lake.png"), "--caption", "x")
+        let corrupt = try await cli.run("post", cli.fixture("lake.png"), "--caption", "x")
         #expect(corrupt.status == 1 && corrupt.stderr.contains("identity key \(key.path) is corrupt"))
         #expect(try cli.snapshot() == before)
-        #expect(try cli.feedIDs().count == 18)
+        #expect(try await cli.feedIDs().count == 18)
     }
 }

@@ -14,29 +14,29 @@ extension ISO8601DateFormatter {
 @Suite("continuum-node, end to end through the built binary", .serialized)
 struct CLITests {
     @Test("--data before the command is taken; a mistyped command is named, with the one meant, and changes nothing")
-    func commandLineRepair() throws {
+    func commandLineRepair() async throws {
         let cli = CLI()
         defer { cli.remove() }
-        let first = try NodeBinary.run(["--data", cli.data.path, "init", "--name", "Zed"])
+        let first = try await NodeBinary.run(["--data", cli.data.path, "init", "--name", "Zed"])
         #expect(first.status == 0, "\(first.stderr)")
-        let status = try NodeBinary.run(["--data=\(cli.data.path)", "--log-level", "error", "status"])
+        let status = try await NodeBinary.run(["--data=\(cli.data.path)", "--log-level", "error", "status"])
         #expect(status.status == 0 && status.stdout.contains("Zed"), "\(status.stderr)")
-        let typo = try NodeBinary.run(["--data", cli.data.path, "grop", "list"])
+        let typo = try await NodeBinary.run(["--data", cli.data.path, "grop", "list"])
         #expect(typo.status == 64)
         #expect(
             typo.stderr.contains("'grop' is not a continuum-node command; did you mean 'group'?"),
             "\(typo.stderr)"
         )
-        let unknown = try NodeBinary.run(["flogs"])
+        let unknown = try await NodeBinary.run(["flogs"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr.contains("'flogs' is not a continuum-node command (see"), "\(unknown.stderr)")
-        let nothing = try NodeBinary.run(["--data", cli.data.path])
+        let nothing = try await NodeBinary.run(["--data", cli.data.path])
         #expect(nothing.status == 64 && nothing.stderr.contains("no command after --data"), "\(nothing.stderr)")
         // A write on a directory with no identity is refused, saying to run init first; reads work, and nothing
         // was made: no key, no record.
         let fresh = CLI()
         defer { fresh.remove() }
-        let posted = try fresh.run("post", fresh.fixture("lake.png"), "--caption", "first")
+        let posted = try await fresh.run("post", fresh.fixture("lake.png"), "--caption", "first")
         #expect(posted.status == 1 && posted.stdout.isEmpty)
         #expect(
             posted.stderr.contains("this node has no identity yet")
@@ -44,25 +44,25 @@ struct CLITests {
             "\(posted.stderr)"
         )
         #expect(!FileManager.default.fileExists(atPath: fresh.data.appendingPathComponent("identity.key").path))
-        #expect(try fresh.ok("feed") == "No posts yet.")
-        #expect(try fresh.ok("feed", "--mine").contains("this node has no identity yet"))
-        #expect(try fresh.ok("status").contains("node id:  none yet: run 'continuum-node init --name NAME'"))
-        #expect(try fresh.ok("status", "--json").contains("\"records\" : 0"))
-        #expect(try fresh.run("comment", "abc", "hello").stderr.contains("no identity yet"))
+        #expect(try await fresh.ok("feed") == "No posts yet.")
+        #expect(try await fresh.ok("feed", "--mine").contains("this node has no identity yet"))
+        #expect(try await fresh.ok("status").contains("node id:  none yet: run 'continuum-node init --name NAME'"))
+        #expect(try await fresh.ok("status", "--json").contains("\"records\" : 0"))
+        #expect(try await fresh.run("comment", "abc", "hello").stderr.contains("no identity yet"))
         #expect(!FileManager.default.fileExists(atPath: fresh.data.appendingPathComponent("identity.key").path))
         // After init, the same write works.
-        try fresh.ok("init", "--name", "Fresh")
-        #expect(try fresh.run("post", fresh.fixture("lake.png"), "--caption", "first").status == 0)
+        try await fresh.ok("init", "--name", "Fresh")
+        #expect(try await fresh.run("post", fresh.fixture("lake.png"), "--caption", "first").status == 0)
         // Nothing was written by the refused lines: the store holds the profile alone.
-        #expect(try cli.ok("status", "--json").contains("\"records\" : 1"))
+        #expect(try await cli.ok("status", "--json").contains("\"records\" : 1"))
     }
 
     @Test("init, post every format, comment, feed, search, show, edit, delete, export")
-    func tour() throws {
+    func tour() async throws {
         let cli = CLI()
         defer { cli.remove() }
         let initJSON =
-            try JSONSerialization.jsonObject(with: Data(try cli.ok("init", "--name", "Alice", "--json").utf8))
+            try JSONSerialization.jsonObject(with: Data(try await cli.ok("init", "--name", "Alice", "--json").utf8))
             as? [String: Any]
         let me = try #require(initJSON?["id"] as? String)
         #expect(initJSON?["name"] as? String == "Alice" && initJSON?["created"] as? Bool == true)
@@ -72,7 +72,7 @@ struct CLITests {
             )[.posixPermissions] as? Int
         #expect(keyMode == 0o600)
 
-        let waterfall = try cli.ok(
+        let waterfall = try await cli.ok(
             "post",
             cli.fixture("waterfall.jpg"),
             "--caption",
@@ -80,13 +80,13 @@ struct CLITests {
             "--location",
             "48.8566,2.3522"
         )
-        let lake = try cli.ok("post", cli.fixture("lake.png"), "--caption", "Café by the lake")
-        let forest = try cli.ok("post", cli.fixture("forest.webp"), "--caption", "Forest")
-        let gif = try cli.ok("post", cli.fixture("anim.gif"), "--caption", "Animated")
+        let lake = try await cli.ok("post", cli.fixture("lake.png"), "--caption", "Café by the lake")
+        let forest = try await cli.ok("post", cli.fixture("forest.webp"), "--caption", "Forest")
+        let gif = try await cli.ok("post", cli.fixture("anim.gif"), "--caption", "Animated")
         for id in [waterfall, lake, forest, gif] { #expect(id.count == 64) }
 
         // The feed: newest first, with the documented fields.
-        let feed = try cli.run("feed", "--json").json()
+        let feed = try await cli.run("feed", "--json").json()
         let posts = try #require(feed["posts"] as? [[String: Any]])
         #expect(posts.map { $0["id"] as? String } == [gif, forest, lake, waterfall])
         let first = try #require(posts.last)
@@ -109,42 +109,43 @@ struct CLITests {
         #expect(types == ["image/gif", "image/webp", "image/png", "image/jpeg"])
 
         // Paging with the cursor.
-        let page1 = try cli.run("feed", "--json", "--limit", "3").json()
+        let page1 = try await cli.run("feed", "--json", "--limit", "3").json()
         let cursor = try #require(page1["nextCursor"] as? String)
-        let page2 = try cli.run("feed", "--json", "--limit", "3", "--cursor", cursor).json()
+        let page2 = try await cli.run("feed", "--json", "--limit", "3", "--cursor", cursor).json()
         #expect((page2["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [waterfall])
         #expect(page2["nextCursor"] is NSNull)
 
         // Search ignores case and accents.
-        func search(_ term: String) throws -> [String] {
-            let json = try cli.run("search", term, "--json").json()
+        func search(_ term: String) async throws -> [String] {
+            let json = try await cli.run("search", term, "--json").json()
             return (json["posts"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         }
-        #expect(try search("water") == [waterfall])
-        #expect(try search("CAFE") == [lake])
-        #expect(try search("café") == [lake])
+        #expect(try await search("water") == [waterfall])
+        #expect(try await search("CAFE") == [lake])
+        #expect(try await search("café") == [lake])
 
         // Comments, by a unique prefix of the post id.
-        let comment = try cli.ok("comment", String(waterfall.prefix(10)), "Lovely light")
-        let shown = try cli.run("show", String(waterfall.prefix(8)), "--json").json()
+        let comment = try await cli.ok("comment", String(waterfall.prefix(10)), "Lovely light")
+        let shown = try await cli.run("show", String(waterfall.prefix(8)), "--json").json()
         let comments = try #require(shown["comments"] as? [[String: Any]])
         #expect(comments.count == 1 && comments.first?["id"] as? String == comment)
         #expect(comments.first?["post"] as? String == waterfall && comments.first?["text"] as? String == "Lovely light")
         #expect(shown["commentCount"] as? Int == 1)
 
         // Edit, then delete the comment and a post.
-        try cli.ok("edit", waterfall, "--caption", "Waterfall at dawn")
-        #expect(try cli.run("show", waterfall, "--json").json()["caption"] as? String == "Waterfall at dawn")
-        #expect(try search("dawn") == [waterfall] && search("dusk").isEmpty)
-        try cli.ok("delete", comment, forest)
-        #expect(try cli.run("show", waterfall, "--json").json()["commentCount"] as? Int == 0)
-        #expect(try cli.feedIDs() == [gif, lake, waterfall])
-        let deleted = try cli.run("show", forest)
+        try await cli.ok("edit", waterfall, "--caption", "Waterfall at dawn")
+        #expect(try await cli.run("show", waterfall, "--json").json()["caption"] as? String == "Waterfall at dawn")
+        #expect(try await search("dawn") == [waterfall])
+        #expect(try await search("dusk").isEmpty)
+        try await cli.ok("delete", comment, forest)
+        #expect(try await cli.run("show", waterfall, "--json").json()["commentCount"] as? Int == 0)
+        #expect(try await cli.feedIDs() == [gif, lake, waterfall])
+        let deleted = try await cli.run("show", forest)
         #expect(deleted.status != 0 && deleted.stderr.contains("was deleted"))
 
         // Export: the same bytes, and the caption.
         let out = cli.data.appendingPathComponent("export")
-        try cli.ok("export", waterfall, "--to", out.path)
+        try await cli.ok("export", waterfall, "--to", out.path)
         let exported = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
         #expect(exported == ["\(waterfall.prefix(12)).jpg", "\(waterfall.prefix(12)).txt"])
         #expect(try Data(contentsOf: out.appendingPathComponent(exported[0])) == stored)
@@ -152,7 +153,7 @@ struct CLITests {
             try String(contentsOf: out.appendingPathComponent(exported[1]), encoding: .utf8) == "Waterfall at dawn\n"
         )
 
-        let status = try cli.run("status", "--json").json()
+        let status = try await cli.run("status", "--json").json()
         let store = try #require(status["store"] as? [String: Any])
         // The deleted post's photo was erased with it: three photos, those of the live posts.
         #expect(store["posts"] as? Int == 3 && store["comments"] as? Int == 0 && store["photos"] as? Int == 3)
@@ -162,39 +163,41 @@ struct CLITests {
     @Test(
         "post takes its time taken from EXIF unless told, is posted now, has a location only when asked, and makes a thumbnail without EXIF"
     )
-    func exifDefaults() throws {
+    func exifDefaults() async throws {
         let cli = CLI()
         defer { cli.remove() }
-        try cli.ok("init")
-        func post(_ arguments: String...) throws -> [String: Any] {
-            let result = try cli.run(["post", cli.fixture("media/rotated-gps.jpg"), "--caption", "x"] + arguments)
+        try await cli.ok("init")
+        func post(_ arguments: String...) async throws -> [String: Any] {
+            let result = try await cli.run(
+                ["post", cli.fixture("media/rotated-gps.jpg"), "--caption", "x"] + arguments
+            )
             #expect(result.status == 0, "stderr: \(result.stderr)")
             let id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            return try cli.run("show", id, "--json").json()
+            return try await cli.run("show", id, "--json").json()
         }
         // EXIF: 2023-05-06 07:08:09 at +02:00; S 33°51'35.9" E 151°12'40". Taken then; posted now.
-        let fromExif = try post()
+        let fromExif = try await post()
         #expect(fromExif["takenAt"] as? String == "2023-05-06T05:08:09.000Z")
         let posted = ISO8601DateFormatter.withMilliseconds.date(from: fromExif["createdAt"] as? String ?? "")
         #expect(posted.map { abs($0.timeIntervalSinceNow) < 60 } == true, "\(fromExif)")
         // The post is at the top of the feed, and inside --since 5d, though its photo is three years old.
-        #expect(try cli.feedIDs().first == fromExif["id"] as? String)
-        let recent = try cli.run("feed", "--since", "5d", "--json").json()
+        #expect(try await cli.feedIDs().first == fromExif["id"] as? String)
+        let recent = try await cli.run("feed", "--since", "5d", "--json").json()
         #expect((recent["posts"] as? [[String: Any]])?.first?["id"] as? String == fromExif["id"] as? String)
         // The location stays home: without --location or --location-from-photo, none.
         #expect(fromExif["location"] is NSNull, "\(fromExif)")
-        let shared = try post("--location-from-photo")
+        let shared = try await post("--location-from-photo")
         let location = try #require(shared["location"] as? [String: Any])
         #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
         #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
         // Told: the options win.
-        let told = try post("--taken-at", "2020-01-02T03:04:05+01:00", "--location", "1.5,-2.25")
+        let told = try await post("--taken-at", "2020-01-02T03:04:05+01:00", "--location", "1.5,-2.25")
         #expect(told["takenAt"] as? String == "2020-01-02T02:04:05.000Z")
         #expect((told["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
         // No EXIF date: now.
         let before = Date()
-        let lake = try cli.ok("post", cli.fixture("lake.png"), "--caption", "lake")
-        let lakePost = try cli.run("show", lake, "--json").json()
+        let lake = try await cli.ok("post", cli.fixture("lake.png"), "--caption", "lake")
+        let lakePost = try await cli.run("show", lake, "--json").json()
         let created = try #require(
             ISO8601DateFormatter.withMilliseconds.date(from: lakePost["createdAt"] as? String ?? "")
         )
@@ -214,13 +217,15 @@ struct CLITests {
     }
 
     @Test("the location stays home: stored and sent without it unless shared or kept, the hash that of the bytes")
-    func locationStaysHome() throws {
+    func locationStaysHome() async throws {
         let cli = CLI()
         defer { cli.remove() }
-        try cli.ok("init")
-        func post(_ name: String, _ arguments: String...) throws -> (post: [String: Any], stored: URL) {
-            let post = try cli.run(["post", cli.fixture("media/\(name)"), "--caption", name, "--json"] + arguments)
-                .json()
+        try await cli.ok("init")
+        func post(_ name: String, _ arguments: String...) async throws -> (post: [String: Any], stored: URL) {
+            let post = try await cli.run(
+                ["post", cli.fixture("media/\(name)"), "--caption", name, "--json"] + arguments
+            )
+            .json()
             let sha = try #require((post["photo"] as? [String: Any])?["sha256"] as? String)
             let stored = cli.data.appendingPathComponent("photos/\(sha.prefix(2))/\(sha)")
             let bytes = try Data(contentsOf: stored)
@@ -231,7 +236,7 @@ struct CLITests {
         // By default: no location in the post, none in the bytes (exiftool), the same pixels (Pillow).
         for name in ["gps.jpg", "gps.png", "gps.webp"] {
             let source = URL(fileURLWithPath: cli.fixture("media/\(name)"))
-            let (post, stored) = try post(name)
+            let (post, stored) = try await post(name)
             #expect(post["location"] is NSNull, "\(name): \(post)")
             #expect(try Data(contentsOf: stored) != Data(contentsOf: source))
             let tags = try IndependentReaders.exiftool(stored)
@@ -240,12 +245,12 @@ struct CLITests {
             #expect(try IndependentReaders.samePixels(source, stored), "\(name): pixels changed")
         }
         // --location: that location in the post, still none in the bytes.
-        let (given, givenFile) = try post("gps.jpg", "--location", "1.5,2.5")
+        let (given, givenFile) = try await post("gps.jpg", "--location", "1.5,2.5")
         #expect((given["location"] as? [String: Any])?["latitude"] as? Double == 1.5)
         #expect(IndependentReaders.locationTags(try IndependentReaders.exiftool(givenFile)).isEmpty)
         // --location-from-photo: the EXIF position in the post, the bytes as they are (even a HEIC's).
         for name in ["gps.webp", "gps.heic"] {
-            let (shared, sharedFile) = try post(name, "--location-from-photo")
+            let (shared, sharedFile) = try await post(name, "--location-from-photo")
             let location = try #require(shared["location"] as? [String: Any], "\(name): \(shared)")
             #expect((location["latitude"] as? Double).map { abs($0 - -33.8599722) < 1e-7 } == true, "\(location)")
             #expect((location["longitude"] as? Double).map { abs($0 - 151.2111111) < 1e-7 } == true, "\(location)")
@@ -255,7 +260,7 @@ struct CLITests {
         }
         // --keep-metadata: the bytes as they are, no location in the post; a format that cannot be cleaned is taken.
         for name in ["gps.png", "gps.heic", "gps-xmp.gif"] {
-            let (kept, keptFile) = try post(name, "--keep-metadata")
+            let (kept, keptFile) = try await post(name, "--keep-metadata")
             #expect(kept["location"] is NSNull)
             #expect(
                 try Data(contentsOf: keptFile) == Data(contentsOf: URL(fileURLWithPath: cli.fixture("media/\(name)")))
@@ -269,14 +274,14 @@ struct CLITests {
     }
 
     @Test("the same photo posted twice is stored once")
-    func photoStoredOnce() throws {
+    func photoStoredOnce() async throws {
         let cli = CLI()
         defer { cli.remove() }
-        try cli.ok("init")
-        try cli.ok("post", cli.fixture("lake.png"), "--caption", "one")
-        try cli.ok("post", cli.fixture("lake.png"), "--caption", "two")
-        let status = try cli.run("status", "--json").json()
+        try await cli.ok("init")
+        try await cli.ok("post", cli.fixture("lake.png"), "--caption", "one")
+        try await cli.ok("post", cli.fixture("lake.png"), "--caption", "two")
+        let status = try await cli.run("status", "--json").json()
         #expect((status["store"] as? [String: Any])?["photos"] as? Int == 1)
-        #expect(try cli.feedIDs().count == 2)
+        #expect(try await cli.feedIDs().count == 2)
     }
 }

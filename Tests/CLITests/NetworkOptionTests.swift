@@ -40,7 +40,7 @@ struct NetworkOptionTests {
     ]
 
     @Test("refused with a clear error, nothing stored", arguments: cases)
-    func refused(_ item: Case) throws {
+    func refused(_ item: Case) async throws {
         let files = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-keys-\(UUID())")
         try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: files) }
@@ -58,7 +58,7 @@ struct NetworkOptionTests {
         // A fresh data directory stays absent.
         let fresh = CLI()
         defer { fresh.remove() }
-        let result = try fresh.run(arguments)
+        let result = try await fresh.run(arguments)
         #expect(result.status == item.status, "exit status; stderr: \(result.stderr)")
         #expect(result.stderr.contains(item.message), "stderr: \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: fresh.data.path), "the data directory was created")
@@ -66,10 +66,10 @@ struct NetworkOptionTests {
         // An existing one is unchanged.
         let cli = CLI()
         defer { cli.remove() }
-        try cli.ok("init", "--name", "Alice")
-        try cli.ok("post", cli.fixture("lake.png"), "--caption", "Lake")
+        try await cli.ok("init", "--name", "Alice")
+        try await cli.ok("post", cli.fixture("lake.png"), "--caption", "Lake")
         let before = try cli.snapshot()
-        let again = try cli.run(arguments)
+        let again = try await cli.run(arguments)
         #expect(again.status == item.status)
         #expect(try cli.snapshot() == before, "the store changed")
     }

@@ -10,7 +10,7 @@ import Testing
 struct DurabilityTests {
     @Test("the writer runs with synchronous = FULL, in WAL mode")
     func writerSyncsEveryCommit() async throws {
-        let temporary = try TemporaryStore()
+        let temporary = try TemporaryStore(onDisk: true)
         let (mode, level) = try await temporary.store.write { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode"),

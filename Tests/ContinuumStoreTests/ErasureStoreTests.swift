@@ -25,7 +25,7 @@ struct ErasureStoreTests {
 
     @Test("a store closed right after a peer's delete is not touched by the compaction that was waiting for it")
     func closedBeforeCompaction() async throws {
-        let temporary = try TemporaryStore()
+        let temporary = try TemporaryStore(onDisk: true)
         let report = try await temporary.store.ingest(
             Self.postAndDelete(caption: "closed before compaction \(UUID())")
         )
@@ -41,7 +41,7 @@ struct ErasureStoreTests {
 
     @Test("finishing pending erasures before closing leaves no erased caption in the database files")
     func flushBeforeClose() async throws {
-        let temporary = try TemporaryStore()
+        let temporary = try TemporaryStore(onDisk: true)
         let caption = "flushed before close \(UUID())"
         _ = try await temporary.store.ingest(Self.postAndDelete(caption: caption))
         await temporary.store.finishPendingErasures()

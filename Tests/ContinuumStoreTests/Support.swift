@@ -4,15 +4,25 @@ import ContinuumTestSupport
 import Foundation
 import Logging
 
-/// A store in a fresh temporary directory, removed when the test ends.
+/// A store for one test: its database in memory (the default: the store's rules need no file), or on disk in a
+/// fresh temporary directory for tests of what reaches the files (durability, erasure from the file's bytes). Photo
+/// files go to the temporary directory either way; it is removed when the test ends.
 final class TemporaryStore: Sendable {
     let directory: DataDirectory
     let store: ContinuumStore
 
-    init() throws {
+    init(onDisk: Bool = false) throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-test-\(UUID().uuidString)")
         directory = DataDirectory(url: url)
-        store = try ContinuumStore.open(directory, logger: Logger(label: "test"))
+        if onDisk {
+            store = try ContinuumStore.open(directory, logger: Logger(label: "test"))
+        } else {
+            try directory.create()
+            store = try ContinuumStore.inMemory(
+                assets: AssetStore(root: directory.photosURL),
+                logger: Logger(label: "test")
+            )
+        }
     }
 
     deinit {

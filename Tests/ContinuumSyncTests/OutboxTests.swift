@@ -49,11 +49,12 @@ struct OutboxTests {
             await outbox.waitForRoom()
             return ContinuousClock.now
         }
-        try await Task.sleep(for: .milliseconds(100))
+        await Self.until { outbox.sendersWaitingForRoom == 1 }
         let beforeWriting = ContinuousClock.now
         while outbox.backlog >= Outbox.lowWater, let message = await outbox.next() { outbox.wrote(message) }
         let at = await resumed.value
         #expect(at >= beforeWriting, "the sender waited until the writer made room")
+        #expect(outbox.sendersWaitingForRoom == 0)
     }
 
     @Test("a writer waiting for the next message gets the next one queued; finish ends it")
@@ -67,9 +68,9 @@ struct OutboxTests {
             }
             return got
         }
-        try await Task.sleep(for: .milliseconds(50))
+        await Self.until { outbox.hasWaitingWriter }
         outbox.enqueue(.ping(7))
-        try await Task.sleep(for: .milliseconds(50))
+        await Self.until { outbox.hasWaitingWriter && outbox.isDrained }
         outbox.finish()
         #expect(await writer.value == [.ping(7)])
         #expect(!outbox.enqueue(.ping(8)), "a finished outbox takes nothing")
@@ -82,12 +83,11 @@ struct OutboxTests {
             guard let first = await outbox.next() else { return [] }
             return [first] + outbox.takeQueued(limit: 64 << 10)
         }
-        try await Task.sleep(for: .milliseconds(50))
+        await Self.until { outbox.hasWaitingWriter }
         #expect(outbox.enqueue(.ping(1)))
-        try await Task.sleep(for: .milliseconds(50))
         #expect(outbox.enqueue(.ping(2)))
         #expect(outbox.enqueue(.pong(9), urgent: true))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(outbox.hasWaitingWriter, "the writer still waits: nothing is handed out while corked")
         #expect(outbox.backlog > 0, "nothing was taken while corked")
         outbox.uncork()
         #expect(await writer.value == [.pong(9), .ping(1), .ping(2)])
@@ -110,8 +110,13 @@ struct OutboxTests {
     func cancelledWriterEnds() async throws {
         let outbox = Outbox()
         let writer = Task { await outbox.next() }
-        try await Task.sleep(for: .milliseconds(50))
+        await Self.until { outbox.hasWaitingWriter }
         writer.cancel()
         #expect(await writer.value == nil)
+    }
+
+    /// Waits until `condition` holds, yielding to the other tasks between looks: the event, not a time.
+    static func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
     }
 }

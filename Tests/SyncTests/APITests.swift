@@ -16,7 +16,7 @@ extension ISO8601DateFormatter {
 /// the node itself serves, and every kind of bad input with its status, its error body and an unchanged store.
 @Suite(.serialized) struct APITests {
     /// Everything a bad request must leave alone, read through the CLI and the photo folder.
-    static func snapshot(_ node: TestNode) throws -> String {
+    static func snapshot(_ node: TestNode) async throws -> String {
         let photos =
             FileManager.default.enumerator(atPath: node.data.appendingPathComponent("photos").path)?
             .compactMap { $0 as? String }.filter { !$0.hasPrefix("tmp") && !$0.hasPrefix("thumbs") }.sorted() ?? []
@@ -25,10 +25,10 @@ extension ISO8601DateFormatter {
                 atPath: node.data.appendingPathComponent("photos/tmp").path
             )) ?? []
         return [
-            try node.cli("feed", "--json", "--limit", "500"),
-            try node.cli("following", "--json"),
-            try node.cli("notifications", "--json"),
-            try node.cli("status", "--json").split(separator: "\n").filter { !$0.contains("lastSeen") }
+            try await node.cli("feed", "--json", "--limit", "500"),
+            try await node.cli("following", "--json"),
+            try await node.cli("notifications", "--json"),
+            try await node.cli("status", "--json").split(separator: "\n").filter { !$0.contains("lastSeen") }
                 .joined(separator: "\n"),
             photos.joined(separator: ","),
             "tmp: \(partials.count)",
@@ -76,8 +76,8 @@ extension ISO8601DateFormatter {
     }
 
     @Test func everyRouteConformsToTheDocument() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer {
             alice.remove()
             bob.remove()
@@ -102,7 +102,7 @@ extension ISO8601DateFormatter {
         #expect(created.object["following"] as? Bool == true, "own posts are followed")
         #expect(created.object["mine"] as? Bool == true)
         #expect((created.object["location"] as? [String: Any])?["latitude"] as? Double == 48.8566)
-        #expect(try alice.cli("show", post).contains("Waterfall at dusk — Café"))
+        #expect(try await alice.cli("show", post).contains("Waterfall at dusk — Café"))
 
         let photo = try await call(api, alice, "GET", "/api/photos/\(sha)", expect: 200)
         #expect(photo.body == waterfall)
@@ -246,7 +246,7 @@ extension ISO8601DateFormatter {
             expect: 201
         )
         let commentID = try #require(comment.object["id"] as? String)
-        #expect(try alice.cli("show", post).contains("Lovely light"))
+        #expect(try await alice.cli("show", post).contains("Lovely light"))
         let edited = try await call(
             api,
             alice,
@@ -303,8 +303,8 @@ extension ISO8601DateFormatter {
         #expect((following.object["posts"] as? [[String: Any]])?.first?["post"] as? String == post)
 
         // Bob comments on Alice's post: Alice is notified.
-        try await eventually("the post reached Bob") { (try? bob.cli("show", post)) != nil }
-        try bob.cli("comment", post, "Where is this?")
+        try await eventually("the post reached Bob") { (try? await bob.cli("show", post)) != nil }
+        try await bob.cli("comment", post, "Where is this?")
         try await eventually("Alice notified") {
             let list = try await alice.http.get("/api/notifications?unread=true")
             return (list.object["unread"] as? Int ?? 0) >= 1
@@ -358,10 +358,10 @@ extension ISO8601DateFormatter {
         let ids = [second.object["id"] as? String ?? "", third.object["id"] as? String ?? ""]
         let many = try await call(api, alice, "POST", "/api/delete", json: ["ids": ids], expect: 200)
         #expect(Set(many.object["deleted"] as? [String] ?? []) == Set(ids))
-        #expect(!(try alice.cli("show", post).contains("Second")))
+        #expect(!(try await alice.cli("show", post).contains("Second")))
         let gone = try await call(api, alice, "DELETE", "/api/posts/\(post)", expect: 200)
         #expect(gone.object["deleted"] as? [String] == [post])
-        #expect(try alice.cli("feed").contains("No posts yet."))
+        #expect(try await alice.cli("feed").contains("No posts yet."))
 
         // The event stream: its content type and first bytes (live events are tested below).
         let events = try await alice.http.stream("/api/events", timeout: .seconds(5)) { $0.contains(": connected") }
@@ -663,19 +663,19 @@ extension ISO8601DateFormatter {
     ]
 
     @Test func badInputIsRefusedAndStoresNothing() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer {
             alice.remove()
             bob.remove()
         }
         let image = try fixture("waterfall.jpg")
-        let own = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
-        let foreign = try bob.cli("post", bob.fixture("forest.webp"), "--caption", "Forest")
+        let own = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        let foreign = try await bob.cli("post", bob.fixture("forest.webp"), "--caption", "Forest")
         try await bob.start()
         try await alice.start(peers: [bob], extra: ["--max-upload-mb", "1"])
         try await eventually("Bob's post and photo reached Alice") {
-            (try? alice.cli("show", foreign))?.contains("not here yet") == false
+            (try? await alice.cli("show", foreign))?.contains("not here yet") == false
         }
         let api = try await checker(alice)
         let fixture = Fixture(
@@ -689,7 +689,7 @@ extension ISO8601DateFormatter {
             lake: try self.fixture("lake.png"),
             heic: try self.fixture("media/gps.heic")
         )
-        let before = try Self.snapshot(alice)
+        let before = try await Self.snapshot(alice)
         for bad in Self.bad {
             let response = try await bad.send(alice, fixture)
             #expect(response.status == bad.status, "\(bad): \(response.status) \(response.text)")
@@ -701,7 +701,7 @@ extension ISO8601DateFormatter {
             #expect(response.headers["content-type"]?.hasPrefix("application/json") == true, "\(bad)")
             let errorSchema = ["$ref": "#/components/schemas/Error"]
             #expect(api.validate(response.json ?? [:], errorSchema, at: "\(bad)").isEmpty, "\(bad)")
-            #expect(try Self.snapshot(alice) == before, "\(bad) changed the store")
+            #expect(try await Self.snapshot(alice) == before, "\(bad) changed the store")
             let status = try await alice.http.get("/api/status")
             #expect(status.status == 200, "still serving after \(bad)")
         }
@@ -713,23 +713,20 @@ extension ISO8601DateFormatter {
     }
 
     @Test func aCommentOnAnotherNodeArrivesAsAnEvent() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer {
             alice.remove()
             bob.remove()
         }
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
         try await bob.start(extra: ["--anti-entropy-interval", "600"])
         try await alice.start(peers: [bob], extra: ["--anti-entropy-interval", "600"])
-        try await eventually("the post reached Bob") { (try? bob.cli("show", post)) != nil }
-        let stream = Task {
-            try await alice.http.stream("/api/events", timeout: .seconds(20)) {
-                $0.contains("event: comment") && $0.contains("From Bob")
-            }
+        try await eventually("the post reached Bob") { (try? await bob.cli("show", post)) != nil }
+        let stream = await alice.http.subscribe("/api/events", timeout: .seconds(20)) {
+            $0.contains("event: comment") && $0.contains("From Bob")
         }
-        try await Task.sleep(for: .milliseconds(300))
-        try bob.cli("comment", post, "From Bob")
+        try await bob.cli("comment", post, "From Bob")
         let text = try await stream.value
         let block = text.components(separatedBy: "\n\n").first { $0.contains("event: comment") }
         let data = try #require(block?.split(separator: "\n").first { $0.hasPrefix("data: ") }?.dropFirst(6))
@@ -738,8 +735,7 @@ extension ISO8601DateFormatter {
         #expect(event["post"] as? String == post)
         #expect(event["text"] as? String == "From Bob")
         // An open event stream does not hold up shutdown: SIGINT stops the node cleanly within the harness's 10 s.
-        let open = Task { try await alice.http.stream("/api/events", timeout: .seconds(30)) { _ in false } }
-        try await Task.sleep(for: .milliseconds(300))
+        let open = await alice.http.subscribe("/api/events", timeout: .seconds(30)) { _ in false }
         try await alice.stop()
         #expect(try await open.value.contains(": connected"))
         try await bob.stop()
@@ -753,7 +749,7 @@ extension ISO8601DateFormatter {
     }
 
     @Test func anUploadIsStreamedToDiskNotHeldInMemory() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
         try await alice.start(extra: ["--max-upload-mb", "100"])
         let pid = try #require(alice.process?.processIdentifier)
@@ -774,7 +770,7 @@ extension ISO8601DateFormatter {
     }
 
     @Test func aTokenIsRequiredWhenSet() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
         let token = "s3cret-token-0123456789"
         try await alice.start(extra: ["--api-token", token])
@@ -811,14 +807,14 @@ extension ISO8601DateFormatter {
     }
 
     @Test func theAPIPortInUseStopsTheNodeWithAClearError() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer {
             alice.remove()
             bob.remove()
         }
         try await alice.start()
-        let result = try NodeBinary.run([
+        let result = try await NodeBinary.run([
             "run", "--data", bob.data.path, "--port", "0", "--listen", "127.0.0.1", "--no-discovery",
             "--api-listen", "127.0.0.1:\(alice.apiPort)",
         ])
@@ -866,7 +862,7 @@ extension APITests {
         )
         let problems = api.problems(method, path, response)
         #expect(problems.isEmpty, "\(what): \(problems)", sourceLocation: sourceLocation)
-        #expect(try Self.snapshot(node) == before, "\(what) changed the store", sourceLocation: sourceLocation)
+        #expect(try await Self.snapshot(node) == before, "\(what) changed the store", sourceLocation: sourceLocation)
         let status = try await node.http.get("/api/status")
         #expect(status.status == 200, "still serving after \(what)", sourceLocation: sourceLocation)
     }
@@ -896,12 +892,12 @@ extension APITests {
     }
 
     @Test func aJSONBodyOverItsLimitIsRefusedWith413() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
-        let own = try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        let own = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
         try await alice.start()
         let api = try await checker(alice)
-        let before = try Self.snapshot(alice)
+        let before = try await Self.snapshot(alice)
         let limit = 1_048_576
         // Every route that reads JSON, with a body one byte over 1 MiB (refused from its Content-Length).
         let routes: [(String, String, String)] = [
@@ -956,7 +952,7 @@ extension APITests {
         )
         #expect(atLimit.status == 400, "\(atLimit.text)")
         #expect(atLimit.errorCode == "invalid_text", "\(atLimit.text)")
-        #expect(try Self.snapshot(alice) == before)
+        #expect(try await Self.snapshot(alice) == before)
         // And a comment that fits is stored: the count goes from 0 to 1.
         let comment = try await alice.http.send("POST", path, json: ["text": "Still here"])
         #expect(comment.status == 201, "\(comment.text)")
@@ -966,12 +962,12 @@ extension APITests {
     }
 
     @Test func anUploadOverMaxUploadMBIsRefusedWith413() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
-        try alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
+        try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Lake")
         try await alice.start(extra: ["--max-upload-mb", "1"])
         let api = try await checker(alice)
-        let before = try Self.snapshot(alice)
+        let before = try await Self.snapshot(alice)
         let image = try fixture("waterfall.jpg")
         var big = Data()
         while big.count <= 1_048_576 { big.append(image) }
@@ -1038,14 +1034,14 @@ extension APITests {
             files: [("photo", "zeros.bin", Data(count: 1_048_576))]
         )
         #expect(atLimit.status == 415, "\(atLimit.text)")
-        #expect(try Self.snapshot(alice) == before)
+        #expect(try await Self.snapshot(alice) == before)
         let posts = try await alice.http.get("/api/status")
         #expect(posts.object["posts"] as? Int == 1, "\(posts.text)")
         try await alice.stop()
     }
 
     @Test func aConnectionThatTricklesItsHeadersIsClosed() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
         // The header timeout is 10 s; the hidden option shortens it to 3 s for this test.
         let timeout = Duration.seconds(3)

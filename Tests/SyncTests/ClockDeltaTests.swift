@@ -10,9 +10,9 @@ import Testing
 struct ClockDeltaTests {
     @Test("a reconnect sends CLOCK_SINCE naming the clock sent last time; CLOCK_UNKNOWN gets the whole clock")
     func reconnect() async throws {
-        let node = try TestNode("node")
+        let node = try await TestNode("node")
         defer { node.remove() }
-        try node.cli("post", node.fixture("lake.png"), "--caption", "one")
+        try await node.cli("post", node.fixture("lake.png"), "--caption", "one")
         try await node.start(extra: ["--insecure-plaintext", "--anti-entropy-interval", "600"])
         let peer = NodeIdentity.generate()
 
@@ -31,7 +31,7 @@ struct ClockDeltaTests {
         first.close()
 
         // The node writes one more record while apart.
-        try node.cli("comment", try #require(try await node.postIDs().first).hex, "two")
+        try await node.cli("comment", try #require(try await node.postIDs().first).hex, "two")
         let now = try await node.clock()
 
         // Second session: the node names the clock it sent last time and lists only the entry that changed.
@@ -69,9 +69,9 @@ struct ClockDeltaTests {
 
     @Test("a CLOCK_SINCE that arrives with the HELLO, while the node is still loading its clocks, is matched")
     func sinceRightAfterHello() async throws {
-        let node = try TestNode("node")
+        let node = try await TestNode("node")
         defer { node.remove() }
-        try node.cli("post", node.fixture("lake.png"), "--caption", "one")
+        try await node.cli("post", node.fixture("lake.png"), "--caption", "one")
         try await node.start(extra: ["--insecure-plaintext", "--anti-entropy-interval", "600"])
         let peer = NodeIdentity.generate()
         let ours = VectorClock()
@@ -86,7 +86,7 @@ struct ClockDeltaTests {
                 // second before its own first round has loaded the clocks of this peer.
                 let hello = RawClient.hello(for: peer)
                 try client.send(.hello(hello))
-                try client.readHello(timeout: .seconds(10))
+                try await client.readHello(timeout: .seconds(10))
                 guard case .hello(let theirs)? = client.received.first else {
                     Issue.record("no HELLO: \(client.received.map(\.typeName))")
                     return

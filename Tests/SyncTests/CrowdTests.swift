@@ -17,9 +17,9 @@ struct CrowdTests {
     static let maxPeers = 4
 
     /// Nodes with free ports chosen up front, so that each can be given every other's `ID@HOST:PORT`.
-    static func crowd(_ count: Int, prefix: String) throws -> [TestNode] {
-        try (0..<count).map { index in
-            let node = try TestNode("\(prefix)\(index)")
+    static func crowd(_ count: Int, prefix: String) async throws -> [TestNode] {
+        try await (0..<count).asyncMap { index in
+            let node = try await TestNode("\(prefix)\(index)")
             node.port = try freePort()
             return node
         }
@@ -41,7 +41,7 @@ struct CrowdTests {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func address(_ node: TestNode) throws -> String { "\(try node.nodeID())@127.0.0.1:\(node.port)" }
+    static func address(_ node: TestNode) async throws -> String { "\(try await node.nodeID())@127.0.0.1:\(node.port)" }
 
     /// Starts `node` knowing `others` by id.
     static func start(_ node: TestNode, knowing others: [TestNode], ids: [ObjectIdentifier: String]) async throws {
@@ -51,8 +51,8 @@ struct CrowdTests {
     }
 
     /// The peers `node` has a session with now, from `peers --json`.
-    static func connected(_ node: TestNode) throws -> [String] {
-        let object = try JSONSerialization.jsonObject(with: Data(try node.cli("peers", "--json").utf8))
+    static func connected(_ node: TestNode) async throws -> [String] {
+        let object = try JSONSerialization.jsonObject(with: Data(try await node.cli("peers", "--json").utf8))
         let peers = (object as? [String: Any])?["peers"] as? [[String: Any]] ?? []
         return peers.filter { $0["state"] as? String == "connected" }.compactMap { $0["id"] as? String }
     }
@@ -65,18 +65,18 @@ struct CrowdTests {
         "12 nodes: at most 4 sessions each, one copy of a post each, a follower pushed once, a third crashes and heals"
     )
     func crowdOfTwelve() async throws {
-        let nodes = try Self.crowd(Self.size, prefix: "crowd")
+        let nodes = try await Self.crowd(Self.size, prefix: "crowd")
         defer { for node in nodes { node.remove() } }
         var ids: [ObjectIdentifier: String] = [:]
-        for node in nodes { ids[ObjectIdentifier(node)] = try Self.address(node) }
+        for node in nodes { ids[ObjectIdentifier(node)] = try await Self.address(node) }
         for node in nodes { try await Self.start(node, knowing: nodes, ids: ids) }
 
         // The overlay: everyone within the bound, and the sessions form one connected whole.
         try await eventually("every node has its 4 neighbours", timeout: .seconds(60)) {
-            try nodes.allSatisfy { try Self.connected($0).count == Self.maxPeers }
+            try await nodes.asyncAllSatisfy { try await Self.connected($0).count == Self.maxPeers }
         }
         var graph: [String: Set<String>] = [:]
-        for node in nodes { graph[try node.nodeID()] = Set(try Self.connected(node)) }
+        for node in nodes { graph[try await node.nodeID()] = Set(try await Self.connected(node)) }
         for (node, peers) in graph {
             #expect(peers.count <= Self.maxPeers)
             for peer in peers { #expect(graph[peer]?.contains(node) == true, "a session is seen from one side only") }
@@ -90,13 +90,13 @@ struct CrowdTests {
 
         // A post reaches everyone, relayed (no node but four hears from the author directly), about once each.
         let author = nodes[0]
-        let before = try nodes.map { try Self.recordsIn($0) }
-        let post = try author.cli("post", author.fixture("lake.png"), "--caption", "Hello, crowd")
+        let before = try await nodes.asyncMap { try await Self.recordsIn($0) }
+        let post = try await author.cli("post", author.fixture("lake.png"), "--caption", "Hello, crowd")
         try await eventually("the post reaches all 12 nodes", timeout: .seconds(60)) {
             for node in nodes where !(try await Self.holds(node, post)) { return false }
             return true
         }
-        let copies = try zip(nodes, before).dropFirst().map { try Self.recordsIn($0.0) - $0.1 }
+        let copies = try await zip(nodes, before).dropFirst().asyncMap { try await Self.recordsIn($0.0) - $0.1 }
         // One post (and nothing else new): each node received it about once, at most 1.5 times on average (issue 14's
         // target, as `continuum-bench crowd` measures it). A duplicate comes from a lazy neighbour that pulled the post
         // after a HAVE, before the tree's copy arrived (200 ms): under CI's load one run in five had 14 copies for 11
@@ -106,31 +106,38 @@ struct CrowdTests {
 
         // A follower far from the commenter is pushed each comment once, and notified once.
         let follower = nodes[6]
-        _ = try follower.cli("follow", String(post.prefix(12)))
+        _ = try await follower.cli("follow", String(post.prefix(12)))
         try await Task.sleep(for: .seconds(2))
         var comments: [String] = []
         for index in 0..<3 {
-            comments.append(try nodes[3 + index].cli("comment", post, "comment \(index)"))
+            comments.append(try await nodes[3 + index].cli("comment", post, "comment \(index)"))
             try await Task.sleep(for: .milliseconds(300))
         }
-        try await eventually("the follower is notified of the 3 comments") { try follower.notifications().count == 3 }
+        try await eventually("the follower is notified of the 3 comments") {
+            try await follower.notifications().count == 3
+        }
         try await Task.sleep(for: .seconds(2))
-        let notified = try follower.notifications()
+        let notified = try await follower.notifications()
         #expect(notified.count == 3, "exactly one notification per comment: \(notified)")
         #expect(Set(notified.map(\.record)) == Set(comments))
         #expect(notified.allSatisfy { $0.delivery == "push" }, "\(notified)")
 
         // A third of the crowd crashes; the rest keep sharing, and the view closes over the gap.
         let crashed = [nodes[1], nodes[5], nodes[8], nodes[10]]
-        for node in crashed { node.crash() }
+        for node in crashed { try await node.crash() }
         let survivors = nodes.filter { node in !crashed.contains { $0 === node } }
-        let during = try survivors[2].cli("post", survivors[2].fixture("lake.png"), "--caption", "While they were away")
+        let during = try await survivors[2].cli(
+            "post",
+            survivors[2].fixture("lake.png"),
+            "--caption",
+            "While they were away"
+        )
         try await eventually("the survivors get the post written meanwhile", timeout: .seconds(90)) {
             for node in survivors where !(try await Self.holds(node, during)) { return false }
             return true
         }
         try await eventually("the survivors' overlay heals within the bound", timeout: .seconds(90)) {
-            try survivors.allSatisfy { (1...Self.maxPeers).contains(try Self.connected($0).count) }
+            try await survivors.asyncAllSatisfy { (1...Self.maxPeers).contains(try await Self.connected($0).count) }
         }
         // They come back: nothing is lost, everyone holds everything.
         for node in crashed { try await Self.start(node, knowing: nodes, ids: ids) }
@@ -143,23 +150,23 @@ struct CrowdTests {
             return true
         }
         try await eventually("every node is back within the bound", timeout: .seconds(60)) {
-            try nodes.allSatisfy { (1...Self.maxPeers).contains(try Self.connected($0).count) }
+            try await nodes.asyncAllSatisfy { (1...Self.maxPeers).contains(try await Self.connected($0).count) }
         }
         for node in nodes { try await node.stop() }
     }
 
     @Test("a partition heals: two halves that did not know each other write apart, then meet and converge")
     func partitionHeals() async throws {
-        let nodes = try Self.crowd(8, prefix: "part")
+        let nodes = try await Self.crowd(8, prefix: "part")
         defer { for node in nodes { node.remove() } }
         var ids: [ObjectIdentifier: String] = [:]
-        for node in nodes { ids[ObjectIdentifier(node)] = try Self.address(node) }
+        for node in nodes { ids[ObjectIdentifier(node)] = try await Self.address(node) }
         let left = Array(nodes.prefix(4))
         let right = Array(nodes.suffix(4))
         for node in left { try await Self.start(node, knowing: left, ids: ids) }
         for node in right { try await Self.start(node, knowing: right, ids: ids) }
-        let fromLeft = try left[0].cli("post", left[0].fixture("lake.png"), "--caption", "left side")
-        let fromRight = try right[0].cli("post", right[0].fixture("lake.png"), "--caption", "right side")
+        let fromLeft = try await left[0].cli("post", left[0].fixture("lake.png"), "--caption", "left side")
+        let fromRight = try await right[0].cli("post", right[0].fixture("lake.png"), "--caption", "right side")
         try await eventually("each half has its own post") {
             for node in left where !(try await Self.holds(node, fromLeft)) { return false }
             for node in right where !(try await Self.holds(node, fromRight)) { return false }
@@ -177,13 +184,13 @@ struct CrowdTests {
             }
             return true
         }
-        for node in nodes { #expect(try Self.connected(node).count <= Self.maxPeers) }
+        for node in nodes { #expect(try await Self.connected(node).count <= Self.maxPeers) }
         for node in nodes { try await node.stop() }
     }
 
     /// Records received so far, over every session (`peers --json`).
-    static func recordsIn(_ node: TestNode) throws -> Int64 {
-        let object = try JSONSerialization.jsonObject(with: Data(try node.cli("peers", "--json").utf8))
+    static func recordsIn(_ node: TestNode) async throws -> Int64 {
+        let object = try JSONSerialization.jsonObject(with: Data(try await node.cli("peers", "--json").utf8))
         let peers = (object as? [String: Any])?["peers"] as? [[String: Any]] ?? []
         return peers.reduce(0) { $0 + (($1["recordsIn"] as? NSNumber)?.int64Value ?? 0) }
     }

@@ -14,10 +14,10 @@ extension SyncIntegrationTests {
             "a deleted post and a deleted comment are erased on B and C within a round; D, joining later, gets headers"
         )
         func deleteErases() async throws {
-            let a = try TestNode("a")
-            let b = try TestNode("b")
-            let c = try TestNode("c")
-            let d = try TestNode("d")
+            let a = try await TestNode("a")
+            let b = try await TestNode("b")
+            let c = try await TestNode("c")
+            let d = try await TestNode("d")
             defer { for node in [a, b, c, d] { node.remove() } }
             // Unique, lowercase ASCII texts, so that their bytes can be looked for in the database files.
             let token = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -29,11 +29,11 @@ extension SyncIntegrationTests {
             try await a.start()
             try await b.start(peers: [a])
             try await c.start(peers: [a])
-            let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", caption)
-            try a.cli("edit", post, "--caption", editedCaption)
-            let kept = try a.cli("post", a.fixture("lake.png"), "--caption", keptCaption)
-            let comment = try b.cli("comment", kept, commentText)
-            try b.cli("comment", post, "a comment of b's own on the post")
+            let post = try await a.cli("post", a.fixture("waterfall.jpg"), "--caption", caption)
+            try await a.cli("edit", post, "--caption", editedCaption)
+            let kept = try await a.cli("post", a.fixture("lake.png"), "--caption", keptCaption)
+            let comment = try await b.cli("comment", kept, commentText)
+            try await b.cli("comment", post, "a comment of b's own on the post")
             let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
             try await eventually("B and C have both posts, photos and thumbnails, and the comment") {
                 for node in [b, c] {
@@ -53,8 +53,8 @@ extension SyncIntegrationTests {
                 )
             }
 
-            try a.cli("delete", post)
-            try b.cli("delete", comment)
+            try await a.cli("delete", post)
+            try await b.cli("delete", comment)
             try await eventually("the deletes reached every node", timeout: .seconds(60)) {
                 for node in [a, b, c] {
                     let gone = try await node.withStore { store in
@@ -86,9 +86,12 @@ extension SyncIntegrationTests {
                 }
                 #expect(try Self.databaseBytes(node).contains(caption: keptCaption), "\(node.name) keeps the live post")
                 // Search finds nothing; the live post is untouched.
-                #expect(!(try node.cli("search", token, "--json")).contains(post))
-                #expect(try node.cli("search", token, "--json").contains(kept))
-                #expect(try node.cli("status", "--json").contains("\"photos\" : 1"), "\(node.name) counts live photos")
+                #expect(!(try await node.cli("search", token, "--json")).contains(post))
+                #expect(try await node.cli("search", token, "--json").contains(kept))
+                #expect(
+                    try await node.cli("status", "--json").contains("\"photos\" : 1"),
+                    "\(node.name) counts live photos"
+                )
             }
 
             // D joins after the deletes: it gets the post, its edit and the comment as headers alone, and verifies the
@@ -115,21 +118,21 @@ extension SyncIntegrationTests {
             "a photo replaced by an edit is erased on every node; followers are notified once; a late node gets the new one"
         )
         func replacedPhotoErased() async throws {
-            let a = try TestNode("a")
-            let b = try TestNode("b")
-            let c = try TestNode("c")
+            let a = try await TestNode("a")
+            let b = try await TestNode("b")
+            let c = try await TestNode("c")
             defer { for node in [a, b, c] { node.remove() } }
             try await a.start()
             try await b.start(peers: [a])
-            let post = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "the first photo")
+            let post = try await a.cli("post", a.fixture("waterfall.jpg"), "--caption", "the first photo")
             let old = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
             try await eventually("B has the photo and its thumbnail") {
                 let here = try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
                 return here && !Self.thumbnails(of: old, on: b).isEmpty
             }
-            try b.cli("follow", post)
+            try await b.cli("follow", post)
 
-            let edit = try a.cli("edit", post, "--photo", a.fixture("forest.webp"), "--location", "1.5,2.5")
+            let edit = try await a.cli("edit", post, "--photo", a.fixture("forest.webp"), "--location", "1.5,2.5")
             let new = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
             #expect(new != old)
             try await eventually("B shows the new photo, whole") {
@@ -144,11 +147,11 @@ extension SyncIntegrationTests {
                 }
                 #expect(try await node.http.get("/api/photos/\(old.hex)").status == 404, "\(node.name)")
                 #expect(try await node.http.get("/api/photos/\(new.hex)").status == 200, "\(node.name)")
-                let shown = try node.cli("show", post, "--json")
+                let shown = try await node.cli("show", post, "--json")
                 #expect(shown.contains(new.hex) && shown.contains("\"latitude\" : 1.5"), "\(node.name): \(shown)")
             }
             // B follows the post: one notification for the edit, whatever path it came by.
-            let notes = try b.cli("notifications", "--json")
+            let notes = try await b.cli("notifications", "--json")
             #expect(notes.components(separatedBy: edit).count - 1 == 1, "one notification for the edit: \(notes)")
             // C joins afterwards and never fetches the replaced photo.
             try await c.start(peers: [b])
@@ -166,12 +169,12 @@ extension SyncIntegrationTests {
 
         @Test("a photo on its way when its post is deleted stops coming, and leaves no file, partial or thumbnail")
         func transferStoppedByErasure() async throws {
-            let a = try TestNode("a")
-            let b = try TestNode("b")
+            let a = try await TestNode("a")
+            let b = try await TestNode("b")
             defer { for node in [a, b] { node.remove() } }
             let image = a.data.appendingPathComponent("big.png")
             try SyncIntegrationTests.bigPNG(megabytes: 8, at: image)
-            let post = try a.cli("post", image.path, "--caption", "big, and soon deleted")
+            let post = try await a.cli("post", image.path, "--caption", "big, and soon deleted")
             let hash = AssetHash.of(try Data(contentsOf: image))
             // A sends slowly (fault injection): 32 chunks of 256 KiB at 500 ms each would take 16 s.
             try await a.start(extra: ["--test-photo-chunk-delay-ms", "500"])
@@ -182,7 +185,7 @@ extension SyncIntegrationTests {
                 return size >= 512 << 10
             }
             let deleted = ContinuousClock.now
-            try a.cli("delete", post)
+            try await a.cli("delete", post)
             // B stops the transfer when it learns of the delete (within a second), or A stops sending (every 4 MiB);
             // whichever comes first, long before the 16 s the photo would take.
             try await eventually("the transfer stopped", timeout: .seconds(12)) {
@@ -203,14 +206,14 @@ extension SyncIntegrationTests {
             "a phone photo posted without its location reaches a peer without GPS tags, its pixels and orientation kept"
         )
         func locationStaysHomeOnPeers() async throws {
-            let a = try TestNode("a")
-            let b = try TestNode("b")
+            let a = try await TestNode("a")
+            let b = try await TestNode("b")
             defer { for node in [a, b] { node.remove() } }
             try await a.start()
             try await b.start(peers: [a])
             let original = URL(fileURLWithPath: a.fixture("media/rotated-gps.jpg"))
             #expect(!IndependentReaders.locationTags(try IndependentReaders.exiftool(original)).isEmpty)
-            let post = try a.cli("post", original.path, "--caption", "from the phone")
+            let post = try await a.cli("post", original.path, "--caption", "from the phone")
             let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post })
             #expect(photo.location == nil)
             try await eventually("B has the photo") {

@@ -64,7 +64,8 @@ struct FloodTests {
         }
         #expect(node.logText.contains("over its budget"), "the node logs why it dropped the flooder")
         // The honest sessions survived every flood.
-        let peers = try JSONSerialization.jsonObject(with: Data(try node.cli("peers", "--json").utf8)) as? [String: Any]
+        let peers =
+            try JSONSerialization.jsonObject(with: Data(try await node.cli("peers", "--json").utf8)) as? [String: Any]
         let connected = Set(
             ((peers?["peers"] as? [[String: Any]]) ?? []).filter { $0["state"] as? String == "connected" }
                 .compactMap { $0["name"] as? String }
@@ -117,11 +118,11 @@ struct FloodTests {
         photo: (TestNode) throws -> String,
         body: (TestNode, TestNode, TestNode, PostID) async throws -> Void
     ) async throws {
-        let node = try TestNode("target")
-        let honest1 = try TestNode("honest1")
-        let honest2 = try TestNode("honest2")
+        let node = try await TestNode("target")
+        let honest1 = try await TestNode("honest1")
+        let honest2 = try await TestNode("honest2")
         defer { for each in [node, honest1, honest2] { each.remove() } }
-        try node.cli("post", try photo(node), "--caption", "the target's post")
+        try await node.cli("post", try photo(node), "--caption", "the target's post")
         let plaintext = ["--insecure-plaintext", "--anti-entropy-interval", "600"]
         try await node.start(extra: plaintext)
         try await honest1.start(peers: [node], extra: plaintext)
@@ -186,12 +187,12 @@ struct FloodTests {
             let nonce = UInt64.random(in: 1...UInt64.max)
             let sent = ContinuousClock.now
             try pinger.send(.ping(nonce))
-            try await pinger.read(timeout: .seconds(10), every: .milliseconds(1)) { $0.contains(.pong(nonce)) }
+            try await pinger.read(timeout: .seconds(10)) { $0.contains(.pong(nonce)) }
             #expect(pinger.received.contains(.pong(nonce)), "the honest PING was answered")
             pings.append(ContinuousClock.now - sent)
 
             let before = try await to.clock()
-            _ = try from.cli("comment", post.hex, "relay \(index)")
+            _ = try await from.cli("comment", post.hex, "relay \(index)")
             let target = try await from.clock()
             let written = ContinuousClock.now
             // Polled every 2 ms (``eventually``'s 50 ms would hide the figure being measured).

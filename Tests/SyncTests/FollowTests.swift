@@ -14,145 +14,148 @@ struct FollowTests {
 
     @Test("a comment on a followed post is pushed, also through a node that does not follow it; one notification")
     func pushAndRelay() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        let c = try TestNode("c")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
+        let c = try await TestNode("c")
         defer { for node in [a, b, c] { node.remove() } }
         try await a.start(extra: Self.slowRounds)
         try await b.start(peers: [a], extra: Self.slowRounds)
         try await c.start(peers: [b], extra: Self.slowRounds)
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "Follow me")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "Follow me")
         try await eventually("the post reaches C") { try await c.postIDs().map(\.hex) == [post] }
 
         // A follows its own post automatically; C follows it by hand. B does not follow it.
-        #expect(try a.following() == [post])
-        #expect(try c.cli("follow", String(post.prefix(10))) == "following \(post.prefix(12))")
-        #expect(try b.following().isEmpty)
-        let cID = try c.nodeID()
-        let bID = try b.nodeID()
+        #expect(try await a.following() == [post])
+        #expect(try await c.cli("follow", String(post.prefix(10))) == "following \(post.prefix(12))")
+        #expect(try await b.following().isEmpty)
+        let cID = try await c.nodeID()
+        let bID = try await b.nodeID()
         try await eventually("B knows C wants pushes, and relays that interest to A") {
-            try b.pushInterest(of: cID) == 1 && (try a.pushInterest(of: bID)) == 1
+            let relayed = try await b.pushInterest(of: cID)
+            let relayedTo = try await a.pushInterest(of: bID)
+            return relayed == 1 && relayedTo == 1
         }
 
         // B comments: pushed straight to C (and to A, which follows its own post).
-        let fromB = try b.cli("comment", post, "B was here")
-        try await eventually("C is notified of B's comment") { try c.notifications().count == 1 }
+        let fromB = try await b.cli("comment", post, "B was here")
+        try await eventually("C is notified of B's comment") { try await c.notifications().count == 1 }
         // A comments: A -> B -> C, pushed at each hop although B follows nothing.
-        let fromA = try a.cli("comment", post, "A answers")
-        try await eventually("C is notified of A's comment") { try c.notifications().count == 2 }
-        try await eventually("A is notified of B's comment") { try a.notifications().count == 1 }
+        let fromA = try await a.cli("comment", post, "A answers")
+        try await eventually("C is notified of A's comment") { try await c.notifications().count == 2 }
+        try await eventually("A is notified of B's comment") { try await a.notifications().count == 1 }
 
-        let onC = try c.notifications()
+        let onC = try await c.notifications()
         #expect(onC.map(\.record).sorted() == [fromA, fromB].sorted())
         #expect(onC.allSatisfy { $0.kind == "comment" && $0.delivery == "push" && !$0.whileOffline }, "\(onC)")
-        let onA = try a.notifications()
+        let onA = try await a.notifications()
         #expect(onA.map(\.record) == [fromB], "A's own comment does not notify A")
         #expect(onA.first?.delivery == "push")
-        #expect(try b.notifications().isEmpty, "B follows nothing")
+        #expect(try await b.notifications().isEmpty, "B follows nothing")
 
         // Unfollow: the interest is withdrawn along the path, and later comments notify nobody on C.
-        #expect(try c.cli("unfollow", post) == "no longer following \(post.prefix(12))")
+        #expect(try await c.cli("unfollow", post) == "no longer following \(post.prefix(12))")
         try await eventually("the interest is withdrawn on B and on A") {
-            try b.pushInterest(of: cID) == 0 && (try a.pushInterest(of: bID)) == 0
+            let relayed = try await b.pushInterest(of: cID)
+            let relayedTo = try await a.pushInterest(of: bID)
+            return relayed == 0 && relayedTo == 0
         }
-        let after = try b.cli("comment", post, "nobody on C hears of this")
+        let after = try await b.cli("comment", post, "nobody on C hears of this")
         try await eventually("the comment still reaches C by gossip") {
             try await c.withStore { try await $0.post(PostID(hex: post)!)?.comments.count } == 3
         }
-        try await eventually("and A, which still follows") { try a.notifications().count == 2 }
-        #expect(try c.notifications().count == 2, "no notification after unfollowing")
-        #expect(try a.notifications().first?.record == after)
+        try await eventually("and A, which still follows") { try await a.notifications().count == 2 }
+        #expect(try await c.notifications().count == 2, "no notification after unfollowing")
+        #expect(try await a.notifications().first?.record == after)
         for node in [a, b, c] { try await node.stop() }
     }
 
     @Test("in a cycle of three nodes, interest withdrawn by the follower dies out everywhere (hop limit)")
     func cycleWithdrawal() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        let c = try TestNode("c")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
+        let c = try await TestNode("c")
         defer { for node in [a, b, c] { node.remove() } }
         try await a.start(extra: Self.slowRounds)
         try await b.start(peers: [a], extra: Self.slowRounds)
         try await c.start(peers: [a, b], extra: Self.slowRounds)
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "Round and round", "--no-auto-follow")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "Round and round", "--no-auto-follow")
         try await eventually("the post reaches C") { try await c.postIDs().map(\.hex) == [post] }
-        let ids = try [a, b, c].map { try $0.nodeID() }
+        let ids = try await [a, b, c].asyncMap { try await $0.nodeID() }
         /// Every node's view of how many posts each of its two peers wants pushed.
-        func interest() throws -> [Int?] {
-            try [
-                a.pushInterest(of: ids[1]), a.pushInterest(of: ids[2]), b.pushInterest(of: ids[0]),
-                b.pushInterest(of: ids[2]), c.pushInterest(of: ids[0]), c.pushInterest(of: ids[1]),
-            ]
+        func interest() async throws -> [Int?] {
+            try await [(a, 1), (a, 2), (b, 0), (b, 2), (c, 0), (c, 1)].asyncMap {
+                try await $0.pushInterest(of: ids[$1])
+            }
         }
-        try await eventually("a triangle of sessions, nobody following") { try interest() == [0, 0, 0, 0, 0, 0] }
-        try c.cli("follow", post)
+        try await eventually("a triangle of sessions, nobody following") { try await interest() == [0, 0, 0, 0, 0, 0] }
+        try await c.cli("follow", post)
         try await eventually("C's interest reaches A and B, and goes round the cycle") {
-            try interest() == [1, 1, 1, 1, 1, 1]
+            try await interest() == [1, 1, 1, 1, 1, 1]
         }
-        try c.cli("unfollow", post)
+        try await c.cli("unfollow", post)
         try await eventually("after the withdrawal no node wants the post pushed any more", timeout: .seconds(20)) {
-            try interest() == [0, 0, 0, 0, 0, 0]
+            try await interest() == [0, 0, 0, 0, 0, 0]
         }
         for node in [a, b, c] { try await node.stop() }
     }
 
     @Test("a follower offline during three comments gets three notifications on return; follows survive restarts")
     func offlineFollower() async throws {
-        let a = try TestNode("a")
-        let c = try TestNode("c")
+        let a = try await TestNode("a")
+        let c = try await TestNode("c")
         defer { for node in [a, c] { node.remove() } }
         try await a.start(extra: Self.slowRounds)
         try await c.start(peers: [a], extra: Self.slowRounds)
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "Comment while C sleeps")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "Comment while C sleeps")
         try await eventually("the post reaches C") { try await c.postIDs().map(\.hex) == [post] }
-        #expect(try c.cli("follow", post) == "following \(post.prefix(12))")
+        #expect(try await c.cli("follow", post) == "following \(post.prefix(12))")
         // Following twice is following once.
-        #expect(try c.cli("follow", post) == "already following \(post.prefix(12))")
-        #expect(try c.following() == [post])
+        #expect(try await c.cli("follow", post) == "already following \(post.prefix(12))")
+        #expect(try await c.following() == [post])
 
         try await c.stop()
-        let comments = try (1...3).map { try a.cli("comment", post, "comment \($0) while C is away") }
+        let comments = try await (1...3).asyncMap { try await a.cli("comment", post, "comment \($0) while C is away") }
         try await c.start(peers: [a], extra: Self.slowRounds)
         try await eventually("C has the three comments") {
             try await c.withStore { try await $0.post(PostID(hex: post)!)?.comments.count } == 3
         }
-        try await eventually("three notifications") { try c.notifications().count == 3 }
-        let caughtUp = try c.notifications()
+        try await eventually("three notifications") { try await c.notifications().count == 3 }
+        let caughtUp = try await c.notifications()
         #expect(caughtUp.map(\.record).sorted() == comments.sorted())
         #expect(caughtUp.allSatisfy { $0.whileOffline && $0.delivery == "catch-up" }, "\(caughtUp)")
-        #expect(try c.following() == [post], "the follow survived the restart")
+        #expect(try await c.following() == [post], "the follow survived the restart")
 
         // After the restart the interest is announced again: the next comment is pushed.
-        let aID = try a.nodeID()
-        let cID = try c.nodeID()
-        try await eventually("A knows C wants pushes again") { try a.pushInterest(of: cID) == 1 }
+        let aID = try await a.nodeID()
+        let cID = try await c.nodeID()
+        try await eventually("A knows C wants pushes again") { try await a.pushInterest(of: cID) == 1 }
         _ = aID
-        let live = try a.cli("comment", post, "welcome back")
-        try await eventually("a fourth notification") { try c.notifications().count == 4 }
-        #expect(try c.notifications().first.map { [$0.record, $0.delivery] } == [live, "push"])
+        let live = try await a.cli("comment", post, "welcome back")
+        try await eventually("a fourth notification") { try await c.notifications().count == 4 }
+        #expect(try await c.notifications().first.map { [$0.record, $0.delivery] } == [live, "push"])
 
         // The author edits, then deletes the post: one notification each.
-        try a.cli("edit", post, "--caption", "Edited caption")
-        try await eventually("C is notified of the edit") { try c.notifications().count == 5 }
-        #expect(try c.notifications().first.map { [$0.kind, $0.text ?? ""] } == ["edited", "Edited caption"])
-        try a.cli("delete", post)
-        try await eventually("C is notified of the deletion") { try c.notifications().count == 6 }
-        #expect(try c.notifications().first?.kind == "deleted")
-        #expect(try c.cli("following", "--json").contains("\"deleted\" : true"))
+        try await a.cli("edit", post, "--caption", "Edited caption")
+        try await eventually("C is notified of the edit") { try await c.notifications().count == 5 }
+        #expect(try await c.notifications().first.map { [$0.kind, $0.text ?? ""] } == ["edited", "Edited caption"])
+        try await a.cli("delete", post)
+        try await eventually("C is notified of the deletion") { try await c.notifications().count == 6 }
+        #expect(try await c.notifications().first?.kind == "deleted")
+        #expect(try await c.cli("following", "--json").contains("\"deleted\" : true"))
 
         // Marking read.
-        let unread = try c.cli("notifications", "--unread", "--json")
+        let unread = try await c.cli("notifications", "--unread", "--json")
         #expect(unread.components(separatedBy: "\"read\" : false").count == 7)
-        let newest = try #require(try c.notifications().first?.id)
-        #expect(try c.cli("notifications", "--mark-read", "\(newest)") == "marked 1 read; 5 unread")
-        #expect(try c.cli("notifications", "--mark-read", "--all") == "marked 5 read; 0 unread")
-        #expect(try c.cli("notifications", "--unread") == "No unread notifications.")
+        let newest = try #require(try await c.notifications().first?.id)
+        #expect(try await c.cli("notifications", "--mark-read", "\(newest)") == "marked 1 read; 5 unread")
+        #expect(try await c.cli("notifications", "--mark-read", "--all") == "marked 5 read; 0 unread")
+        #expect(try await c.cli("notifications", "--unread") == "No unread notifications.")
         for node in [a, c] { try await node.stop() }
     }
 
     @Test("the same comment by push and again by anti-entropy notifies once")
     func pushThenCatchUp() async throws {
-        let node = try TestNode("follower")
+        let node = try await TestNode("follower")
         defer { node.remove() }
         try await node.start(extra: ["--insecure-plaintext"] + Self.slowRounds)
         let author = NodeIdentity.generate()
@@ -189,7 +192,7 @@ struct FollowTests {
         let client = try await RawClient.handshake(port: node.port, identity: author)
         try client.send(.records(live: true, [authorJoin.bytes, post.bytes, otherJoin.bytes]))
         try await eventually("the node has the post") { try await node.postIDs() == [postID] }
-        try node.cli("follow", postID.hex)
+        try await node.cli("follow", postID.hex)
         try await client.read(timeout: .seconds(10)) { messages in
             messages.contains { message in
                 if case .interest(_, let entries) = message {
@@ -200,7 +203,7 @@ struct FollowTests {
             }
         }
         try client.send(.push([comment.bytes]))
-        try await eventually("one notification") { try node.notifications().count == 1 }
+        try await eventually("one notification") { try await node.notifications().count == 1 }
         try client.send(.records(live: false, [comment.bytes]))
         try client.send(.records(live: true, [comment.bytes]))
         try client.send(.push([comment.bytes]))
@@ -208,7 +211,7 @@ struct FollowTests {
         try await client.read(timeout: .seconds(10)) { messages in
             messages.contains { $0 == .pong(7) }
         }
-        let notifications = try node.notifications()
+        let notifications = try await node.notifications()
         #expect(notifications.count == 1, "\(notifications)")
         #expect(notifications.first?.delivery == "push")
         #expect(notifications.first?.record == comment.id.hex)
@@ -217,12 +220,12 @@ struct FollowTests {
 
     @Test("watch streams new posts, comments and notifications as JSON lines")
     func watch() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer { for node in [a, b] { node.remove() } }
         try await a.start(extra: Self.slowRounds)
         try await b.start(peers: [a], extra: Self.slowRounds + ["--notify-new-posts"])
-        try await eventually("connected") { try a.pushInterest(of: try b.nodeID()) == 0 }
+        try await eventually("connected") { try await a.pushInterest(of: try await b.nodeID()) == 0 }
         let watcher = try b.watch()
         defer { watcher.stop() }
         // --desktop without notify-send says so, once, and watches all the same.
@@ -246,9 +249,9 @@ struct FollowTests {
                 && raising.lines.contains { $0.contains("\"watching\"") }
         }
         try await eventually("watch is subscribed") { watcher.lines.contains { $0.contains("\"watching\"") } }
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "Watch this")
-        try b.cli("follow", post)
-        let comment = try a.cli("comment", post, "and this")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "Watch this")
+        try await b.cli("follow", post)
+        let comment = try await a.cli("comment", post, "and this")
         try await eventually("watch shows the post, the photo, the comment and the notifications") {
             let types = watcher.events.compactMap { $0["type"] as? String }
             return types.contains("post") && types.contains("photoArrived") && types.contains("comment")
@@ -296,29 +299,30 @@ struct ShownNotification: Decodable, CustomStringConvertible {
 
 extension TestNode {
     /// `notifications --json`, newest first.
-    func notifications() throws -> [ShownNotification] {
+    func notifications() async throws -> [ShownNotification] {
         struct List: Decodable { let notifications: [ShownNotification] }
-        return try JSONDecoder().decode(List.self, from: Data(try cli("notifications", "--json").utf8)).notifications
+        return try JSONDecoder().decode(List.self, from: Data(try await cli("notifications", "--json").utf8))
+            .notifications
     }
 
     /// The followed posts' ids, from `following --json`.
-    func following() throws -> [String] {
+    func following() async throws -> [String] {
         struct Entry: Decodable { let post: String }
         struct List: Decodable { let following: [Entry] }
-        return try JSONDecoder().decode(List.self, from: Data(try cli("following", "--json").utf8)).following.map(
+        return try JSONDecoder().decode(List.self, from: Data(try await cli("following", "--json").utf8)).following.map(
             \.post
         )
     }
 
-    func nodeID() throws -> String {
-        let status = try JSONSerialization.jsonObject(with: Data(try cli("status", "--json").utf8))
+    func nodeID() async throws -> String {
+        let status = try JSONSerialization.jsonObject(with: Data(try await cli("status", "--json").utf8))
         let id = ((status as? [String: Any])?["node"] as? [String: Any])?["id"] as? String
         return try #require(id)
     }
 
     /// How many posts the connected peer `id` asked this node to push (nil when not connected).
-    func pushInterest(of id: String) throws -> Int? {
-        let object = try JSONSerialization.jsonObject(with: Data(try cli("peers", "--json").utf8))
+    func pushInterest(of id: String) async throws -> Int? {
+        let object = try JSONSerialization.jsonObject(with: Data(try await cli("peers", "--json").utf8))
         let peers = (object as? [String: Any])?["peers"] as? [[String: Any]] ?? []
         return peers.first { $0["id"] as? String == id }?["pushInterest"] as? Int
     }

@@ -11,10 +11,10 @@ struct GroupAPITests {
 
     @Test("create, invite with a QR code, join by the code, members, requests, approve, deny, revoke, hide, block")
     func everyGroupRoute() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
-        let carol = try TestNode("carol", network: false)
-        let dave = try TestNode("dave", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        let carol = try await TestNode("carol", network: false)
+        let dave = try await TestNode("dave", network: false)
         defer { for node in [alice, bob, carol, dave] { node.remove() } }
         for node in [alice, bob, carol, dave] { try await node.start() }
         let api = try await base.checker(alice)
@@ -94,8 +94,8 @@ struct GroupAPITests {
         #expect((all.object["requests"] as? [[String: Any]])?.first?["deniedAt"] is String)
 
         // Hide: bob comments on alice's post; alice hides it.
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "rehearsal", "--group", "Choir")
-        try await eventually("bob has the post") { try bob.feedJSON().contains(post) }
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "rehearsal", "--group", "Choir")
+        try await eventually("bob has the post") { try await bob.feedJSON().contains(post) }
         let comment = try await base.call(
             api,
             bob,
@@ -105,13 +105,13 @@ struct GroupAPITests {
             expect: 201
         )
         let commentID = try #require(comment.object["id"] as? String)
-        try await eventually("alice has bob's comment") { try alice.cli("show", post).contains("off-topic") }
+        try await eventually("alice has bob's comment") { try await alice.cli("show", post).contains("off-topic") }
         let notYours = try await base.call(api, bob, "POST", "/api/comments/\(commentID)/hide", expect: 403)
         #expect(notYours.errorCode == "not_owner")
         let hidden = try await base.call(api, alice, "POST", "/api/comments/\(commentID)/hide", expect: 200)
         #expect(hidden.object["hidden"] as? String == commentID)
         try await eventually("bob's node erased the hidden comment") {
-            !(try bob.cli("show", post).contains("off-topic"))
+            !(try await bob.cli("show", post).contains("off-topic"))
         }
 
         // Block and unblock bob on alice's node.
@@ -143,15 +143,15 @@ struct GroupAPITests {
 
     @Test("bad input to the group routes: a clear error, the node still serving, and nothing changed")
     func badInput() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
         defer { for node in [alice, bob] { node.remove() } }
-        try alice.cli("group", "create", "Choir")
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "mine")
+        try await alice.cli("group", "create", "Choir")
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "mine")
         try await alice.start()
         try await bob.start()
         let api = try await base.checker(alice)
-        let before = try Self.snapshot(alice)
+        let before = try await Self.snapshot(alice)
 
         let cases: [(String, String, Any?, Int, String)] = [
             ("POST", "/api/groups", ["name": "  "], 400, "missing_name"),
@@ -205,7 +205,7 @@ struct GroupAPITests {
         )
         #expect(notAdmin.errorCode == "unknown_group")
 
-        #expect(try Self.snapshot(alice) == before, "nothing changed")
+        #expect(try await Self.snapshot(alice) == before, "nothing changed")
         // Still serving: a good request works.
         let good = try await base.call(api, alice, "GET", "/api/groups", expect: 200)
         #expect((good.object["groups"] as? [[String: Any]])?.count == 1)
@@ -214,13 +214,13 @@ struct GroupAPITests {
     }
 
     /// The store as the API's bad input must leave it: feed, status, groups, members, requests, blocked.
-    static func snapshot(_ node: TestNode) throws -> String {
+    static func snapshot(_ node: TestNode) async throws -> String {
         [
-            try APITests.snapshot(node),
-            try node.cli("group", "list", "--json"),
-            try node.cli("group", "members", "--json"),
-            try node.cli("requests", "--all", "--json"),
-            try node.cli("blocked", "--json"),
+            try await APITests.snapshot(node),
+            try await node.cli("group", "list", "--json"),
+            try await node.cli("group", "members", "--json"),
+            try await node.cli("requests", "--all", "--json"),
+            try await node.cli("blocked", "--json"),
         ].joined(separator: "\n")
     }
 }

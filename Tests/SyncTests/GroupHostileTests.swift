@@ -48,7 +48,7 @@ struct GroupHostileTests {
     func inviteUsedTwice() async throws {
         try await Self.withTarget { target, group, _ in
             let code = try InviteCode(
-                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+                parsing: try await target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
             )
             let first = try await Self.join(target.node.port, code: code, identity: .generate())
             try await first.client.read(timeout: .seconds(10)) { messages in
@@ -74,7 +74,7 @@ struct GroupHostileTests {
     func replayedProof() async throws {
         try await Self.withTarget { target, group, _ in
             let code = try InviteCode(
-                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+                parsing: try await target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
             )
             let identity = NodeIdentity.generate()
             let log = NodeIdentity.generate()
@@ -107,7 +107,7 @@ struct GroupHostileTests {
     func lostJoined() async throws {
         try await Self.withTarget { target, group, _ in
             let code = try InviteCode(
-                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+                parsing: try await target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
             )
             let identity = NodeIdentity.generate()
             let log = NodeIdentity.generate()
@@ -164,7 +164,7 @@ struct GroupHostileTests {
             #expect(error?.message == "this invite was already used; ask for a new one", "\(String(describing: error))")
             #expect(try await Self.members(target.node, "Private") == 2, "one member added, once")
             // Once removed, the same key gets nothing back from the used invite.
-            try target.node.cli("revoke", String(log.author.hex.prefix(12)), "--group", "Private")
+            try await target.node.cli("revoke", String(log.author.hex.prefix(12)), "--group", "Private")
             let (late, ours4, theirs4) = try await RawClient.hellos(port: target.node.port, identity: identity)
             try late.send(
                 .membership(
@@ -186,7 +186,7 @@ struct GroupHostileTests {
     func joinWithoutLogKey() async throws {
         try await Self.withTarget { target, group, _ in
             let code = try InviteCode(
-                parsing: try target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
+                parsing: try await target.node.cli("invite", "--group", "Private", "--host", "127.0.0.1", "--port", "1")
             )
             let identity = NodeIdentity.generate()
             let (client, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: identity)
@@ -234,7 +234,7 @@ struct GroupHostileTests {
                 "\(String(describing: error))"
             )
             try await target.expectUnchanged()
-            #expect(try target.node.cli("requests", "--all") == "no node has asked to join")
+            #expect(try await target.node.cli("requests", "--all") == "no node has asked to join")
             try await target.expectStillServing()
         }
     }
@@ -256,7 +256,7 @@ struct GroupHostileTests {
                 let error = try await client.expectRefusal(.requestPending)
                 #expect(error?.message.contains("waits for an admin of this node") == true)
             }
-            let requests = try GroupTests.list(try target.node.cli("requests", "--json"), "requests")
+            let requests = try GroupTests.list(try await target.node.cli("requests", "--json"), "requests")
             #expect(requests.count == ContinuumStore.maxJoinRequests)
             try await target.expectUnchanged()
             try await target.expectStillServing()
@@ -318,7 +318,7 @@ struct GroupHostileTests {
                 target.node.logText.contains("interest in posts of a group this session does not share was ignored")
             }
             // A comment on the private post, made now, is not pushed to the peer.
-            try target.node.cli("comment", privatePost, "for the group only")
+            try await target.node.cli("comment", privatePost, "for the group only")
             try client.send(.ping(42))
             try await client.read(timeout: .seconds(5)) { $0.contains(.pong(42)) }
             try await Task.sleep(for: .seconds(1))
@@ -334,7 +334,7 @@ struct GroupHostileTests {
                     }
                 }
             )
-            #expect(!(try target.node.cli("peers", "--json")).contains("\"pushInterest\" : 1"))
+            #expect(!(try await target.node.cli("peers", "--json")).contains("\"pushInterest\" : 1"))
             try await target.expectStillServing()
         }
     }
@@ -342,7 +342,7 @@ struct GroupHostileTests {
     @Test("a member record signed by someone who is not an admin is held back and logged; members are unchanged")
     func memberRecordByNonAdmin() async throws {
         try await Self.withTarget { target, _, _ in
-            let membersBefore = try target.node.cli("group", "members", "--group", TestNode.network, "--json")
+            let membersBefore = try await target.node.cli("group", "members", "--group", TestNode.network, "--json")
             let identity = NodeIdentity.generate()
             let client = try await RawClient.handshake(port: target.node.port, identity: identity)
             // The peer's own log: its self-add to the (open) test network, then an add of a stranger's log, which in
@@ -387,7 +387,7 @@ struct GroupHostileTests {
             let stored = try await target.node.withStore { try await $0.allRecordBytes() }
             #expect(!stored.contains(add.bytes), "the add is not stored")
             let membersAfter = try GroupTests.list(
-                try target.node.cli("group", "members", "--group", TestNode.network, "--json"),
+                try await target.node.cli("group", "members", "--group", TestNode.network, "--json"),
                 "members"
             )
             #expect(!membersAfter.contains { $0["log"] as? String == intruder.author.hex }, "the intruder is no member")
@@ -404,20 +404,20 @@ struct GroupHostileTests {
 
     /// A target as ``HostileTests/withTarget(_:)`` makes one, also in a private group with one post of its own.
     static func withTarget(_ body: (Target, GroupID, String) async throws -> Void) async throws {
-        let node = try TestNode("target")
-        let peer = try TestNode("good-peer")
+        let node = try await TestNode("target")
+        let peer = try await TestNode("good-peer")
         defer {
             node.remove()
             peer.remove()
         }
-        let post = try node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
-        try node.cli("group", "create", "Private")
+        let post = try await node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
+        try await node.cli("group", "create", "Private")
         let group = try #require(
-            try GroupTests.list(try node.cli("group", "list", "--json"), "groups").first {
+            try GroupTests.list(try await node.cli("group", "list", "--json"), "groups").first {
                 $0["name"] as? String == "Private"
             }?["id"] as? String
         )
-        let privatePost = try node.cli(
+        let privatePost = try await node.cli(
             "post",
             node.fixture("forest.webp"),
             "--caption",
@@ -428,11 +428,11 @@ struct GroupHostileTests {
         try await node.start(extra: plaintext)
         try await peer.start(peers: [node], extra: plaintext)
         try await eventually("the good peer is connected and in sync") {
-            let connected = try node.cli("peers", "--json").contains("\"connected\"")
+            let connected = try await node.cli("peers", "--json").contains("\"connected\"")
             let synced = try await node.clock() == (try await peer.clock())
             return connected && synced
         }
-        #expect(!(try peer.feedJSON()).contains("a private post"), "the good peer is not in the private group")
+        #expect(!(try await peer.feedJSON()).contains("a private post"), "the good peer is not in the private group")
         let target = Target(node: node, peer: peer, post: post, before: try await Snapshot(node))
         try await body(target, try #require(GroupID(hex: group)), privatePost)
         try await peer.stop()
@@ -498,7 +498,7 @@ struct GroupHostileTests {
     }
 
     static func members(_ node: TestNode, _ group: String) async throws -> Int {
-        try GroupTests.list(try node.cli("group", "members", "--group", group, "--json"), "members").filter {
+        try GroupTests.list(try await node.cli("group", "members", "--group", group, "--json"), "members").filter {
             $0["removed"] as? Bool == false
         }.count
     }
@@ -510,7 +510,7 @@ extension RawClient {
         let client = try RawClient(port: port)
         let ours = hello(for: identity)
         try client.send(.hello(ours))
-        try client.readHello(timeout: .seconds(10))
+        try await client.readHello(timeout: .seconds(10))
         guard case .hello(let theirs)? = client.received.first else {
             throw ClientError("no HELLO from the node: \(client.received.map(\.typeName))")
         }

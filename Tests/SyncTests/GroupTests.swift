@@ -11,22 +11,24 @@ struct GroupTests {
         "a joiner receives the group's history; a stranger is refused, told why, logged on both sides, and gets nothing"
     )
     func inviteJoinAndStranger() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
-        let stranger = try TestNode("stranger", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        let stranger = try await TestNode("stranger", network: false)
         defer { for node in [alice, bob, stranger] { node.remove() } }
 
-        try alice.cli("group", "create", "Family")
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "family only")
-        try alice.cli("comment", post, "first comment")
+        try await alice.cli("group", "create", "Family")
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "family only")
+        try await alice.cli("comment", post, "first comment")
         try await alice.start()
         try await bob.start()
 
-        let invite = try Self.json(try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)", "--json"))
+        let invite = try Self.json(
+            try await alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)", "--json")
+        )
         let code = try #require(invite["code"] as? String)
         #expect((invite["groupName"] as? String) == "Family")
         #expect(invite["expiresAt"] is String)
-        #expect(try bob.cli("join", code).hasPrefix("joined group"))
+        #expect(try await bob.cli("join", code).hasPrefix("joined group"))
 
         // The history: the post, its photo and its comment.
         try await eventually("bob has alice's post, its photo and its comment") {
@@ -34,9 +36,9 @@ struct GroupTests {
             return shown?.post.photo.available == true && shown?.comments.count == 1
         }
         try await eventually("bob knows both members", timeout: .seconds(10)) {
-            try Self.list(try bob.cli("group", "members", "--json"), "members").count == 2
+            try Self.list(try await bob.cli("group", "members", "--json"), "members").count == 2
         }
-        let members = try Self.list(try bob.cli("group", "members", "--json"), "members")
+        let members = try Self.list(try await bob.cli("group", "members", "--json"), "members")
         #expect(members.contains { $0["name"] as? String == "alice" && $0["admin"] as? Bool == true })
         #expect(members.contains { $0["name"] as? String == "bob" && $0["me"] as? Bool == true })
 
@@ -47,7 +49,7 @@ struct GroupTests {
                 && stranger.logText.contains("you are not a member of any group this node belongs to")
         }
         let strangerID = try #require(
-            (try Self.json(try stranger.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String
+            (try Self.json(try await stranger.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String
         )
         try await eventually("alice logs the refusal, naming the stranger") {
             alice.logText.split(separator: "\n").contains {
@@ -55,17 +57,17 @@ struct GroupTests {
             }
         }
         try await eventually("alice's peers show the stranger refused") {
-            try alice.cli("peers").contains("refused: not a member")
+            try await alice.cli("peers").contains("refused: not a member")
         }
         // The stranger writes something of its own; it stays with it.
-        try stranger.cli("post", stranger.fixture("forest.webp"), "--caption", "spam from a stranger")
+        try await stranger.cli("post", stranger.fixture("forest.webp"), "--caption", "spam from a stranger")
         try await Task.sleep(for: .seconds(2))
-        #expect(!(try alice.feedJSON()).contains("spam from a stranger"))
-        #expect(!(try bob.feedJSON()).contains("spam from a stranger"))
-        let strangerFeed = try stranger.feedJSON()
+        #expect(!(try await alice.feedJSON()).contains("spam from a stranger"))
+        #expect(!(try await bob.feedJSON()).contains("spam from a stranger"))
+        let strangerFeed = try await stranger.feedJSON()
         #expect(!strangerFeed.contains("family only"))
         #expect(!strangerFeed.contains(post))
-        #expect(try stranger.tryCLI("show", post).status != 0, "the stranger does not know the post")
+        #expect(try await stranger.tryCLI("show", post).status != 0, "the stranger does not know the post")
         let strangerCounts = try await stranger.withStore { try await $0.counts() }
         #expect(strangerCounts.posts == 1 && strangerCounts.comments == 0, "only its own post")
         // Neither alice's photo nor a thumbnail of it.
@@ -79,27 +81,27 @@ struct GroupTests {
 
     @Test("an invite works once: a second join with the same code is refused with the reason, and adds nobody")
     func inviteUsedTwice() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
-        let carol = try TestNode("carol", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        let carol = try await TestNode("carol", network: false)
         defer { for node in [alice, bob, carol] { node.remove() } }
-        try alice.cli("group", "create", "Club")
+        try await alice.cli("group", "create", "Club")
         try await alice.start()
         try await bob.start()
         try await carol.start()
-        let code = try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
-        try bob.cli("join", code)
-        let again = try carol.tryCLI("join", code)
+        let code = try await alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
+        try await bob.cli("join", code)
+        let again = try await carol.tryCLI("join", code)
         #expect(again.status != 0)
         #expect(again.stderr.contains("this invite was already used; ask for a new one"), "\(again.stderr)")
-        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
-        #expect(try carol.cli("group", "list").contains("belongs to no group"))
+        #expect(try Self.list(try await alice.cli("group", "members", "--json"), "members").count == 2)
+        #expect(try await carol.cli("group", "list").contains("belongs to no group"))
         // A mistyped code is refused before anything is dialled.
-        let typo = try carol.tryCLI("join", "not-a-code")
+        let typo = try await carol.tryCLI("join", "not-a-code")
         #expect(typo.status != 0)
         #expect(typo.stderr.contains("is not an invite code"), "\(typo.stderr)")
         // One shaped like a code is reported as a bad code, not looked up as an open group's name.
-        let shaped = try carol.tryCLI("join", "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ")
+        let shaped = try await carol.tryCLI("join", "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ")
         #expect(shaped.status != 0)
         #expect(!shaped.stderr.contains("open group"), "\(shaped.stderr)")
         try await carol.stop()
@@ -109,46 +111,48 @@ struct GroupTests {
 
     @Test("revoke: a post made afterwards never reaches the removed node, and its new comment is refused by the others")
     func revoke() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
-        let carol = try TestNode("carol", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        let carol = try await TestNode("carol", network: false)
         defer { for node in [alice, bob, carol] { node.remove() } }
-        try alice.cli("group", "create", "Team")
-        let before = try alice.cli("post", alice.fixture("lake.png"), "--caption", "before the revocation")
+        try await alice.cli("group", "create", "Team")
+        let before = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "before the revocation")
         try await alice.start()
         try await bob.start()
         try await carol.start(peers: [bob])
         for joiner in [bob, carol] {
-            let code = try alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
-            try joiner.cli("join", code)
+            let code = try await alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.port)")
+            try await joiner.cli("join", code)
         }
         for node in [bob, carol] {
             try await eventually("\(node.name) has the post made before the revocation") {
-                try node.feedJSON().contains("before the revocation")
+                try await node.feedJSON().contains("before the revocation")
             }
         }
         // Carol knows bob as a member, and they have a session of their own.
         try await eventually("carol and bob are connected") {
-            try carol.cli("peers").split(separator: "\n").contains { $0.contains("bob") && $0.contains("connected") }
+            try await carol.cli("peers").split(separator: "\n").contains {
+                $0.contains("bob") && $0.contains("connected")
+            }
         }
 
-        let revoked = try alice.cli("revoke", "bob")
+        let revoked = try await alice.cli("revoke", "bob")
         #expect(revoked.contains("It keeps what it already received"))
         try await eventually("carol has the removal") {
-            try carol.cli("group", "members").split(separator: "\n").contains {
+            try await carol.cli("group", "members").split(separator: "\n").contains {
                 $0.contains("bob") && $0.contains("removed")
             }
         }
-        try bob.cli("comment", before, "a comment after the revocation")
-        let after = try alice.cli("post", alice.fixture("forest.webp"), "--caption", "after the revocation")
+        try await bob.cli("comment", before, "a comment after the revocation")
+        let after = try await alice.cli("post", alice.fixture("forest.webp"), "--caption", "after the revocation")
         try await eventually("carol has the post made after the revocation") {
-            try carol.feedJSON().contains("after the revocation")
+            try await carol.feedJSON().contains("after the revocation")
         }
         try await Task.sleep(for: .seconds(2))
-        #expect(!(try bob.feedJSON()).contains(after), "bob never gets the post made after")
-        #expect(try bob.feedJSON().contains("before the revocation"), "bob keeps what it had")
+        #expect(!(try await bob.feedJSON()).contains(after), "bob never gets the post made after")
+        #expect(try await bob.feedJSON().contains("before the revocation"), "bob keeps what it had")
         for node in [alice, carol] {
-            #expect(!(try node.cli("show", before)).contains("a comment after the revocation"), "\(node.name)")
+            #expect(!(try await node.cli("show", before)).contains("a comment after the revocation"), "\(node.name)")
         }
         try await eventually("bob is told it was removed when it tries again") {
             bob.allLogs.contains("you were removed from group Team") || bob.allLogs.contains("you were removed from")
@@ -160,70 +164,72 @@ struct GroupTests {
 
     @Test("request, approve and deny: a node asks with join --ask, an admin approves one and denies the other")
     func requestApproveDeny() async throws {
-        let alice = try TestNode("alice", network: false)
-        let bob = try TestNode("bob", network: false)
-        let carol = try TestNode("carol", network: false)
+        let alice = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        let carol = try await TestNode("carol", network: false)
         defer { for node in [alice, bob, carol] { node.remove() } }
-        try alice.cli("group", "create", "Club")
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "for members")
+        try await alice.cli("group", "create", "Club")
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "for members")
         try await alice.start()
         try await bob.start()
         try await carol.start()
-        #expect(try alice.cli("requests") == "no node waits to join")
+        #expect(try await alice.cli("requests") == "no node waits to join")
 
         // Bob asks; its request waits on alice's node, and the command waits with it.
         let bobAsks = bob.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
         try await eventually("alice lists bob's request") {
-            try Self.list(try alice.cli("requests", "--json"), "requests").contains { $0["name"] as? String == "bob" }
+            try Self.list(try await alice.cli("requests", "--json"), "requests").contains {
+                $0["name"] as? String == "bob"
+            }
         }
         #expect(alice.logText.contains("a node asks to join"))
-        #expect(try alice.cli("requests").contains("approve one with 'continuum-node approve ID'"))
+        #expect(try await alice.cli("requests").contains("approve one with 'continuum-node approve ID'"))
         // Nothing of the group reached bob while it waits.
-        #expect(!(try bob.feedJSON()).contains("for members"))
+        #expect(!(try await bob.feedJSON()).contains("for members"))
         // By the start of its node id, not by the name it gave itself (anyone can ask as "bob").
-        let bobNode = try Self.nodeID(bob)
-        #expect(try alice.tryCLI("approve", "bob").stderr.contains("no request to join is from a node whose id"))
+        let bobNode = try await Self.nodeID(bob)
+        #expect(try await alice.tryCLI("approve", "bob").stderr.contains("no request to join is from a node whose id"))
         #expect(
-            try alice.cli("approve", String(bobNode.prefix(10)))
+            try await alice.cli("approve", String(bobNode.prefix(10)))
                 .hasPrefix("approved node \(bobNode.prefix(12)) (bob) into the group")
         )
         let bobResult = try await bobAsks.value
         #expect(bobResult.status == 0, "\(bobResult.stderr)")
         #expect(bobResult.stdout.hasPrefix("joined group"), "\(bobResult.stdout)")
         #expect(bobResult.stderr.contains("waiting for an admin"), "\(bobResult.stderr)")
-        try await eventually("bob receives the group's history") { try bob.feedJSON().contains(post) }
-        #expect(try alice.cli("requests") == "no node waits to join", "an approved request is no longer listed")
-        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+        try await eventually("bob receives the group's history") { try await bob.feedJSON().contains(post) }
+        #expect(try await alice.cli("requests") == "no node waits to join", "an approved request is no longer listed")
+        #expect(try Self.list(try await alice.cli("group", "members", "--json"), "members").count == 2)
 
         // Carol asks and is denied: her command says so, and she gets nothing.
         let carolAsks = carol.cliInBackground("join", "--ask", "127.0.0.1:\(alice.port)", "--wait", "2")
-        try await eventually("alice lists carol's request") { try alice.cli("requests").contains("carol") }
-        let carolNode = try Self.nodeID(carol)
+        try await eventually("alice lists carol's request") { try await alice.cli("requests").contains("carol") }
+        let carolNode = try await Self.nodeID(carol)
         #expect(
-            try alice.cli("deny", String(carolNode.prefix(8)))
+            try await alice.cli("deny", String(carolNode.prefix(8)))
                 == "denied the request to join of node \(carolNode.prefix(12)) (carol)"
         )
         let carolResult = try await carolAsks.value
         #expect(carolResult.status != 0)
         #expect(carolResult.stderr.contains("denied your request to join"), "\(carolResult.stderr)")
-        #expect(try carol.cli("group", "list").contains("belongs to no group"))
-        #expect(!(try carol.feedJSON()).contains(post))
-        #expect(try alice.cli("requests") == "no node waits to join")
-        #expect(try alice.cli("requests", "--all").contains("denied"))
-        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
+        #expect(try await carol.cli("group", "list").contains("belongs to no group"))
+        #expect(!(try await carol.feedJSON()).contains(post))
+        #expect(try await alice.cli("requests") == "no node waits to join")
+        #expect(try await alice.cli("requests", "--all").contains("denied"))
+        #expect(try Self.list(try await alice.cli("group", "members", "--json"), "members").count == 2)
 
         // Bad input: a clear error, and nothing changes.
-        let nobody = try alice.tryCLI("approve", "nobody")
+        let nobody = try await alice.tryCLI("approve", "nobody")
         #expect(nobody.status != 0)
         #expect(nobody.stderr.contains("no request to join is from a node whose id starts with 'nobody'"))
-        let notAdmin = try bob.tryCLI("approve", String(carolNode.prefix(8)))
+        let notAdmin = try await bob.tryCLI("approve", String(carolNode.prefix(8)))
         #expect(notAdmin.status != 0, "bob has no request from carol")
-        let both = try bob.tryCLI("join")
+        let both = try await bob.tryCLI("join")
         #expect(both.stderr.contains("give an invite code, or --ask PEER"), "\(both.stderr)")
-        let badPort = try bob.tryCLI("join", "--ask", "127.0.0.1:70000")
+        let badPort = try await bob.tryCLI("join", "--ask", "127.0.0.1:70000")
         #expect(badPort.stderr.contains("is not HOST:PORT"), "\(badPort.stderr)")
-        #expect(try Self.list(try alice.cli("group", "members", "--json"), "members").count == 2)
-        #expect(try alice.cli("requests", "--all").contains("carol"))
+        #expect(try Self.list(try await alice.cli("group", "members", "--json"), "members").count == 2)
+        #expect(try await alice.cli("requests", "--all").contains("carol"))
         try await carol.stop()
         try await bob.stop()
         try await alice.stop()
@@ -231,24 +237,33 @@ struct GroupTests {
 
     @Test("a missing photo is asked only of peers that share its group: a connected peer outside it is never asked")
     func photoAskedOnlyWithinItsGroup() async throws {
-        let alice = try TestNode("alice")
-        let bob = try TestNode("bob")
-        let zed = try TestNode("zed", network: false)
+        let alice = try await TestNode("alice")
+        let bob = try await TestNode("bob")
+        let zed = try await TestNode("zed", network: false)
         defer { for node in [alice, bob, zed] { node.remove() } }
-        try alice.cli("group", "create", "Family")
+        try await alice.cli("group", "create", "Family")
         try await alice.start()
         try await bob.start(peers: [alice])
         try await zed.start(extra: ["--test-photo-chunk-delay-ms", "3000"])
-        try zed.cli(
+        try await zed.cli(
             "join",
-            try alice.cli("invite", "--group", "Family", "--host", "127.0.0.1", "--port", "\(alice.port)")
+            try await alice.cli("invite", "--group", "Family", "--host", "127.0.0.1", "--port", "\(alice.port)")
         )
         try await eventually("alice and bob are connected (they share the test network)") {
-            try alice.cli("peers").split(separator: "\n").contains { $0.contains("bob") && $0.contains("connected") }
+            try await alice.cli("peers").split(separator: "\n").contains {
+                $0.contains("bob") && $0.contains("connected")
+            }
         }
         // Zed's photo: its record reaches alice, then zed stops before the slow transfer ends.
-        let post = try zed.cli("post", zed.fixture("waterfall.jpg"), "--caption", "family only", "--group", "Family")
-        try await eventually("alice has zed's post") { try alice.feedJSON().contains(post) }
+        let post = try await zed.cli(
+            "post",
+            zed.fixture("waterfall.jpg"),
+            "--caption",
+            "family only",
+            "--group",
+            "Family"
+        )
+        try await eventually("alice has zed's post") { try await alice.feedJSON().contains(post) }
         try await zed.stop()
         let hash = try #require(try await alice.withStore { try await $0.post(PostID(hex: post)!)?.post.photo })
         #expect(!hash.available, "the photo did not arrive before zed stopped")
@@ -257,7 +272,7 @@ struct GroupTests {
         try await alice.stop()
         let bobID = try #require(
             AuthorID(
-                hex: try Self.json(try bob.cli("status", "--json"))["node"].flatMap {
+                hex: try Self.json(try await bob.cli("status", "--json"))["node"].flatMap {
                     ($0 as? [String: Any])?["id"] as? String
                 } ?? ""
             )
@@ -269,8 +284,8 @@ struct GroupTests {
     }
 
     /// A node's id in hex, from `status --json`.
-    static func nodeID(_ node: TestNode) throws -> String {
-        try #require((try json(try node.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String)
+    static func nodeID(_ node: TestNode) async throws -> String {
+        try #require((try json(try await node.cli("status", "--json"))["node"] as? [String: Any])?["id"] as? String)
     }
 
     static func json(_ text: String) throws -> [String: Any] {

@@ -111,13 +111,21 @@ struct HTTPTestClient: Sendable {
     }
 
     /// Opens `path` as an event stream and reads until `until` holds for the text so far, or `timeout`.
-    func stream(_ path: String, timeout: Duration, until: @escaping @Sendable (String) -> Bool) async throws -> String {
+    func stream(
+        _ path: String,
+        timeout: Duration,
+        whenConnected: @escaping @Sendable () -> Void = {},
+        until: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         let head =
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
             + headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
         let port = self.port
         let seconds = Double(timeout.components.seconds)
         return try await Self.blocking {
+            // Called once: when the node says ": connected" (it has subscribed this stream), else when the read ends.
+            var connected = false
+            defer { if !connected { whenConnected() } }
             let socket = try Self.connect(port)
             defer { close(socket) }
             try Self.write(socket, Data(head.utf8))
@@ -130,17 +138,36 @@ struct HTTPTestClient: Sendable {
                 let count = recv(socket, &buffer, buffer.count, 0)
                 if count <= 0 { break }
                 received.append(contentsOf: buffer[0..<count])
-                if until(String(decoding: received, as: UTF8.self)) { break }
+                let text = String(decoding: received, as: UTF8.self)
+                if !connected, text.contains(": connected") {
+                    connected = true
+                    whenConnected()
+                }
+                if until(text) { break }
             }
             return String(decoding: received, as: UTF8.self)
         }
     }
 
+    /// Opens an event stream and returns once the node has subscribed it (its ": connected" line), so that whatever
+    /// the test does next is on the stream: await the task for what was received until `until` held.
+    func subscribe(
+        _ path: String,
+        timeout: Duration,
+        until: @escaping @Sendable (String) -> Bool
+    ) async -> Task<String, any Error> {
+        let (connected, signal) = AsyncStream<Void>.makeStream()
+        let task = Task { try await stream(path, timeout: timeout, whenConnected: { signal.finish() }, until: until) }
+        for await _ in connected {}
+        return task
+    }
+
     // MARK: Sockets
 
+    /// Runs blocking socket work on a thread of its own, never on the cooperative pool (two threads on two cores).
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 

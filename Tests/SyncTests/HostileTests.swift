@@ -115,7 +115,7 @@ struct HostileTests {
             #expect(!forgedStored, "the forged bytes are not stored")
             #expect(!idStored, "record \(valid.id.short) is not stored")
             try await target.expectUnchanged()
-            #expect(!(try target.node.feedJSON()).contains("forged post"))
+            #expect(!(try await target.node.feedJSON()).contains("forged post"))
             try await target.expectStillServing()
         }
     }
@@ -140,7 +140,7 @@ struct HostileTests {
             try await client.expectRefusal(.badRecord)
             try await target.expectLogged("bad record")
             try await target.expectUnchanged()
-            #expect(!(try target.node.cli("show", target.post)).contains("forged push"))
+            #expect(!(try await target.node.cli("show", target.post)).contains("forged push"))
             try await target.expectStillServing()
         }
     }
@@ -156,7 +156,7 @@ struct HostileTests {
             #expect(error?.message.contains("hops 9 must be 0 ... 8") == true, "\(String(describing: error))")
             try await target.expectLogged("malformed frame")
             try await target.expectUnchanged()
-            #expect(!(try target.node.cli("peers", "--json")).contains("\"pushInterest\" : 1"))
+            #expect(!(try await target.node.cli("peers", "--json")).contains("\"pushInterest\" : 1"))
             try await target.expectStillServing()
         }
     }
@@ -209,7 +209,7 @@ struct HostileTests {
     @Test("a validly signed edit of another author's post is refused with bad record and not applied")
     func editOfOthersPost() async throws {
         try await Self.withTarget { target in
-            let shownBefore = try target.node.cli("show", target.post, "--json")
+            let shownBefore = try await target.node.cli("show", target.post, "--json")
             #expect(shownBefore.contains("the target's post"))
             // The client's own identity, named in its HELLO: plaintext has no TLS binding, so the node takes the
             // HELLO's word for who the peer is, and the record's author is then the peer itself.
@@ -234,7 +234,7 @@ struct HostileTests {
             // same set, and no view applies it), so the raw record and author counts may grow by one here. What
             // must not change is what anyone sees: the feed, the post's caption, and the derived counts.
             try await target.expectUnchanged(ignoringLogCounts: true)
-            let shownAfter = try target.node.cli("show", target.post, "--json")
+            let shownAfter = try await target.node.cli("show", target.post, "--json")
             #expect(shownAfter == shownBefore)
             #expect(!shownAfter.contains("hijacked"))
             try await target.expectStillServing()
@@ -280,7 +280,7 @@ struct HostileTests {
 
     @Test("a node that shuts down says so to its peers: ERROR shutting down, then the close")
     func shutdownIsAnnounced() async throws {
-        let node = try TestNode("stopping")
+        let node = try await TestNode("stopping")
         defer { node.remove() }
         try await node.start(extra: Self.plaintext)
         let client = try await RawClient.handshake(port: node.port)
@@ -376,9 +376,9 @@ struct HostileTests {
     @Test("a plaintext node refuses a TLS peer, and no session is formed")
     func tlsClientRefused() async throws {
         try await Self.withTarget { target in
-            let tls = try TestNode("tls")
+            let tls = try await TestNode("tls")
             defer { tls.remove() }
-            let tlsID = try Self.nodeID(tls)
+            let tlsID = try await Self.nodeID(tls)
             try await tls.start(peers: [target.node])
             // The TLS node's ClientHello (16 03 …) is the first thing the plaintext node reads from it, and the
             // plaintext node logs why it closed the connection. The TLS node keeps redialling with back-off, so
@@ -386,8 +386,8 @@ struct HostileTests {
             try await target.expectLogged("TLS", and: "--insecure-plaintext")
             // No session on either side. (What the TLS node logs depends on how its TLS handshake fails on the
             // plaintext HELLO bytes, so only the absence of a session is asserted there.)
-            #expect(!(try tls.cli("peers", "--json")).contains("\"connected\""))
-            #expect(!(try target.node.cli("peers", "--json")).contains(tlsID))
+            #expect(!(try await tls.cli("peers", "--json")).contains("\"connected\""))
+            #expect(!(try await target.node.cli("peers", "--json")).contains(tlsID))
             try await target.expectUnchanged()
             try await tls.stop()
             try await target.expectStillServing()
@@ -399,14 +399,14 @@ struct HostileTests {
     @Test("a HELLO claiming the node's own identity is refused with self connection")
     func selfConnection() async throws {
         try await Self.withTarget { target in
-            let ownID = try #require(AuthorID(hex: try Self.nodeID(target.node)))
+            let ownID = try #require(AuthorID(hex: try await Self.nodeID(target.node)))
             let client = try RawClient(port: target.node.port)
             try client.send(
                 .hello(Hello(nonce: .random(), node: ownID, name: "impostor", listenPort: 0, plaintext: true))
             )
             try await client.expectRefusal(.selfConnection)
             try await target.expectLogged("own identity")
-            #expect(!(try target.node.cli("peers", "--json")).contains("\"name\" : \"impostor\""))
+            #expect(!(try await target.node.cli("peers", "--json")).contains("\"name\" : \"impostor\""))
             try await target.expectUnchanged()
             try await target.expectStillServing()
         }
@@ -416,17 +416,17 @@ struct HostileTests {
 
     /// A plaintext node holding one post of its own, and a good plaintext peer connected to it and in sync.
     static func withTarget(_ body: (Target) async throws -> Void) async throws {
-        let node = try TestNode("target")
-        let peer = try TestNode("good-peer")
+        let node = try await TestNode("target")
+        let peer = try await TestNode("good-peer")
         defer {
             node.remove()
             peer.remove()
         }
-        let post = try node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
+        let post = try await node.cli("post", node.fixture("lake.png"), "--caption", "the target's post")
         try await node.start(extra: plaintext)
         try await peer.start(peers: [node], extra: plaintext)
         try await eventually("the good peer is connected and in sync") {
-            let connected = try node.cli("peers", "--json").contains("\"connected\"")
+            let connected = try await node.cli("peers", "--json").contains("\"connected\"")
             let synced = try await node.clock() == (try await peer.clock())
             let photo = try await peer.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available }
             return connected && synced && photo == true
@@ -438,8 +438,8 @@ struct HostileTests {
     }
 
     /// The node's id in hex, from `status --json`.
-    private static func nodeID(_ node: TestNode) throws -> String {
-        let status = try JSONSerialization.jsonObject(with: Data(try node.cli("status", "--json").utf8))
+    private static func nodeID(_ node: TestNode) async throws -> String {
+        let status = try JSONSerialization.jsonObject(with: Data(try await node.cli("status", "--json").utf8))
         let id = ((status as? [String: Any])?["node"] as? [String: Any])?["id"] as? String
         return try #require(id)
     }
@@ -475,7 +475,7 @@ struct Target {
     func expectStillServing() async throws {
         #expect(node.process?.isRunning == true, "the node is running; log:\n\(node.logText)")
         let caption = "after the attack \(UUID())"
-        try node.cli("post", node.fixture("forest.webp"), "--caption", caption, "--group", TestNode.network)
+        try await node.cli("post", node.fixture("forest.webp"), "--caption", caption, "--group", TestNode.network)
         try await eventually("the good peer receives a post made after the attack") {
             try await peer.withStore { try await $0.feed(FeedQuery()).posts }.contains { $0.caption == caption }
         }
@@ -518,8 +518,8 @@ struct Snapshot {
     let records: [[UInt8]]
 
     init(_ node: TestNode) async throws {
-        feed = try node.feedJSON()
-        let status = try JSONSerialization.jsonObject(with: Data(try node.cli("status", "--json").utf8))
+        feed = try await node.feedJSON()
+        let status = try JSONSerialization.jsonObject(with: Data(try await node.cli("status", "--json").utf8))
         let store = (status as? [String: Any])?["store"] as? [String: Any]
         self.store = try #require(store).compactMapValues { $0 as? Int }
         #expect(self.store["posts"] != nil, "status --json has store counts: \(String(describing: store))")
@@ -581,7 +581,7 @@ final class RawClient {
     func establish(_ identity: NodeIdentity) async throws {
         let hello = Self.hello(for: identity)
         try send(.hello(hello))
-        try readHello(timeout: .seconds(30))
+        try await readHello(timeout: .seconds(30))
         guard case .hello(let theirs)? = received.first(where: { if case .hello = $0 { true } else { false } })
         else { throw ClientError("no HELLO from the node: received \(received.map(\.typeName))") }
         try send(.membership(Self.membership(for: identity, ours: hello, theirs: theirs)))
@@ -641,35 +641,35 @@ final class RawClient {
         }
     }
 
-    /// Reads until `done` holds for the messages received, the connection ends, or the timeout passes.
-    func read(
-        timeout: Duration,
-        every interval: Duration = .milliseconds(10),
-        until done: ([WireMessage]) -> Bool
-    ) async throws {
+    /// Reads until `done` holds for the messages received, the connection ends, or the timeout passes. Between reads
+    /// it waits for the socket to have bytes (``waitReadable(within:)``), not for a time.
+    func read(timeout: Duration, until done: ([WireMessage]) -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
-        while end == nil, !done(received), ContinuousClock.now < deadline {
-            if !receiveAvailable() { try await Task.sleep(for: interval) }
+        while end == nil, !done(received) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return }
+            if !receiveAvailable() { await waitReadable(within: left) }
         }
     }
 
-    /// Reads until the node's HELLO has come (or the connection ends, or the timeout passes), waiting in poll(2) on
-    /// this thread rather than sleeping the task. The node gives a peer 10 s from the connection to send MEMBERSHIP,
-    /// which needs the node's HELLO first; a task that sleeps may not be run again for longer than that while the
-    /// suite's other tests keep the test process's few threads busy (seen in the parallel suite: the node's HELLO
-    /// and MEMBERSHIP, then its close).
-    func readHello(timeout: Duration) throws {
-        let deadline = ContinuousClock.now + timeout
+    /// Reads until the node's HELLO has come (or the connection ends, or the timeout passes). The node gives a peer
+    /// 10 s from the connection to send MEMBERSHIP, which needs the node's HELLO first, so the wait is for the socket,
+    /// on a thread of its own (a task that slept could stay unscheduled past that limit in the parallel suite).
+    func readHello(timeout: Duration) async throws {
         let isHello = { (message: WireMessage) in if case .hello = message { true } else { false } }
-        while end == nil, !received.contains(where: isHello) {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return }
-            var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&watched, 1, Int32(min(left / .milliseconds(1), 1000)) + 1)
-            if ready > 0 {
-                _ = receiveAvailable()
-            } else if ready < 0, errno != EINTR {
-                end = .failed(errno)
+        try await read(timeout: timeout) { $0.contains(where: isHello) }
+    }
+
+    /// Waits until the socket has bytes to read or has ended, or `limit` (at most a second) has passed: in poll(2), on
+    /// a thread of its own, never on the cooperative pool.
+    private func waitReadable(within limit: Duration) async {
+        let descriptor = self.descriptor
+        let milliseconds = Int32(max(1, min(limit / .milliseconds(1), 1000)))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                _ = poll(&watched, 1, milliseconds)
+                continuation.resume()
             }
         }
     }

@@ -23,14 +23,14 @@ final class TestNode: @unchecked Sendable {
     private var runs = 0
 
     /// A new node; with `network`, in the test network (``network``), else in no group at all.
-    init(_ name: String, data: URL? = nil, network: Bool = true) throws {
+    init(_ name: String, data: URL? = nil, network: Bool = true) async throws {
         self.name = name
         self.data =
             data ?? FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
         if network {
-            try cli("init", "--name", name, "--network", Self.network)
+            try await cli("init", "--name", name, "--network", Self.network)
         } else {
-            try cli("init", "--name", name)
+            try await cli("init", "--name", name)
         }
     }
 
@@ -43,28 +43,22 @@ final class TestNode: @unchecked Sendable {
     var stdoutFile: URL { data.appendingPathComponent("test-run-\(runs).out") }
 
     /// Runs a CLI command on this node's data directory, which may fail: its status, stdout and stderr.
-    func tryCLI(_ arguments: String...) throws -> NodeBinary.Result {
-        try NodeBinary.run(arguments + ["--data", data.path])
+    func tryCLI(_ arguments: String...) async throws -> NodeBinary.Result {
+        try await NodeBinary.run(arguments + ["--data", data.path])
     }
 
     /// Runs a CLI command on this node's data directory; it must succeed. Returns trimmed stdout.
     @discardableResult
-    func cli(_ arguments: String...) throws -> String {
-        let result = try NodeBinary.run(arguments + ["--data", data.path])
+    func cli(_ arguments: String...) async throws -> String {
+        let result = try await NodeBinary.run(arguments + ["--data", data.path])
         #expect(result.status == 0, "\(name): \(arguments) failed: \(result.stderr)")
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Runs a CLI command that waits (such as `join --ask`) on a thread of its own: await the task for its result.
+    /// Runs a CLI command that waits (such as `join --ask`) in a task of its own: await the task for its result.
     func cliInBackground(_ arguments: String...) -> Task<NodeBinary.Result, any Error> {
         let arguments = arguments + ["--data", data.path]
-        return Task {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try NodeBinary.run(arguments) })
-                }
-            }
-        }
+        return Task { try await NodeBinary.run(arguments) }
     }
 
     func fixture(_ file: String) -> String { NodeBinary.fixtures.appendingPathComponent(file).path }
@@ -119,11 +113,11 @@ final class TestNode: @unchecked Sendable {
         self.process = nil
     }
 
-    /// SIGKILL: a crash.
-    func crash() {
+    /// SIGKILL: a crash, and the process gone.
+    func crash() async throws {
         guard let process else { return }
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        try await eventually("\(name) killed", timeout: .seconds(10)) { !process.isRunning }
         self.process = nil
     }
 
@@ -148,7 +142,7 @@ final class TestNode: @unchecked Sendable {
         return try await body(store)
     }
 
-    func feedJSON() throws -> String { try cli("feed", "--json", "--limit", "500") }
+    func feedJSON() async throws -> String { try await cli("feed", "--json", "--limit", "500") }
 
     func postIDs() async throws -> [PostID] {
         try await withStore { try await $0.feed(FeedQuery(limit: 500)).posts.map(\.id) }
@@ -168,16 +162,37 @@ final class TestNode: @unchecked Sendable {
 }
 
 /// Polls until the condition holds, or fails the test after the timeout.
+///
+/// The first looks come quickly (20 ms apart), then further apart, up to 250 ms: many conditions run a CLI command
+/// (a process each), and a poll every 50 ms of a condition that takes seconds to come true was a process start every
+/// 50 ms that the machine could not spare for the nodes under test.
 func eventually(
     _ what: String,
     timeout: Duration = .seconds(30),
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
+    var interval = Duration.milliseconds(20)
     while ContinuousClock.now < deadline {
         if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(50))
+        try await Task.sleep(for: interval)
+        interval = min(interval * 2, .milliseconds(250))
     }
     Issue.record("timed out waiting for: \(what)")
     throw CancellationError()
+}
+
+extension Sequence {
+    /// `map` with an async transform, one element after the other, in order.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async throws -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+
+    /// `allSatisfy` with an async predicate, stopping at the first element that fails it.
+    func asyncAllSatisfy(_ predicate: (Element) async throws -> Bool) async throws -> Bool {
+        for element in self where !(try await predicate(element)) { return false }
+        return true
+    }
 }

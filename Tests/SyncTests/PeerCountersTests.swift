@@ -8,32 +8,33 @@ import Testing
 @Suite("Live peer counters", .serialized)
 struct PeerCountersTests {
     /// Bob's view of Alice, from `peers --json`.
-    static func aliceSeenBy(_ bob: TestNode) throws -> [String: Any]? {
-        let peers = try JSONSerialization.jsonObject(with: Data(try bob.cli("peers", "--json").utf8))
+    static func aliceSeenBy(_ bob: TestNode) async throws -> [String: Any]? {
+        let peers = try JSONSerialization.jsonObject(with: Data(try await bob.cli("peers", "--json").utf8))
         return ((peers as? [String: Any])?["peers"] as? [[String: Any]])?.first { $0["name"] as? String == "Alice" }
     }
 
     @Test("a connected peer's records and bytes count as they come, in the CLI and the API; once each")
     func liveCounters() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer { for node in [alice, bob] { node.remove() } }
-        for index in 0..<3 { try alice.cli("post", alice.fixture("lake.png"), "--caption", "Post \(index)") }
+        for index in 0..<3 { try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Post \(index)") }
         try await bob.start(extra: ["--anti-entropy-interval", "600"])
         try await alice.start(peers: [bob], extra: ["--anti-entropy-interval", "600"])
         try await eventually("Bob has Alice's three posts") {
-            (try? bob.cli("feed", "--json")).map { $0.components(separatedBy: "\"caption\"").count - 1 == 3 } ?? false
+            (try? await bob.cli("feed", "--json")).map { $0.components(separatedBy: "\"caption\"").count - 1 == 3 }
+                ?? false
         }
         // Alice's log holds her profile and the three posts (and her self-add): at least 4 records came in.
         var live: [String: Any] = [:]
         try await eventually("Bob's peers shows the records of the open session") {
-            guard let seen = try Self.aliceSeenBy(bob), seen["state"] as? String == "connected",
+            guard let seen = try await Self.aliceSeenBy(bob), seen["state"] as? String == "connected",
                 let records = seen["recordsIn"] as? Int, records >= 4, (seen["bytesIn"] as? Int ?? 0) > 0
             else { return false }
             live = seen
             return true
         }
-        let text = try bob.cli("peers")
+        let text = try await bob.cli("peers")
         #expect(text.contains("records in/out \(live["recordsIn"] as? Int ?? -1)/"), "\(text)")
         let api = try await bob.http.get("/api/peers")
         let listed = (api.object["peers"] as? [[String: Any]])?.first { $0["name"] as? String == "Alice" }
@@ -42,9 +43,9 @@ struct PeerCountersTests {
         // The session ends: its counters are stored, and shown once, not added to themselves.
         try await alice.stop()
         try await eventually("Bob sees Alice gone") {
-            (try? Self.aliceSeenBy(bob))??["state"] as? String == "disconnected"
+            (try? await Self.aliceSeenBy(bob))??["state"] as? String == "disconnected"
         }
-        let after = try #require(try Self.aliceSeenBy(bob))
+        let after = try #require(try await Self.aliceSeenBy(bob))
         #expect(after["recordsIn"] as? Int == live["recordsIn"] as? Int, "\(after) vs \(live)")
         #expect((after["bytesIn"] as? Int ?? 0) >= (live["bytesIn"] as? Int ?? 0))
         try await bob.stop()

@@ -25,8 +25,8 @@ struct PhotoCrashTests {
         "50 SIGKILLs mid-transfer: the database passes integrity_check, every photo file hashes to its name, no record acknowledged to the peer is missing, and the transfer completes after a restart"
     )
     func killedDuringPhotoTransfers() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
@@ -54,7 +54,7 @@ struct PhotoCrashTests {
             }
             try await Task.sleep(for: .milliseconds(Int(random.next() % 400)))
             if Self.partialBytes(b) > 0 { midTransfer += 1 }
-            b.crash()
+            try await b.crash()
             let held = try await Self.expectSound(b, acked: acks.clock, run: kill, skipping: &checked)
             photosAtKill.append(held)
         }

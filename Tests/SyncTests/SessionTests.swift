@@ -9,10 +9,10 @@ import Testing
 struct SessionTests {
     @Test("a session replaced by one that wins the tie-break is told ERROR duplicate session, then closed")
     func replacedSessionIsTold() async throws {
-        let node = try TestNode("node")
+        let node = try await TestNode("node")
         defer { node.remove() }
-        try node.cli("init", "--name", "Node")
-        let nodeID = AuthorID(hex: try node.nodeID())!
+        try await node.cli("init", "--name", "Node")
+        let nodeID = AuthorID(hex: try await node.nodeID())!
         // The connection dialled by the smaller id is kept: be smaller than the node.
         var identity = NodeIdentity.generate()
         while !(identity.author < nodeID) { identity = NodeIdentity.generate() }

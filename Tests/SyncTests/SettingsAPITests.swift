@@ -13,11 +13,11 @@ struct SettingsAPITests {
 
     @Test("set the name; fetch a photo skipped over --max-photo-mb, with progress; the phone's view of a loopback API")
     func everySettingsRoute() async throws {
-        let alice = try TestNode("Alice")
-        let bob = try TestNode("Bob")
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
         defer { for node in [alice, bob] { node.remove() } }
-        let big = try alice.cli("post", alice.fixture("waterfall.jpg"), "--caption", "Too big for Bob")
-        let shown = try JSONSerialization.jsonObject(with: Data(try alice.cli("show", big, "--json").utf8))
+        let big = try await alice.cli("post", alice.fixture("waterfall.jpg"), "--caption", "Too big for Bob")
+        let shown = try JSONSerialization.jsonObject(with: Data(try await alice.cli("show", big, "--json").utf8))
         let sha = try #require(((shown as? [String: Any])?["photo"] as? [String: Any])?["sha256"] as? String)
         // Alice sends each photo chunk 1.5 s late, so that Bob's event stream, opened first, sees the transfer.
         try await alice.start(extra: ["--test-photo-chunk-delay-ms", "1500"])
@@ -25,25 +25,22 @@ struct SettingsAPITests {
         try await bob.start(peers: [alice], extra: ["--max-photo-mb", "0"])
         let api = try await base.checker(bob)
         try await eventually("Bob has Alice's post, without its photo") {
-            (try? bob.cli("feed")).map { $0.contains("Too big for Bob") } ?? false
+            (try? await bob.cli("feed")).map { $0.contains("Too big for Bob") } ?? false
         }
 
         let status = try await base.call(api, bob, "GET", "/api/status", expect: 200)
         #expect(status.object["maxPhotoBytes"] as? Int == 0)
-        let printed = try NodeBinary.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let printed = try await NodeBinary.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(status.object["version"] as? String == printed && printed.contains("(protocol 2)"), "\(printed)")
 
         let named = try await base.call(api, bob, "PUT", "/api/name", json: ["name": "Bobby"], expect: 200)
         #expect(named.object["name"] as? String == "Bobby")
-        #expect(try bob.cli("status").contains("name:     Bobby"))
+        #expect(try await bob.cli("status").contains("name:     Bobby"))
 
         // Asked while it is not here: 202 and progress events, then the photo.
-        let events = Task {
-            try await bob.http.stream("/api/events?progress=true", timeout: .seconds(60)) {
-                $0.contains("event: photoArrived")
-            }
+        let events = await bob.http.subscribe("/api/events?progress=true", timeout: .seconds(60)) {
+            $0.contains("event: photoArrived")
         }
-        try await Task.sleep(for: .milliseconds(300))
         let asked = try await base.call(api, bob, "POST", "/api/photos/\(sha)/fetch", expect: 202)
         #expect(asked.object["here"] as? Bool == false && asked.object["connectedPeers"] as? Int == 1)
         #expect(asked.object["message"] as? String == "fetching the photo from the 1 connected peer")
@@ -68,12 +65,12 @@ struct SettingsAPITests {
 
     @Test("bad names, hashes and photos: the error a person sees, still serving, nothing changed")
     func badInput() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
-        let post = try alice.cli("post", alice.fixture("lake.png"), "--caption", "here")
+        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "here")
         try await alice.start()
         let api = try await base.checker(alice)
-        let before = try APITests.snapshot(alice)
+        let before = try await APITests.snapshot(alice)
         let unknown = String(repeating: "ab", count: 32)
         let cases: [(String, String, Any?, Int, String, String)] = [
             ("PUT", "/api/name", ["name": "   "], 400, "missing_name", "give a display name"),
@@ -92,8 +89,8 @@ struct SettingsAPITests {
         let page = try await alice.http.get("/api/photos/\(unknown)?download=1", headers: ["Accept": "text/html"])
         #expect(page.status == 404 && page.headers["content-type"]?.hasPrefix("text/html") == true)
         #expect(page.text.contains("This photo is not on this node"), "\(page.text)")
-        #expect(try APITests.snapshot(alice) == before, "nothing changed")
-        #expect(try alice.cli("status").contains("name:     Alice"))
+        #expect(try await APITests.snapshot(alice) == before, "nothing changed")
+        #expect(try await alice.cli("status").contains("name:     Alice"))
         // Still serving.
         let good = try await base.call(api, alice, "GET", "/api/posts/\(post)", expect: 200)
         #expect(good.object["caption"] as? String == "here")
@@ -102,7 +99,7 @@ struct SettingsAPITests {
 
     @Test("beyond loopback: a kept token, the LAN addresses and their QR code, and --api-tls with its fingerprint")
     func phoneAccessOverTLS() async throws {
-        let alice = try TestNode("Alice")
+        let alice = try await TestNode("Alice")
         defer { alice.remove() }
         try await alice.start(extra: ["--api-listen", "0.0.0.0:0", "--api-tls"])
         let out = try String(contentsOf: alice.stdoutFile, encoding: .utf8)
@@ -183,7 +180,7 @@ struct SettingsAPITests {
         // A kept token that others may read is refused, not used.
         let tokenFile = alice.data.appendingPathComponent("api.token").path
         #expect(chmod(tokenFile, 0o644) == 0)
-        let leaked = try NodeBinary.run([
+        let leaked = try await NodeBinary.run([
             "run", "--data", alice.data.path, "--port", "0", "--no-discovery", "--api-listen", "0.0.0.0:0",
         ])
         #expect(leaked.status == 1 && leaked.stderr.contains("is accessible by other users"), "\(leaked.stderr)")

@@ -8,22 +8,22 @@ import Testing
 struct SyncIntegrationTests {
     @Test("two nodes converge on posts, comments, edits, deletes and photos, with identical photo bytes")
     func twoNodes() async throws {
-        let a = try TestNode("alice")
-        let b = try TestNode("bob")
+        let a = try await TestNode("alice")
+        let b = try await TestNode("bob")
         defer {
             a.remove()
             b.remove()
         }
         // --keep-metadata: the photo as it is (GPS included), so that both sides can be compared with the fixture.
-        let waterfall = try a.cli(
+        let waterfall = try await a.cli(
             "post",
             a.fixture("waterfall.jpg"),
             "--caption",
             "Waterfall at dusk",
             "--keep-metadata"
         )
-        let lake = try a.cli("post", a.fixture("lake.png"), "--caption", "Lake")
-        try a.cli("comment", waterfall, "first")
+        let lake = try await a.cli("post", a.fixture("lake.png"), "--caption", "Lake")
+        try await a.cli("comment", waterfall, "first")
         try await a.start()
         try await b.start(peers: [a])
         try await eventually("bob has alice's posts and photos") {
@@ -33,17 +33,17 @@ struct SyncIntegrationTests {
             }
         }
         // Writes on either side while connected: edits, deletes, comments, a new post.
-        try a.cli("edit", waterfall, "--caption", "Waterfall at dawn")
-        let comment = try b.cli("comment", waterfall, "from bob")
-        try a.cli("delete", lake)
-        let forest = try b.cli("post", b.fixture("forest.webp"), "--caption", "Forest")
+        try await a.cli("edit", waterfall, "--caption", "Waterfall at dawn")
+        let comment = try await b.cli("comment", waterfall, "from bob")
+        try await a.cli("delete", lake)
+        let forest = try await b.cli("post", b.fixture("forest.webp"), "--caption", "Forest")
         try await eventually("both nodes show the same feed") {
-            let left = try a.feedJSON()
-            return left == (try b.feedJSON()) && left.contains("Waterfall at dawn") && left.contains(forest)
+            let left = try await a.feedJSON()
+            return left == (try await b.feedJSON()) && left.contains("Waterfall at dawn") && left.contains(forest)
                 && !left.contains(lake) && left.contains("\"available\" : false") == false
         }
-        let shownA = try a.cli("show", waterfall, "--json")
-        #expect(shownA == (try b.cli("show", waterfall, "--json")))
+        let shownA = try await a.cli("show", waterfall, "--json")
+        #expect(shownA == (try await b.cli("show", waterfall, "--json")))
         #expect(shownA.contains(comment))
         // The photo bytes are the same on both sides.
         for file in ["waterfall.jpg", "forest.webp"] {
@@ -55,13 +55,14 @@ struct SyncIntegrationTests {
             }
         }
         #expect(try await a.clock() == (try await b.clock()))
-        let peers = try a.cli("peers", "--json")
+        let peers = try await a.cli("peers", "--json")
         #expect(peers.contains("\"name\" : \"bob\"") && peers.contains("\"state\" : \"connected\""))
-        #expect(try a.cli("status").contains("peers:    1 connected, 1 met"))
+        #expect(try await a.cli("status").contains("peers:    1 connected, 1 met"))
         try await a.stop()
         try await b.stop()
         // After a clean stop, the peer is recorded as disconnected, with the session's traffic.
-        let after = try JSONSerialization.jsonObject(with: Data(try b.cli("peers", "--json").utf8)) as? [String: Any]
+        let after =
+            try JSONSerialization.jsonObject(with: Data(try await b.cli("peers", "--json").utf8)) as? [String: Any]
         let alice = try #require((after?["peers"] as? [[String: Any]])?.first)
         #expect(alice["state"] as? String == "disconnected")
         #expect((alice["recordsIn"] as? Int ?? 0) > 0 && (alice["bytesIn"] as? Int ?? 0) > 50_000)
@@ -69,82 +70,87 @@ struct SyncIntegrationTests {
 
     @Test("three nodes in a line converge through the middle one")
     func lineOfThree() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
-        let c = try TestNode("c")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
+        let c = try await TestNode("c")
         defer { for node in [a, b, c] { node.remove() } }
         try await a.start()
         try await b.start(peers: [a])
         try await c.start(peers: [b])
         try await eventually("b connected to both") {
-            try b.cli("peers", "--json").components(separatedBy: "\"connected\"").count == 3
+            try await b.cli("peers", "--json").components(separatedBy: "\"connected\"").count == 3
         }
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "From A")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "From A")
         try await eventually("the post reaches C with its photo") {
             try await c.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available == true }
         }
-        let comment = try c.cli("comment", post, "From C")
+        let comment = try await c.cli("comment", post, "From C")
         try await eventually("the comment reaches A") {
             try await a.withStore { try await $0.post(PostID(hex: post)!)?.comments.map(\.id.hex) == [comment] }
         }
-        #expect(try a.feedJSON() == (try c.feedJSON()))
+        #expect(try await a.feedJSON() == (try await c.feedJSON()))
         for node in [a, b, c] { try await node.stop() }
     }
 
     @Test("a node that was offline catches up when it returns")
     func offlineCatchUp() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         try await a.start()
         try await b.start(peers: [a])
-        let first = try a.cli("post", a.fixture("lake.png"), "--caption", "before")
+        let first = try await a.cli("post", a.fixture("lake.png"), "--caption", "before")
         try await eventually("b has the first post") { try await b.postIDs().map(\.hex) == [first] }
         try await b.stop()
-        let second = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "while b was away")
-        for index in 0..<3 { try a.cli("comment", first, "comment \(index)") }
+        let second = try await a.cli("post", a.fixture("waterfall.jpg"), "--caption", "while b was away")
+        for index in 0..<3 { try await a.cli("comment", first, "comment \(index)") }
         try await b.start(peers: [a])
         try await eventually("b caught up") {
             let caughtUp = try await b.clock() == (try await a.clock())
             let photo = try await b.withStore { try await $0.post(PostID(hex: second)!)?.post.photo.available }
             return caughtUp && photo == true
         }
-        #expect(try a.feedJSON() == (try b.feedJSON()))
+        #expect(try await a.feedJSON() == (try await b.feedJSON()))
         try await a.stop()
         try await b.stop()
     }
 
     @Test("concurrent writes on both sides of a partition converge when it heals")
     func partition() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         try await a.start()
         try await b.start(peers: [a])
-        let shared = try a.cli("post", a.fixture("lake.png"), "--caption", "shared")
+        let shared = try await a.cli("post", a.fixture("lake.png"), "--caption", "shared")
         try await eventually("b has the shared post") { try await b.postIDs().map(\.hex) == [shared] }
         // Partition: stop B, and write on both sides (B writes offline through the CLI).
         try await b.stop()
-        try a.cli("comment", shared, "a while apart")
-        try a.cli("post", a.fixture("forest.webp"), "--caption", "a's side")
-        try b.cli("comment", shared, "b while apart")
-        try b.cli("post", b.fixture("anim.gif"), "--caption", "b's side")
-        try b.cli("edit", try b.cli("post", b.fixture("waterfall.jpg"), "--caption", "b typo"), "--caption", "b fixed")
-        #expect(try a.feedJSON() != (try b.feedJSON()))
+        try await a.cli("comment", shared, "a while apart")
+        try await a.cli("post", a.fixture("forest.webp"), "--caption", "a's side")
+        try await b.cli("comment", shared, "b while apart")
+        try await b.cli("post", b.fixture("anim.gif"), "--caption", "b's side")
+        try await b.cli(
+            "edit",
+            try await b.cli("post", b.fixture("waterfall.jpg"), "--caption", "b typo"),
+            "--caption",
+            "b fixed"
+        )
+        #expect(try await a.feedJSON() != (try await b.feedJSON()))
         // Heal.
         try await b.start(peers: [a])
         try await eventually("identical feeds") {
-            let left = try a.feedJSON()
-            return left == (try b.feedJSON()) && !left.contains("\"available\" : false")
+            let left = try await a.feedJSON()
+            return left == (try await b.feedJSON()) && !left.contains("\"available\" : false")
         }
-        #expect(try a.cli("show", shared, "--json") == (try b.cli("show", shared, "--json")))
-        #expect(try a.feedJSON().contains("b fixed"))
+        #expect(try await a.cli("show", shared, "--json") == (try await b.cli("show", shared, "--json")))
+        #expect(try await a.feedJSON().contains("b fixed"))
         try await a.stop()
         try await b.stop()
     }
@@ -199,15 +205,15 @@ struct SyncIntegrationTests {
 
     @Test("an interrupted photo transfer resumes from where it stopped")
     func photoResume() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         let image = a.data.appendingPathComponent("big.png")
         try Self.bigPNG(megabytes: 8, at: image)
-        let post = try a.cli("post", image.path, "--caption", "big")
+        let post = try await a.cli("post", image.path, "--caption", "big")
         let original = try Data(contentsOf: image)
         let hash = AssetHash.of(original)
         // A sends slowly (fault injection), so that B can be cut off mid-transfer.
@@ -219,7 +225,7 @@ struct SyncIntegrationTests {
             let size = (try? FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int) ?? 0
             return size >= 2 << 20
         }
-        b.crash()
+        try await b.crash()
         let cut = try FileManager.default.attributesOfItem(atPath: partial.path)[.size] as? Int ?? 0
         #expect(cut > 0 && cut < original.count)
         try await b.start(peers: [a])
@@ -237,47 +243,47 @@ struct SyncIntegrationTests {
 
     @Test("a photo over --max-photo-mb is skipped, the post shows without it, and 'fetch' gets it on demand")
     func onDemandPhoto() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         let image = a.data.appendingPathComponent("big.png")
         try Self.bigPNG(megabytes: 2, at: image)
-        let big = try a.cli("post", image.path, "--caption", "big")
-        let small = try a.cli("post", a.fixture("lake.png"), "--caption", "small")
+        let big = try await a.cli("post", image.path, "--caption", "big")
+        let small = try await a.cli("post", a.fixture("lake.png"), "--caption", "small")
         try await a.start()
         try await b.start(peers: [a], extra: ["--max-photo-mb", "1"])
         try await eventually("the small photo arrived") {
             try await b.withStore { try await $0.post(PostID(hex: small)!)?.post.photo.available == true }
         }
-        try await Task.sleep(for: .milliseconds(500))
+        // B refuses the big photo when it comes to it, and says so: that line is the event to wait for.
+        try await eventually("b refused the big photo") { b.logText.contains("photo larger than --max-photo-mb") }
         #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == false)
-        #expect(b.logText.contains("photo larger than --max-photo-mb"))
-        #expect(try b.cli("show", big).contains("(not here yet)"))
-        let path = try b.cli("fetch", String(big.prefix(12)))
+        #expect(try await b.cli("show", big).contains("(not here yet)"))
+        let path = try await b.cli("fetch", String(big.prefix(12)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == (try Data(contentsOf: image)))
         #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == true)
         // Without a running node, fetch says so.
         try await b.stop()
-        let offline = try NodeBinary.run(["fetch", big, "--data", b.data.path])
+        let offline = try await NodeBinary.run(["fetch", big, "--data", b.data.path])
         #expect(offline.status == 1 && offline.stderr.contains("no node is running"))
         try await a.stop()
     }
 
     @Test("thumbnails arrive before photos, and alone when the photo is over --max-photo-mb")
     func thumbnails() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         let image = a.data.appendingPathComponent("big.png")
         try Self.bigPNG(megabytes: 2, at: image)
-        let big = try a.cli("post", image.path, "--caption", "big")
-        let small = try a.cli("post", a.fixture("waterfall.jpg"), "--caption", "small", "--keep-metadata")
+        let big = try await a.cli("post", image.path, "--caption", "big")
+        let small = try await a.cli("post", a.fixture("waterfall.jpg"), "--caption", "small", "--keep-metadata")
         let bigHash = AssetHash.of(try Data(contentsOf: image))
         let smallHash = AssetHash.of(try Data(contentsOf: URL(fileURLWithPath: a.fixture("waterfall.jpg"))))
         func thumbs(_ node: TestNode, _ hash: AssetHash) -> URL {
@@ -304,7 +310,7 @@ struct SyncIntegrationTests {
         let received = try Data(contentsOf: provisional)
         #expect(received.starts(with: [0xFF, 0xD8, 0xFF]) && received.count <= 64 * 1024)
         // Its photo did not come (over --max-photo-mb): only the thumbnail is here.
-        try await Task.sleep(for: .milliseconds(500))
+        try await eventually("b refused the big photo") { b.logText.contains("photo larger than --max-photo-mb") }
         #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == false)
         // The small photo came, and B made its own thumbnail of it, replacing A's.
         try await eventually("the small photo and B's own thumbnail of it") {
@@ -344,19 +350,19 @@ struct SyncIntegrationTests {
 
     @Test("two different records for one author and sequence are detected as a fork and shown in status")
     func fork() async throws {
-        let a = try TestNode("a")
+        let a = try await TestNode("a")
         // The twin is a copy of A's data directory: the same identity and the same log key in the test network,
         // then a log of its own. Both sign different records at the same sequence numbers (after their shared
         // self-add and name, A: a post; the twin: two posts), and the twin's log is longer.
         let twinData = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-twin-\(UUID())")
         try FileManager.default.copyItem(at: a.data, to: twinData)
         // Named as A is, so that its `init` signs no new name.
-        let twin = try TestNode("a", data: twinData)
-        let b = try TestNode("b")
+        let twin = try await TestNode("a", data: twinData)
+        let b = try await TestNode("b")
         defer { for node in [a, twin, b] { node.remove() } }
-        try a.cli("post", a.fixture("lake.png"), "--caption", "the original")
-        try twin.cli("post", twin.fixture("anim.gif"), "--caption", "the impostor")
-        try twin.cli("post", twin.fixture("forest.webp"), "--caption", "the impostor again")
+        try await a.cli("post", a.fixture("lake.png"), "--caption", "the original")
+        try await twin.cli("post", twin.fixture("anim.gif"), "--caption", "the impostor")
+        try await twin.cli("post", twin.fixture("forest.webp"), "--caption", "the impostor again")
         try await a.start()
         try await b.start(peers: [a])
         try await eventually("b has a's log") { try await b.clock() == (try await a.clock()) }
@@ -368,9 +374,9 @@ struct SyncIntegrationTests {
         try await eventually("b detected the fork") {
             try await b.withStore { try await $0.counts().forks } >= 1
         }
-        let status = try b.cli("status", "--json")
+        let status = try await b.cli("status", "--json")
         #expect(status.contains("previous does not match the held record"), "\(status)")
-        #expect(try b.cli("status").contains("detected (refused records kept as evidence)"))
+        #expect(try await b.cli("status").contains("detected (refused records kept as evidence)"))
         // The fork is kept out: B still shows only the original's post.
         #expect(try await b.withStore { try await $0.feed(FeedQuery()).posts.map(\.caption) } == ["the original"])
         for node in [twin, b] { try await node.stop() }
@@ -378,8 +384,8 @@ struct SyncIntegrationTests {
 
     @Test("both nodes dialling each other at once end up with one session")
     func simultaneousDial() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
@@ -392,9 +398,11 @@ struct SyncIntegrationTests {
         try await a.start(peers: [b])
         try await b.start(peers: [a])
         try await eventually("connected") {
-            try a.cli("peers", "--json").contains("\"connected\"") && b.cli("peers", "--json").contains("\"connected\"")
+            let aConnected = try await a.cli("peers", "--json").contains("\"connected\"")
+            let bConnected = try await b.cli("peers", "--json").contains("\"connected\"")
+            return aConnected && bConnected
         }
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "once")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "once")
         try await eventually("the post crossed") { try await b.postIDs().map(\.hex) == [post] }
         try await Task.sleep(for: .seconds(2))
         // One TCP connection between them (each connection shows twice in /proc/net/tcp: both ends).
@@ -419,17 +427,17 @@ struct SyncIntegrationTests {
 
     @Test("a node remembers the peers it met and dials them on start")
     func rememberedPeers() async throws {
-        let a = try TestNode("a")
-        let b = try TestNode("b")
+        let a = try await TestNode("a")
+        let b = try await TestNode("b")
         defer {
             a.remove()
             b.remove()
         }
         try await a.start()
         try await b.start(peers: [a])
-        try await eventually("met") { try b.cli("peers", "--json").contains("\"connected\"") }
+        try await eventually("met") { try await b.cli("peers", "--json").contains("\"connected\"") }
         try await b.stop()
-        let post = try a.cli("post", a.fixture("lake.png"), "--caption", "while b was away")
+        let post = try await a.cli("post", a.fixture("lake.png"), "--caption", "while b was away")
         // No --peer this time: B dials A from its memory.
         try await b.start(remembered: true)
         try await eventually("b dialled a by itself and caught up") { try await b.postIDs().map(\.hex) == [post] }
@@ -439,15 +447,15 @@ struct SyncIntegrationTests {
 
     @Test("a second run on the same data directory is refused while the first holds the lock")
     func lock() async throws {
-        let a = try TestNode("a")
+        let a = try await TestNode("a")
         defer { a.remove() }
         try await a.start()
-        let second = try NodeBinary.run(["run", "--data", a.data.path, "--port", "0", "--listen", "127.0.0.1"])
+        let second = try await NodeBinary.run(["run", "--data", a.data.path, "--port", "0", "--listen", "127.0.0.1"])
         #expect(second.status != 0)
         #expect(second.stderr.contains("another continuum-node is already running"), "\(second.stderr)")
         // Commands keep working while the node runs.
-        #expect(try a.cli("feed") == "No posts yet.")
-        a.crash()
+        #expect(try await a.cli("feed") == "No posts yet.")
+        try await a.crash()
         // A crash releases the lock.
         try await a.start()
         try await a.stop()
