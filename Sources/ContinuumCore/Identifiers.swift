@@ -170,6 +170,17 @@ public struct IDPrefix: Sendable, Hashable, CustomStringConvertible {
         upperBound = Hex.decode(lowered + String(repeating: "f", count: padding))!
     }
 
+    /// Whether the id starts with these digits.
+    public func matches(_ id: some Identifier32) -> Bool {
+        id.hex.hasPrefix(digits)
+    }
+
+    /// What a person is told when the text is not a prefix: `'xyz' is not an id: ids are 1 to 64 hex digits (0-9,
+    /// a-f)`.
+    public static func notAnID(_ text: String) -> String {
+        "'\(text)' is not an id: ids are 1 to 64 hex digits (0-9, a-f)"
+    }
+
     public var description: String { digits }
 }
 

@@ -158,15 +158,24 @@ extension Routes {
         let group = try await resolveGroup(context)
         let text = try context.parameters.require("member").lowercased()
         let members = try await store.members(of: group).filter { $0.removedThrough == nil }
-        let matches = members.filter { $0.log.hex.hasPrefix(text) || $0.node.hex.hasPrefix(text) }
-        guard matches.count == 1, let member = matches.first else {
-            throw APIError(
-                matches.isEmpty ? .notFound : .conflict,
-                matches.isEmpty ? "unknown_member" : "ambiguous_prefix",
-                matches.isEmpty
-                    ? "no member of this group has a log key or node id starting with '\(text)'"
-                    : "'\(text)' matches \(matches.count) members; give more of the log key"
-            )
+        let member: MemberSummary
+        do {
+            member = try IDLookup.resolve(text, among: members.map { IDCandidate($0, ids: [$0.log, $0.node]) })
+        } catch {
+            switch error {
+            case .notAnID, .notFound:
+                throw APIError(
+                    .notFound,
+                    "unknown_member",
+                    "no member of this group has a log key or node id starting with '\(text)'"
+                )
+            case .ambiguous(_, let matches):
+                throw APIError(
+                    .conflict,
+                    "ambiguous_prefix",
+                    "'\(text)' matches \(matches.count) members; give more of the log key"
+                )
+            }
         }
         guard !member.isMe else { throw APIError.badRequest("this is this node; a node does not remove itself") }
         let record = try await storeCall(noun: "member") {
@@ -223,17 +232,24 @@ extension Routes {
     func joinRequest(_ context: BasicRequestContext) async throws -> JoinRequest {
         let text = try context.parameters.require("node").lowercased()
         let requests = try await store.joinRequests(includingDenied: true)
-        let matches = requests.filter { $0.node.hex.hasPrefix(text) }
-        guard matches.count == 1, let request = matches.first else {
-            throw APIError(
-                matches.isEmpty ? .notFound : .conflict,
-                matches.isEmpty ? "unknown_request" : "ambiguous_prefix",
-                matches.isEmpty
-                    ? "no request to join is from a node starting with '\(text)'"
-                    : "'\(text)' matches \(matches.count) requests; give more of the node id"
-            )
+        do {
+            return try IDLookup.resolve(text, among: requests.map { IDCandidate($0, ids: [$0.node]) })
+        } catch {
+            switch error {
+            case .notAnID, .notFound:
+                throw APIError(
+                    .notFound,
+                    "unknown_request",
+                    "no request to join is from a node starting with '\(text)'"
+                )
+            case .ambiguous(_, let matches):
+                throw APIError(
+                    .conflict,
+                    "ambiguous_prefix",
+                    "'\(text)' matches \(matches.count) requests; give more of the node id"
+                )
+            }
         }
-        return request
     }
 
     /// Runs a store action, answering its ``StoreError`` as the API does (404 `unknown_<noun>`, 403 `not_owner`, …).

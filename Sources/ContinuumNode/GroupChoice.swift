@@ -36,16 +36,25 @@ public enum GroupChoice {
                 "this node is in \(groups.count) groups; choose one with \(choosing): \(names(groups))"
             )
         }
-        let matches = groups.filter { $0.name == text || $0.id.hex.hasPrefix(text.lowercased()) }
-        guard matches.count == 1 else {
-            throw StoreError(
-                matches.isEmpty ? .notFound : .ambiguous,
-                matches.isEmpty
-                    ? "no group of this node is called or starts with '\(text)'; its groups: \(names(groups))"
-                    : "'\(text)' matches \(matches.count) groups: \(names(matches)); give more of the id"
-            )
+        do {
+            return try IDLookup.resolve(text, among: groups.map { IDCandidate($0, ids: [$0.id], name: $0.name) }).id
+        } catch {
+            switch error {
+            case .notAnID where text.isEmpty:
+                throw StoreError(.invalidInput, error.description)
+            case .notAnID, .notFound:
+                // Not hex: most likely a mistyped name, so the names are what helps.
+                throw StoreError(
+                    .notFound,
+                    "no group of this node is called or starts with '\(text)'; its groups: \(names(groups))"
+                )
+            case .ambiguous(_, let matches):
+                throw StoreError(
+                    .ambiguous,
+                    "'\(text)' matches \(matches.count) groups: \(names(matches.map(\.value))); give more of the id"
+                )
+            }
         }
-        return matches[0].id
     }
 
     static func names(_ groups: [GroupSummary]) -> String {

@@ -35,20 +35,38 @@ extension Node {
             )
         }
         let nearby = status.openGroups
-        let matches = nearby.filter { $0.group.name == text || $0.group.id.hex.hasPrefix(text.lowercased()) }
-        let groups = Set(matches.map(\.group.id))
-        guard let id = groups.first, groups.count == 1, let first = matches.first else {
-            let names = Set(nearby.map { "\($0.group.name) (\($0.group.id.short))" }).sorted()
-            throw JoinFailure(
-                description: groups.isEmpty
-                    ? "'\(text)' is not an invite code, and no open group of that name is announced on the LAN"
-                        + (names.isEmpty ? " (none is, now)" : "; nearby: \(names.joined(separator: ", "))")
-                    : "\(groups.count) open groups nearby match '\(text)': \(names.joined(separator: ", ")); "
-                        + "give the start of the id"
-            )
+        // One candidate per group, however many nodes announce it.
+        var ids: [GroupID] = []
+        for announced in nearby where !ids.contains(announced.group.id) { ids.append(announced.group.id) }
+        let candidates = ids.map { id in
+            let announcers = nearby.filter { $0.group.id == id }
+            return IDCandidate(announcers, ids: [id], names: announcers.map(\.group.name))
         }
-        try await join(first.group, announcers: matches.filter { $0.group.id == id })
-        return id
+        let announcers: [NearbyOpenGroup]
+        do {
+            announcers = try IDLookup.resolve(text, among: candidates)
+        } catch {
+            let names = Set(nearby.map { "\($0.group.name) (\($0.group.id.short))" }).sorted()
+            switch error {
+            case .notAnID where text.isEmpty:
+                throw JoinFailure(description: error.description)
+            case .notAnID, .notFound:
+                throw JoinFailure(
+                    description: "'\(text)' is not an invite code, and no open group of that name is announced on "
+                        + "the LAN" + (names.isEmpty ? " (none is, now)" : "; nearby: \(names.joined(separator: ", "))")
+                )
+            case .ambiguous(_, let matches):
+                throw JoinFailure(
+                    description:
+                        "\(matches.count) open groups nearby match '\(text)': \(names.joined(separator: ", "));"
+                        + " give the start of the id"
+                )
+            }
+        }
+        // The announcement under the name typed, if any: its name is the one the group is stored under.
+        let first = announcers.first { $0.group.name == text } ?? announcers[0]
+        try await join(first.group, announcers: announcers)
+        return first.group.id
     }
 
     /// A peer found on the LAN announces open groups: with `--join-open`, this node joins the first of them while it

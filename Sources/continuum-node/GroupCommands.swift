@@ -281,16 +281,22 @@ struct JoinCommand: AsyncParsableCommand {
             return (String(text[..<colon]), port, nil)
         }
         let peers = try await store.peers().filter { $0.port > 0 }
-        let matches = peers.filter { $0.id.hex.hasPrefix(text.lowercased()) }
-        guard matches.count == 1, let peer = matches.first else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no peer this node has met has an id starting with '\(text)' (see 'continuum-node peers'); "
+        do {
+            let peer = try IDLookup.resolve(text, among: peers.map { IDCandidate($0, ids: [$0.id]) })
+            return (peer.host, peer.port, peer.id)
+        } catch {
+            switch error {
+            case .notAnID where text.isEmpty:
+                throw CLIError("\(error); give the start of a peer's id, or HOST:PORT")
+            case .notAnID, .notFound:
+                throw CLIError(
+                    "no peer this node has met has an id starting with '\(text)' (see 'continuum-node peers'); "
                         + "give the start of its id, or HOST:PORT"
-                    : "'\(text)' matches \(matches.count) peers; give more of the id"
-            )
+                )
+            case .ambiguous(_, let matches):
+                throw CLIError("'\(text)' matches \(matches.count) peers; give more of the id")
+            }
         }
-        return (peer.host, peer.port, peer.id)
     }
 }
 
@@ -328,22 +334,24 @@ struct RevokeCommand: AsyncParsableCommand {
         let identity = try context.identity()
         let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
         let all = try await context.store.members(of: id).filter { $0.removedThrough == nil }
-        let text = member.lowercased()
-        if let me = all.first(where: \.isMe),
-            me.name == member || me.log.hex.hasPrefix(text) || me.node.hex.hasPrefix(text)
-        {
+            .map { IDCandidate($0, ids: [$0.log, $0.node], name: $0.name) }
+        if all.contains(where: { $0.value.isMe && $0.isNamed(by: member) }) {
             throw CLIError("'\(member)' is this node; a node does not remove itself")
         }
-        let members = all.filter { !$0.isMe }
-        let matches = members.filter {
-            $0.name == member || $0.log.hex.hasPrefix(text) || $0.node.hex.hasPrefix(text)
-        }
-        guard matches.count == 1, let target = matches.first else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no member of this group is called or starts with '\(member)' (see 'continuum-node group members')"
-                    : "'\(member)' matches \(matches.count) members; give more of the log key"
-            )
+        let target: MemberSummary
+        do {
+            target = try IDLookup.resolve(member, among: all.filter { !$0.value.isMe })
+        } catch {
+            switch error {
+            case .notAnID where member.isEmpty:
+                throw CLIError(error.description)
+            case .notAnID, .notFound:
+                throw CLIError(
+                    "no member of this group is called or starts with '\(member)' (see 'continuum-node group members')"
+                )
+            case .ambiguous(_, let matches):
+                throw CLIError("'\(member)' matches \(matches.count) members; give more of the log key")
+            }
         }
         let record = try await context.actions().revoke(target.log, by: identity)
         if output.json {

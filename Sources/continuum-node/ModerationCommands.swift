@@ -84,17 +84,23 @@ struct UnblockCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try options.open()
-        let blocked = try await context.store.blockedAuthors()
-        let text = author.lowercased()
-        let matches = blocked.filter {
-            $0.name == author || $0.author.hex.hasPrefix(text) || $0.node?.hex.hasPrefix(text) == true
+        let blocked = try await context.store.blockedAuthors().map { blocked in
+            IDCandidate(blocked, ids: [blocked.author] + (blocked.node.map { [$0] } ?? []), name: blocked.name)
         }
-        guard matches.count == 1, let match = matches.first else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no blocked author is called or starts with '\(author)' (see 'continuum-node blocked')"
-                    : "'\(author)' matches \(matches.count) blocked authors; give more of the id"
-            )
+        let match: BlockedAuthor
+        do {
+            match = try IDLookup.resolve(author, among: blocked)
+        } catch {
+            switch error {
+            case .notAnID where author.isEmpty:
+                throw CLIError(error.description)
+            case .notAnID, .notFound:
+                throw CLIError(
+                    "no blocked author is called or starts with '\(author)' (see 'continuum-node blocked')"
+                )
+            case .ambiguous(_, let matches):
+                throw CLIError("'\(author)' matches \(matches.count) blocked authors; give more of the id")
+            }
         }
         try await context.store.unblock(match.author)
         if output.json {

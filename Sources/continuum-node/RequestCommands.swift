@@ -44,16 +44,21 @@ struct RequestsCommand: AsyncParsableCommand {
     /// and anyone can ask under another's name (or under another's id as a name).
     static func find(_ text: String, in store: ContinuumStore) async throws -> JoinRequest {
         let requests = try await store.joinRequests(includingDenied: true)
-        let matches = requests.filter { $0.node.hex.hasPrefix(text.lowercased()) }
-        guard matches.count == 1, let request = matches.first else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no request to join is from a node whose id starts with '\(text)' (see "
+        do {
+            return try IDLookup.resolve(text, among: requests.map { IDCandidate($0, ids: [$0.node]) })
+        } catch {
+            switch error {
+            case .notAnID where text.isEmpty:
+                throw CLIError(error.description)
+            case .notAnID, .notFound:
+                throw CLIError(
+                    "no request to join is from a node whose id starts with '\(text)' (see "
                         + "'continuum-node requests --all')"
-                    : "'\(text)' matches \(matches.count) requests; give more of the node id"
-            )
+                )
+            case .ambiguous(_, let matches):
+                throw CLIError("'\(text)' matches \(matches.count) requests; give more of the node id")
+            }
         }
-        return request
     }
 }
 
