@@ -170,21 +170,13 @@ actor OverlayDialer {
         return dial
     }
 
+    /// Dials `peer` and runs the session to its end, then settles when to dial it again.
     private func dial(_ peer: AuthorID) async {
         guard let address = addresses[peer] else {
             dialling.remove(peer)
             return
         }
-        if view.own > peer, failures[peer] == nil {
-            // The peer dials us too, most likely: give it a moment, so that usually one connection is made, not two
-            // (the engine settles a tie anyway).
-            try? await Task.sleep(for: .milliseconds(1500))
-            if await network.engine.isConnected(peer) {
-                dialling.remove(peer)
-                wake.yield()
-                return
-            }
-        }
+        if await waitedForTheirDial(peer) { return }
         let started = ContinuousClock.now
         let (reason, reached) = await network.connect(to: address, expected: peer)
         dialling.remove(peer)
@@ -199,6 +191,24 @@ actor OverlayDialer {
             "session with a peer of the overlay ended",
             metadata: ["peer.id": "\(peer.short)", "peer.address": "\(address)", "reason": "\(reason)"]
         )
+        scheduleRetry(peer, reason: reason, reached: reached, started: started)
+        wake.yield()
+    }
+
+    /// A peer with a smaller id most likely dials this node too: it is given a moment, so that usually one
+    /// connection is made, not two (the engine settles a tie anyway). True when its session came meanwhile.
+    private func waitedForTheirDial(_ peer: AuthorID) async -> Bool {
+        guard view.own > peer, failures[peer] == nil else { return false }
+        try? await Task.sleep(for: .milliseconds(1500))
+        guard await network.engine.isConnected(peer) else { return false }
+        dialling.remove(peer)
+        wake.yield()
+        return true
+    }
+
+    /// When to dial `peer` again, after a session or a dial that ended with `reason` (`reached`: whose HELLO came,
+    /// if any; `started`: when the dial began).
+    private func scheduleRetry(_ peer: AuthorID, reason: String, reached: AuthorID?, started: ContinuousClock.Instant) {
         let now = ContinuousClock.now
         if reached == peer {
             // It answered (its HELLO came): alive, so on the ring again and not failing, whatever became of the
@@ -217,25 +227,30 @@ actor OverlayDialer {
             failingSince[peer] = nil
             retryAt[peer] = now + .milliseconds(Int.random(in: 100...500))
         } else {
-            let count = (failures[peer] ?? 0) + 1
-            failures[peer] = count
-            let since = failingSince[peer] ?? now
-            failingSince[peer] = since
-            // A peer that answered is alive: it is backed off, never suspected.
-            if reached != peer, count >= Self.suspectAfter, now - since >= Self.suspectAfterTime,
-                !view.suspects.contains(peer)
-            {
-                view.suspect(peer)
-                logger.info(
-                    "a peer of the overlay cannot be reached; the ring closes over it",
-                    metadata: ["peer.id": "\(peer.short)", "failures": "\(count)"]
-                )
-            }
-            let base =
-                view.suspects.contains(peer)
-                ? Self.probeInterval : .milliseconds(Int(min(30, 0.25 * pow(2, Double(min(count, 10)))) * 1000))
-            retryAt[peer] = now + base * Double.random(in: 0.75...1.25)
+            backOff(peer, reached: reached, now: now)
         }
-        wake.yield()
+    }
+
+    /// A dial that failed: tried again after a back-off that grows with the failures in a row; a peer that did not
+    /// answer for ``suspectAfter`` dials and ``suspectAfterTime`` is suspected gone and probed now and then.
+    private func backOff(_ peer: AuthorID, reached: AuthorID?, now: ContinuousClock.Instant) {
+        let count = (failures[peer] ?? 0) + 1
+        failures[peer] = count
+        let since = failingSince[peer] ?? now
+        failingSince[peer] = since
+        // A peer that answered is alive: it is backed off, never suspected.
+        if reached != peer, count >= Self.suspectAfter, now - since >= Self.suspectAfterTime,
+            !view.suspects.contains(peer)
+        {
+            view.suspect(peer)
+            logger.info(
+                "a peer of the overlay cannot be reached; the ring closes over it",
+                metadata: ["peer.id": "\(peer.short)", "failures": "\(count)"]
+            )
+        }
+        let base =
+            view.suspects.contains(peer)
+            ? Self.probeInterval : .milliseconds(Int(min(30, 0.25 * pow(2, Double(min(count, 10)))) * 1000))
+        retryAt[peer] = now + base * Double.random(in: 0.75...1.25)
     }
 }

@@ -105,21 +105,9 @@ actor PhotoFetcher {
         if loaded.insert(peer).inserted {
             do {
                 let saved = try await store.peerLacks(peer)
-                let nowWall = Timestamp.now().milliseconds
-                let now = ContinuousClock.now
-                func entries(_ kind: PeerLack.Kind) -> [AssetHash: LackBook.Entry] {
-                    var result: [AssetHash: LackBook.Entry] = [:]
-                    for lack in saved where lack.kind == kind {
-                        // At most the longest back-off, whatever the wall clock did meanwhile.
-                        let wait = Duration.milliseconds(
-                            min(max(0, lack.retryAt.milliseconds - nowWall), LackBook.maxRetry.nanoseconds / 1_000_000)
-                        )
-                        result[lack.hash] = LackBook.Entry(retryAt: now + wait, attempts: lack.attempts)
-                    }
-                    return result
-                }
-                photoLacks.load(entries(.photo), for: peer)
-                thumbLacks.load(entries(.thumbnail), for: peer)
+                let (nowWall, now) = (Timestamp.now().milliseconds, ContinuousClock.now)
+                photoLacks.load(Self.entries(saved, .photo, nowWall: nowWall, now: now), for: peer)
+                thumbLacks.load(Self.entries(saved, .thumbnail, nowWall: nowWall, now: now), for: peer)
             } catch {
                 // Without them the peer is asked again for what it lacked: bytes, not harm.
                 loaded.remove(peer)
@@ -144,22 +132,9 @@ actor PhotoFetcher {
 
     /// Saves what changed in the lack books, so that a restart keeps them.
     private func saveLacks() async {
-        let nowWall = Timestamp.now().milliseconds
-        let now = ContinuousClock.now
-        func lacks(_ book: inout LackBook, _ kind: PeerLack.Kind) -> [PeerLack] {
-            book.takeChanges().map { change in
-                let wait = change.entry.map { $0.retryAt - now } ?? .zero
-                return PeerLack(
-                    peer: change.peer,
-                    hash: change.hash,
-                    kind: kind,
-                    retryAt: Timestamp(milliseconds: nowWall + max(0, wait.nanoseconds / 1_000_000)),
-                    attempts: change.entry?.attempts ?? 0
-                )
-            }
-        }
-        let photoChanges = lacks(&photoLacks, .photo)
-        let thumbChanges = lacks(&thumbLacks, .thumbnail)
+        let (nowWall, now) = (Timestamp.now().milliseconds, ContinuousClock.now)
+        let photoChanges = Self.lacks(photoLacks.takeChanges(), .photo, nowWall: nowWall, now: now)
+        let thumbChanges = Self.lacks(thumbLacks.takeChanges(), .thumbnail, nowWall: nowWall, now: now)
         do {
             try await store.saveLacks(photoChanges + thumbChanges)
         } catch {
@@ -283,40 +258,21 @@ actor PhotoFetcher {
         }
     }
 
-    /// The peers whose sessions share a group of a post that shows the photo: the only ones asked for it or its
-    /// thumbnail (another peer would learn the photo's hash, and could not send it anyway).
-    static func sharing(_ photo: MissingPhoto, _ peers: [(peer: AuthorID, groups: Set<GroupID>)]) -> [AuthorID] {
-        peers.filter { !$0.groups.isDisjoint(with: photo.groups) }.map(\.peer)
-    }
-
-    /// The first ready peer that may be asked for `hash` now, by `book`'s rules.
-    ///
-    /// The load is spread: of the peers that may be asked, the one with the fewest of this node's transfers under way
-    /// (queued ones included), and among those, an order that differs from photo to photo (the photo's hash mixed
-    /// with the peer's id), so that a crowd's fetches of many photos do not all go to the same neighbour.
+    /// The first ready peer that may be asked for `hash` now, by `book`'s rules, the load spread by
+    /// ``choose(_:among:load:ready:distrusted:in:now:)``: this node's transfers under way count, queued ones included.
     func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
-        let now = ContinuousClock.now
         var load: [AuthorID: Int] = [:]
         for transfer in transfers.values { load[transfer.peer, default: 0] += 1 }
         for (_, peer) in queue { load[peer, default: 0] += 1 }
-        let order = { (peer: AuthorID) -> (Int, UInt64) in
-            (load[peer] ?? 0, Self.mix(hash.bytes, peer.bytes))
-        }
-        for peer in peers.sorted(by: { order($0) < order($1) })
-        where ready[peer] != nil && !distrusted.contains(LackBook.Key(peer: peer, hash: hash)) {
-            if book.mayAsk(hash, of: peer, now: now) { return peer }
-        }
-        return nil
-    }
-
-    /// A number that depends on both ids, the same in every run (FNV-1a over their bytes interleaved).
-    static func mix(_ a: Data, _ b: Data) -> UInt64 {
-        var value: UInt64 = 0xcbf2_9ce4_8422_2325
-        for (x, y) in zip(a, b) {
-            value = (value ^ UInt64(x)) &* 0x100_0000_01b3
-            value = (value ^ UInt64(y)) &* 0x100_0000_01b3
-        }
-        return value
+        return Self.choose(
+            hash,
+            among: peers,
+            load: load,
+            ready: Set(ready.keys),
+            distrusted: distrusted,
+            in: &book,
+            now: .now
+        )
     }
 
     /// A photo or thumbnail message from `peer`; the ERROR that refuses it, or nil.
@@ -584,51 +540,5 @@ actor PhotoFetcher {
         ready[peer] = nil
         photoLacks.left(peer)
         thumbLacks.left(peer)
-    }
-}
-
-/// Group commit of fetched photos. Whole, checked files wait here while a batch is being made durable; the next
-/// batch takes all that arrived meanwhile (up to ``maxBatch``), so a lone photo waits for nothing and photos
-/// arriving together share one sync and one transaction (``SyncStorage/commitPhotos(_:)``).
-actor PhotoCommitter {
-    private let store: any SyncStorage
-    private let logger: Logger
-    private var pending:
-        [(photo: (file: URL, hash: AssetHash, bytes: Int64), waiter: CheckedContinuation<Bool, Never>)] =
-            []
-    private var draining = false
-    /// Photos per batch at most: 64 of 2 MiB is 128 MiB written per sync.
-    static let maxBatch = 64
-
-    init(store: any SyncStorage, logger: Logger) {
-        self.store = store
-        self.logger = logger
-    }
-
-    /// Commits the photo in the next batch; true when it was kept.
-    func commit(_ file: URL, _ hash: AssetHash, _ bytes: UInt64) async -> Bool {
-        await withCheckedContinuation { waiter in
-            pending.append(((file, hash, Int64(bytes)), waiter))
-            if !draining {
-                draining = true
-                Task { await self.drain() }
-            }
-        }
-    }
-
-    private func drain() async {
-        while !pending.isEmpty {
-            let batch = Array(pending.prefix(Self.maxBatch))
-            pending.removeFirst(batch.count)
-            var kept = Array(repeating: false, count: batch.count)
-            do {
-                kept = try await store.commitPhotos(batch.map(\.photo))
-            } catch {
-                // The files stay in photos/tmp, whole: the next attempt at each resumes at its end and commits it.
-                logger.failure("storing photos failed", error)
-            }
-            for (entry, stored) in zip(batch, kept) { entry.waiter.resume(returning: stored) }
-        }
-        draining = false
     }
 }

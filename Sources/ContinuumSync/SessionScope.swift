@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 /// group; the engine ends the session when nothing is left.
 final class SessionScope: Sendable {
     let peer: NodeID
+    /// The records the peer sent that live gossip may still find in the store (never sent back to it).
+    let arrivals = ArrivalLedger()
     private let state: NIOLockedValueBox<(groups: Set<GroupID>, view: MembershipView)>
 
     init(peer: NodeID, groups: Set<GroupID>, view: MembershipView) {
@@ -78,82 +80,109 @@ final class SessionScope: Sendable {
         state.withLockedValue { $0.view.logs[author]?.removedThrough }
     }
 
-    /// What to do with a batch from the peer (PROTOCOL.md §7.8.6): the records to store, and how many wait or are
-    /// refused. Records of a log not known here as a member's are held back (not stored: its membership may still
-    /// be on its way, and a later round brings them again); records of a removed member after what its removal kept
-    /// are refused; records of a group the session does not share are not stored either (the peer's view of who is
-    /// in which group may differ from this node's for a while: a removed member that has not heard of it, say). A group record, a member
-    /// record signed by an admin and a self-add to an open group make their logs known for the rest of the batch.
+    /// What to do with a batch from the peer (PROTOCOL.md §7.8.6), by ``sort(_:groups:view:)`` with the groups
+    /// shared and the view of now.
     func sort(_ records: [VerifiedRecord]) -> BatchSorting {
-        state.withLockedValue { state in
-            var sorting = BatchSorting()
-            // Logs learned from this batch: their group, and whether they are admins.
-            var learned: [AuthorID: (group: GroupID, admin: Bool)] = [:]
-            func standing(_ author: AuthorID, _ sequence: UInt64) -> (GroupID, admin: Bool, kept: Bool)? {
-                if let log = learned[author] { return (log.group, log.admin, true) }
-                guard let log = state.view.logs[author] else { return nil }
-                return (log.group, log.admin, log.removedThrough.map { sequence <= $0 } ?? true)
-            }
-            for record in records {
-                let header = record.header
-                switch header.references {
-                case .group:
-                    let group = GroupID(founder: header.author)
-                    guard state.groups.contains(group) else {
-                        sorting.outOfScope.append("a group record of group \(group.short)")
-                        continue
-                    }
-                    learned[header.author] = (group, true)
-                    sorting.keep.insert(record.id)
-                    continue
-                case .member(let change) where change.log == header.author:
-                    guard state.groups.contains(change.group) else {
-                        sorting.outOfScope.append("a member record of group \(change.group.short)")
-                        continue
-                    }
-                    let info = state.view.groups[change.group]
-                    if info?.open == true || info?.network == true {
-                        learned[header.author] = (change.group, false)
-                        sorting.keep.insert(record.id)
-                    } else {
-                        sorting.heldBack += 1
-                    }
-                    continue
-                default:
-                    break
-                }
-                guard let (group, admin, kept) = standing(header.author, header.sequence) else {
-                    sorting.heldBack += 1
-                    continue
-                }
-                guard state.groups.contains(group) else {
-                    sorting.outOfScope.append("a record of \(header.author.short), a log of group \(group.short)")
-                    continue
-                }
-                guard kept else {
-                    sorting.removed += 1
-                    continue
-                }
-                if case .member(let change) = header.references {
-                    // Only admins change a group's members; the record may also be ahead of the grant that made its
-                    // author one, which a later round brings: not stored now either way.
-                    guard admin, change.group == group else {
-                        sorting.notAdmin.append(header.author)
-                        continue
-                    }
-                    if change.action != .remove, state.view.logs[change.log]?.removedThrough == nil {
-                        learned[change.log] = (group, change.action == .admin)
-                    }
-                }
-                sorting.keep.insert(record.id)
-            }
-            return sorting
+        state.withLockedValue { Self.sort(records, groups: $0.groups, view: $0.view) }
+    }
+
+    /// What to do with a batch from a peer with which `groups` are shared, by `view`: the records to store, and how
+    /// many wait or are refused. Records of a log not known here as a member's are held back (not stored: its
+    /// membership may still be on its way, and a later round brings them again); records of a removed member after
+    /// what its removal kept are refused; records of a group the session does not share are not stored either (the
+    /// peer's view of who is in which group may differ from this node's for a while: a removed member that has not
+    /// heard of it, say). A group record, a member record signed by an admin and a self-add to an open group make
+    /// their logs known for the rest of the batch.
+    static func sort(_ records: [VerifiedRecord], groups: Set<GroupID>, view: MembershipView) -> BatchSorting {
+        var sorter = BatchSorter(groups: groups, view: view)
+        for record in records { sorter.sort(record) }
+        return sorter.sorting
+    }
+}
+
+/// Sorts one batch, record after record (``SessionScope/sort(_:groups:view:)``), keeping the logs it makes known.
+private struct BatchSorter {
+    let groups: Set<GroupID>
+    let view: MembershipView
+    /// Logs learned from this batch: their group, and whether they are admins.
+    var learned: [AuthorID: (group: GroupID, admin: Bool)] = [:]
+    var sorting = BatchSorting()
+
+    mutating func sort(_ record: VerifiedRecord) {
+        let header = record.header
+        switch header.references {
+        case .group: sortGroupRecord(record)
+        case .member(let change) where change.log == header.author: sortSelfAdd(record, change)
+        default: sortLogRecord(record)
         }
+    }
+
+    /// A group record: its founder's log is the group's first admin.
+    private mutating func sortGroupRecord(_ record: VerifiedRecord) {
+        let group = GroupID(founder: record.header.author)
+        guard groups.contains(group) else {
+            sorting.outOfScope.append("a group record of group \(group.short)")
+            return
+        }
+        learned[record.header.author] = (group, true)
+        sorting.keep.insert(record.id)
+    }
+
+    /// A log adding itself: kept for an open or network group, held back otherwise (an admin's record adds it).
+    private mutating func sortSelfAdd(_ record: VerifiedRecord, _ change: MemberChange) {
+        guard groups.contains(change.group) else {
+            sorting.outOfScope.append("a member record of group \(change.group.short)")
+            return
+        }
+        let info = view.groups[change.group]
+        if info?.open == true || info?.network == true {
+            learned[record.header.author] = (change.group, false)
+            sorting.keep.insert(record.id)
+        } else {
+            sorting.heldBack += 1
+        }
+    }
+
+    /// Any other record: kept when its log is a member of a shared group (an admin, for a member record).
+    private mutating func sortLogRecord(_ record: VerifiedRecord) {
+        let header = record.header
+        guard let (group, admin, kept) = standing(header.author, header.sequence) else {
+            sorting.heldBack += 1
+            return
+        }
+        guard groups.contains(group) else {
+            sorting.outOfScope.append("a record of \(header.author.short), a log of group \(group.short)")
+            return
+        }
+        guard kept else {
+            sorting.removed += 1
+            return
+        }
+        if case .member(let change) = header.references {
+            // Only admins change a group's members; the record may also be ahead of the grant that made its
+            // author one, which a later round brings: not stored now either way.
+            guard admin, change.group == group else {
+                sorting.notAdmin.append(header.author)
+                return
+            }
+            if change.action != .remove, view.logs[change.log]?.removedThrough == nil {
+                learned[change.log] = (group, change.action == .admin)
+            }
+        }
+        sorting.keep.insert(record.id)
+    }
+
+    /// The group of `author`'s log, whether it is an admin, and whether its record at `sequence` is one its
+    /// removal (if any) kept; nil for a log not known.
+    private func standing(_ author: AuthorID, _ sequence: UInt64) -> (GroupID, admin: Bool, kept: Bool)? {
+        if let log = learned[author] { return (log.group, log.admin, true) }
+        guard let log = view.logs[author] else { return nil }
+        return (log.group, log.admin, log.removedThrough.map { sequence <= $0 } ?? true)
     }
 }
 
 /// How ``SessionScope/sort(_:)`` sorted a batch.
-struct BatchSorting {
+struct BatchSorting: Hashable {
     /// The records to store.
     var keep: Set<RecordID> = []
     /// Records of logs not known as members' yet: not stored.
@@ -202,8 +231,10 @@ struct ScopedStorage: SyncStorage {
     func writeStamp() -> [Int]? { base.writeStamp() }
     func lastRecordRowid() async throws -> Int64 { try await base.lastRecordRowid() }
 
+    /// Stores the peer's records, noted as the peer's from before the transaction begins: gossip that finds them
+    /// as soon as it commits, before the session has counted them as held by the peer, leaves the peer out.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {
-        var ingested = try await base.ingest(batch)
+        var ingested = try await scope.arrivals.storing(batch.records.map(\.id)) { try await base.ingest(batch) }
         ingested.clock = scope.filter(ingested.clock)
         return ingested
     }

@@ -96,8 +96,9 @@ extension SyncEngine {
     }
 
     /// Settles which groups a session with `peer` shares: those this node knows the peer in, those the peer proved
-    /// (claims checked against this node's view, network tags), and the group of an invite it used, which this node
-    /// accepts once and signs the peer's membership of. Throws the ERROR that refuses the peer.
+    /// (claims checked against this node's view, network tags: ``AdmissionRules/claimedGroups(peer:us:view:theirs:nonces:)``),
+    /// and the group of an invite it used, which this node accepts once and signs the peer's membership of. Throws
+    /// the ERROR that refuses the peer.
     func admit(
         _ peer: NodeID,
         contact: PeerContact,
@@ -112,95 +113,78 @@ extension SyncEngine {
             logger.failure("reading the groups failed", error)
             throw WireError(.internal, "the node failed while reading its groups")
         }
-        var groups = view.groupsShared(with: peer)
-        var problems: [String] = []
-        for claim in theirs.claims where !groups.contains(claim.group) {
-            if let problem = MembershipProofs.problem(
-                withClaim: claim.proof,
-                group: claim.group,
-                peer: peer,
-                view: view
-            ) {
-                // Only about a group this node is in: a stranger must not learn which groups it belongs to.
-                if view.groups[claim.group] != nil { problems.append(problem) }
-                logger.debug(
-                    "a claim of membership does not hold",
-                    metadata: ["peer.id": "\(peer.short)", "group": "\(claim.group.short)", "reason": "\(problem)"]
-                )
-            } else {
-                groups.insert(claim.group)
-            }
-        }
-        for group in view.groups.values where group.network {
-            let expected = MembershipProofs.networkTag(
-                group.id,
-                senderNonce: theirNonce.bytes,
-                receiverNonce: ourNonce.bytes,
-                sender: peer,
-                receiver: identity.node
+        let nonces = (ours: ourNonce, theirs: theirNonce)
+        var (admission, failed) = AdmissionRules.claimedGroups(
+            peer: peer,
+            us: identity.node,
+            view: view,
+            theirs: theirs,
+            nonces: nonces
+        )
+        for claim in failed {
+            logger.debug(
+                "a claim of membership does not hold",
+                metadata: ["peer.id": "\(peer.short)", "group": "\(claim.group.short)", "reason": "\(claim.reason)"]
             )
-            if theirs.networkTags.contains(expected) { groups.insert(group.id) }
         }
-        var admission = Admission(groups: groups, problems: problems)
         if let request = theirs.request {
-            let (group, record) = try await answer(
-                request,
-                from: peer,
-                contact: contact,
-                nonces: (ourNonce, theirNonce)
-            )
+            let (group, record) = try await answer(request, from: peer, contact: contact, nonces: nonces)
             admission.groups.insert(group)
             admission.joined = (group, record)
         }
         if let join = theirs.join {
-            let inviter = identity.node
-            guard
-                MembershipProofs.isLogSignature(
-                    join.signature,
-                    log: join.log,
-                    inviterNonce: ourNonce.bytes,
-                    joinerNonce: theirNonce.bytes,
-                    joiner: peer
-                )
-            else {
-                logger.notice("refused a join without proof of its log key", metadata: ["peer.id": "\(peer.short)"])
-                throw WireError(
-                    .inviteRefused,
-                    "the joiner does not prove that it holds the log key it asks to have added"
-                )
-            }
-            let proves: @Sendable (Data) -> Bool = { secret in
-                let expected = MembershipProofs.joinMAC(
-                    secret: secret,
-                    inviterNonce: ourNonce.bytes,
-                    joinerNonce: theirNonce.bytes,
-                    inviter: inviter,
-                    joiner: peer,
-                    log: join.log
-                )
-                return expected == join.mac
-            }
-            do {
-                let (group, record) = try await store.redeemInvite(
-                    id: join.invite,
-                    node: peer,
-                    log: join.log,
-                    proves: proves
-                )
-                admission.groups.insert(group)
-                admission.joined = (group, record)
-                logger.notice(
-                    "a node joined a group with an invite",
-                    metadata: ["peer.id": "\(peer.short)", "group": "\(group.short)"]
-                )
-            } catch {
-                let reason = "\(error)"
-                logger.notice("refused an invite", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
-                throw WireError(.inviteRefused, reason)
-            }
-            await refreshMembership()
+            let (group, record) = try await redeem(join, from: peer, nonces: nonces)
+            admission.groups.insert(group)
+            admission.joined = (group, record)
         }
         return admission
+    }
+
+    /// A join by invite: the joiner's proof of its log key checked, then the invite used (once). Returns the group
+    /// and the record that adds the joiner; throws the ERROR that refuses it.
+    private func redeem(
+        _ join: Membership.Join,
+        from peer: NodeID,
+        nonces: (ours: SessionNonce, theirs: SessionNonce)
+    ) async throws(WireError) -> (GroupID, [UInt8]) {
+        let inviter = identity.node
+        guard
+            MembershipProofs.isLogSignature(
+                join.signature,
+                log: join.log,
+                inviterNonce: nonces.ours.bytes,
+                joinerNonce: nonces.theirs.bytes,
+                joiner: peer
+            )
+        else {
+            logger.notice("refused a join without proof of its log key", metadata: ["peer.id": "\(peer.short)"])
+            throw WireError(.inviteRefused, "the joiner does not prove that it holds the log key it asks to have added")
+        }
+        let proves: @Sendable (Data) -> Bool = { secret in
+            let expected = MembershipProofs.joinMAC(
+                secret: secret,
+                inviterNonce: nonces.ours.bytes,
+                joinerNonce: nonces.theirs.bytes,
+                inviter: inviter,
+                joiner: peer,
+                log: join.log
+            )
+            return expected == join.mac
+        }
+        let redeemed: (GroupID, [UInt8])
+        do {
+            redeemed = try await store.redeemInvite(id: join.invite, node: peer, log: join.log, proves: proves)
+            logger.notice(
+                "a node joined a group with an invite",
+                metadata: ["peer.id": "\(peer.short)", "group": "\(redeemed.0.short)"]
+            )
+        } catch {
+            let reason = "\(error)"
+            logger.notice("refused an invite", metadata: ["peer.id": "\(peer.short)", "reason": "\(reason)"])
+            throw WireError(.inviteRefused, reason)
+        }
+        await refreshMembership()
+        return redeemed
     }
 
     /// A request to join: recorded for an admin here, or answered (approved since, or denied). Returns the group and
@@ -239,6 +223,16 @@ extension SyncEngine {
             logger.failure("recording a request to join failed", error)
             throw WireError(.internal, "the node failed while recording the request")
         }
+        return try reply(to: answer, from: peer, contact: contact)
+    }
+
+    /// What a request's answer means for the asker: the group and its record once approved, else the ERROR that
+    /// tells it where its request stands (a first request is announced to `watch`).
+    private func reply(
+        to answer: JoinRequestAnswer,
+        from peer: NodeID,
+        contact: PeerContact
+    ) throws(WireError) -> (GroupID, [UInt8]) {
         switch answer {
         case .approved(let group, let record):
             logger.notice(

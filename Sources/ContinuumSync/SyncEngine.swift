@@ -93,35 +93,6 @@ public actor SyncEngine {
 
     // MARK: Sessions
 
-    /// Checks a peer's HELLO against ours and the TLS identity.
-    func check(_ theirs: Hello, tlsPeer: AuthorID?) throws(WireError) {
-        guard theirs.protocolVersion == WireLimits.protocolVersion else {
-            throw WireError(
-                .unsupportedVersion,
-                theirs.protocolVersion < WireLimits.protocolVersion
-                    ? "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
-                        + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
-                    : "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
-                        + "version \(WireLimits.protocolVersion): upgrade this continuum-node"
-            )
-        }
-        guard theirs.node != identity.author else {
-            throw WireError(.selfConnection, "the peer claims this node's own identity")
-        }
-        guard theirs.plaintext == configuration.plaintext else {
-            throw WireError(
-                .plaintextRefused,
-                "--insecure-plaintext must be set on both peers or neither"
-            )
-        }
-        if let tlsPeer, tlsPeer != theirs.node {
-            throw WireError(
-                .identityMismatch,
-                "HELLO names \(theirs.node.short) but the TLS certificate is \(tlsPeer.short)"
-            )
-        }
-    }
-
     /// The overlay's view (``PeerView``), as the dialler last computed it: a peer that dials in is admitted when it
     /// is a neighbour, or while fewer than ``SyncConfiguration/maxPeers`` sessions are up; new records go eagerly to
     /// the neighbours that are their children in the tree of the node that wrote them, and as HAVE to the others.
@@ -144,41 +115,29 @@ public actor SyncEngine {
     /// Adds a session, keeping one per peer: when both nodes dialled each other, the connection dialled by the
     /// node with the smaller id wins, on both sides. A session (dialled either way, and not pinned) that would take
     /// this node over ``SyncConfiguration/maxPeers`` takes the place of a session with a non-neighbour when its peer is
-    /// a neighbour, and is refused (the ERROR returned) otherwise.
+    /// a neighbour, and is refused (the ERROR returned) otherwise (``AdmissionRules``).
     func register(_ session: PeerSession) async -> WireError? {
-        let bounded = sessions.filter { !$0.value.pinned }
-        if configuration.maxPeers > 0, !session.pinned, sessions[session.peer] == nil,
-            bounded.count >= configuration.maxPeers
-        {
-            // Full. A neighbour takes the place of a session that is not one; anyone else is refused.
-            guard neighbours.contains(session.peer),
-                let other = bounded.keys.filter({ !neighbours.contains($0) }).sorted().first
-            else {
-                return WireError(
-                    .busy,
-                    "this node keeps \(configuration.maxPeers) sessions (--max-peers) and you are not one of its "
-                        + "neighbours in the overlay; it dials its neighbours itself"
-                )
-            }
-            if let ending = sessions[other] {
-                await ending.close(
-                    reporting: WireError(
-                        .busy,
-                        "this node keeps \(configuration.maxPeers) sessions (--max-peers) and needs this one for a "
-                            + "neighbour in the overlay"
-                    )
-                )
-                // Its end is recorded now (peer state, counters, interest, `watch`), before the new one counts.
-                await unregister(ending, reason: "ended to make room for a neighbour in the overlay")
-            }
+        let standing = Self.standing(of: session)
+        switch AdmissionRules.room(
+            for: standing,
+            existing: sessions.mapValues(Self.standing),
+            neighbours: neighbours,
+            maxPeers: configuration.maxPeers
+        ) {
+        case .free: break
+        case .refuse(let error): return error
+        case .evict(let other): await makeRoom(ending: other)
         }
-        if let existing = sessions[session.peer] {
-            let newWins = keeps(initiator: session.initiator, peer: session.peer)
-            let oldWins = keeps(initiator: existing.initiator, peer: existing.peer)
-            if oldWins || !newWins { return WireError(.duplicateSession, "a session with this node already exists") }
-            await existing.close(
-                reporting: WireError(.duplicateSession, "a newer session with this node replaces this one")
-            )
+        // Decided after the room is made: another session with the peer may have come meanwhile.
+        switch AdmissionRules.duplicate(
+            standing,
+            existing: sessions[session.peer].map(Self.standing),
+            us: identity.author
+        )
+        {
+        case .none: break
+        case .refuse(let error): return error
+        case .replace(let error): await sessions[session.peer]?.close(reporting: error)
         }
         sessions[session.peer] = session
         // The groups may have changed since the connection was admitted (a removal just stored): the scope takes
@@ -190,6 +149,37 @@ public actor SyncEngine {
                 )
             }
         }
+        await rememberConnected(session)
+        emit(.peerJoined(session.peer, name: session.hello.name))
+        await photos.peerJoined(session.peer, session: session.token)
+        logger.info(
+            "peer connected",
+            metadata: ["peer.id": "\(session.peer.short)", "peer.name": "\(session.hello.name ?? "")"]
+        )
+        return nil
+    }
+
+    /// What registration decides a session on.
+    private static func standing(of session: PeerSession) -> AdmissionRules.Standing {
+        AdmissionRules.Standing(peer: session.peer, initiator: session.initiator, pinned: session.pinned)
+    }
+
+    /// Ends the session with `peer` (not a neighbour) to make room for a neighbour's.
+    private func makeRoom(ending peer: AuthorID) async {
+        guard let ending = sessions[peer] else { return }
+        await ending.close(
+            reporting: WireError(
+                .busy,
+                "this node keeps \(configuration.maxPeers) sessions (--max-peers) and needs this one for a "
+                    + "neighbour in the overlay"
+            )
+        )
+        // Its end is recorded now (peer state, counters, interest, `watch`), before the new one counts.
+        await unregister(ending, reason: "ended to make room for a neighbour in the overlay")
+    }
+
+    /// Remembers the session's peer as connected, for `peers` and the next start's dialling.
+    private func rememberConnected(_ session: PeerSession) async {
         do {
             try await store.rememberPeer(
                 session.peer,
@@ -205,20 +195,6 @@ public actor SyncEngine {
                 metadata: ["peer.id": "\(session.peer.short)", "error": "\(error)"]
             )
         }
-        emit(.peerJoined(session.peer, name: session.hello.name))
-        await photos.peerJoined(session.peer, session: session.token)
-        logger.info(
-            "peer connected",
-            metadata: ["peer.id": "\(session.peer.short)", "peer.name": "\(session.hello.name ?? "")"]
-        )
-        return nil
-    }
-
-    /// Whether a connection to `peer` that we did (or did not) initiate is the one to keep.
-    private func keeps(initiator: Bool, peer: AuthorID) -> Bool {
-        let dialer = initiator ? identity.author : peer
-        let other = initiator ? peer : identity.author
-        return dialer < other
     }
 
     func unregister(_ session: PeerSession, reason: String) async {
@@ -360,8 +336,12 @@ public actor SyncEngine {
 
     /// Forwards records stored since the last look (by any path: a peer, this process, or another process such
     /// as the CLI) to every session whose peer does not hold them: pushed ahead of everything else when they
-    /// concern a post the peer asked for, live gossip otherwise. Then tells `watch` what was stored.
-    private func gossipNewRecords() async {
+    /// concern a post the peer asked for, live gossip otherwise; never to the peer that sent them. Then tells
+    /// `watch` what was stored.
+    func gossipNewRecords() async {
+        let scopes = sessions.values.map(\.scope)
+        // Records whose store returned before this pass are read by it: their sources are forgotten once it ends.
+        for scope in scopes { scope.arrivals.passBegins() }
         var stored = false
         while true {
             let records: [StoredRecord]
@@ -372,56 +352,74 @@ public actor SyncEngine {
                 logger.failure("reading new records failed", error)
                 break
             }
-            guard !records.isEmpty else { break }
+            guard !records.isEmpty else {
+                for scope in scopes { scope.arrivals.passEnded() }
+                break
+            }
             stored = true
             gossipedThrough = records.last!.rowid
-            // A group or member record (the kind byte, §2.1) changes who may be sent what: read the groups again
-            // before anything is gossiped.
-            if records.contains(where: { $0.bytes.count > 5 && ($0.bytes[5] == 6 || $0.bytes[5] == 7) }) {
-                await refreshMembership()
+            await gossip(records)
+            if records.count < 1000 {
+                for scope in scopes { scope.arrivals.passEnded() }
+                break
             }
-            let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
-            // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
-            // but neither pushed nor shown as an event.
-            let contents = wantsContents ? records.map { try? SignedRecord(bytes: $0.bytes) } : []
-            let trees = treeChildren(of: records)
-            for (peer, session) in sessions {
-                // Tree push: to a neighbour that is not the record's child in its writer's tree, only a HAVE.
-                var eager: [(StoredRecord, SignedRecord?)] = []
-                var lazy: [StoredRecord] = []
-                for (index, record) in records.enumerated() {
-                    if neighbours.contains(peer), let children = trees[index], !children.contains(peer) {
-                        lazy.append(record)
-                    } else {
-                        eager.append((record, contents.isEmpty ? nil : contents[index]))
-                    }
-                }
-                if !lazy.isEmpty { await session.announce(lazy) }
-                guard !eager.isEmpty else { continue }
-                guard let wanted = interest[peer], !wanted.isEmpty else {
-                    await session.gossip(eager.map(\.0))
-                    continue
-                }
-                var pushes: [StoredRecord] = []
-                var rest: [StoredRecord] = []
-                for (record, parsed) in eager {
-                    if let parsed, parsed.header.references.posts.contains(where: { wanted[$0] != nil }) {
-                        pushes.append(record)
-                    } else {
-                        rest.append(record)
-                    }
-                }
-                if !pushes.isEmpty { await session.push(pushes) }
-                if !rest.isEmpty { await session.gossip(rest) }
-            }
-            if !subscribers.isEmpty {
-                for (record, parsed) in zip(records, contents) {
-                    if let content = parsed?.content { emitStored(content, id: record.id) }
-                }
-            }
-            if records.count < 1000 { break }
         }
         if stored { await emitNotifications() }
+    }
+
+    /// Sends one read of new records to every session (but not back to their source), and tells `watch`.
+    private func gossip(_ records: [StoredRecord]) async {
+        // A group or member record (the kind byte, §2.1) changes who may be sent what: read the groups again
+        // before anything is gossiped.
+        if records.contains(where: { $0.bytes.count > 5 && ($0.bytes[5] == 6 || $0.bytes[5] == 7) }) {
+            await refreshMembership()
+        }
+        let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }
+        // Stored records were verified before they were stored; one that no longer decodes is gossiped as bytes
+        // but neither pushed nor shown as an event.
+        let contents = wantsContents ? records.map { try? SignedRecord(bytes: $0.bytes) } : []
+        let trees = treeChildren(of: records)
+        let ids = records.map(\.id)
+        for (peer, session) in sessions {
+            // Never back to the peer that sent them, whether or not its session has counted them yet (§7.8.8).
+            let theirs = session.scope.arrivals.sent(among: ids)
+            // Tree push: to a neighbour that is not the record's child in its writer's tree, only a HAVE.
+            var eager: [(StoredRecord, SignedRecord?)] = []
+            var lazy: [StoredRecord] = []
+            for (index, record) in records.enumerated() where !theirs.contains(record.id) {
+                if neighbours.contains(peer), let children = trees[index], !children.contains(peer) {
+                    lazy.append(record)
+                } else {
+                    eager.append((record, contents.isEmpty ? nil : contents[index]))
+                }
+            }
+            if !lazy.isEmpty { await session.announce(lazy) }
+            if !eager.isEmpty { await send(eager, to: session) }
+        }
+        if !subscribers.isEmpty {
+            for (record, parsed) in zip(records, contents) {
+                if let content = parsed?.content { emitStored(content, id: record.id) }
+            }
+        }
+    }
+
+    /// Sends records eagerly to a session: pushed when they concern a post its peer asked for, gossiped otherwise.
+    private func send(_ eager: [(StoredRecord, SignedRecord?)], to session: PeerSession) async {
+        guard let wanted = interest[session.peer], !wanted.isEmpty else {
+            await session.gossip(eager.map(\.0))
+            return
+        }
+        var pushes: [StoredRecord] = []
+        var rest: [StoredRecord] = []
+        for (record, parsed) in eager {
+            if let parsed, parsed.header.references.posts.contains(where: { wanted[$0] != nil }) {
+                pushes.append(record)
+            } else {
+                rest.append(record)
+            }
+        }
+        if !pushes.isEmpty { await session.push(pushes) }
+        if !rest.isEmpty { await session.gossip(rest) }
     }
 
     /// Whether `peer` is one of this node's neighbours in the overlay (tree push prunes only such links).

@@ -1,0 +1,35 @@
+import ContinuumCore
+import ContinuumWire
+
+// HELLO in the engine: what a peer's HELLO must say for a session to go on (PROTOCOL.md §7.8.3).
+
+extension SyncEngine {
+    /// Checks a peer's HELLO against ours and the TLS identity.
+    func check(_ theirs: Hello, tlsPeer: AuthorID?) throws(WireError) {
+        guard theirs.protocolVersion == WireLimits.protocolVersion else {
+            throw WireError(
+                .unsupportedVersion,
+                theirs.protocolVersion < WireLimits.protocolVersion
+                    ? "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
+                        + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
+                    : "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
+                        + "version \(WireLimits.protocolVersion): upgrade this continuum-node"
+            )
+        }
+        guard theirs.node != identity.author else {
+            throw WireError(.selfConnection, "the peer claims this node's own identity")
+        }
+        guard theirs.plaintext == configuration.plaintext else {
+            throw WireError(
+                .plaintextRefused,
+                "--insecure-plaintext must be set on both peers or neither"
+            )
+        }
+        if let tlsPeer, tlsPeer != theirs.node {
+            throw WireError(
+                .identityMismatch,
+                "HELLO names \(theirs.node.short) but the TLS certificate is \(tlsPeer.short)"
+            )
+        }
+    }
+}

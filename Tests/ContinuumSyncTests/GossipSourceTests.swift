@@ -1,0 +1,221 @@
+import ContinuumCore
+import ContinuumSession
+import ContinuumWire
+import Foundation
+import Logging
+import Testing
+
+@testable import ContinuumSync
+
+/// A store in memory for the engine's gossip: records with row ids, a clock, a membership view; the rest empty.
+/// `afterCommit` runs once a batch is in (committed) and before `ingest` returns: where the engine's store poll
+/// may find it, under load, before the session that stored it has counted it as held by its peer.
+private actor EchoTestStore: SyncStorage {
+    private var stored: [StoredRecord] = []
+    private let view: MembershipView
+    private var afterCommit: (@Sendable () async -> Void)?
+
+    init(view: MembershipView) { self.view = view }
+
+    func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
+
+    func clock() -> VectorClock {
+        var heads: [AuthorID: UInt64] = [:]
+        for record in stored where record.sequence == heads[record.author, default: 0] + 1 {
+            heads[record.author] = record.sequence
+        }
+        return VectorClock(heads)
+    }
+
+    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) -> (records: UInt64, bytes: UInt64) { (0, 0) }
+
+    func storedRecords(
+        of author: AuthorID,
+        in range: ClosedRange<UInt64>,
+        limit: Int,
+        maxBytes: Int
+    )
+        -> [StoredRecord]
+    {
+        Array(stored.filter { $0.author == author && range.contains($0.sequence) }.prefix(limit))
+    }
+
+    func records(after rowid: Int64, limit: Int) -> [StoredRecord] {
+        Array(stored.filter { $0.rowid > rowid }.prefix(limit))
+    }
+
+    func lastRecordRowid() -> Int64 { stored.last?.rowid ?? 0 }
+    nonisolated func writeStamp() -> [Int]? { nil }
+
+    func ingest(_ batch: StoreBatch<VerifiedRecord>) async -> Ingested {
+        var new: [RecordID] = []
+        for record in batch.records where !stored.contains(where: { $0.id == record.id }) {
+            let header = record.header
+            stored.append(
+                StoredRecord(
+                    rowid: Int64(stored.count + 1),
+                    id: record.id,
+                    author: header.author,
+                    sequence: header.sequence,
+                    bytes: record.bytes
+                )
+            )
+            new.append(record.id)
+        }
+        await afterCommit?()
+        return Ingested(stored: new, forks: [], brokeRules: [:], clock: clock())
+    }
+
+    func peerClocks(_ peer: AuthorID) -> (sent: [UInt8]?, received: [UInt8]?) { (nil, nil) }
+    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) {}
+    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) {}
+    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) {}
+    func followedPosts() -> Set<PostID> { [] }
+    func notifications(after id: Int64) -> [NotificationSummary] { [] }
+    func lastNotificationID() -> Int64 { 0 }
+    func missingPhotos(limit: Int) -> [MissingPhoto] { [] }
+    func peerLacks(_ peer: AuthorID) -> [PeerLack] { [] }
+    func saveLacks(_ lacks: [PeerLack]) {}
+    nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
+    nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
+    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
+    func isPhotoShown(_ hash: AssetHash) -> Bool { false }
+    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) -> Bool { false }
+    func membershipView() -> MembershipView { view }
+    func membershipProof(in group: GroupID) -> [UInt8]? { nil }
+    func groups(ofPosts posts: [PostID]) -> [PostID: GroupID] { [:] }
+
+    func redeemInvite(
+        id: [UInt8],
+        node: NodeID,
+        log: AuthorID,
+        proves: @escaping @Sendable (Data) -> Bool
+    )
+        throws -> (group: GroupID, record: [UInt8])
+    {
+        throw CancellationError()
+    }
+
+    func askToJoin(node: NodeID, log: AuthorID, name: String?, host: String, port: Int) -> JoinRequestAnswer {
+        .noAdmin
+    }
+
+    func completeJoin(log: AuthorID, group: GroupID) {}
+}
+
+/// A record is never sent back to the peer it came from (PROTOCOL.md §7.8.8), even when the engine's store poll
+/// finds it the moment its batch commits, before the session has counted it as held by the peer.
+@Suite("Gossip never sends a record back to its source")
+struct GossipSourceTests {
+    /// Seven profile records of `author`'s log, 1 to 7, chained.
+    private static func batch(by author: NodeIdentity) throws -> [VerifiedRecord] {
+        var records: [VerifiedRecord] = []
+        for sequence in UInt64(1)...7 {
+            let content = RecordContent(
+                author: author.author,
+                sequence: sequence,
+                previous: records.last?.id,
+                createdAt: Timestamp(milliseconds: 1_700_000_000_000 + Int64(sequence)),
+                body: .profile(name: "name \(sequence)")
+            )
+            records.append(try author.sign(content))
+        }
+        return records
+    }
+
+    /// The record bytes in the RECORDS and PUSH frames among `messages`.
+    private static func recordBytes(in messages: [WireMessage]) -> [[UInt8]] {
+        messages.flatMap { message -> [[UInt8]] in
+            switch message {
+            case .records(_, let records), .push(let records): records
+            default: []
+            }
+        }
+    }
+
+    @Test("a batch found by gossip before its session counted it goes to the other peer, not back to its sender")
+    func noEchoWhenThePollWinsTheRace() async throws {
+        let us = try NodeIdentity(seed: [UInt8](repeating: 1, count: 32))
+        let sender = try NodeIdentity(seed: [UInt8](repeating: 2, count: 32))
+        let other = try NodeIdentity(seed: [UInt8](repeating: 3, count: 32))
+        let group = GroupID(founder: us.author)
+        let view = MembershipView(
+            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
+            logs: [
+                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
+                sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
+                other.author: .init(group: group, node: other.node, admin: false, removedThrough: nil),
+            ]
+        )
+        let store = EchoTestStore(view: view)
+        var configuration = SyncConfiguration()
+        configuration.antiEntropyInterval = nil
+        let engine = SyncEngine(
+            store: store,
+            identity: us,
+            configuration: configuration,
+            logger: Logger(label: "test")
+        )
+        // The store poll fires right after the commit: gossip reads the batch before `ingest` returns.
+        await store.setAfterCommit { await engine.gossipNewRecords() }
+        func session(with peer: NodeIdentity) async -> PeerSession {
+            PeerSession(
+                peer: peer.author,
+                hello: Hello(nonce: .random(), node: peer.author),
+                initiator: false,
+                host: "127.0.0.1",
+                engine: engine,
+                scope: SessionScope(peer: peer.node, groups: [group], view: view),
+                clocks: (nil, nil),
+                logger: Logger(label: "test")
+            )
+        }
+        let fromSender = await session(with: sender)
+        let toOther = await session(with: other)
+        #expect(await engine.register(fromSender) == nil)
+        #expect(await engine.register(toOther) == nil)
+
+        let records = try Self.batch(by: sender)
+        try await fromSender.receive(.records(live: true, records.map(\.bytes)))
+
+        let backToSender = Self.recordBytes(in: fromSender.outbox.takeQueued(limit: .max))
+        let toTheOther = Self.recordBytes(in: toOther.outbox.takeQueued(limit: .max))
+        #expect(backToSender.isEmpty, "the sender's own records were sent back to it")
+        #expect(toTheOther == records.map(\.bytes), "gossip did not find the batch (the race was not exercised)")
+        // The pass that found the batch began while it was being stored, so its sources are still known; the next
+        // pass, which begins after the store returned, forgets them once it has read the store to its end.
+        let arrivals = await fromSender.scope.arrivals
+        #expect(arrivals.snapshot.count == 7)
+        await engine.gossipNewRecords()
+        #expect(arrivals.snapshot.count == 0)
+        await fromSender.close()
+        await toOther.close()
+    }
+}
+
+/// The ledger of a session's arrivals: a record is remembered from before its store until a gossip pass that began
+/// after the store returned has ended.
+@Suite("Arrivals: the sources of records until gossip has passed them")
+struct ArrivalsTests {
+    private static func id(_ n: UInt8) -> RecordID { RecordID(unchecked: Data(repeating: n, count: 32)) }
+
+    @Test("remembered while storing, through a pass that began before the store returned, forgotten after the next")
+    func lifecycle() {
+        var arrivals = Arrivals()
+        let (a, b, c) = (Self.id(1), Self.id(2), Self.id(3))
+        arrivals.storing([a, b])
+        #expect(arrivals.sent(among: [a, c]) == [a])
+        // A pass that begins and ends while the store is under way forgets nothing: the commit may follow its read.
+        arrivals.passBegins()
+        arrivals.passEnded()
+        #expect(arrivals.sent(among: [a, b, c]) == [a, b])
+        arrivals.returned([a, b])
+        #expect(arrivals.sent(among: [a, b]) == [a, b])
+        arrivals.passBegins()
+        #expect(arrivals.sent(among: [b]) == [b], "during the pass that reads them")
+        arrivals.storing([c])
+        arrivals.passEnded()
+        #expect(arrivals.sent(among: [a, b, c]) == [c])
+        #expect(arrivals.count == 1)
+    }
+}

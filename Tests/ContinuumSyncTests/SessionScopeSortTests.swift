@@ -1,0 +1,103 @@
+import ContinuumCore
+import Foundation
+import Testing
+
+@testable import ContinuumSync
+
+/// How a batch from a peer is sorted (``SessionScope/sort(_:groups:view:)``), from hand-written views and records.
+@Suite("Session scope: a batch sorted by the groups shared")
+struct SessionScopeSortTests {
+    private static func identity(_ n: UInt8) -> NodeIdentity {
+        try! NodeIdentity(seed: [UInt8](repeating: n, count: 32))
+    }
+
+    private static let peer = identity(2).node
+    /// Logs: `shared` (admin) and `plain` in group A, which the session shares; `other` in group B, which it does
+    /// not; `removed` in group A, removed through 1; `fresh` known nowhere yet.
+    private static let shared = identity(10)
+    private static let plain = identity(11)
+    private static let other = identity(12)
+    private static let removed = identity(13)
+    private static let fresh = identity(14)
+    private static let groupA = GroupID(founder: shared.author)
+    private static let groupB = GroupID(founder: other.author)
+
+    private static let view = MembershipView(
+        groups: [
+            groupA: .init(id: groupA, name: "a", open: false, network: false, log: identity(1).author),
+            groupB: .init(id: groupB, name: "b", open: false, network: false, log: identity(3).author),
+        ],
+        logs: [
+            shared.author: .init(group: groupA, node: peer, admin: true, removedThrough: nil),
+            plain.author: .init(group: groupA, node: identity(4).node, admin: false, removedThrough: nil),
+            other.author: .init(group: groupB, node: identity(5).node, admin: true, removedThrough: nil),
+            removed.author: .init(group: groupA, node: identity(6).node, admin: false, removedThrough: 1),
+        ]
+    )
+
+    /// A record of `by`'s log at `sequence` (after a made-up previous record, past the first).
+    private static func record(_ by: NodeIdentity, _ sequence: UInt64, _ body: RecordBody) throws -> VerifiedRecord {
+        try by.sign(
+            RecordContent(
+                author: by.author,
+                sequence: sequence,
+                previous: sequence > 1 ? RecordID(unchecked: Data(repeating: 9, count: 32)) : nil,
+                createdAt: Timestamp(milliseconds: 1_700_000_000_000),
+                body: body
+            )
+        )
+    }
+
+    @Test("records of a group the peer is not in are filtered out; members' records of shared groups are kept")
+    func outOfScope() throws {
+        let ours = try Self.record(Self.shared, 1, .profile(name: "a"))
+        let theirs = try Self.record(Self.other, 1, .profile(name: "b"))
+        let sorting = SessionScope.sort([ours, theirs], groups: [Self.groupA], view: Self.view)
+        #expect(sorting.keep == [ours.id])
+        #expect(sorting.outOfScope.count == 1)
+        #expect((sorting.heldBack, sorting.removed, sorting.notAdmin) == (0, 0, []))
+        // With both groups shared, both are kept.
+        let both = SessionScope.sort([ours, theirs], groups: [Self.groupA, Self.groupB], view: Self.view)
+        #expect(both.keep == [ours.id, theirs.id])
+        #expect(both.outOfScope.isEmpty)
+    }
+
+    @Test("unknown logs wait, removed logs past their removal are refused, only admins' member records are kept")
+    func membershipRules() throws {
+        let unknown = try Self.record(Self.fresh, 1, .profile(name: "f"))
+        let keptBeforeRemoval = try Self.record(Self.removed, 1, .profile(name: "r"))
+        let afterRemoval = try Self.record(Self.removed, 2, .profile(name: "r2"))
+        let byNonAdmin = try Self.record(
+            Self.plain,
+            1,
+            .member(MemberChange(group: Self.groupA, action: .add, node: Self.identity(7).node, log: Self.fresh.author))
+        )
+        let sorting = SessionScope.sort(
+            [unknown, keptBeforeRemoval, afterRemoval, byNonAdmin],
+            groups: [Self.groupA],
+            view: Self.view
+        )
+        #expect(sorting.keep == [keptBeforeRemoval.id])
+        #expect(sorting.heldBack == 1)
+        #expect(sorting.removed == 1)
+        #expect(sorting.notAdmin == [Self.plain.author])
+        #expect(sorting.outOfScope.isEmpty)
+    }
+
+    @Test("an admin's member record makes its log known for the rest of the batch")
+    func learnedInBatch() throws {
+        let adds = try Self.record(
+            Self.shared,
+            1,
+            .member(MemberChange(group: Self.groupA, action: .add, node: Self.identity(7).node, log: Self.fresh.author))
+        )
+        let byNew = try Self.record(Self.fresh, 1, .profile(name: "f"))
+        let sorting = SessionScope.sort([adds, byNew], groups: [Self.groupA], view: Self.view)
+        #expect(sorting.keep == [adds.id, byNew.id])
+        #expect(sorting.heldBack == 0)
+        // In the other order, the log is not known yet when its record comes.
+        let reversed = SessionScope.sort([byNew, adds], groups: [Self.groupA], view: Self.view)
+        #expect(reversed.keep == [adds.id])
+        #expect(reversed.heldBack == 1)
+    }
+}
