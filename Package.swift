@@ -232,7 +232,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ContinuumHTTPTests", dependencies: ["ContinuumHTTP"], swiftSettings: strict),
+        .testTarget(
+            name: "ContinuumHTTPTests",
+            dependencies: [
+                "ContinuumHTTP", "ContinuumNode", "ContinuumStore", "ContinuumCore", "ContinuumMedia",
+                "ContinuumTestSupport", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The user actions on a real store (the photo checks and thumbnails included), the JSON shapes, the control
         // socket's messages.
         .testTarget(

@@ -192,7 +192,7 @@ public final class APIServer: Service, Sendable {
     }
 
     private func serve() async throws {
-        let router = makeRouter()
+        let router = buildRouter()
         let headerTimeout = TimeAmount(configuration.headerTimeout)
         let logger = self.logger
         let http1 = HTTPServerBuilder.http1(
@@ -217,7 +217,9 @@ public final class APIServer: Service, Sendable {
         try await app.run()
     }
 
-    func makeRouter() -> Router<BasicRequestContext> {
+    /// The API's router: its middleware (errors as JSON, the access rules, the web UI's files) and every route, as
+    /// ``run()`` serves them. Tests answer requests with its responder in-process, without a socket.
+    public func buildRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: logger))
         router.add(middleware: AccessMiddleware(token: configuration.token, scheme: configuration.scheme))
