@@ -84,50 +84,47 @@ extension SyncNetwork {
 
     /// After both HELLOs: each side's MEMBERSHIP (claims, network tags, a join), then JOINED for an invite used;
     /// the session goes on only with groups shared (PROTOCOL.md §7.8.3).
+    ///
+    /// Every refusal is an ERROR with its code, then the close: a MEMBERSHIP or JOINED that the decoder refused
+    /// included (``read(_:iterator:)``).
     func exchangeMembership(
-        theirs: Hello,
-        ours: Hello,
-        host: String,
+        _ meeting: Meeting,
         join: JoinAttempt?,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>
     ) async throws -> MembershipOutcome {
-        let meeting = Meeting(theirs: theirs, ours: ours, host: host)
         let claims: Membership
         switch await ourMembership(meeting, join: join) {
         case .success(let membership): claims = membership
         case .failure(let refusal):
-            try? await outbound.write(.error(refusal.error))
-            return .ended(refusal.reason)
+            return .ended(await Self.refuse(refusal.error, reason: refusal.reason, outbound: outbound))
         }
         try await outbound.write(.membership(claims))
         let theirClaims: Membership
-        switch try await iterator.next() {
-        case .membership(let membership)?: theirClaims = membership
-        case .error(let error)?: return await refusedByPeer(meeting, error)
-        case let other:
-            try? await outbound.write(.error(WireError(.unexpectedMessage, "expected MEMBERSHIP")))
-            return .ended("refused: the frame after HELLO was \(other?.typeName ?? "nothing"), not MEMBERSHIP")
+        switch await Self.read(.membership, iterator: &iterator) {
+        case .proceed(let membership): theirClaims = membership
+        case .peerRefused(let error): return await refusedByPeer(meeting, error)
+        case .end(let error, let reason): return .ended(await Self.refuse(error, reason: reason, outbound: outbound))
         }
+        let theirs = meeting.theirs
         var admission: Admission
         do {
             admission = try await engine.admit(
                 meeting.peer,
-                contact: PeerContact(name: theirs.name, host: host, port: Int(theirs.listenPort)),
+                contact: PeerContact(name: theirs.name, host: meeting.host, port: Int(theirs.listenPort)),
                 theirs: theirClaims,
-                ourNonce: ours.nonce,
+                ourNonce: meeting.ours.nonce,
                 theirNonce: theirs.nonce
             )
         } catch {
-            try? await outbound.write(.error(error))
-            return .ended("refused: \(error.message)")
+            return .ended(await Self.refuse(error, reason: "refused: \(error.message)", outbound: outbound))
         }
         if let joined = admission.joined {
             try await outbound.write(.joined(group: joined.group, record: joined.record))
             await engine.session(for: theirs.node)?.scope.add(joined.group)
         }
         if let join {
-            switch try await receiveJoined(meeting, join: join, iterator: &iterator, outbound: outbound) {
+            switch await receiveJoined(meeting, join: join, iterator: &iterator, outbound: outbound) {
             case .success(let group): admission.groups.insert(group)
             case .failure(let ended): return ended.outcome
             }
@@ -153,10 +150,10 @@ extension SyncNetwork {
     /// checking that the peer is the node that made the invite).
     private func ourMembership(_ meeting: Meeting, join: JoinAttempt?) async -> Result<Membership, Refusal> {
         let peer = meeting.peer
-        if let code = join?.code, Data(peer.bytes.prefix(InviteCode.nodePrefixBytes)) != code.nodePrefix {
+        if let code = join?.code, let refusal = HandshakeRules.inviterProblem(peer: peer, code: code) {
             return .failure(
                 Refusal(
-                    error: WireError(.inviteRefused, "this is not the node that made the invite"),
+                    error: refusal,
                     reason: "the node at \(meeting.host) (\(peer.short)) is not the one that made the invite"
                 )
             )
@@ -215,50 +212,63 @@ extension SyncNetwork {
         join: JoinAttempt,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>
-    ) async throws -> Result<GroupID, Ended> {
-        switch try await iterator.next() {
-        case .joined(let group, let record)?:
-            let whose = join.isRequest ? "the node's" : "the inviter's"
-            if let problem = Self.problem(withJoined: record, group: group, me: meeting.me, log: join.log) {
-                try? await outbound.write(.error(WireError(.badRecord, problem)))
-                return .failure(Ended(outcome: .ended("refused \(whose) JOINED: \(problem)")))
-            }
-            // A group this node is in already: a JOINED must not add it to a session with a node this node does
-            // not know as a member (it would be sent the group's records).
-            if (try? await engine.currentMembership().groups[group]) != nil {
-                let problem = "this node is already in group \(group.short); it joins nothing"
-                try? await outbound.write(.error(WireError(.inviteRefused, problem)))
-                join.fail("already a member of group \(group.short)")
-                return .failure(Ended(outcome: .ended("refused \(whose) JOINED: \(problem)")))
-            }
-            do {
-                try await engine.store.completeJoin(log: join.log, group: group)
-            } catch {
-                logger.failure("recording the group joined failed", error)
-                return .failure(Ended(outcome: .ended("recording the group joined failed: \(error)")))
-            }
-            await engine.refreshMembership()
-            // A session with the inviter that already exists keeps this connection from becoming one: it takes the
-            // group instead.
-            await engine.session(for: meeting.theirs.node)?.scope.add(group)
-            join.finish(.success(group))
-            return .success(group)
-        case .error(let error)? where error.code == .requestPending:
+    ) async -> Result<GroupID, Ended> {
+        switch await Self.read(.joined, iterator: &iterator) {
+        case .proceed(let joined):
+            return await takeJoined(joined, meeting, join: join, outbound: outbound)
+        case .peerRefused(let error) where error.code == .requestPending:
             // Asked again every few seconds while it waits: not logged each time, nor remembered as a refusal.
             join.finish(.failure(JoinFailure(description: error.message, pending: true)))
             return .failure(Ended(outcome: .ended("the request to join waits for an admin: \(error.message)")))
-        case .error(let error)?:
+        case .peerRefused(let error):
             return .failure(Ended(outcome: await refusedByPeer(meeting, error)))
-        case let other:
-            try? await outbound.write(.error(WireError(.unexpectedMessage, "expected JOINED")))
-            return .failure(
-                Ended(
-                    outcome: .ended(
-                        "refused: the frame after MEMBERSHIP was \(other?.typeName ?? "nothing"), not JOINED"
-                    )
-                )
-            )
+        case .end(let error, let reason):
+            return .failure(Ended(outcome: .ended(await Self.refuse(error, reason: reason, outbound: outbound))))
         }
+    }
+
+    /// A JOINED received: checked (``HandshakeRules/answer(toJoined:me:log:alreadyMember:)``), then the group joined
+    /// is recorded, added to a session with the inviter that exists already, and reported.
+    private func takeJoined(
+        _ joined: JoinedGroup,
+        _ meeting: Meeting,
+        join: JoinAttempt,
+        outbound: NIOAsyncChannelOutboundWriter<WireMessage>
+    ) async -> Result<GroupID, Ended> {
+        let whose = join.isRequest ? "the node's" : "the inviter's"
+        let ended = { (error: WireError, reason: String) in
+            Ended(outcome: .ended(await Self.refuse(error, reason: reason, outbound: outbound)))
+        }
+        let alreadyMember: Bool
+        do {
+            alreadyMember = try await engine.currentMembership().groups[joined.group] != nil
+        } catch {
+            logger.failure("reading the groups failed", error)
+            let refusal = WireError(.internal, "the node failed while reading its groups")
+            return .failure(await ended(refusal, "reading the groups failed: \(error)"))
+        }
+        if let refusal = HandshakeRules.answer(
+            toJoined: joined,
+            me: meeting.me,
+            log: join.log,
+            alreadyMember: alreadyMember
+        ) {
+            if refusal.code == .inviteRefused { join.fail("already a member of group \(joined.group.short)") }
+            return .failure(await ended(refusal, "refused \(whose) JOINED: \(refusal.message)"))
+        }
+        do {
+            try await engine.store.completeJoin(log: join.log, group: joined.group)
+        } catch {
+            logger.failure("recording the group joined failed", error)
+            let refusal = WireError(.internal, "the joining node failed while recording the group joined")
+            return .failure(await ended(refusal, "recording the group joined failed: \(error)"))
+        }
+        await engine.refreshMembership()
+        // A session with the inviter that already exists keeps this connection from becoming one: it takes the
+        // group instead.
+        await engine.session(for: meeting.theirs.node)?.scope.add(joined.group)
+        join.finish(.success(joined.group))
+        return .success(joined.group)
     }
 
     /// No group shared: the peer is told why, and the refusal is logged and remembered. A node in no group reports
@@ -269,20 +279,27 @@ extension SyncNetwork {
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>
     ) async -> MembershipOutcome {
-        let mine = (try? await engine.currentMembership().groups.isEmpty) ?? true
-        var message =
-            mine
-            ? "this node belongs to no group yet, so it shares nothing"
-            : "you are not a member of any group this node belongs to: ask a member for an invite code "
-                + "(continuum-node invite) and run 'continuum-node join CODE'"
-        if let problem = admission.problems.first { message += " (\(problem))" }
-        try? await outbound.write(.error(WireError(.notMember, message)))
+        // Whether this node is in no group at all only changes which message the peer reads; the refusal itself was
+        // decided by admission. A failed read is logged and the peer gets the plain "not a member" message, which
+        // admission found true, rather than a guess that this node has no groups.
+        let mine: Bool
+        do {
+            mine = try await engine.currentMembership().groups.isEmpty
+        } catch {
+            logger.failure("reading this node's groups for a refusal failed", error)
+            mine = false
+        }
+        let reason = "refused \(meeting.peer.short): it shares no group with this node"
+        let refusal = HandshakeRules.notMember(nodeInNoGroup: mine, problem: admission.problems.first)
+        await Self.refuse(refusal, reason: reason, outbound: outbound)
+        // A read that fails here only means that the peer's verdict does not come: the refusal stands as this
+        // node's own, which is what a node with groups reports anyway.
         if mine, case .error(let error)? = try? await iterator.next() {
             return await refusedByPeer(meeting, error)
         }
         let theirs = meeting.theirs
         await engine.refusedStranger(meeting.peer, name: theirs.name, host: meeting.host, port: Int(theirs.listenPort))
-        return .ended("refused \(meeting.peer.short): it shares no group with this node")
+        return .ended(reason)
     }
 
     /// The peer refused this node: logged where a person sees it, and remembered for `peers`.
@@ -302,14 +319,5 @@ extension SyncNetwork {
             reason: "\(error.code): \(error.message)"
         )
         return .ended("the peer refused: \(error.code): \(error.message)")
-    }
-
-    /// Why a JOINED's record is not the record that adds this node with its new log to the group; nil when it is.
-    static func problem(withJoined bytes: [UInt8], group: GroupID, me: NodeID, log: AuthorID) -> String? {
-        guard let record = try? SignedRecord(bytes: bytes).verify() else { return "the record in JOINED is invalid" }
-        guard case .member(let change) = record.header.references, change.action == .add, change.group == group,
-            change.node == me, change.log == log
-        else { return "the record in JOINED does not add this node to the group" }
-        return nil
     }
 }

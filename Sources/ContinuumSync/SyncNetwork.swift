@@ -44,7 +44,8 @@ public typealias WireChannel = NIOAsyncChannel<WireMessage, WireMessage>
 /// Sockets for sync: the listener, the dialers with back-off, and the handshake of every connection.
 public final class SyncNetwork: Sendable {
     public let engine: SyncEngine
-    private let tls: TLSIdentity?
+    /// The node's TLS identity; nil in plaintext mode.
+    let tls: TLSIdentity?
     private let group: any EventLoopGroup
     let logger: Logger
     /// Inbound connections accepted and not yet taken by ``serve(_:)`` (``UnclaimedConnections``).
@@ -181,8 +182,8 @@ public final class SyncNetwork: Sendable {
 
     /// The handshake, then the session until either side closes. Returns the reason it ended, which is logged.
     ///
-    /// Every ERROR written here is written with `try?`: it is a courtesy to a peer whose session ends either way,
-    /// and a peer that is already gone cannot receive it.
+    /// Every refusal in the handshake is an ERROR with its code, then the close (``HandshakeRules``); the handshake's
+    /// time limit closes the connection without one (PROTOCOL.md §7.8.3 step 9).
     func run(
         _ connection: WireChannel,
         initiator: Bool,
@@ -200,59 +201,23 @@ public final class SyncNetwork: Sendable {
         do {
             reason = try await connection.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
-                let theirs: Hello
-                let ours: Hello
-                switch try await handshake(iterator: &iterator, outbound: outbound, channel: channel) {
-                case .accepted(let hello, let sent): (theirs, ours) = (hello, sent)
+                let meeting: Meeting
+                switch try await handshake(host: host, iterator: &iterator, outbound: outbound, channel: channel) {
+                case .accepted(let met): meeting = met
                 case .ended(let reason):
                     join?.fail(reason)
                     return reason
                 }
-                learned.withLockedValue { $0 = theirs.node }
-                let groups: Set<GroupID>
-                var pinned = pinned
-                switch try await exchangeMembership(
-                    theirs: theirs,
-                    ours: ours,
-                    host: host,
-                    join: join,
-                    iterator: &iterator,
-                    outbound: outbound
-                ) {
-                case .accepted(let shared, let joined):
-                    groups = shared
-                    pinned = pinned || joined
+                learned.withLockedValue { $0 = meeting.theirs.node }
+                switch try await exchangeMembership(meeting, join: join, iterator: &iterator, outbound: outbound) {
+                case .accepted(let groups, let joined):
+                    timeout.cancel()
+                    let terms = SessionTerms(groups: groups, initiator: initiator, pinned: pinned || joined)
+                    return await serveSession(meeting, terms, iterator: &iterator, outbound: outbound, channel: channel)
                 case .ended(let reason):
                     join?.fail(reason)
                     return reason
                 }
-                timeout.cancel()
-                let session = PeerSession(
-                    peer: theirs.node,
-                    hello: theirs,
-                    initiator: initiator,
-                    pinned: pinned,
-                    host: host,
-                    engine: engine,
-                    scope: SessionScope(
-                        peer: NodeID(unchecked: theirs.node.bytes),
-                        groups: groups,
-                        view: try await engine.currentMembership()
-                    ),
-                    clocks: await PeerSession.loadClocks(of: theirs.node, store: engine.store, logger: logger),
-                    logger: logger,
-                    closeConnection: { channel.close(promise: nil) }
-                )
-                if let refusal = await engine.register(session) {
-                    try? await outbound.write(.error(refusal))
-                    // "refused: busy", as when the peer refuses: the dialler retries such a peer later.
-                    return refusal.code == .busy
-                        ? "refused: \(refusal.code): this node is full; \(theirs.node.short) is not a neighbour"
-                        : "duplicate session with \(theirs.node.short)"
-                }
-                let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
-                await engine.unregister(session, reason: ended)
-                return ended
             }
         } catch {
             reason = "connection failed: \(Self.describe(error))"
@@ -261,48 +226,55 @@ public final class SyncNetwork: Sendable {
         return (reason, learned.withLockedValue { $0 })
     }
 
-    private enum Handshake {
-        /// The peer's HELLO, and ours.
-        case accepted(Hello, sent: Hello)
-        /// Why the connection ends (the peer was told with an ERROR, where there is one to tell).
-        case ended(String)
+    /// What the handshake settled for a session: the groups it shares, which side dialled, and whether it is kept
+    /// whatever the overlay's bound (dialled to a configured peer, or carrying a join).
+    private struct SessionTerms {
+        let groups: Set<GroupID>
+        let initiator: Bool
+        let pinned: Bool
     }
 
-    /// Our HELLO, then the peer's, its TLS identity and the engine's checks.
-    private func handshake(
+    /// After the handshake: the session, registered with the engine (or refused, when another session with the peer
+    /// or the overlay's bound keeps it out), then driven until either side ends it. Returns why it ended.
+    private func serveSession(
+        _ meeting: Meeting,
+        _ terms: SessionTerms,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
         channel: any Channel
-    ) async throws -> Handshake {
-        let ours = await engine.hello
-        try await outbound.write(.hello(ours))
-        let first: WireMessage?
+    ) async -> String {
+        let theirs = meeting.theirs
+        let view: MembershipView
         do {
-            first = try await iterator.next()
+            view = try await engine.currentMembership()
         } catch {
-            // A refused first frame (too large, TLS at a plaintext node, ...) is answered with its ERROR.
-            if let refusal = error as? WireError { try? await outbound.write(.error(refusal)) }
-            return .ended("handshake failed: \(Self.describe(error))")
+            logger.failure("reading the groups failed", error)
+            let refusal = WireError(.internal, "the node failed while reading its groups")
+            return await Self.refuse(refusal, reason: "reading the groups failed: \(error)", outbound: outbound)
         }
-        guard let first else { return .ended("closed during the handshake (no HELLO within the time limit)") }
-        guard case .hello(let theirs) = first else {
-            try? await outbound.write(.error(WireError(.unexpectedMessage, "expected HELLO")))
-            return .ended("refused: the first frame was \(first.typeName), not HELLO")
+        let session = PeerSession(
+            peer: theirs.node,
+            hello: theirs,
+            initiator: terms.initiator,
+            pinned: terms.pinned,
+            host: meeting.host,
+            engine: engine,
+            scope: SessionScope(peer: meeting.peer, groups: terms.groups, view: view),
+            clocks: await PeerSession.loadClocks(of: theirs.node, store: engine.store, logger: logger),
+            logger: logger,
+            closeConnection: { channel.close(promise: nil) }
+        )
+        if let refusal = await engine.register(session) {
+            // "refused: busy", as when the peer refuses: the dialler retries such a peer later.
+            let reason =
+                refusal.code == .busy
+                ? "refused: \(refusal.code): this node is full; \(theirs.node.short) is not a neighbour"
+                : "duplicate session with \(theirs.node.short)"
+            return await Self.refuse(refusal, reason: reason, outbound: outbound)
         }
-        var tlsPeer: AuthorID?
-        if tls != nil {
-            let certificate = try await channel.nioSSL_peerCertificate().get()
-            tlsPeer = certificate.flatMap(TLSIdentity.author(of:))
-            guard tlsPeer != nil else { return .ended("refused: no Ed25519 certificate from the peer") }
-        }
-        do {
-            try await engine.check(theirs, tlsPeer: tlsPeer)
-        } catch {
-            let refusal = error
-            try? await outbound.write(.error(refusal))
-            return .ended("refused: \(refusal.message)")
-        }
-        return .accepted(theirs, sent: ours)
+        let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
+        await engine.unregister(session, reason: ended)
+        return ended
     }
 
     /// Writes what the outbox holds, in order: what was queued together goes under one flush (the frame encoder then
