@@ -5,38 +5,49 @@
 # Our targets are built with warnings as errors (Package.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step says when it starts, so that a slow step shows in the log.
+step() { echo "== test.sh: $* ($(date +%T), ${SECONDS} s in)"; }
+step "setup"
 scripts/setup.sh
 # The golden record vectors (Tests/ContinuumCoreTests/Resources/vectors.json, PROTOCOL.md §8) are the independent
 # Python encoder's, and every one of its self-checks passes (bit flips, invalid records); the fuzz seeds are current.
+step "the independent Python encoders' vectors"
 /usr/bin/python3 scripts/protocol_vectors.py
 /usr/bin/python3 scripts/make-fuzz-corpus.py --check
 # The MEMBERSHIP frames of PROTOCOL.md §7.4.21 (MembershipFrameVectorTests compares the encoder with them) are the
 # independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures.
 /usr/bin/python3 scripts/membership_vectors.py
+step "build, warnings as errors"
 swift build --build-tests
+step "the parallel suite"
 swift test --skip-build --parallel --num-workers 2 --skip FloodTests --skip CrowdTests --skip PhotoCrashTests
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other
 # suites, the machine's own load would be what they measure. So do the crowd tests (twelve nodes at once, whose
 # overlay must heal within its time limits), and the photo crash test (fifty restarts of a node, each followed by
 # an integrity check: beside it, other suites' photo transfers starved past their time limits).
+step "flood, crowd and photo-crash tests, each alone"
 swift test --skip-build --filter FloodTests
 swift test --skip-build --filter CrowdTests
 swift test --skip-build --filter PhotoCrashTests
 
 # The web UI in a real headless Chromium (WebDriver), against two real nodes; screenshots of every step are kept in
 # .build/artifacts/browser/.
+step "the web UI in Chromium"
 python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/continuum-node" \
     --artifacts .build/artifacts/browser
 
 # The README's tour, run as written (its sh blocks as one script, against the debug binary).
+step "the README tour"
 scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
 
 # The Debian package, built from the debug build (scripts/package.sh --debug; the package to ship is release) and
 # checked as a machine without Swift would see it: its files, no Swift runtime, and a node run from it.
+step "the Debian package"
 deb="$(scripts/package.sh --debug | tail -1)"
 scripts/package-test.sh "$deb"
 
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
+step "LAN discovery in network namespaces"
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
 if [ "$(id -u)" -eq 0 ]; then
     "${netns[@]}"
@@ -46,3 +57,4 @@ else
     echo "test.sh: the LAN discovery test needs root (network namespaces): run as root, or allow sudo" >&2
     exit 1
 fi
+step "done"

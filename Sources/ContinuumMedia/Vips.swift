@@ -39,7 +39,7 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
 /// libvips keeps process-wide state: it is initialised once, and its error buffer is shared by every thread.
 /// Every call into it goes through ``run(_:)``, which initialises libvips the first time and holds one lock for the
 /// call, so an error message read afterwards is the call's own and at most one libvips operation runs at a time
-/// (on 2 cores, two at once in one process were no faster: Docs/ARCHITECTURE.md, "Photos and thumbnails").
+/// (on 2 cores, two at once in one process were measured no faster than one after the other).
 /// These are two statics, not an object of our API: `vips_init` is itself process-wide and idempotent.
 enum Vips {
     /// Initialises libvips once per process (Swift runs a static's initialiser exactly once, thread-safely).

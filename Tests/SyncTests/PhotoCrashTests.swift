@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-/// Batched durable photo writes under SIGKILL (ARCHITECTURE.md, "Photos"): a real node is killed at random points
+/// Batched durable photo writes under SIGKILL (ARCHITECTURE.md, "Store and photo files"): a real node is killed at random points
 /// of a photo transfer, again and again, and after every kill its store is checked as a restart would find it.
 @Suite("A node killed during photo transfers", .serialized)
 struct PhotoCrashTests {
