@@ -186,3 +186,24 @@ private final class BodyCollector: ResponseBodyWriter, Sendable {
 
     func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
+
+/// What the group routes' bad input must leave alone, read from the store: the groups, the members of each (removed
+/// ones too), every request to join (denied ones too), the blocked authors, and the stamp of the store's write-ahead
+/// log, which changes whenever anything is committed (an invite, which no read lists, included).
+struct GroupState: Equatable {
+    let groups: [GroupSummary]
+    let members: [[MemberSummary]]
+    let requests: [JoinRequest]
+    let blocked: [BlockedAuthor]
+    let writes: [Int]?
+
+    init(_ api: InProcessAPI) async throws {
+        groups = try await api.store.groups()
+        var members: [[MemberSummary]] = []
+        for group in groups { members.append(try await api.store.members(of: group.id)) }
+        self.members = members
+        requests = try await api.store.joinRequests(includingDenied: true)
+        blocked = try await api.store.blockedAuthors()
+        writes = api.store.writeStamp()
+    }
+}

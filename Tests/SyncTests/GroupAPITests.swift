@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The group routes of the HTTP API on real nodes: every operation tagged `groups` in the OpenAPI document, checked
-/// against it, and every kind of bad input with its status, its error, the node still serving and an unchanged store.
+/// against it. Bad input to them is tested in-process, in ContinuumHTTPTests (GroupBadInputTests).
 @Suite("HTTP API: groups, invites, requests, moderation", .serialized)
 struct GroupAPITests {
     let base = APITests()
@@ -139,88 +139,5 @@ struct GroupAPITests {
 
         #expect(api.unseen.intersection(api.operations(tagged: "groups")).isEmpty, "\(api.unseen.sorted())")
         for node in [dave, carol, bob, alice] { try await node.stop() }
-    }
-
-    @Test("bad input to the group routes: a clear error, the node still serving, and nothing changed")
-    func badInput() async throws {
-        let alice = try await TestNode("alice", network: false)
-        let bob = try await TestNode("bob", network: false)
-        defer { for node in [alice, bob] { node.remove() } }
-        try await alice.cli("group", "create", "Choir")
-        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "mine")
-        try await alice.start()
-        try await bob.start()
-        let api = try await base.checker(alice)
-        let before = try await Self.snapshot(alice)
-
-        let cases: [(String, String, Any?, Int, String)] = [
-            ("POST", "/api/groups", ["name": "  "], 400, "missing_name"),
-            ("POST", "/api/groups", ["open": true], 400, "missing_name"),
-            ("POST", "/api/groups", ["name": "line\nbreak"], 400, "invalid_text"),
-            ("GET", "/api/groups/nope/members", nil, 404, "unknown_group"),
-            ("POST", "/api/groups/Choir/invites", ["expiresMinutes": 0], 400, "bad_request"),
-            ("POST", "/api/groups/Choir/invites", ["host": "my-laptop.local"], 400, "bad_request"),
-            ("POST", "/api/groups/nope/invites", [String: Any](), 404, "unknown_group"),
-            ("POST", "/api/join", ["code": "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ"], 400, "bad_code"),
-            ("POST", "/api/join", ["code": "not-a-code"], 409, "join_refused"),
-            ("POST", "/api/join", [String: Any](), 400, "missing_code"),
-            ("GET", "/api/requests?all=maybe", nil, 400, "bad_request"),
-            ("POST", "/api/requests/abcd/approve", [String: Any](), 404, "unknown_request"),
-            ("POST", "/api/requests/abcd/deny", nil, 404, "unknown_request"),
-            ("DELETE", "/api/groups/Choir/members/abcdef", nil, 404, "unknown_member"),
-            ("POST", "/api/comments/\(post)/hide", nil, 404, "unknown_comment"),
-            ("POST", "/api/comments/zz/hide", nil, 400, "bad_request"),
-            ("PUT", "/api/authors/0000/block", nil, 404, "unknown_author"),
-            ("DELETE", "/api/authors/xyz/block", nil, 400, "bad_request"),
-        ]
-        for (method, path, json, status, code) in cases {
-            let response = try await base.call(api, alice, method, path, json: json, expect: status)
-            #expect(response.errorCode == code, "\(method) \(path): \(response.text)")
-            #expect(!response.errorMessage.isEmpty)
-        }
-        // The node's own log: not a member to remove, and not an author to block.
-        let me = try #require(
-            try await alice.http.get("/api/groups/Choir/members").object["members"].flatMap { $0 as? [[String: Any]] }?
-                .first?["log"] as? String
-        )
-        let removeSelf = try await base.call(api, alice, "DELETE", "/api/groups/Choir/members/\(me)", expect: 400)
-        #expect(removeSelf.errorMessage.contains("does not remove itself"))
-        let blockSelf = try await base.call(api, alice, "PUT", "/api/authors/\(me)/block", expect: 400)
-        #expect(blockSelf.errorMessage.contains("a node does not block itself"))
-        // A post into a group this node is not in: refused before the photo is kept.
-        let upload = try await alice.http.upload(
-            fields: [("caption", "where to?"), ("group", "Orchestra")],
-            files: [("photo", "lake.png", try base.fixture("lake.png"))]
-        )
-        #expect(upload.status == 404 && upload.errorCode == "unknown_group", "\(upload.text)")
-        // A node that is an admin of nothing cannot invite.
-        let bobAPI = try await base.checker(bob)
-        let notAdmin = try await base.call(
-            bobAPI,
-            bob,
-            "POST",
-            "/api/groups/x/invites",
-            json: [String: Any](),
-            expect: 404
-        )
-        #expect(notAdmin.errorCode == "unknown_group")
-
-        #expect(try await Self.snapshot(alice) == before, "nothing changed")
-        // Still serving: a good request works.
-        let good = try await base.call(api, alice, "GET", "/api/groups", expect: 200)
-        #expect((good.object["groups"] as? [[String: Any]])?.count == 1)
-        try await bob.stop()
-        try await alice.stop()
-    }
-
-    /// The store as the API's bad input must leave it: feed, status, groups, members, requests, blocked.
-    static func snapshot(_ node: TestNode) async throws -> String {
-        [
-            try await APITests.snapshot(node),
-            try await node.cli("group", "list", "--json"),
-            try await node.cli("group", "members", "--json"),
-            try await node.cli("requests", "--all", "--json"),
-            try await node.cli("blocked", "--json"),
-        ].joined(separator: "\n")
     }
 }

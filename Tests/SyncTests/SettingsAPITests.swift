@@ -6,7 +6,7 @@ import Testing
 
 /// The settings routes of the HTTP API on real nodes (every operation tagged `settings` in the OpenAPI document):
 /// the display name, a photo fetched on demand with its progress, and the web UI from a phone (LAN addresses, the
-/// QR code, `--api-tls`); with their bad input, the node still serving and the store unchanged.
+/// QR code, `--api-tls`). Their bad input is tested in-process, in ContinuumHTTPTests (SettingsBadInputTests).
 @Suite("HTTP API: name, fetch on demand, phone access, TLS", .serialized)
 struct SettingsAPITests {
     let base = APITests()
@@ -60,40 +60,6 @@ struct SettingsAPITests {
         let unseen = api.unseen.intersection(api.operations(tagged: "settings"))
         #expect(unseen.isEmpty, "settings operations never exercised: \(unseen.sorted())")
         try await bob.stop()
-        try await alice.stop()
-    }
-
-    @Test("bad names, hashes and photos: the error a person sees, still serving, nothing changed")
-    func badInput() async throws {
-        let alice = try await TestNode("Alice")
-        defer { alice.remove() }
-        let post = try await alice.cli("post", alice.fixture("lake.png"), "--caption", "here")
-        try await alice.start()
-        let api = try await base.checker(alice)
-        let before = try await APITests.snapshot(alice)
-        let unknown = String(repeating: "ab", count: 32)
-        let cases: [(String, String, Any?, Int, String, String)] = [
-            ("PUT", "/api/name", ["name": "   "], 400, "missing_name", "give a display name"),
-            ("PUT", "/api/name", [String: Any](), 400, "missing_name", "give a display name"),
-            ("PUT", "/api/name", ["name": String(repeating: "é", count: 33)], 400, "invalid_text", "64"),
-            ("PUT", "/api/name", ["name": "two\nlines"], 400, "invalid_text", "control"),
-            ("POST", "/api/photos/\(unknown)/fetch", nil, 404, "unknown_photo", "no post here shows photo"),
-            ("POST", "/api/photos/xyz/fetch", nil, 400, "bad_request", "SHA-256"),
-        ]
-        for (method, path, json, status, code, words) in cases {
-            let response = try await base.call(api, alice, method, path, json: json, expect: status)
-            #expect(response.errorCode == code, "\(method) \(path): \(response.text)")
-            #expect(response.errorMessage.contains(words), "\(method) \(path): \(response.errorMessage)")
-        }
-        // A browser that opens a photo that is not here gets a page, not JSON.
-        let page = try await alice.http.get("/api/photos/\(unknown)?download=1", headers: ["Accept": "text/html"])
-        #expect(page.status == 404 && page.headers["content-type"]?.hasPrefix("text/html") == true)
-        #expect(page.text.contains("This photo is not on this node"), "\(page.text)")
-        #expect(try await APITests.snapshot(alice) == before, "nothing changed")
-        #expect(try await alice.cli("status").contains("name:     Alice"))
-        // Still serving.
-        let good = try await base.call(api, alice, "GET", "/api/posts/\(post)", expect: 200)
-        #expect(good.object["caption"] as? String == "here")
         try await alice.stop()
     }
 
