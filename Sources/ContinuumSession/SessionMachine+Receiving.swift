@@ -32,17 +32,8 @@ extension SessionMachine {
             return [.send(.pong(nonce))]
         case .pong:
             return []
-        case .clock(let number, let clock):
-            return receivedClock(clock, round: number)
-        case .clockSince(let number, let base, let changes):
-            return receivedClockSince(base: base, changes, round: number)
-        case .clockUnknown(let number):
-            return peerLacksBase(round: number)
-        case .offer(_, let records, let bytes):
-            receivingRound = true
-            announced = (records, bytes)
-            receivedInRound = (0, 0)
-            return []
+        case .clock, .clockSince, .clockUnknown, .offer, .done:
+            return actOnRound(message)
         case .records(let live, let batch):
             verifying = true
             return [.verify(batch, live ? .live : .catchUp)]
@@ -53,7 +44,7 @@ extension SessionMachine {
         case .interest(let replace, let entries):
             return [.interest(replace: replace, entries)]
         case .ack(let clock):
-            peerClock = peerClock.merging(clock)
+            peerClock.merge(clock)
             inflight = max(0, inflight - 1)
             return windowOpen ? [.windowOpened] : []
         case .request(let ranges):
@@ -66,7 +57,31 @@ extension SessionMachine {
             self.eager = eager
             peerEager = eager
             return []
-        case .done(let number):
+        case .photoWant(let hash, let offset):
+            return enqueue(.photo(hash, from: offset))
+        case .thumbWant(let hash):
+            return enqueue(.thumbnail(hash))
+        case .photoData, .photoEnd, .photoMissing, .thumbData, .thumbMissing:
+            return receivedPhoto(message)
+        }
+    }
+
+    /// The messages of rounds: the peer's clock (whole, as a change, or asked for whole), its OFFER and its DONE.
+    private mutating func actOnRound(_ message: WireMessage) -> [Action] {
+        switch message {
+        case .clock(let number, let clock):
+            return receivedClock(clock, round: number)
+        case .clockSince(let number, let base, let changes):
+            return receivedClockSince(base: base, changes, round: number)
+        case .clockUnknown(let number):
+            return peerLacksBase(round: number)
+        case .offer(_, let records, let bytes):
+            receivingRound = true
+            announced = (records, bytes)
+            receivedInRound = (0, 0)
+            return []
+        default:
+            guard case .done(let number) = message else { preconditionFailure("not a message of rounds") }
             roundClocks[number] = nil
             receivingRound = false
             announced = (0, 0)
@@ -74,41 +89,63 @@ extension SessionMachine {
             // Only the recent rounds are waited for.
             if number > 64 { finishedRounds.remove(number - 64) }
             return [.roundFinished(number), .checkGaps]
-        case .photoWant(let hash, let offset):
-            return enqueue(.photo(hash, from: offset))
-        case .thumbWant(let hash):
-            return enqueue(.thumbnail(hash))
-        case .photoData, .photoEnd, .photoMissing, .thumbData, .thumbMissing:
-            return [.photo(photoMessage(message))]
         }
     }
 
-    private mutating func photoMessage(_ message: WireMessage) -> PhotoMessage {
+    /// A photo or thumbnail message, for the photo fetcher. Data is taken only for a photo or thumbnail this node
+    /// asked the peer for (``askForPhoto(_:from:)``, ``askForThumbnail(_:)``) and that the peer has not ended yet:
+    /// any other is refused, so that a peer cannot make this node take data it never wanted.
+    private mutating func receivedPhoto(_ message: WireMessage) -> [Action] {
         switch message {
         case .photoData(let hash, let offset, let chunk):
+            guard photosAsked[hash] != nil else { return refuse(Self.unsolicited("PHOTO_DATA", "a photo", hash)) }
             stats.bytesIn += Int64(chunk.count)
-            return .data(hash, offset: offset, chunk: chunk)
-        case .photoEnd(let hash, let total): return .end(hash, totalBytes: total)
+            return [.photo(.data(hash, offset: offset, chunk: chunk))]
+        case .photoEnd(let hash, let total):
+            Self.answered(hash, in: &photosAsked)
+            return [.photo(.end(hash, totalBytes: total))]
+        case .photoMissing(let hash):
+            Self.answered(hash, in: &photosAsked)
+            return [.photo(.missing(hash))]
         case .thumbData(let hash, let bytes):
+            guard thumbnailsAsked[hash] != nil else {
+                return refuse(Self.unsolicited("THUMB_DATA", "a thumbnail", hash))
+            }
+            Self.answered(hash, in: &thumbnailsAsked)
             stats.bytesIn += Int64(bytes.count)
-            return .thumbnail(hash, bytes)
-        case .thumbMissing(let hash): return .thumbnailMissing(hash)
+            return [.photo(.thumbnail(hash, bytes))]
         default:
-            guard case .photoMissing(let hash) = message else { preconditionFailure("not a photo message") }
-            return .missing(hash)
+            guard case .thumbMissing(let hash) = message else { preconditionFailure("not a photo message") }
+            Self.answered(hash, in: &thumbnailsAsked)
+            return [.photo(.thumbnailMissing(hash))]
         }
+    }
+
+    private static func unsolicited(_ type: String, _ what: String, _ hash: AssetHash) -> WireError {
+        WireError(.unexpectedMessage, "\(type) for \(what) this node did not ask the peer for (\(hash.short))")
+    }
+
+    /// One request for `hash` is answered (its end, or that the peer lacks it).
+    private static func answered(_ hash: AssetHash, in asked: inout [AssetHash: Int]) {
+        guard let count = asked[hash] else { return }
+        asked[hash] = count > 1 ? count - 1 : nil
     }
 
     /// The peer's clock for a round, whole: remembered for the next session, merged into what the peer holds, and
     /// queued to be answered.
     private mutating func receivedClock(_ clock: VectorClock, round number: UInt32) -> [Action] {
         var actions: [Action] = []
-        let moved = lastReceived.map { $0 != clock } ?? false
-        if clock != lastReceived {
+        // Compared once: for a big clock, comparing is a good part of the work.
+        let changed = clock != lastReceived
+        let moved = lastReceived != nil && changed
+        if changed {
             lastReceived = clock
+            lastReceivedDigest = nil
             actions.append(.rememberClock(sent: nil, received: clock))
         }
-        peerClock = peerClock.merging(clock)
+        // The same clock as the last one this session merged adds nothing to what the peer holds.
+        if changed || !receivedClockMerged { peerClock.merge(clock) }
+        receivedClockMerged = true
         actions.append(.peerClockKnown(moved: moved))
         return actions + enqueue(.round(number, theirs: clock))
     }
@@ -121,11 +158,20 @@ extension SessionMachine {
     )
         -> [Action]
     {
-        guard let last = lastReceived, WireCodec.clockDigest(last) == base else {
+        guard let last = lastReceived, digestOfLastReceived() == base else {
             // A base this node does not hold (any more): ask for the clock whole.
             return [.send(.clockUnknown(round: number))]
         }
         return receivedClock(VectorClock(last.heads.merging(changes.heads) { $1 }), round: number)
+    }
+
+    /// The digest of ``lastReceived``, computed once per clock (it encodes the whole clock).
+    private mutating func digestOfLastReceived() -> ClockDigest? {
+        guard let last = lastReceived else { return nil }
+        if let lastReceivedDigest { return lastReceivedDigest }
+        let digest = WireCodec.clockDigest(last)
+        lastReceivedDigest = digest
+        return digest
     }
 
     /// CLOCK_UNKNOWN: the peer does not hold the base of our CLOCK_SINCE; it gets the clock whole.
@@ -141,19 +187,36 @@ extension SessionMachine {
 
     // MARK: Records
 
-    /// The records of the last `.verify`, all valid.
-    public mutating func verified(_ records: [Record], delivery: Delivery, bytes: Int) -> [Action] {
+    /// The records of the last `.verify`: `records` all valid, `held` those of the frame that this node held
+    /// already (found by the executor before verification, and never verified). The held ones are charged to the
+    /// peer's budget: ``PeerBudget/heldRecord`` each when the peer knew this node held them (the last clock sent to
+    /// it or an ACK covers them), ``PeerBudget/heldRecordCrossing`` when it could not know (they came from another
+    /// peer since). A peer that keeps sending what it knows this node holds is refused.
+    public mutating func verified(
+        _ records: [Record],
+        delivery: Delivery,
+        bytes: Int,
+        held: [RecordRef] = []
+    ) -> [Action] {
         verifying = false
         guard phase == .open else { return [] }
-        stats.recordsIn += Int64(records.count)
+        if !held.isEmpty {
+            let known = held.count { $0.sequence <= max(lastSent?[$0.author] ?? 0, acknowledged[$0.author]) }
+            let units =
+                Double(known) * PeerBudget.heldRecord + Double(held.count - known) * PeerBudget.heldRecordCrossing
+            if let error = budget.charge(units, for: "\(held.count) records held already") { return refuse(error) }
+            // The peer knows now that they are held here: sent again, they cost the full price.
+            for ref in held { acknowledged.advance(ref.author, to: ref.sequence) }
+        }
+        stats.recordsIn += Int64(records.count + held.count)
         stats.bytesIn += Int64(bytes)
-        pending.append(.init(delivery: delivery, records: records))
+        pending.append(.init(delivery: delivery, records: records, held: held))
         pendingCount += records.count
         if delivery != .push { pendingFrames += 1 }
         let live = delivery != .catchUp
         pendingLive = pendingLive || live
         if !live {
-            receivedInRound.records += UInt64(records.count)
+            receivedInRound.records += UInt64(records.count + held.count)
             receivedInRound.bytes += UInt64(bytes)
         }
         if live || pendingCount >= configuration.flushRecords { return flush() + drain() }
@@ -192,20 +255,18 @@ extension SessionMachine {
         guard let (batch, frames, live) = storing else { return [] }
         storing = nil
         guard phase == .open else { return [] }
-        var actions: [Action] = []
-        // The peer holds what it sent: never send those back.
-        var touched = Set<AuthorID>()
-        for record in batch.records.map(\.ref) {
-            touched.insert(record.author)
-            if record.sequence == peerClock[record.author] + 1 {
-                peerClock.advance(record.author, to: record.sequence)
-            } else if !peerClock.covers(record.author, record.sequence) {
-                // Out of order: remember the single record (in order, the clock covers it for free).
-                sentIDs.insert(record.id)
-            }
+        if outcome.wasted > 0,
+            let error = budget.charge(
+                Double(outcome.wasted) * PeerBudget.wastedRecord,
+                for: "\(outcome.wasted) records verified for nothing"
+            )
+        {
+            return refuse(error)
         }
+        let touched = peerHolds(batch.refs)
         let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, outcome.clock[$0]) }))
-        actions += Array(repeating: .send(.ack(heads)), count: frames)
+        if frames > 0 { acknowledged.merge(heads) }
+        var actions: [Action] = Array(repeating: .send(.ack(heads)), count: frames)
         if announced.records > 0 {
             let (records, bytes) = receivedInRound
             actions.append(
@@ -225,7 +286,7 @@ extension SessionMachine {
         // A copy of a record this session asked for (a live gap, a repair) or brought before is not a second path:
         // the peer answered a REQUEST and its live frame crossed the answer. Only copies of records new to this
         // session say that another path brings them first.
-        let newToSession = batch.records.contains { $0.ref.sequence > requestedGaps[$0.ref.author] }
+        let newToSession = batch.refs.contains { $0.sequence > requestedGaps[$0.author] }
         if outcome.duplicatesOnly, !outcome.fromTreeParent, outcome.fromNeighbour, newToSession, configuration.treePush,
             peerEager,
             batch.parts.allSatisfy({ $0.delivery != .catchUp })
@@ -243,6 +304,21 @@ extension SessionMachine {
         return actions + drain()
     }
 
+    /// The peer holds what it sent: never send those back. Returns the authors of `records`.
+    private mutating func peerHolds(_ records: [RecordRef]) -> Set<AuthorID> {
+        var authors = Set<AuthorID>()
+        for record in records {
+            authors.insert(record.author)
+            if record.sequence == peerClock[record.author] + 1 {
+                peerClock.advance(record.author, to: record.sequence)
+            } else if !peerClock.covers(record.author, record.sequence) {
+                // Out of order: remember the single record (in order, the clock covers it for free).
+                sentIDs.insert(record.id)
+            }
+        }
+        return authors
+    }
+
     /// A live record beyond our contiguous head means we missed some: ask for them. Pushed records are not checked:
     /// they jump the queue, so the records before them are usually still on their way by live gossip (and a round
     /// finds any that are not).
@@ -250,7 +326,7 @@ extension SessionMachine {
     private mutating func requestGaps(in batch: StoreBatch<Record>, ourClock clock: VectorClock) -> [Action] {
         var gaps: [LogRange] = []
         for part in batch.parts where part.delivery == .live {
-            for record in part.records.map(\.ref) {
+            for record in part.refs {
                 // Beyond what we hold, what was asked for, and the records before it in this batch.
                 let from = max(clock[record.author], requestedGaps[record.author]) + 1
                 requestedGaps.advance(record.author, to: record.sequence)

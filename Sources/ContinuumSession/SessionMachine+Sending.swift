@@ -51,11 +51,31 @@ extension SessionMachine {
 
     /// How to answer the peer's clock of a round, given ours now.
     public mutating func plan(round number: UInt32, theirs: VectorClock, ours: VectorClock) -> RoundPlan {
-        if let answered, answered.theirs == theirs, answered.ours == ours { return .nothing }
+        plan(round: number, theirs: theirs, ours: ours, missing: nil)
+    }
+
+    /// ``plan(round:theirs:ours:)`` with the ranges the peer lacks worked out already (``missingRanges(theirs:ours:)``,
+    /// which the executor may compute away from the session, for big clocks).
+    public mutating func plan(
+        round number: UInt32,
+        theirs: VectorClock,
+        ours: VectorClock,
+        missing: [LogRange]?
+    ) -> RoundPlan {
+        if isRepeated(theirs: theirs, ours: ours) { return .nothing }
         answered = (theirs, ours)
-        return .ranges(
-            ours.missing(from: theirs).sorted { $0.key < $1.key }.map { LogRange(author: $0.key, range: $0.value) }
-        )
+        return .ranges(missing ?? Self.missingRanges(theirs: theirs, ours: ours))
+    }
+
+    /// True when the peer asks the same question as last time and nothing changed here: the answer is nothing.
+    public func isRepeated(theirs: VectorClock, ours: VectorClock) -> Bool {
+        guard let answered else { return false }
+        return answered.theirs == theirs && answered.ours == ours
+    }
+
+    /// The ranges of our clock that the peer's lacks, by author.
+    public static func missingRanges(theirs: VectorClock, ours: VectorClock) -> [LogRange] {
+        ours.missing(from: theirs).sorted { $0.key < $1.key }.map { LogRange(author: $0.key, range: $0.value) }
     }
 
     /// A RECORDS frame of the records in `records` that the peer is not known to hold and that were not sent down
@@ -98,6 +118,21 @@ extension SessionMachine {
             return nil
         }
         return serveJobs.removeFirst()
+    }
+
+    /// Asks the peer for a photo from `offset` (PHOTO_WANT): its PHOTO_DATA is taken until it ends the photo with
+    /// PHOTO_END or PHOTO_MISSING.
+    public mutating func askForPhoto(_ hash: AssetHash, from offset: UInt64) -> [Action] {
+        guard phase == .open else { return [] }
+        photosAsked[hash, default: 0] += 1
+        return [.send(.photoWant(hash, offset: offset))]
+    }
+
+    /// Asks the peer for a photo's thumbnail (THUMB_WANT): one THUMB_DATA or THUMB_MISSING is taken in answer.
+    public mutating func askForThumbnail(_ hash: AssetHash) -> [Action] {
+        guard phase == .open else { return [] }
+        thumbnailsAsked[hash, default: 0] += 1
+        return [.send(.thumbWant(hash))]
     }
 
     /// Counts bytes sent that are not records (photo chunks, thumbnails).

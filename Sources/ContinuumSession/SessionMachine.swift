@@ -71,6 +71,10 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     /// The clocks last sent to and received from the peer, kept between sessions.
     var lastSent: VectorClock?
     var lastReceived: VectorClock?
+    /// The digest of ``lastReceived`` (what a CLOCK_SINCE names), once computed.
+    var lastReceivedDigest: ClockDigest?
+    /// Whether a clock of the peer was merged into ``peerClock`` in this session.
+    var receivedClockMerged = false
     /// The peer's round being streamed to us (OFFER seen, DONE not): gaps are checked at its DONE.
     public internal(set) var receivingRound = false
     var announced: (records: UInt64, bytes: UInt64) = (0, 0)
@@ -79,6 +83,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var answered: (theirs: VectorClock, ours: VectorClock)?
     /// Per author, the highest sequence asked for as a gap in live gossip.
     var requestedGaps = VectorClock()
+    /// What the ACKs sent to the peer said this node holds: with ``lastSent``, what the peer knows it holds.
+    var acknowledged = VectorClock()
 
     // Receiving.
     var pending: [StoreBatch<Record>.Part] = []
@@ -102,6 +108,13 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var advertised: [PostID: UInt8]?
     var advertisedVersion: UInt64 = 0
     var gossipSkipped = false
+
+    // Photos and thumbnails asked of the peer.
+    /// Per photo, the PHOTO_WANTs sent and not yet ended by PHOTO_END or PHOTO_MISSING: PHOTO_DATA of any other
+    /// photo is refused.
+    var photosAsked: [AssetHash: Int] = [:]
+    /// Per thumbnail, the THUMB_WANTs sent and not yet answered: THUMB_DATA of any other is refused.
+    var thumbnailsAsked: [AssetHash: Int] = [:]
 
     // Tree push (PROTOCOL.md §7.8.17).
     /// How new records go to the peer: eagerly (RECORDS, PUSH), or lazily (HAVE), as the peer's TREE last said.
@@ -175,6 +188,14 @@ extension SessionStats {
         self.init()
         self.pushesSent = pushesSent
         self.pushesReceived = pushesReceived
+    }
+}
+
+extension VectorClock {
+    /// Raises each entry to `other`'s, in place: in time proportional to `other`'s entries (``merging(_:)`` copies
+    /// this clock first, which a peer's clock of many authors would make cost more with every message).
+    mutating func merge(_ other: VectorClock) {
+        for (author, sequence) in other.heads { advance(author, to: sequence) }
     }
 }
 

@@ -41,19 +41,30 @@ public struct StoreBatch<Record: SessionRecord>: Hashable, Sendable {
 
     public struct Part: Hashable, Sendable {
         public let delivery: Delivery
+        /// The records to store, verified.
         public let records: [Record]
+        /// Records of the frame that this node held already (the same bytes): never verified nor stored, but the
+        /// peer holds them, and a frame of them alone is a duplicate all the same (tree push, ACK).
+        public let held: [RecordRef]
 
-        public init(delivery: Delivery, records: [Record]) {
+        public init(delivery: Delivery, records: [Record], held: [RecordRef] = []) {
             self.delivery = delivery
             self.records = records
+            self.held = held
         }
+
+        /// Every record of the part: those to store, then those held already.
+        public var refs: [RecordRef] { records.map(\.ref) + held }
     }
 
     public init(parts: [Part]) { self.parts = parts }
 
     public var isEmpty: Bool { parts.isEmpty }
+    /// The records to store.
     public var count: Int { parts.reduce(0) { $0 + $1.records.count } }
     public var records: [Record] { parts.flatMap(\.records) }
+    /// Every record the peer sent in the batch's frames, those held already included.
+    public var refs: [RecordRef] { parts.flatMap(\.refs) }
 }
 
 /// What storing a ``StoreBatch`` did, as the rules need it.
@@ -77,6 +88,10 @@ public struct StoreOutcome: Hashable, Sendable {
     /// (`--peer HOST:PORT`, a join's, a peer not known by id) is given every record whole, and a false prune there
     /// would cost every record after it the repair delay.
     public var fromNeighbour: Bool
+    /// Records of the batch that were verified and then brought nothing: copies of held records that the lookup
+    /// before verification did not find, and records of groups the session does not share. The peer is charged
+    /// for their verification (``PeerBudget/wastedRecord``).
+    public var wasted: Int
 
     /// `duplicatesOnly` nil: when nothing was newly stored.
     public init(
@@ -86,7 +101,8 @@ public struct StoreOutcome: Hashable, Sendable {
         peerLogs: Set<AuthorID> = [],
         duplicatesOnly: Bool? = nil,
         fromTreeParent: Bool = false,
-        fromNeighbour: Bool = true
+        fromNeighbour: Bool = true,
+        wasted: Int = 0
     ) {
         self.stored = stored
         self.brokeRules = brokeRules
@@ -95,6 +111,7 @@ public struct StoreOutcome: Hashable, Sendable {
         self.duplicatesOnly = duplicatesOnly ?? (stored == 0)
         self.fromTreeParent = fromTreeParent
         self.fromNeighbour = fromNeighbour
+        self.wasted = wasted
     }
 }
 

@@ -73,9 +73,14 @@ extension PeerSession {
         await runDetached(machine.advertise(wanted, version: version))
     }
 
-    func requestThumbnail(_ hash: AssetHash) { send(.thumbWant(hash)) }
+    /// Asks the peer for a thumbnail; its answer is taken (and any other THUMB_DATA refused).
+    func requestThumbnail(_ hash: AssetHash) async { await runDetached(machine.askForThumbnail(hash)) }
 
-    func requestPhoto(_ hash: AssetHash, from offset: UInt64) { send(.photoWant(hash, offset: offset)) }
+    /// Asks the peer for a photo from `offset`; its chunks are taken until it ends the photo (and any other
+    /// PHOTO_DATA refused).
+    func requestPhoto(_ hash: AssetHash, from offset: UInt64) async {
+        await runDetached(machine.askForPhoto(hash, from: offset))
+    }
 
     func takeStats() -> SessionStats { machine.takeStats() }
 
@@ -133,7 +138,11 @@ extension PeerSession {
     /// Answers the peer's clock: announce, then stream what it lacks, then DONE.
     private func answer(clock theirs: VectorClock, round number: UInt32) async throws {
         let ours = try await store.clock()
-        switch machine.plan(round: number, theirs: theirs, ours: ours) {
+        var missing: [LogRange]?
+        if ours.heads.count + theirs.heads.count > Self.bigClock, !machine.isRepeated(theirs: theirs, ours: ours) {
+            missing = await Self.offThePool { Machine.missingRanges(theirs: theirs, ours: ours) }
+        }
+        switch machine.plan(round: number, theirs: theirs, ours: ours, missing: missing) {
         case .nothing:
             send(.offer(round: number, records: 0, bytes: 0))
             send(.done(round: number))
@@ -223,11 +232,31 @@ extension PeerSession {
         do {
             try await store.setPeerClock(
                 peer,
-                sent: sent.map(WireCodec.clockBytes),
-                received: received.map(WireCodec.clockBytes)
+                sent: await sent.asyncMap(Self.clockBytes),
+                received: await received.asyncMap(Self.clockBytes)
             )
         } catch {
             logger.failure("remembering the clock exchanged with the peer failed", error, level: .warning)
+        }
+    }
+
+    /// Clocks of more entries than this are encoded and compared away from the cooperative pool
+    /// (``offThePool(_:)``).
+    static let bigClock = 4_096
+
+    /// A clock's bytes as the store keeps them. A big clock is encoded on a dispatch thread: encoding sorts its
+    /// entries, which for 100,000 of them takes long enough (about a second in a debug build) to hold up every other
+    /// session if it ran on the cooperative pool.
+    static func clockBytes(_ clock: VectorClock) async -> [UInt8] {
+        guard clock.heads.count > bigClock else { return WireCodec.clockBytes(clock) }
+        return await offThePool { WireCodec.clockBytes(clock) }
+    }
+
+    /// Runs pure, CPU-bound `work` on a dispatch thread and waits for it: the cooperative pool's threads (one a
+    /// core) go on running the other sessions meanwhile, and the kernel shares the CPU between them and the work.
+    static func offThePool<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async { continuation.resume(returning: work()) }
         }
     }
 
@@ -324,6 +353,14 @@ extension PeerSession {
         machine.sentBytes(data.count)
         await outbox.waitForRoom()
         send(.thumbData(hash, [UInt8](data)))
+    }
+}
+
+extension Optional where Wrapped: Sendable {
+    /// The wrapped value transformed by an async `transform`, or nil.
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let value = self else { return nil }
+        return await transform(value)
     }
 }
 

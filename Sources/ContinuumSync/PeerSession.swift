@@ -81,6 +81,10 @@ actor PeerSession {
     /// holds up the next read); throws the ERROR that ends the session, or ``PeerReportedError``.
     func receive(_ message: WireMessage) async throws {
         lastReceived = .now
+        // A costly message (10 ms of work or more, by its budget) lets the other sessions' work go first: what they
+        // have waiting is not held up behind it. Its own biggest pieces (encoding a clock, working out what the
+        // peer lacks) run off the cooperative pool (``offThePool(_:)``).
+        if PeerBudget.cost(of: message) >= 100 { await Task.yield() }
         try await run(machine.receive(message, now: lastReceived))
         while machine.isBusy, !closed { await withCheckedContinuation { idleWaiters.append($0) } }
     }
@@ -117,21 +121,8 @@ actor PeerSession {
     private func perform(_ action: Machine.Action) async throws -> [Machine.Action] {
         switch action {
         case .send(let message): send(message)
-        case .sendUrgent(let messages):
-            if let tree = messages.first(where: { if case .tree = $0 { true } else { false } }) {
-                logger.info(
-                    tree == .tree(eager: false)
-                        ? "tree push: pruned the link (a live frame brought only records held already)"
-                        : "tree push: grafted the link (a record announced did not come by another path)"
-                )
-            }
-            sendUrgent(messages)
-        case .verify(let batch, let delivery):
-            switch await BatchVerifier.verifyAll(batch, concurrency: configuration.verifyConcurrency) {
-            case .success(let records):
-                return machine.verified(records, delivery: delivery, bytes: batch.reduce(0) { $0 + $1.count })
-            case .failure(let error): return machine.verificationFailed("\(error)")
-            }
+        case .sendUrgent(let messages): sendUrgentLogged(messages)
+        case .verify(let batch, let delivery): return await verify(batch, delivery)
         case .store(let batch): return await storeBatch(batch)
         case .scheduleFlush(let generation):
             spawn { session in
@@ -150,25 +141,8 @@ actor PeerSession {
                 return machine.failed(while: "reading its clock")
             }
         case .rememberClock(let sent, let received): await rememberClock(sent: sent, received: received)
-        case .peerClockKnown(let moved): await engine.photos.peerClockKnown(peer, moved: moved)
-        case .roundFinished(let number):
-            for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
-            await engine.emit(.roundFinished(with: peer, round: number))
-        case .progress(let records, let ofRecords, let bytes, let ofBytes):
-            await engine.emit(
-                .progress(from: peer, records: records, ofRecords: ofRecords, bytes: bytes, ofBytes: ofBytes)
-            )
-        case .storedFromPeer(let count): await engine.didStore(from: self, count: count)
-        case .interest(let replace, let entries):
-            do {
-                let entries = try await sharedInterest(entries)
-                try await engine.receivedInterest(from: peer, replace: replace, entries)
-            } catch let error as WireError {
-                return machine.refuse(error)
-            } catch {
-                logger.failure("reading the groups of the posts the peer follows failed", error)
-                return machine.failed(while: "reading the groups of posts")
-            }
+        case .peerClockKnown, .roundFinished, .progress, .storedFromPeer: await tell(action)
+        case .interest(let replace, let entries): return await receivedInterest(replace: replace, entries)
         case .photo(let message):
             if let error = await engine.photos.handle(message, from: peer) { return machine.refuse(error) }
         case .startStreaming: spawn { session in await session.runStreams() }
@@ -185,64 +159,35 @@ actor PeerSession {
         return []
     }
 
-    /// Stores a batch in one transaction.
-    private func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
-        let sorting = scope.sort(batch.records)
-        if let first = sorting.outOfScope.first {
-            logger.notice(
-                "records of a group this session does not share were not stored",
-                metadata: ["records": "\(sorting.outOfScope.count)", "first": "\(first)"]
+    /// Tells the engine and the photo fetcher what the machine learnt: the peer's clock, a round's end, a round's
+    /// progress, records newly stored.
+    private func tell(_ action: Machine.Action) async {
+        switch action {
+        case .peerClockKnown(let moved): await engine.photos.peerClockKnown(peer, moved: moved)
+        case .roundFinished(let number):
+            for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
+            await engine.emit(.roundFinished(with: peer, round: number))
+        case .progress(let records, let ofRecords, let bytes, let ofBytes):
+            await engine.emit(
+                .progress(from: peer, records: records, ofRecords: ofRecords, bytes: bytes, ofBytes: ofBytes)
             )
+        case .storedFromPeer(let count): await engine.didStore(from: self, count: count)
+        default: preconditionFailure("\(action) is not news for the engine")
         }
-        for author in Set(sorting.notAdmin) {
-            logger.notice(
-                "held back a member record signed by a log that is not an admin of its group here",
-                metadata: ["author": "\(author.short)"]
-            )
-        }
-        if sorting.heldBack > 0 || sorting.removed > 0 {
-            logger.debug(
-                "records not stored: their authors are not known as members here, or were removed",
-                metadata: ["unknown": "\(sorting.heldBack)", "removed": "\(sorting.removed)"]
-            )
-        }
-        let kept = StoreBatch(
-            parts: batch.parts.compactMap { part in
-                let records = part.records.filter { sorting.keep.contains($0.id) }
-                return records.isEmpty ? nil : StoreBatch.Part(delivery: part.delivery, records: records)
-            }
-        )
-        let ingested: Ingested
+    }
+
+    /// The peer's INTEREST, for the engine: only posts of the groups the session shares.
+    private func receivedInterest(replace: Bool, _ entries: [PostInterest]) async -> [Machine.Action] {
         do {
-            if kept.isEmpty {
-                ingested = Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock())
-            } else {
-                ingested = try await store.ingest(kept)
-            }
+            let entries = try await sharedInterest(entries)
+            try await engine.receivedInterest(from: peer, replace: replace, entries)
+        } catch let error as WireError {
+            return machine.refuse(error)
         } catch {
-            logger.failure("storing records failed", error)
-            return machine.storeFailed()
+            logger.failure("reading the groups of the posts the peer follows failed", error)
+            return machine.failed(while: "reading the groups of posts")
         }
-        for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
-        // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
-        // (its clock was read through the session's view before them).
-        var clock = ingested.clock
-        if kept.records.contains(where: { $0.header.kind.isMembership }), !ingested.stored.isEmpty {
-            await engine.refreshMembership()
-            if let refreshed = try? await store.clock() { clock = refreshed }
-        }
-        return machine.stored(
-            StoreOutcome(
-                stored: ingested.stored.count,
-                brokeRules: ingested.brokeRules,
-                clock: clock,
-                peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author)),
-                duplicatesOnly: !kept.isEmpty && kept.count == batch.count && ingested.stored.isEmpty
-                    && ingested.forks.isEmpty,
-                fromTreeParent: await engine.isTreeParent(peer, ofRecordsBy: kept.records.map(\.header.author)),
-                fromNeighbour: await engine.isNeighbour(peer)
-            )
-        )
+        return []
     }
 
     /// INTEREST may name only posts of the groups the session shares: entries for a held post of another group are
@@ -267,6 +212,18 @@ actor PeerSession {
     /// reading, and its session ends.
     func send(_ message: WireMessage) {
         if !outbox.enqueue(message) { overflowed() }
+    }
+
+    /// Queues messages ahead of everything that waits, logging a change of the link in the broadcast tree.
+    private func sendUrgentLogged(_ messages: [WireMessage]) {
+        if let tree = messages.first(where: { if case .tree = $0 { true } else { false } }) {
+            logger.info(
+                tree == .tree(eager: false)
+                    ? "tree push: pruned the link (a live frame brought only records held already)"
+                    : "tree push: grafted the link (a record announced did not come by another path)"
+            )
+        }
+        sendUrgent(messages)
     }
 
     private func sendUrgent(_ messages: [WireMessage]) {

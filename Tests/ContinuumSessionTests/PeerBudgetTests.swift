@@ -90,8 +90,8 @@ struct PeerBudgetTests {
         var budget = PeerBudget()
         for round in 0..<20 {
             let now = start + .seconds(10 * round)
-            // 45 full INTEREST frames at once: about 10,100 units, more than the burst, less than burst and debt.
-            for _ in 0..<45 {
+            // 27 full INTEREST frames at once: about 10,500 units, more than the burst, less than burst and debt.
+            for _ in 0..<27 {
                 if let error = budget.charge(Self.bigInterest, now: now) {
                     Issue.record("refused in round \(round): \(error)")
                 }

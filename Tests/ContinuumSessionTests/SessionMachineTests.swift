@@ -32,10 +32,27 @@ struct SessionMachineTests {
         case "DONE": return [.roundFinished(1), .checkGaps]
         case "INTEREST": return [.interest(replace: true, [PostInterest(post: Fixture.post(1), hops: 0)])]
         case "PHOTO_WANT", "THUMB_WANT": return [.startServer]
-        case "PHOTO_DATA": return [.photo(.data(hash, offset: 0, chunk: [1, 2, 3]))]
+        case "PHOTO_DATA":
+            // Never asked for: refused.
+            return [
+                .close(
+                    WireError(
+                        .unexpectedMessage,
+                        "PHOTO_DATA for a photo this node did not ask the peer for (\(hash.short))"
+                    )
+                )
+            ]
         case "PHOTO_END": return [.photo(.end(hash, totalBytes: 3))]
         case "PHOTO_MISSING": return [.photo(.missing(hash))]
-        case "THUMB_DATA": return [.photo(.thumbnail(hash, [0xFF, 0xD8]))]
+        case "THUMB_DATA":
+            return [
+                .close(
+                    WireError(
+                        .unexpectedMessage,
+                        "THUMB_DATA for a thumbnail this node did not ask the peer for (\(hash.short))"
+                    )
+                )
+            ]
         case "THUMB_MISSING": return [.photo(.thumbnailMissing(hash))]
         case "HAVE": return [.scheduleRepair(after: .milliseconds(200))]
         default: return []  // PONG, OFFER, TREE
@@ -47,7 +64,7 @@ struct SessionMachineTests {
     }
 
     /// The messages after which the session has ended.
-    private static let ending: Set<String> = ["HELLO", "ERROR", "CLOCK_UNKNOWN"]
+    private static let ending: Set<String> = ["HELLO", "ERROR", "CLOCK_UNKNOWN", "PHOTO_DATA", "THUMB_DATA"]
 
     @Test("open and idle: each message gets its answer, refusals end the session", arguments: names)
     func open(name: String) {

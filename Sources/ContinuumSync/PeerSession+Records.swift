@@ -1,0 +1,170 @@
+import ContinuumCore
+import ContinuumSession
+import ContinuumWire
+import Foundation
+
+/// Records from the peer: what this node holds already is found before any signature is checked, the rest is
+/// verified, and each batch is stored in one transaction.
+extension PeerSession {
+    /// Lookups of held records one RECORDS or PUSH frame may cost, at most: one for each author's contiguous run of
+    /// sequence numbers. Records beyond them are verified as if new (and charged to the peer if they were held).
+    static let maxHeldLookups = 64
+
+    /// Verifies a RECORDS or PUSH frame: the records this node holds already, byte for byte, are left out (a record
+    /// this node holds was verified when it came first), the others are checked, and the machine gets both.
+    func verify(_ batch: [[UInt8]], _ delivery: Delivery) async -> [Machine.Action] {
+        let held: [Int: RecordRef]
+        do {
+            held = try await heldRecords(in: batch)
+        } catch {
+            logger.failure("looking up the records the peer sent failed", error)
+            return machine.failed(while: "looking up records")
+        }
+        let bytes = batch.reduce(0) { $0 + $1.count }
+        let heldRefs = batch.indices.compactMap { held[$0] }
+        let fresh = held.isEmpty ? batch : batch.indices.filter { held[$0] == nil }.map { batch[$0] }
+        guard !fresh.isEmpty else { return machine.verified([], delivery: delivery, bytes: bytes, held: heldRefs) }
+        switch await BatchVerifier.verifyAll(fresh, concurrency: configuration.verifyConcurrency) {
+        case .success(let records):
+            return machine.verified(records, delivery: delivery, bytes: bytes, held: heldRefs)
+        case .failure(let error):
+            return machine.verificationFailed("\(error)")
+        }
+    }
+
+    /// The records of `batch` that this node holds already, by their index in it: those whose bytes equal the
+    /// stored record's at the author and sequence they name. Equal bytes mean an equal header, so an equal id (the
+    /// SHA-256 of the header): a fork (another record at a held sequence) or a copy with content this node lacks
+    /// differs, and is verified as new. The author and sequence are read from their fixed place in the header
+    /// without parsing the record; a record that lies about them matches nothing and is verified too.
+    func heldRecords(in batch: [[UInt8]]) async throws -> [Int: RecordRef] {
+        var byAuthor: [AuthorID: [(sequence: UInt64, index: Int)]] = [:]
+        for (index, bytes) in batch.enumerated() {
+            guard let (author, sequence) = Self.position(of: bytes) else { continue }
+            byAuthor[author, default: []].append((sequence, index))
+        }
+        var held: [Int: RecordRef] = [:]
+        var lookups = 0
+        for (author, entries) in byAuthor {
+            for run in Self.runs(entries.sorted { $0.sequence < $1.sequence }) {
+                guard lookups < Self.maxHeldLookups else { return held }
+                lookups += 1
+                let first = run[0].sequence
+                let last = run[run.count - 1].sequence
+                let stored = try await store.storedRecords(
+                    of: author,
+                    in: first...last,
+                    limit: Int(last - first) + 1,
+                    maxBytes: Int.max / 2
+                )
+                let bySequence = Dictionary(stored.map { ($0.sequence, $0) }) { first, _ in first }
+                for entry in run {
+                    guard let record = bySequence[entry.sequence], record.bytes == batch[entry.index] else { continue }
+                    held[entry.index] = RecordRef(id: record.id, author: author, sequence: entry.sequence)
+                }
+            }
+        }
+        return held
+    }
+
+    /// The author and sequence a record's bytes name: at bytes 6 ..< 38 and 38 ..< 46 (big-endian) of the header,
+    /// after the magic, the format version and the kind (PROTOCOL.md §2). Nil for bytes too short to hold them.
+    static func position(of bytes: [UInt8]) -> (AuthorID, UInt64)? {
+        guard bytes.count >= 46 else { return nil }
+        let sequence = bytes[38..<46].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard sequence >= 1, sequence <= Limits.maxSequence else { return nil }
+        return (AuthorID(unchecked: Data(bytes[6..<38])), sequence)
+    }
+
+    /// Sorted entries cut into runs of sequence numbers without a gap (a repeated number stays in its run).
+    static func runs(_ sorted: [(sequence: UInt64, index: Int)]) -> [[(sequence: UInt64, index: Int)]] {
+        var runs: [[(sequence: UInt64, index: Int)]] = []
+        for entry in sorted {
+            if let last = runs.last?.last, entry.sequence <= last.sequence + 1 {
+                runs[runs.count - 1].append(entry)
+            } else {
+                runs.append([entry])
+            }
+        }
+        return runs
+    }
+
+    /// Stores a batch in one transaction (its records held already are only counted).
+    func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
+        let sorting = scope.sort(batch.records)
+        logSorting(sorting)
+        let kept = StoreBatch(
+            parts: batch.parts.compactMap { part in
+                let records = part.records.filter { sorting.keep.contains($0.id) }
+                return records.isEmpty ? nil : StoreBatch.Part(delivery: part.delivery, records: records)
+            }
+        )
+        let ingested: Ingested
+        do {
+            if kept.isEmpty {
+                ingested = Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock())
+            } else {
+                ingested = try await store.ingest(kept)
+            }
+        } catch {
+            logger.failure("storing records failed", error)
+            return machine.storeFailed()
+        }
+        for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
+        // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
+        // (its clock was read through the session's view before them).
+        var clock = ingested.clock
+        if kept.records.contains(where: { $0.header.kind.isMembership }), !ingested.stored.isEmpty {
+            await engine.refreshMembership()
+            // The ACK must carry the clock that counts the logs this batch made known: a failed read ends the batch as
+            // a failed store (the peer resends), never an ACK with the clock from before.
+            do {
+                clock = try await store.clock()
+            } catch {
+                logger.failure("reading the clock after new members failed", error)
+                return machine.storeFailed()
+            }
+        }
+        let heldCount = batch.refs.count - batch.count
+        let duplicates = kept.count - ingested.stored.count - ingested.forks.count
+        return machine.stored(
+            StoreOutcome(
+                stored: ingested.stored.count,
+                brokeRules: ingested.brokeRules,
+                clock: clock,
+                peerLogs: scope.logsOfPeer(among: kept.records.map(\.header.author)),
+                duplicatesOnly: kept.count + heldCount > 0 && kept.count == batch.count && ingested.stored.isEmpty
+                    && ingested.forks.isEmpty,
+                fromTreeParent: await engine.isTreeParent(
+                    peer,
+                    ofRecordsBy: kept.records.map(\.header.author) + batch.parts.flatMap(\.held).map(\.author)
+                ),
+                fromNeighbour: await engine.isNeighbour(peer),
+                wasted: max(0, duplicates) + sorting.outOfScope.count
+            )
+        )
+    }
+
+    /// Logs what a batch's sorting left out: records of groups the session does not share, member records not
+    /// signed by an admin, records of authors not known as members (or removed).
+    private func logSorting(_ sorting: BatchSorting) {
+        if let first = sorting.outOfScope.first {
+            logger.notice(
+                "records of a group this session does not share were not stored",
+                metadata: ["records": "\(sorting.outOfScope.count)", "first": "\(first)"]
+            )
+        }
+        for author in Set(sorting.notAdmin) {
+            logger.notice(
+                "held back a member record signed by a log that is not an admin of its group here",
+                metadata: ["author": "\(author.short)"]
+            )
+        }
+        if sorting.heldBack > 0 || sorting.removed > 0 {
+            logger.debug(
+                "records not stored: their authors are not known as members here, or were removed",
+                metadata: ["unknown": "\(sorting.heldBack)", "removed": "\(sorting.removed)"]
+            )
+        }
+    }
+}
