@@ -7,102 +7,6 @@ import Testing
 
 @testable import ContinuumSync
 
-/// A store in memory for the engine's gossip: records with row ids, a clock, a membership view; the rest empty.
-/// `afterCommit` runs once a batch is in (committed) and before `ingest` returns: where the engine's store poll
-/// may find it, under load, before the session that stored it has counted it as held by its peer.
-private actor EchoTestStore: SyncStorage {
-    private var stored: [StoredRecord] = []
-    private let view: MembershipView
-    private var afterCommit: (@Sendable () async -> Void)?
-
-    init(view: MembershipView) { self.view = view }
-
-    func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
-
-    func clock() -> VectorClock {
-        var heads: [AuthorID: UInt64] = [:]
-        for record in stored where record.sequence == heads[record.author, default: 0] + 1 {
-            heads[record.author] = record.sequence
-        }
-        return VectorClock(heads)
-    }
-
-    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) -> (records: UInt64, bytes: UInt64) { (0, 0) }
-
-    func storedRecords(
-        of author: AuthorID,
-        in range: ClosedRange<UInt64>,
-        limit: Int,
-        maxBytes: Int
-    )
-        -> [StoredRecord]
-    {
-        Array(stored.filter { $0.author == author && range.contains($0.sequence) }.prefix(limit))
-    }
-
-    func records(after rowid: Int64, limit: Int) -> [StoredRecord] {
-        Array(stored.filter { $0.rowid > rowid }.prefix(limit))
-    }
-
-    func lastRecordRowid() -> Int64 { stored.last?.rowid ?? 0 }
-    nonisolated func writeStamp() -> [Int]? { nil }
-
-    func ingest(_ batch: StoreBatch<VerifiedRecord>) async -> Ingested {
-        var new: [RecordID] = []
-        for record in batch.records where !stored.contains(where: { $0.id == record.id }) {
-            let header = record.header
-            stored.append(
-                StoredRecord(
-                    rowid: Int64(stored.count + 1),
-                    id: record.id,
-                    author: header.author,
-                    sequence: header.sequence,
-                    bytes: record.bytes
-                )
-            )
-            new.append(record.id)
-        }
-        await afterCommit?()
-        return Ingested(stored: new, forks: [], brokeRules: [:], clock: clock())
-    }
-
-    func peerClocks(_ peer: AuthorID) -> (sent: [UInt8]?, received: [UInt8]?) { (nil, nil) }
-    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) {}
-    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) {}
-    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) {}
-    func followedPosts() -> Set<PostID> { [] }
-    func notifications(after id: Int64) -> [NotificationSummary] { [] }
-    func lastNotificationID() -> Int64 { 0 }
-    func missingPhotos(limit: Int) -> [MissingPhoto] { [] }
-    func peerLacks(_ peer: AuthorID) -> [PeerLack] { [] }
-    func saveLacks(_ lacks: [PeerLack]) {}
-    nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
-    nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
-    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
-    func isPhotoShown(_ hash: AssetHash) -> Bool { false }
-    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) -> Bool { false }
-    func membershipView() -> MembershipView { view }
-    func membershipProof(in group: GroupID) -> [UInt8]? { nil }
-    func groups(ofPosts posts: [PostID]) -> [PostID: GroupID] { [:] }
-
-    func redeemInvite(
-        id: [UInt8],
-        node: NodeID,
-        log: AuthorID,
-        proves: @escaping @Sendable (Data) -> Bool
-    )
-        throws -> (group: GroupID, record: [UInt8])
-    {
-        throw CancellationError()
-    }
-
-    func askToJoin(node: NodeID, log: AuthorID, name: String?, host: String, port: Int) -> JoinRequestAnswer {
-        .noAdmin
-    }
-
-    func completeJoin(log: AuthorID, group: GroupID) {}
-}
-
 /// A record is never sent back to the peer it came from (PROTOCOL.md §7.8.8), even when the engine's store poll
 /// finds it the moment its batch commits, before the session has counted it as held by the peer.
 @Suite("Gossip never sends a record back to its source")
@@ -147,7 +51,7 @@ struct GossipSourceTests {
                 other.author: .init(group: group, node: other.node, admin: false, removedThrough: nil),
             ]
         )
-        let store = EchoTestStore(view: view)
+        let store = MemorySyncStorage(view: view)
         var configuration = SyncConfiguration()
         configuration.antiEntropyInterval = nil
         let engine = SyncEngine(

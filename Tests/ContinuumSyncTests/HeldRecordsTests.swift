@@ -7,106 +7,6 @@ import Testing
 
 @testable import ContinuumSync
 
-/// A store in memory: records with row ids, a clock, a membership view; the rest empty. Every `ingest` is kept.
-private actor HeldTestStore: SyncStorage {
-    private var stored: [StoredRecord] = []
-    private let view: MembershipView
-    /// The records of every `ingest`, in order.
-    private(set) var ingested: [[VerifiedRecord]] = []
-
-    init(view: MembershipView) { self.view = view }
-
-    /// Holds `bytes` as the record of `author` at `sequence`, unchecked (as if stored long ago).
-    func hold(_ bytes: [UInt8], id: RecordID, author: AuthorID, sequence: UInt64) {
-        stored.append(
-            StoredRecord(rowid: Int64(stored.count + 1), id: id, author: author, sequence: sequence, bytes: bytes)
-        )
-    }
-
-    func clock() -> VectorClock {
-        var heads: [AuthorID: UInt64] = [:]
-        for record in stored where record.sequence == heads[record.author, default: 0] + 1 {
-            heads[record.author] = record.sequence
-        }
-        return VectorClock(heads)
-    }
-
-    func byteCount(of ranges: [AuthorID: ClosedRange<UInt64>]) -> (records: UInt64, bytes: UInt64) { (0, 0) }
-
-    func storedRecords(
-        of author: AuthorID,
-        in range: ClosedRange<UInt64>,
-        limit: Int,
-        maxBytes: Int
-    )
-        -> [StoredRecord]
-    {
-        Array(stored.filter { $0.author == author && range.contains($0.sequence) }.prefix(limit))
-    }
-
-    func records(after rowid: Int64, limit: Int) -> [StoredRecord] {
-        Array(stored.filter { $0.rowid > rowid }.prefix(limit))
-    }
-
-    func lastRecordRowid() -> Int64 { stored.last?.rowid ?? 0 }
-    nonisolated func writeStamp() -> [Int]? { nil }
-
-    func ingest(_ batch: StoreBatch<VerifiedRecord>) async -> Ingested {
-        ingested.append(batch.records)
-        var new: [RecordID] = []
-        for record in batch.records where !stored.contains(where: { $0.id == record.id }) {
-            let header = record.header
-            stored.append(
-                StoredRecord(
-                    rowid: Int64(stored.count + 1),
-                    id: record.id,
-                    author: header.author,
-                    sequence: header.sequence,
-                    bytes: record.bytes
-                )
-            )
-            new.append(record.id)
-        }
-        return Ingested(stored: new, forks: [], brokeRules: [:], clock: clock())
-    }
-
-    func peerClocks(_ peer: AuthorID) -> (sent: [UInt8]?, received: [UInt8]?) { (nil, nil) }
-    func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) {}
-    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) {}
-    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) {}
-    func followedPosts() -> Set<PostID> { [] }
-    func notifications(after id: Int64) -> [NotificationSummary] { [] }
-    func lastNotificationID() -> Int64 { 0 }
-    func missingPhotos(limit: Int) -> [MissingPhoto] { [] }
-    func peerLacks(_ peer: AuthorID) -> [PeerLack] { [] }
-    func saveLacks(_ lacks: [PeerLack]) {}
-    nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
-    nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
-    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
-    func isPhotoShown(_ hash: AssetHash) -> Bool { false }
-    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) -> Bool { false }
-    func membershipView() -> MembershipView { view }
-    func membershipProof(in group: GroupID) -> [UInt8]? { nil }
-    func groups(ofPosts posts: [PostID]) -> [PostID: GroupID] { [:] }
-
-    func redeemInvite(
-        id: [UInt8],
-        node: NodeID,
-        log: AuthorID,
-        proves: @escaping @Sendable (Data) -> Bool
-    )
-        throws -> (group: GroupID, record: [UInt8])
-    {
-        throw CancellationError()
-    }
-
-    func askToJoin(node: NodeID, log: AuthorID, name: String?, host: String, port: Int) -> JoinRequestAnswer {
-        .noAdmin
-    }
-
-    func completeJoin(log: AuthorID, group: GroupID) {}
-}
-
 /// A RECORDS frame's records that this node holds already are found before verification and never verified nor
 /// stored again; a record at a held sequence that differs (a fork) is verified and stored as usual.
 @Suite("Held records are dropped before verification")
@@ -130,7 +30,7 @@ struct HeldRecordsTests {
 
     /// A session with `sender` on an engine over `store`, in one group with this node.
     private static func session(
-        store: HeldTestStore,
+        store: MemorySyncStorage,
         us: NodeIdentity,
         sender: NodeIdentity,
         view: MembershipView,
@@ -165,7 +65,7 @@ struct HeldRecordsTests {
                 sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
             ]
         )
-        let store = HeldTestStore(view: view)
+        let store = MemorySyncStorage(view: view)
         let records = try Self.log(of: sender, 3)
         // Held: records 1 and 2 as signed, and at 3 a copy with its last byte flipped (its content no longer
         // matches its header). Only a node that parsed or verified held records would notice.
