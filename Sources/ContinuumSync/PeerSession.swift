@@ -26,7 +26,7 @@ actor PeerSession {
     let engine: SyncEngine
     /// The groups shared with the peer; ``store`` shows only their logs and photos.
     let scope: SessionScope
-    let store: any SyncStorage
+    let store: any SessionStorage
     let configuration: SyncConfiguration
     let logger: Logger
     var machine: Machine

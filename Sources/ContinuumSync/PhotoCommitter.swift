@@ -4,9 +4,9 @@ import Logging
 
 /// Group commit of fetched photos. Whole, checked files wait here while a batch is being made durable; the next
 /// batch takes all that arrived meanwhile (up to ``maxBatch``), so a lone photo waits for nothing and photos
-/// arriving together share one sync and one transaction (``SyncStorage/commitPhotos(_:)``).
+/// arriving together share one sync and one transaction (``PhotoStorage/commitPhotos(_:)``).
 actor PhotoCommitter {
-    private let store: any SyncStorage
+    private let store: any PhotoStorage
     private let logger: Logger
     private var pending:
         [(photo: (file: URL, hash: AssetHash, bytes: Int64), waiter: CheckedContinuation<Bool, Never>)] =
@@ -15,7 +15,7 @@ actor PhotoCommitter {
     /// Photos per batch at most: 64 of 2 MiB is 128 MiB written per sync.
     static let maxBatch = 64
 
-    init(store: any SyncStorage, logger: Logger) {
+    init(store: any PhotoStorage, logger: Logger) {
         self.store = store
         self.logger = logger
     }

@@ -17,7 +17,7 @@ import Logging
 /// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
 /// is checked and kept as provisional by the ``ThumbnailService``, which makes its own once the photo arrives.
 actor PhotoFetcher {
-    private let store: any SyncStorage
+    private let store: any PhotoStorage
     let thumbnails: ThumbnailService?
     /// Thumbnails asked for and not yet answered: from which peer, since when.
     var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
@@ -83,7 +83,7 @@ actor PhotoFetcher {
     private let wakes: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
 
-    init(store: any SyncStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
+    init(store: any PhotoStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
         self.thumbnails = thumbnails
         self.configuration = configuration

@@ -196,8 +196,8 @@ struct BatchSorting: Hashable {
 }
 
 /// The store as one session sees it: only the logs and photos of the groups it shares with its peer (its
-/// ``SessionScope``). Everything else goes to the node's store as it is.
-struct ScopedStorage: SyncStorage {
+/// ``SessionScope``), and the peer's records noted as the peer's before they are stored.
+struct ScopedStorage: SessionStorage {
     let base: any SyncStorage
     let scope: SessionScope
 
@@ -224,13 +224,6 @@ struct ScopedStorage: SyncStorage {
         return try await base.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
     }
 
-    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord] {
-        try await base.records(after: rowid, limit: limit).filter { scope.shares($0.author) }
-    }
-
-    func writeStamp() -> [Int]? { base.writeStamp() }
-    func lastRecordRowid() async throws -> Int64 { try await base.lastRecordRowid() }
-
     /// Stores the peer's records, noted as the peer's from before the transaction begins: gossip that finds them
     /// as soon as it commits, before the session has counted them as held by the peer, leaves the peer out.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {
@@ -247,73 +240,12 @@ struct ScopedStorage: SyncStorage {
         try await base.setPeerClock(peer, sent: sent, received: received)
     }
 
-    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws {
-        try await base.rememberPeer(peer, name: name, host: host, port: port, state: state)
-    }
-
-    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws {
-        try await base.updatePeer(peer, state: state, stats: stats)
-    }
-
-    func followedPosts() async throws -> Set<PostID> { try await base.followedPosts() }
-
-    func notifications(after id: Int64) async throws -> [NotificationSummary] {
-        try await base.notifications(after: id)
-    }
-
-    func lastNotificationID() async throws -> Int64 { try await base.lastNotificationID() }
-
-    func missingPhotos(limit: Int) async throws -> [MissingPhoto] { try await base.missingPhotos(limit: limit) }
-
-    func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] { try await base.peerLacks(peer) }
-
-    func saveLacks(_ lacks: [PeerLack]) async throws { try await base.saveLacks(lacks) }
+    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID] { try await base.groups(ofPosts: posts) }
 
     func photoURL(_ hash: AssetHash) -> URL { base.photoURL(hash) }
-
-    var partialPhotos: URL { base.partialPhotos }
-
-    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {
-        try await base.commitPhotos(photos)
-    }
 
     /// Shown to this peer: by a live post of a group the session shares.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool {
         try await base.isPhotoShown(hash, inGroups: scope.groups)
-    }
-
-    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool {
-        try await base.isPhotoShown(hash, inGroups: groups.intersection(scope.groups))
-    }
-
-    func membershipView() async throws -> MembershipView { try await base.membershipView() }
-
-    func membershipProof(in group: GroupID) async throws -> [UInt8]? { try await base.membershipProof(in: group) }
-
-    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID] { try await base.groups(ofPosts: posts) }
-
-    func redeemInvite(
-        id: [UInt8],
-        node: NodeID,
-        log: AuthorID,
-        proves: @escaping @Sendable (Data) -> Bool
-    ) async throws -> (group: GroupID, record: [UInt8]) {
-        try await base.redeemInvite(id: id, node: node, log: log, proves: proves)
-    }
-
-    func askToJoin(
-        node: NodeID,
-        log: AuthorID,
-        name: String?,
-        host: String,
-        port: Int
-    ) async throws
-        -> JoinRequestAnswer
-    {
-        try await base.askToJoin(node: node, log: log, name: name, host: host, port: port)
-    }
-
-    func completeJoin(log: AuthorID, group: GroupID) async throws {
-        try await base.completeJoin(log: log, group: group)
     }
 }

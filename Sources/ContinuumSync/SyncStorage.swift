@@ -3,12 +3,15 @@ import ContinuumSession
 import Foundation
 
 /// What sync reads from storage and writes to it: the port through which the engine, its sessions and the photo
-/// fetcher see the store. Sync owns it; the node conforms its store to it where it is composed
-/// (`ContinuumNode.NodeSyncStorage`). Every call may fail: a failure is an error that the caller handles visibly
-/// (ERROR and close, or a logged retry), never a default value.
-public protocol SyncStorage: Sendable {
-    // MARK: The record log
+/// fetcher see the store, split by who uses what. Sync owns it; the node conforms its store to all of it where it is
+/// composed (`ContinuumNode.NodeSyncStorage`). Every call may fail: a failure is an error that the caller handles
+/// visibly (ERROR and close, or a logged retry), never a default value.
+public typealias SyncStorage = SessionStorage & PhotoStorage & EngineStorage
 
+/// What one session needs: the record log as its peer may see it, the clocks exchanged with that peer, the groups of
+/// posts named in an INTEREST, and whether a photo may be served. Each session sees it through a ``ScopedStorage``
+/// that shows only the groups it shares with its peer.
+public protocol SessionStorage: Sendable {
     /// This node's clock: per author, the contiguous prefix of the log it holds.
     func clock() async throws -> VectorClock
     /// How many records, and bytes, lie in these ranges.
@@ -21,31 +24,22 @@ public protocol SyncStorage: Sendable {
         maxBytes: Int
     ) async throws
         -> [StoredRecord]
-    /// Records stored after `rowid`, in the order they were stored (for live gossip).
-    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord]
-    func lastRecordRowid() async throws -> Int64
-    /// Something that changes whenever anything is written to the store, by any process, cheap to read (no query):
-    /// the engine's poll for other processes' writes reads the store only when it changed. Nil: unknown (read).
-    func writeStamp() -> [Int]?
     /// Stores a batch of verified records in one transaction; what it did, and this node's clock after it.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested
-
-    // MARK: Peers
-
     /// The clocks last sent to and received from `peer`, as WireCodec's clock bytes.
     func peerClocks(_ peer: AuthorID) async throws -> (sent: [UInt8]?, received: [UInt8]?)
     func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) async throws
-    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws
-    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws
+    /// The groups of these posts, for those whose post and author are held.
+    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID]
+    /// Where a held photo's file is.
+    func photoURL(_ hash: AssetHash) -> URL
+    /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
+    /// fetched nor served, and nothing about it is kept.
+    func isPhotoShown(_ hash: AssetHash) async throws -> Bool
+}
 
-    // MARK: Follows and notifications
-
-    func followedPosts() async throws -> Set<PostID>
-    func notifications(after id: Int64) async throws -> [NotificationSummary]
-    func lastNotificationID() async throws -> Int64
-
-    // MARK: Photos
-
+/// What the photo fetcher needs: the photos missing, what each peer could not supply, and the files' places.
+public protocol PhotoStorage: Sendable {
     func missingPhotos(limit: Int) async throws -> [MissingPhoto]
     /// What `peer` could not supply, and when to ask it again.
     func peerLacks(_ peer: AuthorID) async throws -> [PeerLack]
@@ -59,20 +53,30 @@ public protocol SyncStorage: Sendable {
     /// while a live post shows each; one sync for the batch. Returns, in order, whether each was kept (a photo
     /// erased while it came is dropped).
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool]
-    /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
-    /// fetched nor served, and nothing about it is kept.
+    /// Whether a live post shows the photo (see ``SessionStorage/isPhotoShown(_:)``).
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
     /// Whether a live post by a log of one of `groups` shows the photo: what a peer sharing those groups may fetch.
     func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool
+}
 
-    // MARK: Groups
-
+/// What the engine needs besides its sessions and its fetcher: new records for live gossip, the peers it met,
+/// follows and notifications, and membership and joins.
+public protocol EngineStorage: Sendable {
+    /// Records stored after `rowid`, in the order they were stored (for live gossip).
+    func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord]
+    func lastRecordRowid() async throws -> Int64
+    /// Something that changes whenever anything is written to the store, by any process, cheap to read (no query):
+    /// the engine's poll for other processes' writes reads the store only when it changed. Nil: unknown (read).
+    func writeStamp() -> [Int]?
+    func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws
+    func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws
+    func followedPosts() async throws -> Set<PostID>
+    func notifications(after id: Int64) async throws -> [NotificationSummary]
+    func lastNotificationID() async throws -> Int64
     /// Who belongs to which group.
     func membershipView() async throws -> MembershipView
     /// The header of this node's own membership record in `group` (what proves to a peer that it is a member).
     func membershipProof(in group: GroupID) async throws -> [UInt8]?
-    /// The groups of these posts, for those whose post and author are held.
-    func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID]
     /// Uses an invite this node made, once: checks it (`proves` checks the joiner's proof against the secret),
     /// signs the record that adds `node` with `log`, and returns the group and the record's bytes. Throws an error
     /// whose description says why an invite is refused.
