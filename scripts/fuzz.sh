@@ -8,7 +8,7 @@
 # Builds run under nice -n 19. .build-fuzz belongs to this script: build nothing else there.
 set -euo pipefail
 
-targets=(frame record session)
+targets=(frame record session handshake)
 
 usage() {
     cat >&2 <<'EOF'
@@ -17,6 +17,7 @@ usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer options...]
   TARGET    frame    the frame decoder (FrameDecoder, WireCodec): Fuzz/frame.swift
             record   the record decoder and signature check (SignedRecord): Fuzz/record.swift
             session  the session state machine (SessionMachine) fed a peer's messages: Fuzz/session.swift
+            handshake  the handshake state machine (HandshakeMachine) fed a peer's frames: Fuzz/handshake.swift
             all      every target, one after the other, each for SECONDS
   SECONDS   how long to fuzz each target (libFuzzer -max_total_time); 0 for no time limit, with -runs=N
   options   passed on to libFuzzer after ours, so they win: -runs=N, -max_len=N, -seed=N, ...
@@ -40,7 +41,7 @@ shift 2
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; usage; }
 case $target in
 all) selected=("${targets[@]}") ;;
-frame | record | session) selected=("$target") ;;
+frame | record | session | handshake) selected=("$target") ;;
 *)
     echo "fuzz.sh: unknown target '$target'" >&2
     usage

@@ -8,7 +8,7 @@ alone (how an erased record travels). The output is the same on every run. `scri
 decodes without an error before it fuzzes.
 
 Usage:
-    python3 scripts/make-fuzz-corpus.py            rewrite Fuzz/corpus/frame, record and session
+    python3 scripts/make-fuzz-corpus.py            rewrite Fuzz/corpus/frame, record, session and handshake
     python3 scripts/make-fuzz-corpus.py --check    exit 1 if the committed corpus differs from what this writes
 
 Needs Python 3.9+ and nothing else.
@@ -27,8 +27,9 @@ VECTORS_PATH = ROOT / "Tests" / "ContinuumCoreTests" / "Resources" / "vectors.js
 CORPUS = ROOT / "Fuzz" / "corpus"
 
 # Message types (Docs/PROTOCOL.md §7.3).
-HELLO, ERROR, CLOCK, OFFER, RECORDS, ACK, REQUEST, DONE, CLOCK_SINCE, CLOCK_UNKNOWN = (
-    0x01, 0x02, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+HELLO, ERROR, MEMBERSHIP, JOINED = 0x01, 0x02, 0x03, 0x04
+CLOCK, OFFER, RECORDS, ACK, REQUEST, DONE, CLOCK_SINCE, CLOCK_UNKNOWN = (
+    0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
 )
 PHOTO_WANT, PHOTO_DATA, PHOTO_END, PHOTO_MISSING, THUMB_WANT, THUMB_DATA, THUMB_MISSING = (
     0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26,
@@ -162,6 +163,46 @@ def sessions(out: dict[str, bytes]) -> dict[str, bytes]:
     }
 
 
+def membership(claims: list[tuple[bytes, bytes]], tags: list[bytes], join: bytes = b"\x00") -> bytes:
+    """Claims (group, proof), network tags, then the join flag and its fields (§7.4.21)."""
+    body = u8(len(claims)) + b"".join(g + u16(len(p)) + p for g, p in claims)
+    return frame(MEMBERSHIP, body + u8(len(tags)) + b"".join(tags) + join)
+
+
+def handshakes(out: dict[str, bytes], vectors: dict[str, bytes], headers: dict[str, bytes]) -> dict[str, bytes]:
+    """Seeds of the handshake target: n control bytes (the engine's answers; the first also chooses whether this
+    side joins: 0 no, 1 by invite, 2 by request, 3 by invite from another node), then a peer's frames."""
+    proof = headers["A1 profile"]
+    record = vectors["A1 profile"]
+    parts = {
+        "hello": out["hello-plaintext-named"],
+        "membership": membership([], []),
+        "membership-claims": membership([(ident(0x33), proof), (ident(0x34), b"")], [bytes(range(16))]),
+        "membership-join": membership(
+            [], [], u8(1) + bytes(range(8)) + ident(0x44) + ident(0x55) + bytes(range(64))
+        ),
+        "membership-request": membership([], [], u8(2) + ident(0x44) + bytes(range(64))),
+        "joined": frame(JOINED, ident(0x33) + u16(len(record)) + record),
+        "pending": frame(ERROR, u16(17) + u16(9) + b"waits for"),
+        "error": out["error"],
+        "ping": out["ping"],
+    }
+
+    def seed(controls: bytes, names: list[str]) -> bytes:
+        return u8(len(controls)) + controls + b"".join(parts[name] for name in names)
+
+    return {
+        "opening": seed(bytes([0, 3, 0x20]), ["hello", "membership-claims", "ping"]),
+        "stranger": seed(bytes([0, 3, 3, 0x90]), ["hello", "membership", "error"]),
+        "invite-accepted": seed(bytes([0, 3, 3, 0x60]), ["hello", "membership-join", "ping"]),
+        "join-by-invite": seed(bytes([1, 3, 3, 0x10, 3]), ["hello", "membership-claims", "joined", "ping"]),
+        "join-by-request": seed(bytes([2, 3, 3, 0x10]), ["hello", "membership-request", "pending"]),
+        "wrong-inviter": seed(bytes([3, 3]), ["hello", "membership"]),
+        "wrong-first": seed(b"", ["ping", "hello"]),
+        "error-first": seed(bytes([0]), ["error"]),
+    }
+
+
 def corpus() -> dict[str, bytes]:
     items = json.loads(VECTORS_PATH.read_text())["vectors"]
     vectors = {v["name"]: bytes.fromhex(v["record"]) for v in items}
@@ -169,6 +210,7 @@ def corpus() -> dict[str, bytes]:
     out = frames(vectors, headers)
     files = {f"frame/{name}": data for name, data in out.items()}
     files.update({f"session/{name}": data for name, data in sessions(out).items()})
+    files.update({f"handshake/{name}": data for name, data in handshakes(out, vectors, headers).items()})
     for name, data in vectors.items():
         stem = "record/" + name.lower().replace(" ", "-")
         files[stem] = data
@@ -194,7 +236,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"Fuzz/corpus: {len(files)} seeds, as generated")
         return 0
-    for directory in ("frame", "record", "session"):
+    for directory in ("frame", "record", "session", "handshake"):
         (CORPUS / directory).mkdir(parents=True, exist_ok=True)
         for stale in (CORPUS / directory).iterdir():
             if f"{directory}/{stale.name}" not in files:

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumSession
 import ContinuumWire
 import Foundation
 import Logging
@@ -182,8 +183,8 @@ public final class SyncNetwork: Sendable {
 
     /// The handshake, then the session until either side closes. Returns the reason it ended, which is logged.
     ///
-    /// Every refusal in the handshake is an ERROR with its code, then the close (``HandshakeRules``); the handshake's
-    /// time limit closes the connection without one (PROTOCOL.md §7.8.3 step 9).
+    /// Every refusal in the handshake is an ERROR with its code, then the close (``HandshakeMachine``); the
+    /// handshake's time limit closes the connection without one (PROTOCOL.md §7.8.3 step 9).
     func run(
         _ connection: WireChannel,
         initiator: Bool,
@@ -201,19 +202,29 @@ public final class SyncNetwork: Sendable {
         do {
             reason = try await connection.executeThenClose { inbound, outbound in
                 var iterator = inbound.makeAsyncIterator()
-                let meeting: Meeting
-                switch try await handshake(host: host, iterator: &iterator, outbound: outbound, channel: channel) {
-                case .accepted(let met): meeting = met
-                case .ended(let reason):
-                    join?.fail(reason)
-                    return reason
-                }
-                learned.withLockedValue { $0 = meeting.theirs.node }
-                switch try await exchangeMembership(meeting, join: join, iterator: &iterator, outbound: outbound) {
-                case .accepted(let groups, let joined):
+                let end = try await handshake(
+                    host: host,
+                    join: join,
+                    iterator: &iterator,
+                    outbound: outbound,
+                    channel: channel,
+                    learned: learned
+                )
+                switch end {
+                case .established(let outcome):
                     timeout.cancel()
-                    let terms = SessionTerms(groups: groups, initiator: initiator, pinned: pinned || joined)
-                    return await serveSession(meeting, terms, iterator: &iterator, outbound: outbound, channel: channel)
+                    let terms = SessionTerms(
+                        groups: outcome.groups,
+                        initiator: initiator,
+                        pinned: pinned || outcome.joined
+                    )
+                    return await serveSession(
+                        outcome.meeting,
+                        terms,
+                        iterator: &iterator,
+                        outbound: outbound,
+                        channel: channel
+                    )
                 case .ended(let reason):
                     join?.fail(reason)
                     return reason
@@ -237,7 +248,7 @@ public final class SyncNetwork: Sendable {
     /// After the handshake: the session, registered with the engine (or refused, when another session with the peer
     /// or the overlay's bound keeps it out), then driven until either side ends it. Returns why it ended.
     private func serveSession(
-        _ meeting: Meeting,
+        _ meeting: HandshakeMeeting,
         _ terms: SessionTerms,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
         outbound: NIOAsyncChannelOutboundWriter<WireMessage>,
@@ -248,9 +259,8 @@ public final class SyncNetwork: Sendable {
         do {
             view = try await engine.currentMembership()
         } catch {
-            logger.failure("reading the groups failed", error)
-            let refusal = WireError(.internal, "the node failed while reading its groups")
-            return await Self.refuse(refusal, reason: "reading the groups failed: \(error)", outbound: outbound)
+            await Self.sendError(readingGroupsFailed(error), outbound: outbound)
+            return "reading the groups failed: \(error)"
         }
         let session = PeerSession(
             peer: theirs.node,
@@ -270,7 +280,8 @@ public final class SyncNetwork: Sendable {
                 refusal.code == .busy
                 ? "refused: \(refusal.code): this node is full; \(theirs.node.short) is not a neighbour"
                 : "duplicate session with \(theirs.node.short)"
-            return await Self.refuse(refusal, reason: reason, outbound: outbound)
+            await Self.sendError(refusal, outbound: outbound)
+            return reason
         }
         let ended = await drive(session, iterator: &iterator, outbound: outbound, channel: channel)
         await engine.unregister(session, reason: ended)
