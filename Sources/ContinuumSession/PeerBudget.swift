@@ -17,9 +17,9 @@ import ContinuumWire
 ///
 /// Records new to this node cost little (1 unit and 1/100 a record): each record crosses a connection once, and
 /// storing what the group wrote is the work the node is for. What brings nothing costs what it caused: a record
-/// found held already ``heldRecord`` or ``heldRecordCrossing`` (looked up and compared, never verified), a record
-/// verified and then not stored (a duplicate the lookup missed, a log of a group the session does not share)
-/// ``wastedRecord``.
+/// found held already ``heldRecord`` or ``heldRecordCrossing`` (looked up and compared, never verified), a copy
+/// that raced another session's copy of it past the lookup ``heldRecordCrossing`` too, a record verified and then
+/// not stored because its log is of a group the session does not share ``wastedRecord``.
 public struct PeerBudget: Sendable {
     /// The budget's size.
     public struct Limits: Sendable, Hashable {
@@ -45,7 +45,8 @@ public struct PeerBudget: Sendable {
     /// from another peer since this node's last clock to this one, as when two peers answer the same round): its
     /// lookup and comparison only, less than the refill, so that a round answered twice is never refused.
     public static let heldRecordCrossing = 0.05
-    /// Units a record costs that was verified and then not stored: its signature check, for nothing.
+    /// Units a record costs that was verified and then not stored because its log is of a group the session does not
+    /// share: its signature check, for nothing.
     public static let wastedRecord = 5.0
 
     public let limits: Limits
@@ -124,9 +125,11 @@ public struct PeerBudget: Sendable {
         // Decoded; each record is then looked up (``heldRecord``), or verified and stored.
         case .records(_, let records), .push(let records): 1 + Double(records.count) * 0.01
         case .photoWant: 5
-        // Only data this node asked for is taken (anything else is refused before it costs more): one unit and
-        // one a 256 KiB chunk, so that a photo the size of the limit (1 GiB) costs about 4,100 units.
-        case .photoData(_, _, let chunk): 1 + Double(chunk.count) / 262_144
+        // Only data this node asked for is taken (anything else is refused before it costs more): a tenth of a unit
+        // and one a MiB (0.35 a 256 KiB chunk), so that a peer serving what this node asked for at loopback speed
+        // (4,000 chunks a second) stays well inside the refill; a photo the size of the limit (1 GiB) costs
+        // about 1,400 units.
+        case .photoData(_, _, let chunk): 0.1 + Double(chunk.count) / 1_048_576
         case .thumbWant: 2
         case .thumbData: 1
         }

@@ -255,10 +255,11 @@ extension SessionMachine {
         guard let (batch, frames, live) = storing else { return [] }
         storing = nil
         guard phase == .open else { return [] }
-        if outcome.wasted > 0,
+        if outcome.wasted + outcome.raced > 0,
             let error = budget.charge(
-                Double(outcome.wasted) * PeerBudget.wastedRecord,
-                for: "\(outcome.wasted) records verified for nothing"
+                Double(outcome.wasted) * PeerBudget.wastedRecord + Double(outcome.raced)
+                    * PeerBudget.heldRecordCrossing,
+                for: "\(outcome.wasted + outcome.raced) records verified for nothing"
             )
         {
             return refuse(error)

@@ -88,10 +88,13 @@ public struct StoreOutcome: Hashable, Sendable {
     /// (`--peer HOST:PORT`, a join's, a peer not known by id) is given every record whole, and a false prune there
     /// would cost every record after it the repair delay.
     public var fromNeighbour: Bool
-    /// Records of the batch that were verified and then brought nothing: copies of held records that the lookup
-    /// before verification did not find, and records of groups the session does not share. The peer is charged
-    /// for their verification (``PeerBudget/wastedRecord``).
+    /// Records of the batch that were verified and then brought nothing because they were of groups the session
+    /// does not share: the peer is charged for their verification (``PeerBudget/wastedRecord``).
     public var wasted: Int
+    /// Copies of held records that the lookup before verification did not find: another session's copy of the same
+    /// record was verified or stored meanwhile (two peers answering the same round, two neighbours relaying one
+    /// import). The peer could not know; it is charged as for a crossing copy (``PeerBudget/heldRecordCrossing``).
+    public var raced: Int
 
     /// `duplicatesOnly` nil: when nothing was newly stored.
     public init(
@@ -102,7 +105,8 @@ public struct StoreOutcome: Hashable, Sendable {
         duplicatesOnly: Bool? = nil,
         fromTreeParent: Bool = false,
         fromNeighbour: Bool = true,
-        wasted: Int = 0
+        wasted: Int = 0,
+        raced: Int = 0
     ) {
         self.stored = stored
         self.brokeRules = brokeRules
@@ -112,6 +116,7 @@ public struct StoreOutcome: Hashable, Sendable {
         self.fromTreeParent = fromTreeParent
         self.fromNeighbour = fromNeighbour
         self.wasted = wasted
+        self.raced = raced
     }
 }
 

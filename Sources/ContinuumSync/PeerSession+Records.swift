@@ -140,7 +140,8 @@ extension PeerSession {
                     ofRecordsBy: kept.records.map(\.header.author) + batch.parts.flatMap(\.held).map(\.author)
                 ),
                 fromNeighbour: await engine.isNeighbour(peer),
-                wasted: max(0, duplicates) + sorting.outOfScope.count
+                wasted: sorting.outOfScope.count,
+                raced: max(0, duplicates)
             )
         )
     }

@@ -241,15 +241,41 @@ struct BoundedWorkTests {
         #expect(machine.receive(.thumbData(hash, [0xFF, 0xD8]), now: start).first?.closeCode == .unexpectedMessage)
     }
 
-    @Test("asked-for photo data is charged by its bytes: 1 unit and 1 a 256 KiB chunk")
+    @Test("asked-for photo data is charged by its bytes: a tenth of a unit and one a MiB")
     func photoDataChargedByBytes() {
         let hash = Fixture.hash(1)
-        #expect(PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 262_144))) == 2)
-        #expect(PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 131_072))) == 1.5)
-        // A 1 GiB photo (the limit) in 4,096 chunks costs 8,192 units: within the burst and the debt at once.
+        #expect(PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 262_144))) == 0.35)
         #expect(
-            4_096 * PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 262_144)))
-                == 8_192
+            PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 1_048_576))) == 1.1
         )
+        // A peer serving asked-for chunks at loopback speed, 4,000 of 256 KiB a second, costs 1,400 units a second:
+        // within the refill of 2,000, so a fast honest sender is never refused.
+        let perSecond =
+            4_000 * PeerBudget.cost(of: .photoData(hash, offset: 0, chunk: [UInt8](repeating: 0, count: 262_144)))
+        #expect(abs(perSecond - 1_400) < 0.001)
+        #expect(perSecond < PeerBudget.Limits().rate)
+    }
+
+    @Test("copies that raced another session's (two peers answering one round) cost the crossing rate, not 5 units")
+    func racedCopiesCostLittle() {
+        var configuration = Machine.Configuration()
+        configuration.budget = PeerBudget.Limits(rate: 0, burst: 6_000, maxDebt: 0)
+        var machine = Machine(peer: Fixture.peer, configuration: configuration)
+        let records = Self.records(1000)
+        let clock = VectorClock([Fixture.author(1): 1000])
+        // Three frames of 1,000 whose records another session stored first: each 11 units on receipt and 50 (1,000
+        // at 0.05) at its store, 183 in all; as wasted records they would have cost 15,033 and been refused.
+        for _ in 0..<3 {
+            _ = machine.receive(.records(live: true, records.map(\.bytes)), now: start)
+            _ = machine.verified(records, delivery: .live, bytes: 32_000)
+            let actions = machine.stored(StoreOutcome(stored: 0, clock: clock, raced: 1000))
+            #expect(actions.first == .send(.ack(clock)), "\(actions)")
+        }
+        // 5,817 left: a fourth frame wholly out of scope (11 + 5,000 units) still fits, which it would not had the
+        // three raced frames been charged as wasted.
+        _ = machine.receive(.records(live: true, records.map(\.bytes)), now: start)
+        _ = machine.verified(records, delivery: .live, bytes: 32_000)
+        let fourth = machine.stored(StoreOutcome(stored: 0, clock: clock, wasted: 1000))
+        #expect(fourth.first == .send(.ack(clock)), "\(fourth)")
     }
 }
