@@ -316,10 +316,10 @@ public final class Node: Sendable {
                 for await (address, attempt) in self.joins.stream {
                     group.addTask {
                         // The session that joins goes on as any other; then the inviter is dialled as a peer.
-                        // A join that failed leaves nothing behind: neither a dialler nor its log key.
                         _ = await self.network.connect(to: address, expected: attempt.expected, join: attempt)
-                        // A join that failed keeps its log key: tried again (the same invite, the same node
-                        // asked), it proves the same key, so that an answer lost on the way is not lost for good.
+                        // A join that failed leaves no dialler, but keeps its log key: tried again (the same invite,
+                        // the same node asked), it proves the same key, so that an answer lost on the way is not lost
+                        // for good.
                         if attempt.succeeded { await self.network.maintain(address) }
                     }
                 }
