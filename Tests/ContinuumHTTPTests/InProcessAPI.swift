@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
+import Testing
 
 /// An answer of the router, as a test sees it.
 struct InProcessResponse: Sendable {
@@ -205,5 +206,27 @@ struct GroupState: Equatable {
         requests = try await api.store.joinRequests(includingDenied: true)
         blocked = try await api.store.blockedAuthors()
         writes = api.store.writeStamp()
+    }
+}
+
+extension InProcessResponse {
+    /// Checks a refusal as a person sees it: its status and error code, a message that mentions `message`, the JSON
+    /// content type and the error body's keys (`what` names the request in a failure).
+    func expectRefusal(
+        status: Int,
+        code: String,
+        message: String,
+        of what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(self.status == status, "\(what): \(self.status) \(text)", sourceLocation: sourceLocation)
+        #expect(errorCode == code, "\(what): \(text)", sourceLocation: sourceLocation)
+        #expect(
+            errorMessage.contains(message),
+            "\(what): message '\(errorMessage)' should mention '\(message)'",
+            sourceLocation: sourceLocation
+        )
+        #expect(contentType == "application/json; charset=utf-8", "\(what)", sourceLocation: sourceLocation)
+        #expect(BadInputTests.isErrorBody(self), "\(what): \(text)", sourceLocation: sourceLocation)
     }
 }
