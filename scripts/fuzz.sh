@@ -23,7 +23,8 @@ usage: scripts/fuzz.sh TARGET SECONDS [libFuzzer options...]
   options   passed on to libFuzzer after ours, so they win: -runs=N, -max_len=N, -seed=N, ...
 
 Builds what is missing or stale, checks that every seed in Fuzz/corpus/TARGET decodes, and fuzzes a temporary
-copy of that corpus (the repository is not touched). Prints libFuzzer's final stats. On a crash, the input is kept
+copy of that corpus. The repository is not touched, but for Fuzz/fuzzed: a clean run of `all` for 15 s or more
+records there the key of the code it fuzzed (scripts/fuzz-key.sh), so that CI need not fuzz that code again. Prints libFuzzer's final stats. On a crash, the input is kept
 in .build-fuzz/crashes/ and the script exits 1; the full libFuzzer log is in .build-fuzz/logs/TARGET.log.
 
 examples:
@@ -134,3 +135,12 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     exit 1
 fi
 echo "== fuzz.sh: ${selected[*]}: no crash"
+# A clean run of every target, for at least CI's 15 s each, is recorded in Fuzz/fuzzed with
+# the key of the code it fuzzed (scripts/fuzz-key.sh): .ci/run does not fuzz that same code again. Commit the file.
+if [[ $target == all && $seconds -ge 15 ]]; then
+    {
+        echo "key $(scripts/fuzz-key.sh)"
+        echo "fuzzed $(date -u +%Y-%m-%dT%H:%MZ): scripts/fuzz.sh all $seconds $*"
+    } >Fuzz/fuzzed
+    echo "== fuzz.sh: recorded in Fuzz/fuzzed (commit it with the code it fuzzed)"
+fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Debian package: continuum-node_VERSION_ARCH.deb, which installs on a Debian 12 machine with no Swift.
 #
-#   scripts/package.sh [--debug] [--out DIR]
+#   scripts/package.sh [--debug [--keep-static]] [--out DIR]
 #
 # - The binary is linked with the Swift standard library and Foundation inside (--static-swift-stdlib); it needs
 #   only Debian's runtime libraries, which become the package's Depends (each library `ldd` lists, mapped to its
@@ -13,6 +13,8 @@
 #   (the tool behind its GenerateManual plugin), and bash, zsh and fish completions from --generate-completion-script.
 #
 # --debug packages a debug build, quickly, for the test (scripts/package-test.sh); the package to ship is release.
+# --keep-static leaves the debug build folder's binary linked with the Swift runtime inside (it works the same), rather
+# than linking it back: for the test command's last step, where nothing runs that binary afterwards.
 # Output: DIR (default .build/package)/continuum-node_VERSION_ARCH.deb; its path is the last line printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,15 +23,17 @@ umask 022
 
 configuration=release
 out=.build/package
+keep_static=false
 while (($#)); do
     case "$1" in
     --debug) configuration=debug ;;
+    --keep-static) keep_static=true ;;
     --out)
         out="$2"
         shift
         ;;
     *)
-        echo "package.sh: unknown argument '$1' (usage: scripts/package.sh [--debug] [--out DIR])" >&2
+        echo "package.sh: unknown argument '$1' (usage: scripts/package.sh [--debug [--keep-static]] [--out DIR])" >&2
         exit 64
         ;;
     esac
@@ -60,7 +64,7 @@ if ldd "$root/usr/lib/continuum-node/continuum-node" | grep -qE 'libswift|libFou
     exit 1
 fi
 # The debug build folder's own binary, for the tests, linked against the shared runtime again.
-[ "$configuration" = debug ] && swift build --product continuum-node >&2
+if [ "$configuration" = debug ] && ! $keep_static; then swift build --product continuum-node >&2; fi
 # The man page tool, debug: it only reads the binary's description of itself.
 swift build --product generate-manual >&2
 manual_tool="$(swift build --show-bin-path)/generate-manual"

@@ -72,18 +72,20 @@ struct QueryTests {
         #expect(try await captions(FeedQuery(near: tokyo, radiusKm: 1)) == ["Tokyo"])
     }
 
-    @Test("search on 100,000 posts finds exactly the captions that contain the term, ignoring case and accents")
+    /// 30,000 posts: enough for every term to need the index and for common terms to fill a page. Search on 100,000
+    /// records is timed by `continuum-bench store`; here, signing the posts in a debug build is most of the cost.
+    @Test("search on 30,000 posts finds exactly the captions that contain the term, ignoring case and accents")
     func searchAtScale() async throws {
         var factory = RecordFactory(authorCount: 50, seed: 21)
         let temporary = try TemporaryStore()
         var captions: [PostID: String] = [:]
         // A few rare words are planted so that the expected sets stay under one page.
         let planted = ["Crème Brûlée at Zürich", "ZÜRICH lights", "zurich-bound", "Señor Café", "cafe society"]
-        for batch in 0..<100 {
+        for batch in 0..<30 {
             var records: [VerifiedRecord] = []
             for index in 0..<1000 {
                 var record = factory.post(by: index % 50)
-                if batch % 20 == 0 && index < planted.count {
+                if batch % 10 == 0 && index < planted.count {
                     record = factory.make(
                         .post(caption: planted[index], photo: factory.photo(), location: nil),
                         by: index % 50
@@ -94,7 +96,7 @@ struct QueryTests {
             }
             _ = try await temporary.store.ingest(records)
         }
-        #expect(captions.count >= 100_000)
+        #expect(captions.count == 30_000)
         #expect(try await temporary.store.counts().posts == captions.count)
         // Several words match captions holding every one of them, in any order.
         let terms = ["zurich", "ZüRiCh", "CAFE", "brûlée", "Señor", "ri", "brûlée crème", "lights  ZÜRICH", "ri zu"]
