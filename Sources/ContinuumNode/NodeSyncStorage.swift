@@ -32,6 +32,8 @@ struct NodeSyncStorage: SyncStorage {
         try await store.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
     }
 
+    func mayHold(_ author: AuthorID, from sequence: UInt64) -> Bool { store.mayHold(author, from: sequence) }
+
     func records(after rowid: Int64, limit: Int) async throws -> [StoredRecord] {
         try await store.records(after: rowid, limit: limit)
     }

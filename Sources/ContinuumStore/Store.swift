@@ -33,6 +33,8 @@ public struct ContinuumStore: Sendable {
     let compactor = ErasureCompactor()
     /// Whether the store is closed, for the work that runs in the background after an erasure.
     let lifecycle = StoreLifecycle()
+    /// Per author, a sequence at or above every record of its log held: raised by every write of this store.
+    let ceilings = SequenceCeilings()
     /// How long a write waits for another process's write to finish before it fails.
     static let busyTimeoutMilliseconds = 10_000
 
@@ -113,6 +115,7 @@ public struct ContinuumStore: Sendable {
         do {
             try Self.refuseProtocolV1(database, at: walPath.map { URL(fileURLWithPath: $0) })
             try Schema.migrator.migrate(database)
+            try database.read { [ceilings] db in try ceilings.raise(db) }
         } catch let error as DatabaseError {
             let place = walPath.map { " at " + $0.dropLast("-wal".count) } ?? ""
             throw StoreError(.database, "cannot open the store\(place): \(error.message ?? "\(error)")")
@@ -429,7 +432,11 @@ public struct ContinuumStore: Sendable {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await database.write(body)
+            return try await database.write { [ceilings] db in
+                let result = try body(db)
+                try ceilings.raise(db)
+                return result
+            }
         } catch let error as DatabaseError {
             throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
         }

@@ -49,6 +49,13 @@ extension ContinuumStore {
         try await read { db in try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM record") ?? 0 }
     }
 
+    /// Whether the store may hold a record of `author`'s log at `sequence` or above. False means it holds none,
+    /// but for rows another process wrote since this store's last write (``SequenceCeilings``): a hint for
+    /// skipping a lookup, never a reason to refuse or leave out a record.
+    public func mayHold(_ author: AuthorID, from sequence: UInt64) -> Bool {
+        ceilings.mayHold(author, from: sequence)
+    }
+
     /// An author's records in a sequence range, in log order, at most `limit` of them and about `maxBytes`.
     public func storedRecords(
         of author: AuthorID,

@@ -47,6 +47,8 @@ extension PeerSession {
         var lookups = 0
         for (author, entries) in byAuthor {
             for run in Self.runs(entries.sorted { $0.sequence < $1.sequence }) {
+                // A run above every record of the log held is new (a live record, usually): no lookup.
+                guard await store.mayHold(author, from: run[0].sequence) else { continue }
                 guard lookups < Self.maxHeldLookups else { return held }
                 lookups += 1
                 let first = run[0].sequence

@@ -224,6 +224,10 @@ struct ScopedStorage: SessionStorage {
         return try await base.storedRecords(of: author, in: range, limit: limit, maxBytes: maxBytes)
     }
 
+    func mayHold(_ author: AuthorID, from sequence: UInt64) async -> Bool {
+        await base.mayHold(author, from: sequence)
+    }
+
     /// Stores the peer's records, noted as the peer's from before the transaction begins: gossip that finds them
     /// as soon as it commits, before the session has counted them as held by the peer, leaves the peer out.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested {

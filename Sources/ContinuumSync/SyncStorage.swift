@@ -24,6 +24,10 @@ public protocol SessionStorage: Sendable {
         maxBytes: Int
     ) async throws
         -> [StoredRecord]
+    /// Whether this node may hold a record of `author`'s log at `sequence` or above: false when it surely holds
+    /// none that it could have written itself. A hint that spares a lookup of records a peer sends; a wrong true
+    /// costs a lookup, a wrong false a verification, and neither changes what is stored.
+    func mayHold(_ author: AuthorID, from sequence: UInt64) async -> Bool
     /// Stores a batch of verified records in one transaction; what it did, and this node's clock after it.
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async throws -> Ingested
     /// The clocks last sent to and received from `peer`, as WireCodec's clock bytes.

@@ -48,6 +48,11 @@ actor MemorySyncStorage: SyncStorage {
         Array(stored.filter { $0.author == author && range.contains($0.sequence) }.prefix(limit))
     }
 
+    /// Exact: whether a record of `author` at `sequence` or above is held.
+    func mayHold(_ author: AuthorID, from sequence: UInt64) -> Bool {
+        stored.contains { $0.author == author && $0.sequence >= sequence }
+    }
+
     func records(after rowid: Int64, limit: Int) -> [StoredRecord] {
         Array(stored.filter { $0.rowid > rowid }.prefix(limit))
     }

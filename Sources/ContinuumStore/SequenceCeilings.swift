@@ -1,0 +1,48 @@
+import ContinuumCore
+import GRDB
+import Synchronization
+
+/// For each author, a sequence number at or above every record of its log that the store holds: what a session
+/// reads to know, without a query, that records a peer sends cannot be held yet (``ContinuumStore/mayHold(_:from:)``).
+///
+/// It is raised in every write transaction of this store, from the rows inserted since the last raise (found by their
+/// rowid), and read at open. A transaction that then rolls back leaves a ceiling too high, which only costs a lookup
+/// that finds nothing. Rows another process inserts (a CLI command) are seen at this store's next write; until then
+/// a ceiling may be too low, and a record a peer sends that this node holds from such a write is verified as if new
+/// and then found held when stored. So a ceiling never decides what is stored or served, only whether a lookup is
+/// worth its cost.
+final class SequenceCeilings: Sendable {
+    private struct State {
+        /// The highest rowid of `record` seen: rows above it are new since the last raise.
+        var rowid: Int64 = 0
+        var ceilings: [AuthorID: UInt64] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Whether the store may hold a record of `author`'s log at `sequence` or above.
+    func mayHold(_ author: AuthorID, from sequence: UInt64) -> Bool {
+        state.withLock { ($0.ceilings[author] ?? 0) >= sequence }
+    }
+
+    /// Raises the ceilings to the rows of `record` inserted since the last raise (all of them, the first time).
+    /// Writes run one at a time, so raises do not interleave; reads of ``mayHold(_:from:)`` may run meanwhile.
+    func raise(_ db: Database) throws {
+        let since = state.withLock { $0.rowid }
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT author, MAX(seq) AS seq, MAX(rowid) AS last FROM record WHERE rowid > ? GROUP BY author"
+            ),
+            arguments: [since]
+        )
+        guard !rows.isEmpty else { return }
+        state.withLock { state in
+            for row in rows {
+                let author = AuthorID(unchecked: row["author"])
+                let sequence = UInt64(max(0, row["seq"] as Int64))
+                state.ceilings[author] = max(state.ceilings[author] ?? 0, sequence)
+                state.rowid = max(state.rowid, row["last"])
+            }
+        }
+    }
+}
