@@ -135,6 +135,7 @@ public enum MembershipProofs {
         joinerNonce: [UInt8],
         joiner: NodeID
     ) -> Bool {
+        // A log key that is no Ed25519 key verifies nothing: its error is the answer false.
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes) else { return false }
         let message = joinLogMessage(inviterNonce: inviterNonce, joinerNonce: joinerNonce, joiner: joiner)
         return key.isValidSignature(signature, for: message)

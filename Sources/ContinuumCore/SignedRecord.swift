@@ -73,6 +73,7 @@ public struct SignedRecord: Sendable, Hashable {
     /// Checks the Ed25519 signature against the author's key. The content was checked against the header's hash
     /// when the bytes were parsed.
     public func verify() throws(RecordError) -> VerifiedRecord {
+        // An author that is no Ed25519 key can have signed nothing: its error becomes the record's refusal.
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: header.author.bytes) else {
             throw .badSignature
         }

@@ -10,9 +10,18 @@ func writePrivate(_ data: Data, to url: URL) throws {
         throw APIStartError(description: "cannot create \(temporary.path): \(String(cString: strerror(errno)))")
     }
     let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-    let written = (try? handle.write(contentsOf: data)) != nil && (try? handle.synchronize()) != nil
+    do {
+        try handle.write(contentsOf: data)
+        try handle.synchronize()
+    } catch {
+        // The write's error is the one reported; closing the file it failed on changes nothing.
+        try? handle.close()
+        unlink(temporary.path)
+        throw APIStartError(description: "cannot write \(url.path): \(error.localizedDescription)")
+    }
+    // Synced already: the close cannot lose what was written.
     try? handle.close()
-    guard written, rename(temporary.path, url.path) == 0 else {
+    guard rename(temporary.path, url.path) == 0 else {
         let reason = String(cString: strerror(errno))
         unlink(temporary.path)
         throw APIStartError(description: "cannot write \(url.path): \(reason)")

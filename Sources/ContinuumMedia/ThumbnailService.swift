@@ -31,8 +31,17 @@ public actor ThumbnailService {
     /// while its photo was being erased (PROTOCOL.md §2.6) is removed as soon as it is written.
     public init(store: ContinuumStore, logger: Logger) {
         self.init(assets: store.assets, logger: logger) { hash in
-            // A store that cannot say keeps the thumbnail: the erasure itself removes the files it knows of.
-            (try? await store.isPhotoShown(hash)) ?? true
+            do {
+                return try await store.isPhotoShown(hash)
+            } catch {
+                // Errs on the side of keeping the thumbnail: the erasure itself removes the files it knows of, and
+                // a peer is only sent a thumbnail whose photo a live post shows.
+                logger.warning(
+                    "checking whether a photo is still shown failed",
+                    metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+                )
+                return true
+            }
         }
     }
 
@@ -100,7 +109,18 @@ public actor ThumbnailService {
     public nonisolated func prepare(_ hash: AssetHash, done: (@Sendable (Bool) async -> Void)? = nil) {
         Task {
             let had = FileManager.default.fileExists(atPath: self.ownURL(for: hash).path)
-            let made = (try? await self.thumbnail(for: hash)) == self.ownURL(for: hash)
+            var made = false
+            do {
+                made = try await self.thumbnail(for: hash) == self.ownURL(for: hash)
+            } catch is MediaError {
+                // A damaged original: ``thumbnail(for:)`` logged it when it first failed.
+            } catch {
+                // No thumbnail now; the next request for it tries again.
+                self.logger.warning(
+                    "cannot make a thumbnail of a photo",
+                    metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+                )
+            }
             await done?(made && !had)
         }
     }
@@ -123,6 +143,8 @@ public actor ThumbnailService {
     /// write, so that an erasure either sees the file or is seen here.
     private func keptUnlessErased(_ url: URL, of hash: AssetHash) async -> Bool {
         guard let isShown, await !isShown(hash) else { return true }
+        // Best effort: a file left is never sent (a peer only gets a thumbnail whose photo a live post shows), and
+        // goes with the next erasure of the photo.
         try? FileManager.default.removeItem(at: url)
         logger.debug("a thumbnail of an erased photo was dropped", metadata: ["photo.sha256": "\(hash.short)"])
         return false
@@ -141,11 +163,21 @@ public actor ThumbnailService {
 
     /// The bytes of the thumbnail to send a peer that asks (own or provisional), or nil.
     public func bytesForPeer(_ hash: AssetHash) async -> Data? {
-        guard let url = try? await thumbnail(for: hash),
-            let data = try? Data(contentsOf: url),
-            data.count <= Thumbnailer.maxPeerBytes
-        else { return nil }
-        return data
+        do {
+            guard let url = try await thumbnail(for: hash) else { return nil }
+            let data = try Data(contentsOf: url)
+            return data.count <= Thumbnailer.maxPeerBytes ? data : nil
+        } catch is MediaError {
+            // A damaged original and no peer's thumbnail: ``thumbnail(for:)`` logged it when it first failed.
+            return nil
+        } catch {
+            // Nil: the peer is told the thumbnail is missing, as when it is not here.
+            logger.warning(
+                "cannot read a thumbnail for a peer",
+                metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+            )
+            return nil
+        }
     }
 
     private func make(_ hash: AssetHash) async throws -> URL? {
@@ -158,6 +190,8 @@ public actor ThumbnailService {
         try write(data, to: own)
         guard await keptUnlessErased(own, of: hash) else { return nil }
         madeCount += 1
+        // Most photos have no peer's thumbnail to remove; one that cannot be removed is never used again (the own
+        // one comes first) and goes with the photo's erasure.
         try? FileManager.default.removeItem(at: provisionalURL(for: hash))
         logger.debug(
             "thumbnail made",
@@ -187,6 +221,7 @@ public actor ThumbnailService {
         let temp = try assets.makeTemporaryFile()
         do {
             let handle = try FileHandle(forWritingTo: temp)
+            // Synced before it is closed, or the write failed already: the close cannot lose anything that counts.
             defer { try? handle.close() }
             try handle.write(contentsOf: data)
             try handle.synchronize()
@@ -195,11 +230,14 @@ public actor ThumbnailService {
                 withIntermediateDirectories: true
             )
         } catch {
+            // Best effort: the write already failed with its own error; a temp file left behind is removed once a
+            // day old, when the store is next opened (``AssetStore/removeStaleTemporaryFiles(olderThan:)``).
             try? FileManager.default.removeItem(at: temp)
             throw StoreError(.io, "cannot write a thumbnail to \(temp.path): \(error.localizedDescription)")
         }
         guard rename(temp.path, final.path) == 0 else {
             let reason = String(cString: strerror(errno))
+            // Best effort, as above: the rename's error is the one reported.
             try? FileManager.default.removeItem(at: temp)
             throw StoreError(.io, "cannot move a thumbnail into \(final.path): \(reason)")
         }

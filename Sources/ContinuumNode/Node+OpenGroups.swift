@@ -11,13 +11,22 @@ extension Node {
     /// Keeps discovery's announcement in step with the open groups this node is in (checked every 2 s: a group
     /// created or joined by another process shows up without a restart).
     func announceOpenGroups(_ discovery: any PeerDiscovery) async {
+        var failing = false
         while !Task.isCancelled {
-            if let groups = try? await store.groups() {
+            do {
+                let groups = try await store.groups()
                 let open = groups.filter { $0.open && !$0.network }.compactMap { group in
                     group.name.map { AnnouncedGroup(id: group.id, name: $0) }
                 }.sorted { $0.name < $1.name }
                 // Every time: discovery applies only a change, and tries again one that failed.
                 discovery.announce(openGroups: Array(open.prefix(AnnouncedGroup.maxAnnounced)))
+                failing = false
+            } catch {
+                // The last announcement stands until the store can be read again (2 s later); logged once a streak.
+                if !failing && !(error is CancellationError) {
+                    logger.warning("reading the open groups to announce failed", metadata: ["error": "\(error)"])
+                }
+                failing = true
             }
             try? await Task.sleep(for: .seconds(2))
         }
@@ -80,7 +89,16 @@ extension Node {
             })
         else { return }
         defer { openJoin.withLockedValue { $0 = false } }
-        guard let groups = try? await store.groups(), !groups.contains(where: { !$0.network }) else { return }
+        let groups: [GroupSummary]
+        do {
+            groups = try await store.groups()
+        } catch {
+            // Errs on the side of not joining: a join cannot be undone, and the store cannot say whether this node is
+            // in a group of its own already.
+            logger.warning("reading the groups failed; not joining an open group", metadata: ["error": "\(error)"])
+            return
+        }
+        guard !groups.contains(where: { !$0.network }) else { return }
         let announcer = NearbyOpenGroup(group: group, node: peer.node, host: peer.host, port: peer.port)
         do {
             try await join(group, announcers: [announcer])

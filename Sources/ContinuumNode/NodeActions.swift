@@ -81,6 +81,8 @@ public struct NodeActions: Sendable {
         let inspected = try await inspector.inspect(file: draft.photo.url)
         // The location stays home: what is stored and sent is the photo without it, unless shared or kept.
         let photo = try await withoutLocation(draft)
+        // Best effort: a copy kept was moved into place (nothing left to remove); one left by a failure, reported on
+        // its own, is removed once a day old, when the store is next opened.
         defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
         let (hash, bytes) = photo.hashAndSize()
         let body = RecordBody.post(
@@ -138,6 +140,7 @@ public struct NodeActions: Sendable {
         var change = PostChange(caption: edit.caption, location: edit.location)
         var cleaned: PhotoSource?
         defer {
+            // Best effort, as for a new post: what is left is in photos/tmp, swept once a day old.
             if let cleaned, cleaned.url != edit.photo?.url { try? FileManager.default.removeItem(at: cleaned.url) }
         }
         if let original = edit.photo {
@@ -401,12 +404,14 @@ public struct NodeActions: Sendable {
         let temp = try store.assets.makeTemporaryFile()
         do {
             guard try await inspector.removeLocation(from: source.url, to: temp) else {
+                // Best effort: the copy is not used; left behind, it is swept from photos/tmp once a day old.
                 try? FileManager.default.removeItem(at: temp)
                 return source
             }
             let contents = try Data(contentsOf: temp)
             return .upload(temp, sha256: AssetHash.of(contents), bytes: UInt64(contents.count))
         } catch {
+            // Best effort: `error` is the one reported; a copy left behind is swept from photos/tmp once a day old.
             try? FileManager.default.removeItem(at: temp)
             throw error
         }

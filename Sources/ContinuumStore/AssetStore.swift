@@ -37,10 +37,13 @@ public struct AssetStore: Sendable {
         let temp = try makeTemporaryFile()
         do {
             let handle = try FileHandle(forWritingTo: temp)
+            // Synced before it is closed, or the write failed already: the close cannot lose anything that counts.
             defer { try? handle.close() }
             try handle.write(contentsOf: data)
             try handle.synchronize()
         } catch {
+            // Best effort: the write already failed with its own error; a temp file left behind is removed once a
+            // day old, when the store is next opened (``removeStaleTemporaryFiles(olderThan:)``).
             try? FileManager.default.removeItem(at: temp)
             throw StoreError(.io, "cannot write photo to \(temp.path): \(error.localizedDescription)")
         }
@@ -101,6 +104,7 @@ public struct AssetStore: Sendable {
         }
         guard rename(temp.path, final.path) == 0 else {
             let reason = String(cString: strerror(errno))
+            // Best effort, as above: the rename's error is the one reported.
             try? FileManager.default.removeItem(at: temp)
             throw StoreError(.io, "cannot move photo into \(final.path): \(reason)")
         }
@@ -109,10 +113,12 @@ public struct AssetStore: Sendable {
     /// Removes partial files left by a crash: those under `photos/tmp/` untouched for longer than `age` seconds.
     public func removeStaleTemporaryFiles(olderThan age: TimeInterval = 86_400) {
         let manager = FileManager.default
+        // Housekeeping only: a directory that cannot be listed (or is not there yet) is swept at the next opening.
         guard let names = try? manager.contentsOfDirectory(atPath: temporaryDirectory.path) else { return }
         let cutoff = Date().addingTimeInterval(-age)
         for name in names {
             let url = temporaryDirectory.appendingPathComponent(name)
+            // Housekeeping too: a file that cannot be looked at or removed stays until the next opening's sweep.
             if let modified = try? manager.attributesOfItem(atPath: url.path)[.modificationDate] as? Date,
                 modified < cutoff
             {
@@ -132,6 +138,7 @@ public struct AssetStore: Sendable {
             shard.appendingPathComponent("\(hash.hex).jpg"),
             shard.appendingPathComponent("\(hash.hex).peer.jpg"),
         ] {
+            // Files already gone are fine, and one that cannot be removed is left (see above).
             try? FileManager.default.removeItem(at: url)
         }
     }

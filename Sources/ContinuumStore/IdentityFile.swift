@@ -48,6 +48,7 @@ public enum IdentityFile {
         guard lines.count == 2, lines[0] == header else {
             throw corrupt(path, "expected the line '\(header)' and a line of 64 hex digits")
         }
+        // A seed that makes no key is a corrupt file: its error is replaced by the one below, which says what to do.
         guard lines[1].utf8.count == 64, let seed = Hex.decode(lines[1]),
             let identity = try? NodeIdentity(seed: seed)
         else {
@@ -73,11 +74,21 @@ public enum IdentityFile {
             throw StoreError(.io, "cannot create \(temp): \(String(cString: strerror(errno)))")
         }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        let written = (try? handle.write(contentsOf: Data(text.utf8))) != nil && (try? handle.synchronize()) != nil
-        try? handle.close()
-        guard written, rename(temp, url.path) == 0 else {
+        do {
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.synchronize()
+        } catch {
+            // The write's error is the one reported; closing the file it failed on changes nothing.
+            try? handle.close()
             unlink(temp)
-            throw StoreError(.io, "cannot write identity key \(url.path): \(String(cString: strerror(errno)))")
+            throw StoreError(.io, "cannot write identity key \(url.path): \(error.localizedDescription)")
+        }
+        // Synced already: the close cannot lose what was written.
+        try? handle.close()
+        guard rename(temp, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temp)
+            throw StoreError(.io, "cannot write identity key \(url.path): \(reason)")
         }
         FileSync.directory(url.deletingLastPathComponent())
     }

@@ -159,6 +159,8 @@ extension Ingest {
         let author: Data = row["author"]
         let header: Data = row["bytes"]
         let content: Data? = row["content"]
+        // Stored records were verified before they were stored; one that no longer decodes leaves the post as it is,
+        // rather than fail the whole ingest.
         guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
             case .post(let originalCaption, var photo, var location) = record.body
         else { return }

@@ -279,7 +279,7 @@ public struct ContinuumStore: Sendable {
                 try database.writeWithoutTransaction { db in
                     // The writer's 10 s busy timeout would hold every other write while a reader finishes.
                     try db.execute(sql: "PRAGMA busy_timeout = 0")
-                    defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
+                    defer { restoreBusyTimeout(db) }
                     let result = try db.checkpoint(.truncate)
                     if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
                 }
@@ -289,6 +289,16 @@ public struct ContinuumStore: Sendable {
         } catch {
             logger.debug("the WAL could not be truncated yet", metadata: ["error": "\(error)"])
             return false
+        }
+    }
+
+    /// Puts the writer's busy timeout back after ``truncateWAL()`` set it to 0. Logged when it cannot be: this
+    /// connection's writes would then fail at once while another process writes, instead of waiting for it.
+    private func restoreBusyTimeout(_ db: Database) {
+        do {
+            try db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
+        } catch {
+            logger.error("cannot restore the database's busy timeout", metadata: ["error": "\(error)"])
         }
     }
 
@@ -380,6 +390,8 @@ public struct ContinuumStore: Sendable {
         let hashes = photos.map(\.hash)
         let shownBefore = try await read { db in try hashes.map { try Self.isShown($0, db) } }
         for (photo, shown) in zip(photos, shownBefore) where !shown {
+            // Best effort: the photo is not kept either way; a file left in photos/tmp is removed once a day old,
+            // when the store is next opened.
             try? FileManager.default.removeItem(at: photo.file)
         }
         let candidates = zip(photos, shownBefore).filter(\.1).map(\.0)

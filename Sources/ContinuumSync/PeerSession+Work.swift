@@ -66,7 +66,16 @@ extension PeerSession {
     /// the session shares (and posts not held yet, which name no group).
     func advertise(_ wanted: [PostID: UInt8], version: UInt64) async {
         var wanted = wanted
-        if !wanted.isEmpty, let groups = try? await store.groups(ofPosts: Array(wanted.keys)) {
+        if !wanted.isEmpty {
+            let groups: [PostID: GroupID]
+            do {
+                groups = try await store.groups(ofPosts: Array(wanted.keys))
+            } catch {
+                // Errs on the side of the groups: with no way to tell which posts the peer may hear of, nothing new
+                // is advertised; the peer keeps the last advertisement until the next one.
+                logger.failure("reading the groups of wanted posts failed; interest not advertised", error)
+                return
+            }
             let shared = scope.groups
             for (post, group) in groups where !shared.contains(group) { wanted[post] = nil }
         }
@@ -341,7 +350,14 @@ extension PeerSession {
     /// Whether a live post of a group the session shares shows the photo; false when the store cannot say (this is
     /// what keeps another group's photo from the peer).
     private func isShown(_ hash: AssetHash) async -> Bool {
-        (try? await store.isPhotoShown(hash)) ?? false
+        do {
+            return try await store.isPhotoShown(hash)
+        } catch {
+            // Errs on the side of the groups: a photo the store cannot vouch for is not sent (PHOTO_MISSING or
+            // THUMB_MISSING), as an erased one would not be.
+            logger.failure("checking whether a photo is shown failed; not sending it", error, level: .warning)
+            return false
+        }
     }
 
     /// Sends the photo's thumbnail (this node's own or one received from a peer), or THUMB_MISSING.

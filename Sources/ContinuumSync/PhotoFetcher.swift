@@ -401,7 +401,14 @@ actor PhotoFetcher {
 
     /// Whether a live post still shows the photo; true when the store cannot say (the commit checks again).
     private func isShown(_ hash: AssetHash) async -> Bool {
-        (try? await store.isPhotoShown(hash)) ?? true
+        do {
+            return try await store.isPhotoShown(hash)
+        } catch {
+            // Errs on the side of fetching: the commit checks again in its own transaction, and removes a photo no
+            // live post shows.
+            logger.failure("checking whether a photo is still shown failed", error, level: .warning)
+            return true
+        }
     }
 
     /// A photo erased while it was coming: the transfer ends, and its partial file goes.

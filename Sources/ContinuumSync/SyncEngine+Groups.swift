@@ -288,12 +288,17 @@ extension SyncEngine {
     /// This node was refused by a peer (it shares no group with it, or its invite was refused): remembered for
     /// `peers`.
     func refusedBy(_ peer: NodeID, name: String?, host: String, port: Int, reason: String) async {
-        try? await store.rememberPeer(
-            AuthorID(unchecked: peer.bytes),
-            name: name,
-            host: host,
-            port: port,
-            state: "refused us: \(reason)"
-        )
+        do {
+            try await store.rememberPeer(
+                AuthorID(unchecked: peer.bytes),
+                name: name,
+                host: host,
+                port: port,
+                state: "refused us: \(reason)"
+            )
+        } catch {
+            // Only `peers` misses the refusal; the connection has ended either way.
+            logger.failure("remembering a peer that refused this node failed", error)
+        }
     }
 }

@@ -107,6 +107,7 @@ public final class SyncNetwork: Sendable {
                             // Closed before it got here: finished already.
                             guard self.unclaimed.claim(connection) else { continue }
                             guard !stopping.withLockedValue({ $0 }) else {
+                                // Only closed, never run: an error closing it leaves nothing to do.
                                 group.addTask { try? await connection.executeThenClose { _, _ in } }
                                 continue
                             }

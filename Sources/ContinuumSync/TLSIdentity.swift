@@ -68,6 +68,7 @@ public struct TLSIdentity: Sendable {
 
     /// The identity in a peer's certificate, if its key is Ed25519.
     static func author(of certificate: NIOSSLCertificate) -> AuthorID? {
+        // A peer's certificate whose key cannot be read is one without an Ed25519 identity: nil, and it is refused.
         guard let spki = try? certificate.extractPublicKey().toSPKIBytes(), spki.count == 44,
             spki.starts(with: ed25519SPKIPrefix)
         else { return nil }

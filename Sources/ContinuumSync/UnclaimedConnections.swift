@@ -21,6 +21,7 @@ public final class UnclaimedConnections<Inbound: Sendable, Outbound: Sendable>: 
         held.withLockedValue { $0[key] = connection }
         connection.channel.closeFuture.whenComplete { _ in
             guard let left = self.held.withLockedValue({ $0.removeValue(forKey: key) }) else { return }
+            // Closed already: this only finishes its writer, and an error doing so leaves nothing to do.
             Task { try? await left.executeThenClose { _, _ in } }
         }
     }

@@ -24,6 +24,7 @@ enum NetworkChoice {
             let reason = FileManager.default.fileExists(atPath: networkKey) ? "permission denied" : "no such file"
             throw CLIError("cannot read --network-key '\(networkKey)': \(reason)")
         }
+        // Only read from: closing cannot lose anything.
         defer { try? handle.close() }
         let bytes: Data
         do {

@@ -473,7 +473,10 @@ struct PeersCommand: AsyncParsableCommand {
         var interest: [AuthorID: Int] = [:]
         var traffic: [AuthorID: LiveTraffic] = [:]
         var sessions: Set<AuthorID>?
+        // No node running: only what the store holds is shown.
         if let connection = try? ControlClient(context.directory) {
+            // A node that does not take the request or answer it is shown as no node is (see above); its reply
+            // only adds to what the store holds.
             try? connection.send(.connected)
             if case .connected(let up, let wanted, let live)? = try? connection.reply() {
                 interest = wanted

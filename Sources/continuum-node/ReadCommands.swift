@@ -194,6 +194,8 @@ struct ExportCommand: AsyncParsableCommand {
         do {
             try Data((summary.caption + "\n").utf8).write(to: captionURL, options: .withoutOverwriting)
         } catch {
+            // Best effort: the caption's error is the one reported; a photo file left behind is in the folder it
+            // names.
             try? FileManager.default.removeItem(at: photoURL)
             throw CLIError("cannot write \(captionURL.path): \(error.localizedDescription)")
         }
