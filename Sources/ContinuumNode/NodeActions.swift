@@ -421,8 +421,7 @@ public struct NodeActions: Sendable {
     private func keep(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) async throws {
         switch source {
         case .upload(let url, _, _):
-            try store.assets.commit(url, as: hash)
-            try await store.markPhotoAvailable(hash, bytes: Int64(bytes))
+            try await store.keepPhoto(url, as: hash, bytes: Int64(bytes))
         case .file(_, let contents):
             _ = try await store.storePhoto(contents)
         }

@@ -65,8 +65,10 @@ public struct AssetStore: Sendable {
         return temp
     }
 
-    /// Moves a complete, synced temp file to the photo's final name. The caller has checked its hash.
-    public func commit(_ temp: URL, as hash: AssetHash) throws(StoreError) {
+    /// Moves a complete, synced temp file to the photo's final name. The caller has checked its hash. Only the store
+    /// commits photos (``ContinuumStore/keepPhoto(_:as:bytes:)``, ``ContinuumStore/commitFetchedPhotos(_:)``), so that
+    /// a photo is at its name and recorded in one of the store's operations.
+    func commit(_ temp: URL, as hash: AssetHash) throws(StoreError) {
         try place(temp, as: hash)
         FileSync.directory(url(for: hash).deletingLastPathComponent())
     }
@@ -94,7 +96,7 @@ public struct AssetStore: Sendable {
 
     /// Renames a complete temp file to the photo's final name, without making the rename durable (the caller
     /// syncs the photo's directory: ``commit(_:as:)`` at once, a batch once per directory).
-    public func place(_ temp: URL, as hash: AssetHash) throws(StoreError) {
+    func place(_ temp: URL, as hash: AssetHash) throws(StoreError) {
         let final = url(for: hash)
         let shard = final.deletingLastPathComponent()
         do {

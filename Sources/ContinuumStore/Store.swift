@@ -372,6 +372,14 @@ public struct ContinuumStore: Sendable {
         if dropped { assets.erase(hash) }
     }
 
+    /// Keeps an uploaded photo: a complete temporary file of the store's (``AssetStore/makeTemporaryFile()``), whose
+    /// hash the caller checked, is synced, moved to its final name, and recorded as available.
+    public func keepPhoto(_ temporaryFile: URL, as hash: AssetHash, bytes: Int64) async throws {
+        try assets.synchronize([temporaryFile])
+        try assets.commit(temporaryFile, as: hash)
+        try await markPhotoAvailable(hash, bytes: bytes)
+    }
+
     /// Stores a photo file's bytes (once) and records that it is available.
     public func storePhoto(_ data: Data) async throws -> AssetHash {
         let hash = try assets.store(data)
@@ -431,7 +439,7 @@ public struct ContinuumStore: Sendable {
     }
 
     /// Records that a complete, verified photo is on disk.
-    public func markPhotoAvailable(_ hash: AssetHash, bytes: Int64) async throws {
+    func markPhotoAvailable(_ hash: AssetHash, bytes: Int64) async throws {
         let now = Timestamp.now().milliseconds
         try await write { db in
             try db.execute(
