@@ -233,15 +233,18 @@ public final class APIServer: Service, Sendable {
                 )
             )
         }
-        let routes = Routes(
-            services: services,
-            configuration: configuration,
-            logger: logger,
-            address: { [bound, configuration] in
-                "\(configuration.host):\(bound.withLockedValue { $0 } ?? configuration.port)"
-            }
-        )
-        routes.register(on: router)
+        // Every route, in sets by what they serve, under `/api`; each set holds only the parts of the node it uses.
+        let api = router.group("api")
+        let address: @Sendable () -> String = { [bound, configuration] in
+            "\(configuration.host):\(bound.withLockedValue { $0 } ?? configuration.port)"
+        }
+        let uploads = UploadReceiver(assets: services.store.assets, limit: .upload(configuration))
+        NodeRoutes(services, address: address).register(on: api)
+        PostRoutes(services, uploads: uploads).register(on: api)
+        FollowRoutes(services).register(on: api)
+        PhotoRoutes(services, uploads: uploads).register(on: api)
+        GroupRoutes(services).register(on: api)
+        SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
         return router
     }
 }

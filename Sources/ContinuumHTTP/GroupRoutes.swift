@@ -5,34 +5,46 @@ import ContinuumSync
 import Foundation
 import Hummingbird
 
-extension Routes {
-    /// Groups: who is in them, invites, joins, requests to join, and moderation (hide, block).
-    var groupRoutes: RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.get("groups") { _, _ in try json(["groups": try await store.groups().map(GroupJSON.init)]) }
-        routes.post("groups") { request, context in try await createGroup(request, context: context) }
-        routes.get("groups/:group/members") { _, context in
+/// Groups: who is in them, invites, joins, requests to join, and moderation (hide, block); the routes tagged
+/// `groups` in the OpenAPI document.
+struct GroupRoutes: Sendable {
+    let store: ContinuumStore
+    /// The node's identity: its admin records are signed with it, and its invites name it.
+    let identity: NodeIdentity
+    /// Every write: groups, invites, approvals, denials, removals, hides and blocks.
+    let actions: NodeActions
+    /// The sync port's addresses, as `host:port`: where an invite says to dial.
+    let listening: @Sendable () -> [String]
+    /// Joins a group with an invite code; nil where the node does not sync.
+    let join: (@Sendable (InviteCode) async throws -> GroupID)?
+    /// Joins an open group announced on the LAN by its name; nil where the node does not sync.
+    let joinOpen: (@Sendable (String) async throws -> GroupID)?
+
+    /// Adds the group routes to `api` (the `/api` group).
+    func register(on api: RouterGroup<BasicRequestContext>) {
+        api.get("groups") { _, _ in try json(["groups": try await store.groups().map(GroupJSON.init)]) }
+        api.post("groups") { request, context in try await createGroup(request, context: context) }
+        api.get("groups/:group/members") { _, context in
             let group = try await resolveGroup(context)
             return try json(["members": try await store.members(of: group).map(MemberJSON.init)])
         }
-        routes.delete("groups/:group/members/:member") { _, context in try await revoke(context) }
-        routes.post("groups/:group/invites") { request, context in try await invite(request, context: context) }
-        routes.post("join") { request, context in try await join(request, context: context) }
-        routes.get("requests") { request, _ in
+        api.delete("groups/:group/members/:member") { _, context in try await revoke(context) }
+        api.post("groups/:group/invites") { request, context in try await invite(request, context: context) }
+        api.post("join") { request, context in try await joinGroup(request, context: context) }
+        api.get("requests") { request, _ in
             let all = try flag(request.uri.queryParameters, "all")
             return try json(["requests": try await store.joinRequests(includingDenied: all).map(JoinRequestJSON.init)])
         }
-        routes.post("requests/:node/approve") { request, context in try await approve(request, context: context) }
-        routes.post("requests/:node/deny") { _, context in
+        api.post("requests/:node/approve") { request, context in try await approve(request, context: context) }
+        api.post("requests/:node/deny") { _, context in
             let request = try await joinRequest(context)
-            try await services.actions.deny(request.node)
-            return try json(DeniedJSON(node: request.node, denied: true))
+            try await actions.deny(request.node)
+            return try json(DeniedJSON(node: request.node))
         }
-        routes.post("comments/:id/hide") { _, context in try await hide(context) }
-        routes.get("blocked") { _, _ in try json(["blocked": try await store.blockedAuthors().map(BlockedJSON.init)]) }
-        routes.put("authors/:author/block") { _, context in try await block(context, on: true) }
-        routes.delete("authors/:author/block") { _, context in try await block(context, on: false) }
-        return routes
+        api.post("comments/:id/hide") { _, context in try await hide(context) }
+        api.get("blocked") { _, _ in try json(["blocked": try await store.blockedAuthors().map(BlockedJSON.init)]) }
+        api.put("authors/:author/block") { _, context in try await block(context, on: true) }
+        api.delete("authors/:author/block") { _, context in try await block(context, on: false) }
     }
 
     struct GroupBody: Decodable {
@@ -46,7 +58,7 @@ extension Routes {
             throw APIError(.badRequest, "missing_name", "give the group a name, such as Family", field: "name")
         }
         let id = try await withInvalidText(field: "name") {
-            try await services.actions.createGroup(name: name, open: body.open ?? false, by: services.identity)
+            try await actions.createGroup(name: name, open: body.open ?? false, by: identity)
         }
         guard let group = try await store.groups().first(where: { $0.id == id }) else {
             throw APIError(.internalServerError, "internal", "the group was made but cannot be read back")
@@ -75,13 +87,13 @@ extension Routes {
             )
         }
         let ticket = try await storeCall(noun: "group") {
-            try await services.actions.invite(to: group, lifetime: .seconds(minutes * 60), by: services.identity)
+            try await actions.invite(to: group, lifetime: .seconds(minutes * 60), by: identity)
         }
-        let (listenHost, port) = Self.syncAddress(services.listening())
+        let (listenHost, port) = Self.syncAddress(listening())
         // Where the joiner dials: the address asked for; else the one the sync port is bound to, when it is bound to
         // one IPv4 address; else this machine's LAN address.
         let host = body.host ?? listenHost ?? LANAddress.first() ?? "127.0.0.1"
-        let code = ticket.code(of: services.identity, host: host, port: port)
+        let code = ticket.code(of: identity, host: host, port: port)
         let name = try await store.groups().first { $0.id == group }?.name
         return try json(
             InviteJSON(code: code, group: group, groupName: name, expiresAt: ticket.expiresAt, qr: true),
@@ -92,12 +104,12 @@ extension Routes {
     struct JoinBody: Decodable { let code: String? }
 
     /// Joins a group with an invite code: this node dials the inviter and waits (up to 20 s) for its answer.
-    func join(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func joinGroup(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: JoinBody.self, context: context)
         guard let text = body.code, !TextRules.isBlank(text) else {
             throw APIError(.badRequest, "missing_code", "paste the invite code another node made", field: "code")
         }
-        guard let join = services.join, let joinOpen = services.joinOpen else {
+        guard let join, let joinOpen else {
             throw APIError(.serviceUnavailable, "no_sync", "this node does not sync, so it cannot join a group")
         }
         let code: InviteCode?
@@ -120,15 +132,6 @@ extension Routes {
     }
 
     struct ApproveBody: Decodable { let group: String? }
-    struct ApprovedJSON: Encodable {
-        let group: GroupID
-        let node: NodeID
-        let record: RecordID
-    }
-    struct DeniedJSON: Encodable {
-        let node: NodeID
-        let denied: Bool
-    }
 
     func approve(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let asked = try await joinRequest(context)
@@ -142,16 +145,9 @@ extension Routes {
             )
         }
         let record = try await storeCall(noun: "request") {
-            try await services.actions.approve(asked.node, into: group, by: services.identity)
+            try await actions.approve(asked.node, into: group, by: identity)
         }
         return try json(ApprovedJSON(group: group, node: asked.node, record: record))
-    }
-
-    struct RevokedJSON: Encodable {
-        let group: GroupID
-        let log: AuthorID
-        let node: NodeID
-        let record: RecordID
     }
 
     func revoke(_ context: BasicRequestContext) async throws -> Response {
@@ -179,17 +175,17 @@ extension Routes {
         }
         guard !member.isMe else { throw APIError.badRequest("this is this node; a node does not remove itself") }
         let record = try await storeCall(noun: "member") {
-            try await services.actions.revoke(member.log, by: services.identity)
+            try await actions.revoke(member.log, by: identity)
         }
-        return try json(RevokedJSON(group: group, log: member.log, node: member.node, record: record))
+        return try json(RevokedJSON(group: group, member: member, record: record))
     }
 
     func hide(_ context: BasicRequestContext) async throws -> Response {
         let text = try context.parameters.require("id")
-        guard case .comment(let id, _) = try await resolveTarget(text, noun: "comment") else {
+        guard case .comment(let id, _) = try await resolveTarget(text, noun: "comment", in: store) else {
             throw APIError(.notFound, "unknown_comment", "no comment matches '\(text)'")
         }
-        let record = try await storeCall(noun: "comment") { try await services.actions.hide(id, by: services.identity) }
+        let record = try await storeCall(noun: "comment") { try await actions.hide(id, by: identity) }
         return try json(["hidden": id.hex, "record": record.hex])
     }
 
@@ -203,7 +199,7 @@ extension Routes {
             return try json(BlockJSON(author: author, blocked: false))
         }
         let erased = try await storeCall(noun: "author") {
-            try await services.actions.block(author, by: services.identity)
+            try await actions.block(author, by: identity)
         }
         return try json(
             BlockJSON(author: author, blocked: true, erasedPosts: erased.posts, erasedComments: erased.comments)
@@ -251,14 +247,19 @@ extension Routes {
             }
         }
     }
+}
 
-    /// Runs a store action, answering its ``StoreError`` as the API does (404 `unknown_<noun>`, 403 `not_owner`, …).
-    func storeCall<T>(noun: String, field: String? = nil, _ action: () async throws -> T) async throws -> T {
-        do {
-            return try await action()
-        } catch let error as StoreError {
-            throw APIError.from(error, noun: noun, field: field)
-        }
+extension GroupRoutes {
+    /// The group routes over the parts of `services` they use.
+    init(_ services: APIServices) {
+        self.init(
+            store: services.store,
+            identity: services.identity,
+            actions: services.actions,
+            listening: services.listening,
+            join: services.join,
+            joinOpen: services.joinOpen
+        )
     }
 }
 

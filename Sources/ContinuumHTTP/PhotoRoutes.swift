@@ -1,13 +1,28 @@
 import ContinuumCore
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
-import ContinuumSync
 import Foundation
 import Hummingbird
 import NIOCore
-import ServiceLifecycle
 
-extension Routes {
+/// Photos and their thumbnails, by SHA-256, and the check of a photo before it is posted.
+struct PhotoRoutes: Sendable {
+    let store: ContinuumStore
+    /// Makes and caches the grid's thumbnails; nil where there are none.
+    let thumbnails: (any ThumbnailProviding)?
+    /// Checks a photo for `POST /api/photos/inspect`.
+    let inspector: any PhotoInspecting
+    /// Receives the photo to inspect.
+    let uploads: UploadReceiver
+
+    /// Adds the photo routes to `api` (the `/api` group).
+    func register(on api: RouterGroup<BasicRequestContext>) {
+        api.post("photos/inspect") { request, context in try await inspectPhoto(request, context: context) }
+        api.get("photos/:sha256") { request, context in try await photo(request, context: context) }
+        api.get("photos/:sha256/thumbnail") { request, context in try await thumbnail(request, context: context) }
+    }
+
     /// A photo's bytes never change, but a photo can be erased (its post deleted, its photo replaced): a browser
     /// may keep it, but must ask again before each use (a 304 from the ETag, or a 404 once erased), so that an
     /// erased photo does not live on in caches. Not for shared caches.
@@ -61,7 +76,7 @@ extension Routes {
     /// `GET /api/photos/{sha256}/thumbnail`: a small JPEG for the grid, made once and cached by the node.
     func thumbnail(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let hash = try photoHash(context)
-        guard let url = try await services.thumbnails?.thumbnail(for: hash) else {
+        guard let url = try await thumbnails?.thumbnail(for: hash) else {
             throw APIError(
                 .notFound,
                 "thumbnail_not_here",
@@ -75,14 +90,6 @@ extension Routes {
         let etag = "\"thumb-\(hash.hex.prefix(16))-\(size)-\(modified)\""
         let headers: HTTPFields = [.contentType: "image/jpeg", .eTag: etag, .cacheControl: Self.revalidate]
         return try await file(url, etag: etag, headers: headers, request, context)
-    }
-
-    func photoHash(_ context: BasicRequestContext) throws -> AssetHash {
-        let text = try context.parameters.require("sha256")
-        guard let hash = AssetHash(hex: text) else {
-            throw APIError.badRequest("'\(text)' is not a photo's SHA-256: 64 hex digits", field: "sha256")
-        }
-        return hash
     }
 
     /// A file, whole or the one byte range asked for; 304 when the client's copy is current.
@@ -148,47 +155,31 @@ extension Routes {
         }
     }
 
-    /// `GET /api/events`: Server-Sent Events, one per `watch` event, with a keep-alive comment every 15 s.
-    func events(_ request: Request) async throws -> Response {
-        let progress = (try? flag(request.uri.queryParameters, "progress")) ?? false
-        let events = await services.engine.events()
-        let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
-        return Response(
-            status: .ok,
-            headers: headers,
-            body: ResponseBody { writer in
-                let (lines, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-                let pump = Task {
-                    for await event in events {
-                        if WatchEvent(event).isFrequent && !progress { continue }
-                        let watch = await WatchEvent.named(event) { await store.nameForWatch($0) }
-                        guard let data = try? watch.jsonLine() else { continue }
-                        continuation.yield("event: \(watch.type)\ndata: \(String(decoding: data, as: UTF8.self))\n\n")
-                    }
-                    continuation.finish()
-                }
-                let beat = Task {
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(15))
-                        continuation.yield(": keep-alive\n\n")
-                    }
-                }
-                defer {
-                    pump.cancel()
-                    beat.cancel()
-                    continuation.finish()
-                }
-                try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
-                // An endless response: end it when the node shuts down, so that shutdown need not wait for it.
-                try await withGracefulShutdownHandler {
-                    for await line in lines {
-                        try await writer.write(ByteBuffer(string: line))
-                    }
-                } onGracefulShutdown: {
-                    continuation.finish()
-                }
-                try await writer.finish(nil)
+    /// `POST /api/photos/inspect`: a `multipart/form-data` body with a `photo` part, received like an upload and
+    /// then removed; answers what a post of it would use: `{"mediaType", "width", "height", "location", "takenAt"}`
+    /// (`location` and `takenAt` null when the photo has none). Nothing is stored.
+    func inspectPhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        try await uploads.receive(
+            request,
+            describing: "the photo as multipart/form-data with a field photo",
+            photoMissing: "choose a photo (field 'photo')"
+        ) { upload, photo in
+            let inspected = try await UploadReceiver.refusingBadPhotos(upload) {
+                try await inspector.inspect(file: photo.url)
             }
+            return try json(InspectedPhotoJSON(inspected))
+        }
+    }
+}
+
+extension PhotoRoutes {
+    /// The photo routes over the parts of `services` they use, receiving photos with `uploads`.
+    init(_ services: APIServices, uploads: UploadReceiver) {
+        self.init(
+            store: services.store,
+            thumbnails: services.thumbnails,
+            inspector: services.inspector,
+            uploads: uploads
         )
     }
 }

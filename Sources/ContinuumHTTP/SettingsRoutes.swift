@@ -5,15 +5,26 @@ import ContinuumSync
 import Foundation
 import Hummingbird
 
-extension Routes {
-    /// This node's settings and how to reach it: its display name, a photo fetched on demand, the web UI from a
-    /// phone.
-    var settingsRoutes: RouteCollection<BasicRequestContext> {
-        let routes = RouteCollection(context: BasicRequestContext.self)
-        routes.put("name") { request, context in try await setName(request, context: context) }
-        routes.post("photos/:sha256/fetch") { _, context in try await fetchPhoto(context) }
-        routes.get("phone") { _, _ in try json(PhoneJSON(phoneAccess(), certificate: configuration.tls)) }
-        return routes
+/// This node's settings and how to reach it: its display name, a photo fetched on demand, the web UI from a phone
+/// (the routes tagged `settings` in the OpenAPI document).
+struct SettingsRoutes: Sendable {
+    let store: ContinuumStore
+    /// The node's identity: its name is signed with it.
+    let identity: NodeIdentity
+    /// Every write: here, the display name.
+    let actions: NodeActions
+    /// Fetches a photo on demand.
+    let engine: SyncEngine
+    /// Where the API listens, for the phone's address.
+    let configuration: APIConfiguration
+    /// The address the API is bound to (`host:port`, the real port when 0 was asked for).
+    let address: @Sendable () -> String
+
+    /// Adds the settings routes to `api` (the `/api` group).
+    func register(on api: RouterGroup<BasicRequestContext>) {
+        api.put("name") { request, context in try await setName(request, context: context) }
+        api.post("photos/:sha256/fetch") { _, context in try await fetchPhoto(context) }
+        api.get("phone") { _, _ in try json(PhoneJSON(phoneAccess(), certificate: configuration.tls)) }
     }
 
     struct NameBody: Decodable {
@@ -27,12 +38,12 @@ extension Routes {
             throw APIError(.badRequest, "missing_name", "give a display name, such as Alice", field: "name")
         }
         // The same name again signs nothing, as `init --name` does.
-        if try await store.displayName(of: services.identity.author) != name {
+        if try await store.displayName(of: identity.author) != name {
             try await withInvalidText(field: "name") {
-                try await services.actions.setName(name, by: services.identity)
+                try await actions.setName(name, by: identity)
             }
         }
-        return try json(["name": try await store.displayName(of: services.identity.author) ?? name])
+        return try json(["name": try await store.displayName(of: identity.author) ?? name])
     }
 
     struct FetchJSON: Encodable {
@@ -57,8 +68,8 @@ extension Routes {
                 "no post here shows photo \(hash.short): it was deleted (and erased), or its post has not come"
             )
         }
-        await services.engine.fetchPhoto(hash)
-        let peers = await services.engine.connectedPeers().count
+        await engine.fetchPhoto(hash)
+        let peers = await engine.connectedPeers().count
         let message =
             peers == 0
             ? "no peer is connected; the node will fetch the photo when a peer that has it connects"
@@ -101,5 +112,19 @@ extension Routes {
             fingerprint = certificate?.fingerprint
             message = access.message
         }
+    }
+}
+
+extension SettingsRoutes {
+    /// The settings routes over the parts of `services` they use, for the API `configuration` bound at `address`.
+    init(_ services: APIServices, configuration: APIConfiguration, address: @escaping @Sendable () -> String) {
+        self.init(
+            store: services.store,
+            identity: services.identity,
+            actions: services.actions,
+            engine: services.engine,
+            configuration: configuration,
+            address: address
+        )
     }
 }

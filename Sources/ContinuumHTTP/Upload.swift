@@ -7,49 +7,19 @@ import Foundation
 import Hummingbird
 import NIOCore
 
-extension Routes {
-    /// `POST /api/posts`: a `multipart/form-data` upload. The photo part is streamed to a temporary file with a
-    /// running SHA-256, never held whole in memory; the fields are checked before the photo is decoded, and the
-    /// photo before the post is signed (``NodeActions/post(_:by:)``).
-    func createPost(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        try await withUpload(
-            request,
-            describing: "the photo as multipart/form-data with fields photo, caption and optionally location",
-            photoMissing: "choose a photo to share (field 'photo')"
-        ) { upload, photo in
-            var draft = try newPost(upload, photo: photo)
-            let group = upload.fields["group"].flatMap { $0.isEmpty ? nil : $0 }
-            // No group given: the node's only group, or none (the post stays here); with several, one is needed.
-            let groups = try await store.groups()
-            if group == nil, groups.count > 1 {
-                throw APIError(
-                    .badRequest,
-                    "missing_group",
-                    "this node is in \(groups.count) groups; choose one with the field group: "
-                        + groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", "),
-                    field: "group"
-                )
-            }
-            if let group {
-                draft.group = try await storeCall(noun: "group", field: "group") {
-                    try await GroupChoice.resolve(group, in: store)
-                }
-            }
-            let id = try await refusingBadPhotos(upload) {
-                try await withInvalidText(field: "caption") {
-                    try await services.actions.post(draft, by: services.identity)
-                }
-            }
-            var response = try json(try await postView(id), status: .created)
-            response.headers[.location] = "/api/posts/\(id.hex)"
-            return response
-        }
-    }
+/// Receives the `multipart/form-data` uploads of photos (`POST /api/posts`, `PUT /api/posts/{id}/photo`,
+/// `POST /api/photos/inspect`): the photo part is streamed to a temporary file with a running SHA-256, never held
+/// whole in memory, within the upload limit.
+struct UploadReceiver: Sendable {
+    /// Where the temporary file of the photo is made.
+    let assets: AssetStore
+    /// What an upload may carry (``BodyLimit/upload(_:)``, `--max-upload-mb`).
+    let limit: BodyLimit
 
     /// Receives a `multipart/form-data` body within the upload limit, its photo part streamed to a temporary file
     /// with a running SHA-256, and runs `body` on it; the temporary file goes afterwards unless `body` moved it.
     /// 400 `not_multipart` ("send `describing`") or `missing_photo` (`photoMissing`) when there is no photo part.
-    private func withUpload(
+    func receive(
         _ request: Request,
         describing: String,
         photoMissing: String,
@@ -58,11 +28,10 @@ extension Routes {
         guard let type = request.headers[.contentType], let boundary = Self.boundary(of: type) else {
             throw APIError(.badRequest, "not_multipart", "send \(describing)")
         }
-        let limit = BodyLimit.upload(configuration)
         try limit.check(request)
-        let upload = UploadState(assets: store.assets, limit: limit)
+        let upload = UploadState(assets: assets, limit: limit)
         defer { upload.discard() }
-        try await receive(request, boundary: boundary, into: upload, limit: limit)
+        try await read(request, boundary: boundary, into: upload)
         guard let photo = try upload.finish() else {
             throw APIError(.badRequest, "missing_photo", photoMissing, field: "photo")
         }
@@ -70,7 +39,7 @@ extension Routes {
     }
 
     /// Runs a write that takes an uploaded photo, turning the photo's refusals into the API's errors.
-    private func refusingBadPhotos<T>(_ upload: UploadState, _ body: () async throws -> T) async throws -> T {
+    static func refusingBadPhotos<T>(_ upload: UploadState, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch PhotoRefusal.notAnImage(let why) {
@@ -108,51 +77,8 @@ extension Routes {
         }
     }
 
-    /// `PUT /api/posts/{id}/photo`: a `multipart/form-data` upload of a new photo for one of this node's posts,
-    /// with `takenAt` and `keepMetadata` as for a new post. One Edit record; the replaced photo is erased here and
-    /// on every peer unless another live post shows it.
-    func replacePhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let id = try await resolvePost(context)
-        return try await withUpload(
-            request,
-            describing: "the new photo as multipart/form-data with a field photo",
-            photoMissing: "choose the new photo (field 'photo')"
-        ) { upload, photo in
-            let edit = PostEdit(
-                photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
-                takenAt: try takenAt(upload),
-                keepMetadata: try flag(upload, "keepMetadata", default: false)
-            )
-            _ = try await refusingBadPhotos(upload) {
-                try await services.actions.edit(id, edit, by: services.identity)
-            }
-            return try json(try await postView(id))
-        }
-    }
-
-    /// `POST /api/photos/inspect`: a `multipart/form-data` body with a `photo` part, received like an upload and
-    /// then removed; answers what a post of it would use: `{"mediaType", "width", "height", "location", "takenAt"}`
-    /// (`location` and `takenAt` null when the photo has none). Nothing is stored.
-    func inspectPhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        try await withUpload(
-            request,
-            describing: "the photo as multipart/form-data with a field photo",
-            photoMissing: "choose a photo (field 'photo')"
-        ) { upload, photo in
-            let inspected = try await refusingBadPhotos(upload) {
-                try await services.inspector.inspect(file: photo.url)
-            }
-            return try json(InspectedPhotoJSON(inspected))
-        }
-    }
-
     /// Reads the multipart body into `upload`, within the upload limit.
-    private func receive(
-        _ request: Request,
-        boundary: String,
-        into upload: UploadState,
-        limit: BodyLimit
-    ) async throws {
+    private func read(_ request: Request, boundary: String, into upload: UploadState) async throws {
         var reader = MultipartReader(boundary: boundary)
         var received: Int64 = 0
         do {
@@ -177,52 +103,6 @@ extension Routes {
             throw APIError.badRequest("the multipart body is malformed: \(error)")
         }
         if let error = upload.error { throw error }
-    }
-
-    /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`,
-    /// `locationFromPhoto`, `keepMetadata` (and `group`, resolved by the caller).
-    private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
-        guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
-            throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
-        }
-        var location: Coordinate?
-        if let text = upload.fields["location"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            location = try coordinate(text, field: "location")
-            if try flag(upload, "locationFromPhoto", default: false) {
-                throw APIError.badRequest("give either location or locationFromPhoto, not both", field: "location")
-            }
-        }
-        let takenAt = try takenAt(upload)
-        return NewPost(
-            photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
-            caption: caption,
-            location: location,
-            takenAt: takenAt,
-            autoFollow: upload.fields["autoFollow"].map { $0 != "false" && $0 != "0" } ?? true,
-            locationFromPhoto: try flag(upload, "locationFromPhoto", default: false),
-            keepMetadata: try flag(upload, "keepMetadata", default: false)
-        )
-    }
-
-    /// The `takenAt` field: an RFC 3339 time, or nil when absent or empty.
-    private func takenAt(_ upload: UploadState) throws -> Timestamp? {
-        guard let text = upload.fields["takenAt"], !text.isEmpty else { return nil }
-        guard let time = Timestamp(rfc3339: text) else {
-            throw APIError.badRequest("takenAt '\(text)' is not an RFC 3339 time", field: "takenAt")
-        }
-        return time
-    }
-
-    /// A true-or-false field: `true`/`1`/`on` (a ticked checkbox) or `false`/`0`; absent or empty: `default`.
-    private func flag(_ upload: UploadState, _ name: String, default value: Bool) throws -> Bool {
-        guard let text = upload.fields[name]?.trimmingCharacters(in: .whitespaces).lowercased(), !text.isEmpty else {
-            return value
-        }
-        switch text {
-        case "true", "1", "on": return true
-        case "false", "0", "off": return false
-        default: throw APIError.badRequest("\(name) must be true or false, not '\(text)'", field: name)
-        }
     }
 
     /// The boundary of a `multipart/form-data` content type.
@@ -335,6 +215,8 @@ final class UploadState {
 
     /// Removes the temporary file unless it was committed (renamed away) already.
     func discard() {
+        // Best effort: the file is not kept (one kept was moved away already), so a close error loses nothing; a
+        // file left behind is in photos/tmp, removed once a day old when the store is next opened.
         try? file?.close()
         if let fileURL { try? FileManager.default.removeItem(at: fileURL) }
     }
@@ -351,6 +233,30 @@ final class UploadState {
             return value
         }
         return nil
+    }
+}
+
+/// The upload's form fields, read as the routes take them.
+extension UploadState {
+    /// The `takenAt` field: an RFC 3339 time, or nil when absent or empty.
+    func takenAt() throws -> Timestamp? {
+        guard let text = fields["takenAt"], !text.isEmpty else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw APIError.badRequest("takenAt '\(text)' is not an RFC 3339 time", field: "takenAt")
+        }
+        return time
+    }
+
+    /// A true-or-false field: `true`/`1`/`on` (a ticked checkbox) or `false`/`0`; absent or empty: `default`.
+    func flag(_ name: String, default value: Bool) throws -> Bool {
+        guard let text = fields[name]?.trimmingCharacters(in: .whitespaces).lowercased(), !text.isEmpty else {
+            return value
+        }
+        switch text {
+        case "true", "1", "on": return true
+        case "false", "0", "off": return false
+        default: throw APIError.badRequest("\(name) must be true or false, not '\(text)'", field: name)
+        }
     }
 }
 

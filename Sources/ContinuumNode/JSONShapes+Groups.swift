@@ -2,8 +2,8 @@ import ContinuumCore
 import ContinuumStore
 import Foundation
 
-// The JSON of groups, members, invites, requests to join and blocked authors: the CLI's `--json` (Docs/CLI.md) and
-// the HTTP API (Docs/API.md) print the same shapes.
+// The JSON of groups, members, invites, requests to join (and their approval or denial), removals and blocked
+// authors: the CLI's `--json` (Docs/CLI.md) and the HTTP API (Docs/API.md) print the same shapes.
 
 /// A group (`group list --json`, `GET /api/groups`).
 public struct GroupJSON: Encodable, Sendable {
@@ -119,5 +119,48 @@ public struct BlockJSON: Encodable, Sendable {
         self.blocked = blocked
         self.erasedPosts = erasedPosts
         self.erasedComments = erasedComments
+    }
+}
+
+/// A request to join let in (`approve --json`, `POST /api/requests/{node}/approve`): the group, the node, and the
+/// Membership record that admits it.
+public struct ApprovedJSON: Encodable, Sendable {
+    public let group: GroupID
+    public let node: NodeID
+    public let record: RecordID
+
+    public init(group: GroupID, node: NodeID, record: RecordID) {
+        self.group = group
+        self.node = node
+        self.record = record
+    }
+}
+
+/// A request to join refused (`deny --json`, `POST /api/requests/{node}/deny`); `denied` is always true.
+public struct DeniedJSON: Encodable, Sendable {
+    public let node: NodeID
+    public let denied: Bool
+
+    public init(node: NodeID) {
+        self.node = node
+        denied = true
+    }
+}
+
+/// A member removed from a group (`revoke --json`, `DELETE /api/groups/{group}/members/{member}`): its log key,
+/// node and name, and the record that removes it.
+public struct RevokedJSON: Encodable, Sendable {
+    public let group: GroupID
+    public let log: AuthorID
+    public let node: NodeID
+    @Nullable public var name: String?
+    public let record: RecordID
+
+    public init(group: GroupID, member: MemberSummary, record: RecordID) {
+        self.group = group
+        log = member.log
+        node = member.node
+        name = member.name
+        self.record = record
     }
 }

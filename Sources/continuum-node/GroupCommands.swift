@@ -166,6 +166,7 @@ struct InviteCommand: AsyncParsableCommand {
         let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
         let ticket = try await context.actions().invite(to: id, lifetime: .seconds(expires * 60), by: identity)
         let address = host ?? LANAddress.first() ?? "127.0.0.1"
+        // No node running (or none that answers): the code carries `run`'s default port, as --port's help says.
         let syncPort = port ?? ((try? ControlClient.listeningPort(context.directory)) ?? 7420)
         let code = ticket.code(of: identity, host: address, port: syncPort)
         let name = try await context.store.groups().first { $0.id == id }?.name
@@ -300,15 +301,6 @@ struct JoinCommand: AsyncParsableCommand {
     }
 }
 
-/// What `revoke --json` prints.
-struct RevokeJSON: Encodable {
-    let group: GroupID
-    let log: AuthorID
-    let node: NodeID
-    @Nullable var name: String?
-    let record: RecordID
-}
-
 struct RevokeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke",
@@ -355,9 +347,7 @@ struct RevokeCommand: AsyncParsableCommand {
         }
         let record = try await context.actions().revoke(target.log, by: identity)
         if output.json {
-            return try Output.json(
-                RevokeJSON(group: id, log: target.log, node: target.node, name: target.name, record: record)
-            )
+            return try Output.json(RevokedJSON(group: id, member: target, record: record))
         }
         print(
             "removed \(target.name ?? target.log.short) from the group. Members' nodes now refuse its new records "

@@ -84,19 +84,12 @@ struct ApproveCommand: AsyncParsableCommand {
         let request = try await RequestsCommand.find(node, in: context.store)
         let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
         let record = try await context.actions().approve(request.node, into: id, by: identity)
-        if output.json {
-            return try Output.json(["group": id.hex, "node": request.node.hex, "record": record.hex])
-        }
+        if output.json { return try Output.json(ApprovedJSON(group: id, node: request.node, record: record)) }
         print(
             "approved node \(request.node.short) (\(request.name ?? "no name")) into the group; it joins the next "
                 + "time it asks"
         )
     }
-}
-
-struct DeniedJSON: Encodable {
-    let node: NodeID
-    let denied: Bool
 }
 
 struct DenyCommand: AsyncParsableCommand {
@@ -116,7 +109,7 @@ struct DenyCommand: AsyncParsableCommand {
         let context = try options.open()
         let request = try await RequestsCommand.find(node, in: context.store)
         try await context.actions().deny(request.node)
-        if output.json { return try Output.json(DeniedJSON(node: request.node, denied: true)) }
+        if output.json { return try Output.json(DeniedJSON(node: request.node)) }
         print("denied the request to join of node \(request.node.short) (\(request.name ?? "no name"))")
     }
 }

@@ -175,6 +175,14 @@ struct BadInputTests {
         BadRequest(description: "malformed cursor", status: 400, code: "bad_cursor", message: "nextCursor") { api, _ in
             try await api.get("/api/feed?cursor=not-a-cursor")
         },
+        BadRequest(
+            description: "events with progress=maybe",
+            status: 400,
+            code: "bad_request",
+            message: "progress must be true or false"
+        ) { api, _ in
+            try await api.get("/api/events?progress=maybe")
+        },
         BadRequest(description: "bad since", status: 400, code: "bad_since", message: "duration") { api, _ in
             try await api.get("/api/feed?since=yesterday")
         },
