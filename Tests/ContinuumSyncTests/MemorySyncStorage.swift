@@ -5,9 +5,9 @@ import Foundation
 @testable import ContinuumSync
 
 /// The sync port in memory, for the in-process tests of sessions and the engine: records with row ids, a clock, a
-/// membership view, and every batch stored; peers, follows, photos and joins are empty. `afterCommit` is the one
-/// fault it can inject: it runs once a batch is in and before `ingest` returns, where the engine's store poll may
-/// find the batch before the session that stored it has counted it as held by its peer.
+/// membership view, every batch stored, and the posts followed; peers, photos and joins are empty. `afterCommit` is
+/// the one fault it can inject: it runs once a batch is in and before `ingest` returns, where the engine's store poll
+/// may find the batch before the session that stored it has counted it as held by its peer.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
@@ -84,7 +84,13 @@ actor MemorySyncStorage: SyncStorage {
     func setPeerClock(_ peer: AuthorID, sent: [UInt8]?, received: [UInt8]?) {}
     func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) {}
     func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) {}
-    func followedPosts() -> Set<PostID> { [] }
+    /// The posts followed here (none until ``follow(_:)``).
+    private var follows: Set<PostID> = []
+
+    /// Follows `post`, as `follow` writes it to the store; the engine reads it at ``SyncEngine/followsChanged()``.
+    func follow(_ post: PostID) { follows.insert(post) }
+
+    func followedPosts() -> Set<PostID> { follows }
     func notifications(after id: Int64) -> [NotificationSummary] { [] }
     func lastNotificationID() -> Int64 { 0 }
     func missingPhotos(limit: Int) -> [MissingPhoto] { [] }
