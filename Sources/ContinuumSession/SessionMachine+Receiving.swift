@@ -7,14 +7,16 @@ extension SessionMachine {
     public mutating func receive(_ message: WireMessage, now: ContinuousClock.Instant) -> [Action] {
         guard phase == .open else { return [] }
         if let error = budget.charge(message, now: now) { return refuse(error) }
-        if isBusy {
-            deferred.append((message, now))
+        if intake.isBusy {
+            intake.hold(message, at: now)
             return []
         }
-        if !pending.isEmpty && !message.carriesRecords {
-            // Everything before this message is stored before it is acted on (a DONE's gap check, a CLOCK's answer).
-            deferred.append((message, now))
-            return flush()
+        if !intake.pending.isEmpty && !message.carriesRecords {
+            // Everything before this message is stored before it is acted on (a DONE's gap check, a CLOCK's answer):
+            // the store starts, and the message waits for it.
+            let actions = flush()
+            intake.hold(message, at: now)
+            return actions
         }
         return act(on: message, now: now)
     }
@@ -35,11 +37,11 @@ extension SessionMachine {
         case .clock, .clockSince, .clockUnknown, .offer, .done:
             return actOnRound(message)
         case .records(let live, let batch):
-            verifying = true
+            intake.startVerifying()
             return [.verify(batch, live ? .live : .catchUp)]
         case .push(let batch):
             stats.pushesReceived += batch.count
-            verifying = true
+            intake.startVerifying()
             return [.verify(batch, .push)]
         case .interest(let replace, let entries):
             return [.interest(replace: replace, entries)]
@@ -76,15 +78,12 @@ extension SessionMachine {
         case .clockUnknown(let number):
             return peerLacksBase(round: number)
         case .offer(_, let records, let bytes):
-            receivingRound = true
-            announced = (records, bytes)
-            receivedInRound = (0, 0)
+            peerRound = PeerRound(announced: (records, bytes))
             return []
         default:
             guard case .done(let number) = message else { preconditionFailure("not a message of rounds") }
             roundClocks[number] = nil
-            receivingRound = false
-            announced = (0, 0)
+            peerRound = nil
             finishedRounds.insert(number)
             // Only the recent rounds are waited for.
             if number > 64 { finishedRounds.remove(number - 64) }
@@ -198,7 +197,7 @@ extension SessionMachine {
         bytes: Int,
         held: [RecordRef] = []
     ) -> [Action] {
-        verifying = false
+        let released = intake.endVerifying()
         guard phase == .open else { return [] }
         if !held.isEmpty {
             let known = held.count { $0.sequence <= max(lastSent?[$0.author] ?? 0, acknowledged[$0.author]) }
@@ -210,50 +209,41 @@ extension SessionMachine {
         }
         stats.recordsIn += Int64(records.count + held.count)
         stats.bytesIn += Int64(bytes)
-        pending.append(.init(delivery: delivery, records: records, held: held))
-        pendingCount += records.count
-        if delivery != .push { pendingFrames += 1 }
+        intake.pending.append(.init(delivery: delivery, records: records, held: held))
         let live = delivery != .catchUp
-        pendingLive = pendingLive || live
         if !live {
-            receivedInRound.records += UInt64(records.count + held.count)
-            receivedInRound.bytes += UInt64(bytes)
+            peerRound?.received.records += UInt64(records.count + held.count)
+            peerRound?.received.bytes += UInt64(bytes)
         }
-        if live || pendingCount >= configuration.flushRecords { return flush() + drain() }
+        if live || intake.pending.count >= configuration.flushRecords { return flush() + drain(released) }
         // Stored soon even if no more frames come (the end of a REQUEST's answer).
-        flushGeneration += 1
-        return [.scheduleFlush(generation: flushGeneration)] + drain()
+        return [.scheduleFlush(generation: intake.nextFlushGeneration())] + drain(released)
     }
 
     /// A record of the last `.verify` is not validly signed: the peer is not trusted further.
     public mutating func verificationFailed(_ reason: String) -> [Action] {
-        verifying = false
+        _ = intake.endVerifying()  // The session ends: the messages that waited are dropped.
         return refuse(WireError(.badRecord, "invalid record: \(reason)"))
     }
 
     /// The quiet time after the last catch-up frame has passed.
     public mutating func flushTimerFired(_ generation: Int) -> [Action] {
-        guard generation == flushGeneration else { return [] }
+        guard generation == intake.flushGeneration else { return [] }
         return flush()
     }
 
-    /// Hands out what is pending as one batch, unless a store is under way (the batch goes when it is done).
+    /// Hands out what is pending as one batch, unless a store is under way: what is pending then waits for a later
+    /// flush (the next frame verified, the next message that is not a record, or its timer).
     mutating func flush() -> [Action] {
-        guard phase == .open, storing == nil, !pending.isEmpty else { return [] }
-        let batch = StoreBatch(parts: pending)
-        storing = (batch, pendingFrames, pendingLive)
-        pending = []
-        pendingCount = 0
-        pendingFrames = 0
-        pendingLive = false
+        guard phase == .open, let batch = intake.startStoring() else { return [] }
         return [.store(batch)]
     }
 
     /// The last `.store` is done: acknowledge its frames, note what the peer holds, ask for gaps in live gossip,
     /// then go on with what waited.
     public mutating func stored(_ outcome: StoreOutcome) -> [Action] {
-        guard let (batch, frames, live) = storing else { return [] }
-        storing = nil
+        guard let (storing, released) = intake.endStoring() else { return [] }
+        let (batch, frames, live) = (storing.batch, storing.frames, storing.live)
         guard phase == .open else { return [] }
         if outcome.wasted + outcome.raced > 0,
             let error = budget.charge(
@@ -268,10 +258,15 @@ extension SessionMachine {
         let heads = VectorClock(Dictionary(uniqueKeysWithValues: touched.map { ($0, outcome.clock[$0]) }))
         if frames > 0 { acknowledged.merge(heads) }
         var actions: [Action] = Array(repeating: .send(.ack(heads)), count: frames)
-        if announced.records > 0 {
-            let (records, bytes) = receivedInRound
+        if let round = peerRound, round.announced.records > 0 {
+            let (records, bytes) = round.received
             actions.append(
-                .progress(records: records, ofRecords: announced.records, bytes: bytes, ofBytes: announced.bytes)
+                .progress(
+                    records: records,
+                    ofRecords: round.announced.records,
+                    bytes: bytes,
+                    ofBytes: round.announced.bytes
+                )
             )
         }
         let peer = self.peer
@@ -302,7 +297,7 @@ extension SessionMachine {
         if live && !receivingRound {
             actions += requestGaps(in: batch, ourClock: outcome.clock)
         }
-        return actions + drain()
+        return actions + drain(released)
     }
 
     /// The peer holds what it sent: never send those back. Returns the authors of `records`.
@@ -347,11 +342,10 @@ extension SessionMachine {
             if entry.range.lowerBound <= peerClock[author] + 1, entry.range.upperBound > peerClock[author] {
                 peerClock.advance(author, to: entry.range.upperBound)
             }
-            guard entry.range.upperBound > announcedByPeer[author] ?? 0 else { continue }
-            guard announcedByPeer[author] != nil || announcedByPeer.count < configuration.maxAnnouncedAuthors
-            else { continue }
-            announcedByPeer[author] = entry.range.upperBound
-            if announcedAt[author] == nil { announcedAt[author] = now }
+            let announcement = announcedByPeer[author]
+            guard entry.range.upperBound > announcement?.last ?? 0 else { continue }
+            guard announcement != nil || announcedByPeer.count < configuration.maxAnnouncedAuthors else { continue }
+            announcedByPeer[author] = Announcement(last: entry.range.upperBound, since: announcement?.since ?? now)
         }
         guard !repairScheduled, !announcedByPeer.isEmpty else { return [] }
         repairScheduled = true
@@ -367,15 +361,15 @@ extension SessionMachine {
         guard phase == .open else { return [] }
         var missing: [LogRange] = []
         var waiting: Duration?
-        for (author, last) in announcedByPeer.sorted(by: { $0.key < $1.key }) {
-            let age = now - (announcedAt[author] ?? now)
+        for (author, announcement) in announcedByPeer.sorted(by: { $0.key < $1.key }) {
+            let last = announcement.last
+            let age = now - announcement.since
             if age < configuration.treeRepairDelay, clock[author] < last {
                 // Announced recently: it may still come by the tree.
                 waiting = min(waiting ?? .seconds(3600), configuration.treeRepairDelay - age)
                 continue
             }
             announcedByPeer[author] = nil
-            announcedAt[author] = nil
             let from = max(clock[author], requestedGaps[author]) + 1
             guard from <= last else { continue }
             requestedGaps.advance(author, to: last)
@@ -404,7 +398,7 @@ extension SessionMachine {
 
     /// The last `.store` failed: the peer is told, and the session ends.
     public mutating func storeFailed() -> [Action] {
-        storing = nil
+        _ = intake.endStoring()  // The session ends: the messages that waited are dropped.
         return refuse(WireError(.internal, "the receiving node could not store the records"))
     }
 
@@ -416,17 +410,21 @@ extension SessionMachine {
         return gaps.isEmpty ? [] : [.send(.request(Array(gaps.prefix(WireLimits.maxRanges))))]
     }
 
-    /// Acts on the messages that waited, in order, until one needs a verification or a store again.
-    private mutating func drain() -> [Action] {
+    /// Acts on `released`, the messages that waited for what has just finished, in order, until one needs a
+    /// verification or a store again: the rest wait for that.
+    private mutating func drain(_ released: [Intake.Held]) -> [Action] {
         var actions: [Action] = []
-        while phase == .open, !verifying, storing == nil, let next = deferred.first {
-            if !pending.isEmpty && !next.message.carriesRecords {
+        var waiting = released[...]
+        while phase == .open, !intake.isBusy, let next = waiting.first {
+            if !intake.pending.isEmpty && !next.message.carriesRecords {
                 actions += flush()
                 break
             }
-            deferred.removeFirst()
+            waiting.removeFirst()
             actions += act(on: next.message, now: next.at)
         }
+        // Ended: what waited is dropped, as ``close()`` drops what is held.
+        if phase == .open { intake.hold(waiting) }
         return actions
     }
 }

@@ -223,11 +223,13 @@ extension SessionMachine {
     /// changed; at most ``WireLimits/maxInterestEntries`` entries per frame, queued together ahead of everything
     /// else. An advertisement computed before the last one sent (an older `version`) is dropped.
     public mutating func advertise(_ wanted: [PostID: UInt8], version: UInt64) -> [Action] {
-        guard phase == .open, version > advertisedVersion else { return [] }
-        advertisedVersion = version
+        guard phase == .open, version > advertisement?.version ?? 0 else { return [] }
+        let previous = advertisement
+        // When nothing changed, `wanted` is what was advertised: only the version moves.
+        advertisement = Advertisement(interest: wanted, version: version)
         var entries: [PostInterest]
-        let replace = advertised == nil
-        if let advertised {
+        let replace = previous == nil
+        if let advertised = previous?.interest {
             entries = wanted.compactMap { post, hops in
                 advertised[post] == hops ? nil : PostInterest(post: post, hops: hops)
             }
@@ -236,7 +238,6 @@ extension SessionMachine {
         } else {
             entries = wanted.map { PostInterest(post: $0.key, hops: $0.value) }
         }
-        advertised = wanted
         entries.sort { $0.post < $1.post }
         var frames: [WireMessage] = []
         var start = 0

@@ -75,10 +75,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var lastReceivedDigest: ClockDigest?
     /// Whether a clock of the peer was merged into ``peerClock`` in this session.
     var receivedClockMerged = false
-    /// The peer's round being streamed to us (OFFER seen, DONE not): gaps are checked at its DONE.
-    public internal(set) var receivingRound = false
-    var announced: (records: UInt64, bytes: UInt64) = (0, 0)
-    var receivedInRound: (records: UInt64, bytes: UInt64) = (0, 0)
+    /// The peer's round being streamed to us (OFFER seen, DONE not).
+    var peerRound: PeerRound?
     /// The last clock of the peer answered, and ours then ("request skipping").
     var answered: (theirs: VectorClock, ours: VectorClock)?
     /// Per author, the highest sequence asked for as a gap in live gossip.
@@ -87,16 +85,9 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var acknowledged = VectorClock()
 
     // Receiving.
-    var pending: [StoreBatch<Record>.Part] = []
-    var pendingCount = 0
-    var pendingFrames = 0
-    var pendingLive = false
-    var flushGeneration = 0
-    /// A verification under way; a batch being stored (with the frames to acknowledge, and whether it was live).
-    public internal(set) var verifying = false
-    var storing: (batch: StoreBatch<Record>, frames: Int, live: Bool)?
-    /// Messages received while a verification or a store was under way, in order, with when they came.
-    var deferred: [(message: WireMessage, at: ContinuousClock.Instant)] = []
+    /// The peer's records on their way to the store: the verification and store under way, the messages that wait
+    /// for them, the verified records that wait for the next store.
+    var intake = Intake()
 
     // Work for the peer.
     var streamJobs: [StreamJob] = []
@@ -105,8 +96,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var servers = 0
 
     // Interest and gossip.
-    var advertised: [PostID: UInt8]?
-    var advertisedVersion: UInt64 = 0
+    /// The interest last advertised to the peer; nil before the first.
+    var advertisement: Advertisement?
     var gossipSkipped = false
 
     // Photos and thumbnails asked of the peer.
@@ -121,10 +112,8 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     public internal(set) var eager = true
     /// How this side last asked the peer to send: eagerly, until a duplicate made it prune the link.
     public internal(set) var peerEager = true
-    /// Per author, the highest sequence the peer announced (HAVE) that may still be missing here.
-    var announcedByPeer: [AuthorID: UInt64] = [:]
-    /// Per author in ``announcedByPeer``, when its announcement came.
-    var announcedAt: [AuthorID: ContinuousClock.Instant] = [:]
+    /// Per author, the records the peer announced (HAVE) that may still be missing here.
+    var announcedByPeer: [AuthorID: Announcement] = [:]
     var repairScheduled = false
 
     public internal(set) var stats = SessionStats()
@@ -145,7 +134,13 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
 
     /// True while inputs from the peer wait for a verification or a store: the executor reads no more until the
     /// machine is idle again.
-    public var isBusy: Bool { verifying || storing != nil || !deferred.isEmpty }
+    public var isBusy: Bool { intake.isBusy }
+
+    /// True while the peer streams a round to us (OFFER seen, DONE not): gaps are checked at its DONE.
+    public var receivingRound: Bool { peerRound != nil }
+
+    /// True while a verification is under way.
+    public var verifying: Bool { intake.isVerifying }
 
     /// True when another RECORDS frame may be sent.
     public var windowOpen: Bool { inflight < configuration.window }
@@ -157,8 +152,7 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
         phase = .closed
         streamJobs.removeAll()
         serveJobs.removeAll()
-        deferred.removeAll()
-        pending.removeAll()
+        intake.drop()
     }
 
     /// Refuses the peer: ERROR, then the end (also for what the executor's collaborators find wrong in a message:
