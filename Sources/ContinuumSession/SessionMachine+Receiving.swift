@@ -232,8 +232,8 @@ extension SessionMachine {
         return flush()
     }
 
-    /// Hands out what is pending as one batch, unless a store is under way: what is pending then waits for a later
-    /// flush (the next frame verified, the next message that is not a record, or its timer).
+    /// Hands out what is pending as one batch, unless a store is under way: what is pending then goes when that store
+    /// is done (``stored(_:)``).
     mutating func flush() -> [Action] {
         guard phase == .open, let batch = intake.startStoring() else { return [] }
         return [.store(batch)]
@@ -297,7 +297,11 @@ extension SessionMachine {
         if live && !receivingRound {
             actions += requestGaps(in: batch, ourClock: outcome.clock)
         }
-        return actions + drain(released)
+        actions += drain(released)
+        // What was verified while this batch was stored goes next, at once: nothing else would hand it to a store
+        // (its flush timer may have fired during this store, and a live frame would wait for the peer's next message).
+        if !intake.isBusy { actions += flush() }
+        return actions
     }
 
     /// The peer holds what it sent: never send those back. Returns the authors of `records`.
