@@ -279,21 +279,7 @@ extension SessionMachine {
             return actions + refuse(WireError(.badRecord, "the peer signed a record that breaks a rule: \(rule)"))
         }
         if outcome.stored > 0 { actions.append(.storedFromPeer(outcome.stored)) }
-        // A copy of a record this session asked for (a live gap, a repair) or brought before is not a second path:
-        // the peer answered a REQUEST and its live frame crossed the answer. Only copies of records new to this
-        // session say that another path brings them first.
-        let newToSession = batch.refs.contains { $0.sequence > requestedGaps[$0.author] }
-        if outcome.duplicatesOnly, !outcome.fromTreeParent, outcome.fromNeighbour, newToSession, configuration.treePush,
-            peerEager,
-            batch.parts.allSatisfy({ $0.delivery != .catchUp })
-        {
-            // Only records held already, sent eagerly: another path brings them first. The link is pruned both ways
-            // (PlumTree): from now on each side only announces new records to the other.
-            peerEager = false
-            eager = false
-            stats.prunes += 1
-            actions.append(.sendUrgent([.tree(eager: false)]))
-        }
+        actions += pruneIfAnotherPathIsFirst(batch, outcome)
         if live && !receivingRound {
             actions += requestGaps(in: batch, ourClock: outcome.clock)
         }
@@ -404,6 +390,23 @@ extension SessionMachine {
     public mutating func storeFailed() -> [Action] {
         _ = intake.endStoring()  // The session ends: the messages that waited are dropped.
         return refuse(WireError(.internal, "the receiving node could not store the records"))
+    }
+
+    /// A stored batch of only records held already, sent eagerly by a neighbour that is not this node's tree
+    /// parent: another path brings them first. The link is pruned both ways (PlumTree): from now on each side only
+    /// announces new records to the other.
+    private mutating func pruneIfAnotherPathIsFirst(_ batch: StoreBatch<Record>, _ outcome: StoreOutcome) -> [Action] {
+        // A copy of a record this session asked for (a live gap, a repair) or brought before is not a second path:
+        // the peer answered a REQUEST and its live frame crossed the answer. Only copies of records new to this
+        // session say that another path brings them first.
+        let newToSession = batch.refs.contains { $0.sequence > requestedGaps[$0.author] }
+        guard outcome.duplicatesOnly, !outcome.fromTreeParent, outcome.fromNeighbour, newToSession,
+            configuration.treePush, peerEager, batch.parts.allSatisfy({ $0.delivery != .catchUp })
+        else { return [] }
+        peerEager = false
+        eager = false
+        stats.prunes += 1
+        return [.sendUrgent([.tree(eager: false)])]
     }
 
     /// After the peer's round (`.checkGaps`): anything its clock covers that we still lack is a gap; ask for it.
