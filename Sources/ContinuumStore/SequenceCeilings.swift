@@ -29,9 +29,15 @@ final class SequenceCeilings: Sendable {
     /// Writes run one at a time, so raises do not interleave; reads of ``mayHold(_:from:)`` may run meanwhile.
     func raise(_ db: Database) throws {
         let since = state.withLock { $0.rowid }
+        // NOT INDEXED: only the new rows, by a rowid range. With the (author, seq) index, SQLite would read the
+        // whole index for the GROUP BY on every write (EXPLAIN QUERY PLAN: "SCAN record USING COVERING INDEX"),
+        // which made storing 100,000 records a third slower.
         let rows = try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT author, MAX(seq) AS seq, MAX(rowid) AS last FROM record WHERE rowid > ? GROUP BY author"
+                sql: """
+                    SELECT author, MAX(seq) AS seq, MAX(rowid) AS last FROM record NOT INDEXED
+                    WHERE rowid > ? GROUP BY author
+                    """
             ),
             arguments: [since]
         )
