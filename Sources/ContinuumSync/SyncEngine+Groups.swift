@@ -272,33 +272,28 @@ extension SyncEngine {
             "refused a node that shares no group with this node",
             metadata: ["peer.id": "\(peer.short)", "peer.host": "\(host)"]
         )
-        do {
-            try await store.rememberPeer(
-                AuthorID(unchecked: peer.bytes),
-                name: name,
-                host: host,
-                port: port,
-                state: "refused: not a member"
-            )
-        } catch {
-            logger.failure("remembering a refused peer failed", error)
-        }
+        await remember(peer, name: name, host: host, port: port, state: "refused: not a member")
     }
 
     /// This node was refused by a peer (it shares no group with it, or its invite was refused): remembered for
     /// `peers`.
     func refusedBy(_ peer: NodeID, name: String?, host: String, port: Int, reason: String) async {
+        await remember(peer, name: name, host: host, port: port, state: "refused us: \(reason)")
+    }
+
+    /// Remembers a refusal, either way, for `peers`. A failure is logged: only `peers` misses the refusal, and the
+    /// connection has ended either way.
+    private func remember(_ peer: NodeID, name: String?, host: String, port: Int, state: String) async {
         do {
             try await store.rememberPeer(
                 AuthorID(unchecked: peer.bytes),
                 name: name,
                 host: host,
                 port: port,
-                state: "refused us: \(reason)"
+                state: state
             )
         } catch {
-            // Only `peers` misses the refusal; the connection has ended either way.
-            logger.failure("remembering a peer that refused this node failed", error)
+            logger.failure("remembering a refused peer (\(state)) failed", error)
         }
     }
 }

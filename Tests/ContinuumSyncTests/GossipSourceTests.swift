@@ -11,22 +11,6 @@ import Testing
 /// finds it the moment its batch commits, before the session has counted it as held by the peer.
 @Suite("Gossip never sends a record back to its source")
 struct GossipSourceTests {
-    /// Seven profile records of `author`'s log, 1 to 7, chained.
-    private static func batch(by author: NodeIdentity) throws -> [VerifiedRecord] {
-        var records: [VerifiedRecord] = []
-        for sequence in UInt64(1)...7 {
-            let content = RecordContent(
-                author: author.author,
-                sequence: sequence,
-                previous: records.last?.id,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_000 + Int64(sequence)),
-                body: .profile(name: "name \(sequence)")
-            )
-            records.append(try author.sign(content))
-        }
-        return records
-    }
-
     /// The record bytes in the RECORDS and PUSH frames among `messages`.
     private static func recordBytes(in messages: [WireMessage]) -> [[UInt8]] {
         messages.flatMap { message -> [[UInt8]] in
@@ -39,9 +23,9 @@ struct GossipSourceTests {
 
     @Test("a batch found by gossip before its session counted it goes to the other peer, not back to its sender")
     func noEchoWhenThePollWinsTheRace() async throws {
-        let us = try NodeIdentity(seed: [UInt8](repeating: 1, count: 32))
-        let sender = try NodeIdentity(seed: [UInt8](repeating: 2, count: 32))
-        let other = try NodeIdentity(seed: [UInt8](repeating: 3, count: 32))
+        let us = try SyncFixtures.identity(1)
+        let sender = try SyncFixtures.identity(2)
+        let other = try SyncFixtures.identity(3)
         let group = GroupID(founder: us.author)
         let view = MembershipView(
             groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
@@ -52,34 +36,18 @@ struct GossipSourceTests {
             ]
         )
         let store = MemorySyncStorage(view: view)
-        var configuration = SyncConfiguration()
-        configuration.antiEntropyInterval = nil
-        let engine = SyncEngine(
-            store: store,
-            identity: us,
-            configuration: configuration,
-            logger: Logger(label: "test")
-        )
+        let engine = SyncFixtures.engine(store: store, us: us)
         // The store poll fires right after the commit: gossip reads the batch before `ingest` returns.
         await store.setAfterCommit { await engine.gossipNewRecords() }
-        func session(with peer: NodeIdentity) async -> PeerSession {
-            PeerSession(
-                peer: peer.author,
-                hello: Hello(nonce: .random(), node: peer.author),
-                initiator: false,
-                host: "127.0.0.1",
-                engine: engine,
-                scope: SessionScope(peer: peer.node, groups: [group], view: view),
-                clocks: (nil, nil),
-                logger: Logger(label: "test")
-            )
+        func session(with peer: NodeIdentity) -> PeerSession {
+            SyncFixtures.session(on: engine, with: peer, group: group, view: view)
         }
-        let fromSender = await session(with: sender)
-        let toOther = await session(with: other)
+        let fromSender = session(with: sender)
+        let toOther = session(with: other)
         #expect(await engine.register(fromSender) == nil)
         #expect(await engine.register(toOther) == nil)
 
-        let records = try Self.batch(by: sender)
+        let records = try SyncFixtures.profileLog(of: sender, 7)
         try await fromSender.receive(.records(live: true, records.map(\.bytes)))
 
         let backToSender = Self.recordBytes(in: fromSender.outbox.takeQueued(limit: .max))

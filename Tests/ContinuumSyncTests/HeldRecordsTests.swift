@@ -11,52 +11,10 @@ import Testing
 /// stored again; a record at a held sequence that differs (a fork) is verified and stored as usual.
 @Suite("Held records are dropped before verification")
 struct HeldRecordsTests {
-    /// Profile records of `author`'s log, 1 to `count`, chained; `name` tells two versions of the log apart.
-    private static func log(of author: NodeIdentity, _ count: UInt64, name: String = "name") throws -> [VerifiedRecord]
-    {
-        var records: [VerifiedRecord] = []
-        for sequence in 1...count {
-            let content = RecordContent(
-                author: author.author,
-                sequence: sequence,
-                previous: records.last?.id,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_000 + Int64(sequence)),
-                body: .profile(name: "\(name) \(sequence)")
-            )
-            records.append(try author.sign(content))
-        }
-        return records
-    }
-
-    /// A session with `sender` on an engine over `store`, in one group with this node.
-    private static func session(
-        store: MemorySyncStorage,
-        us: NodeIdentity,
-        sender: NodeIdentity,
-        view: MembershipView,
-        group: GroupID
-    ) async -> PeerSession {
-        var configuration = SyncConfiguration()
-        configuration.antiEntropyInterval = nil
-        let engine = SyncEngine(store: store, identity: us, configuration: configuration, logger: Logger(label: "test"))
-        let session = PeerSession(
-            peer: sender.author,
-            hello: Hello(nonce: .random(), node: sender.author),
-            initiator: false,
-            host: "127.0.0.1",
-            engine: engine,
-            scope: SessionScope(peer: sender.node, groups: [group], view: view),
-            clocks: (nil, nil),
-            logger: Logger(label: "test")
-        )
-        #expect(await engine.register(session) == nil)
-        return session
-    }
-
     @Test("held bytes are never verified (a broken copy held is acknowledged); a fork is verified and stored")
     func heldDroppedForkKept() async throws {
-        let us = try NodeIdentity(seed: [UInt8](repeating: 1, count: 32))
-        let sender = try NodeIdentity(seed: [UInt8](repeating: 2, count: 32))
+        let us = try SyncFixtures.identity(1)
+        let sender = try SyncFixtures.identity(2)
         let group = GroupID(founder: us.author)
         let view = MembershipView(
             groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
@@ -66,7 +24,7 @@ struct HeldRecordsTests {
             ]
         )
         let store = MemorySyncStorage(view: view)
-        let records = try Self.log(of: sender, 3)
+        let records = try SyncFixtures.profileLog(of: sender, 3)
         // Held: records 1 and 2 as signed, and at 3 a copy with its last byte flipped (its content no longer
         // matches its header). Only a node that parsed or verified held records would notice.
         for record in records.prefix(2) {
@@ -75,7 +33,7 @@ struct HeldRecordsTests {
         var broken = records[2].bytes
         broken[broken.count - 1] ^= 0xFF
         await store.hold(broken, id: records[2].id, author: sender.author, sequence: 3)
-        let session = await Self.session(store: store, us: us, sender: sender, view: view, group: group)
+        let session = await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
 
         try await session.receive(.records(live: true, [records[0].bytes, records[1].bytes, broken]))
         #expect(await store.ingested.isEmpty, "nothing stored: every record was held")
@@ -84,7 +42,7 @@ struct HeldRecordsTests {
         #expect(await session.currentStats().recordsIn == 3)
 
         // Another record at sequence 2 (a fork): not the held bytes, so verified and handed to storage.
-        let fork = try Self.log(of: sender, 2, name: "other")[1]
+        let fork = try SyncFixtures.profileLog(of: sender, 2, name: "other")[1]
         try await session.receive(.records(live: true, [fork.bytes]))
         #expect(await store.ingested.map { $0.map(\.id) } == [[fork.id]])
         await session.close()
@@ -92,8 +50,8 @@ struct HeldRecordsTests {
 
     @Test("a record's author and sequence are read from their place in the header")
     func positionInHeader() throws {
-        let sender = try NodeIdentity(seed: [UInt8](repeating: 2, count: 32))
-        let record = try Self.log(of: sender, 2)[1]
+        let sender = try SyncFixtures.identity(2)
+        let record = try SyncFixtures.profileLog(of: sender, 2)[1]
         let position = try #require(PeerSession.position(of: record.bytes))
         #expect(position.0 == sender.author)
         #expect(position.1 == 2)

@@ -25,7 +25,7 @@ private struct MemoryNode {
         held: [VerifiedRecord] = [],
         maxPeers: Int = 8
     ) async throws -> MemoryNode {
-        let identity = try Keys.identity(seed)
+        let identity = try SyncFixtures.identity(seed)
         let store = MemorySyncStorage(view: view)
         var configuration = SyncConfiguration()
         // No periodic rounds: what arrives after the first round comes by the live path.
@@ -58,33 +58,10 @@ private struct MemoryNode {
     }
 }
 
-/// The identities of a test: seeds 1, 2, 3 for nodes; seed 9 for node 1's log in a group of its own.
-private enum Keys {
-    static func identity(_ seed: UInt8) throws -> NodeIdentity {
-        try NodeIdentity(seed: [UInt8](repeating: seed, count: 32))
-    }
-}
-
 /// Two and three sync engines joined in memory (``InMemoryLink``), each over its own store: a whole session from its
 /// opening, the live path, the groups a session shares, pushes to a follower, and the broadcast tree.
 @Suite("In-process sync: engines joined in memory")
 struct InProcessSyncTests {
-    /// `count` profile records of `author`'s log, 1 to `count`, chained.
-    private static func log(by author: NodeIdentity, _ count: UInt64) throws -> [VerifiedRecord] {
-        var records: [VerifiedRecord] = []
-        for sequence in 1...count {
-            let content = RecordContent(
-                author: author.author,
-                sequence: sequence,
-                previous: records.last?.id,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_000 + Int64(sequence)),
-                body: .profile(name: "name \(sequence)")
-            )
-            records.append(try author.sign(content))
-        }
-        return records
-    }
-
     /// A closed group founded by `founder`'s log, with `members` (node identities, each with its own log).
     private static func view(
         _ group: GroupID,
@@ -134,11 +111,11 @@ struct InProcessSyncTests {
 
     @Test("full sync: each store ends with both logs exactly, and both clocks agree")
     func fullSync() async throws {
-        let (one, two) = (try Keys.identity(1), try Keys.identity(2))
+        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
         let group = GroupID(founder: one.author)
         let view = Self.view(group, founder: one, members: [one, two])
-        let ones = try Self.log(by: one, 5)
-        let twos = try Self.log(by: two, 3)
+        let ones = try SyncFixtures.profileLog(of: one, 5)
+        let twos = try SyncFixtures.profileLog(of: two, 3)
         let a = try await MemoryNode.make(seed: 1, view: view, held: ones)
         let b = try await MemoryNode.make(seed: 2, view: view, held: twos)
         let (aEvents, bEvents) = (await a.engine.events(), await b.engine.events())
@@ -165,10 +142,10 @@ struct InProcessSyncTests {
 
     @Test("live: a record written on A after the sync reaches B as live gossip")
     func live() async throws {
-        let (one, two) = (try Keys.identity(1), try Keys.identity(2))
+        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
         let group = GroupID(founder: one.author)
         let view = Self.view(group, founder: one, members: [one, two])
-        let ones = try Self.log(by: one, 4)
+        let ones = try SyncFixtures.profileLog(of: one, 4)
         let a = try await MemoryNode.make(seed: 1, view: view, held: Array(ones.prefix(3)))
         let b = try await MemoryNode.make(seed: 2, view: view)
         let bEvents = await b.engine.events()
@@ -186,7 +163,9 @@ struct InProcessSyncTests {
 
     @Test("scope: records of a group B is not in never reach B; those of the shared group do")
     func scope() async throws {
-        let (one, two, secret) = (try Keys.identity(1), try Keys.identity(2), try Keys.identity(9))
+        let (one, two, secret) = (
+            try SyncFixtures.identity(1), try SyncFixtures.identity(2), try SyncFixtures.identity(9)
+        )
         let shared = GroupID(founder: one.author)
         let hidden = GroupID(founder: secret.author)
         // A knows both groups: its log `one` in the shared one, its log `secret` in a group of its own.
@@ -198,8 +177,8 @@ struct InProcessSyncTests {
             extraGroups: [hidden: .init(id: hidden, name: "h", open: false, network: false, log: secret.author)]
         )
         let bView = Self.view(shared, founder: one, members: [one, two])
-        let ones = try Self.log(by: one, 4)
-        let secrets = try Self.log(by: secret, 4)
+        let ones = try SyncFixtures.profileLog(of: one, 4)
+        let secrets = try SyncFixtures.profileLog(of: secret, 4)
         let a = try await MemoryNode.make(seed: 1, view: aView, held: Array(ones.prefix(3)) + secrets.prefix(3))
         let b = try await MemoryNode.make(seed: 2, view: bView)
         let bEvents = await b.engine.events()
@@ -221,7 +200,7 @@ struct InProcessSyncTests {
 
     @Test("push: a comment on a post B follows goes to B as PUSH once B's interest has reached A")
     func pushToFollower() async throws {
-        let (one, two) = (try Keys.identity(1), try Keys.identity(2))
+        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
         let group = GroupID(founder: one.author)
         let view = Self.view(group, founder: one, members: [one, two])
         let a = try await MemoryNode.make(seed: 1, view: view)
@@ -255,7 +234,7 @@ struct InProcessSyncTests {
 
     @Test("tree push: a record goes eagerly to its child in the writer's tree, which relays it; the other gets HAVE")
     func treePush() async throws {
-        let ids = try [1, 2, 3].map { try Keys.identity(UInt8($0)) }
+        let ids = try [1, 2, 3].map { try SyncFixtures.identity(UInt8($0)) }
         let group = GroupID(founder: ids[0].author)
         let view = Self.view(group, founder: ids[0], members: ids)
         var nodes: [MemoryNode] = []
@@ -277,7 +256,7 @@ struct InProcessSyncTests {
         let events = await two.engine.events()
         let haves = twoToOne.deliveries(to: two.engine)
 
-        let record = try Self.log(by: ids[0], 1)[0]
+        let record = try SyncFixtures.profileLog(of: ids[0], 1)[0]
         await one.write([record])
         try await Self.waitUntil("node 2 holds the record", events) { await two.held() == [record.id] }
         #expect(await three.held() == [record.id])

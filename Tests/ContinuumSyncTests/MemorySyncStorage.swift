@@ -5,9 +5,10 @@ import Foundation
 @testable import ContinuumSync
 
 /// The sync port in memory, for the in-process tests of sessions and the engine: records with row ids, a clock, a
-/// membership view, every batch stored, and the posts followed; peers, photos and joins are empty. `afterCommit` is
-/// the one fault it can inject: it runs once a batch is in and before `ingest` returns, where the engine's store poll
-/// may find the batch before the session that stored it has counted it as held by its peer.
+/// membership view, every batch stored, and the posts followed; peers, photos and joins are empty. Two faults can be
+/// injected: `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find
+/// the batch before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the
+/// lookups of posts' groups and of shown photos throw, as a store that cannot answer does.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
@@ -19,6 +20,12 @@ actor MemorySyncStorage: SyncStorage {
     init(view: MembershipView) { self.view = view }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
+
+    private var lookupsFail = false
+    struct LookupFailure: Error {}
+
+    /// From now on, `groups(ofPosts:)` and both `isPhotoShown` throw ``LookupFailure``.
+    func failLookups() { lookupsFail = true }
 
     /// Holds `bytes` as the record of `author` at `sequence`, unchecked (as if stored long ago).
     func hold(_ bytes: [UInt8], id: RecordID, author: AuthorID, sequence: UInt64) {
@@ -99,11 +106,20 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
     nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
-    func isPhotoShown(_ hash: AssetHash) -> Bool { false }
-    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) -> Bool { false }
+    func isPhotoShown(_ hash: AssetHash) throws -> Bool {
+        if lookupsFail { throw LookupFailure() }
+        return false
+    }
+    func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) throws -> Bool {
+        if lookupsFail { throw LookupFailure() }
+        return false
+    }
     func membershipView() -> MembershipView { view }
     func membershipProof(in group: GroupID) -> [UInt8]? { nil }
-    func groups(ofPosts posts: [PostID]) -> [PostID: GroupID] { [:] }
+    func groups(ofPosts posts: [PostID]) throws -> [PostID: GroupID] {
+        if lookupsFail { throw LookupFailure() }
+        return [:]
+    }
 
     func redeemInvite(
         id: [UInt8],
