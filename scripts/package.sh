@@ -42,17 +42,15 @@ done
 
 scripts/setup.sh
 echo "package.sh: building continuum-node ($configuration, Swift runtime linked in)" >&2
-# Swift 6.3's static Foundation needs its C parts named to the linker after it (swiftlang/swift-package-manager#10564:
-# "--static-swift-stdlib fails when using Foundation"); the rest comes from Foundation's own link entries.
-static_foundation=(-Xlinker -lCoreFoundation -Xlinker -l_FoundationICU -Xlinker -l_FoundationCShims
-    -Xlinker -l_FoundationCollections)
+# static_runtime, and debug_flags: the debug build's flags, the same as scripts/test.sh's.
+source scripts/build-flags.sh
+[ "$configuration" = release ] && debug_flags=()
 # A release build for the package has its own build folder: compiled for the static runtime, it would otherwise
 # make the next plain release build (scripts/node.sh, the benchmarks) compile everything again. A debug build, for
 # the test, is only linked anew (debug compiles are not whole-module), then linked back below.
 scratch=()
 [ "$configuration" = release ] && scratch=(--scratch-path .build-static)
-swift build "${scratch[@]}" -c "$configuration" --static-swift-stdlib --product continuum-node \
-    "${static_foundation[@]}" >&2
+swift build "${scratch[@]}" -c "$configuration" "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node >&2
 bin_dir="$(swift build "${scratch[@]}" -c "$configuration" --show-bin-path)"
 root="$(mktemp -d)"
 chmod 0755 "$root"
@@ -64,9 +62,9 @@ if ldd "$root/usr/lib/continuum-node/continuum-node" | grep -qE 'libswift|libFou
     exit 1
 fi
 # The debug build folder's own binary, for the tests, linked against the shared runtime again.
-if [ "$configuration" = debug ] && ! $keep_static; then swift build --product continuum-node >&2; fi
+if [ "$configuration" = debug ] && ! $keep_static; then swift build "${debug_flags[@]}" --product continuum-node >&2; fi
 # The man page tool, debug: it only reads the binary's description of itself.
-swift build --product generate-manual >&2
+swift build "${debug_flags[@]}" --product generate-manual >&2
 manual_tool="$(swift build --show-bin-path)/generate-manual"
 binary="$root/usr/lib/continuum-node/continuum-node"
 version="$("$binary" --version | awk '{print $1}')"
