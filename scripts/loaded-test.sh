@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs the parallel part of scripts/test.sh RUNS times in a row (default 5) with two busy loops beside it, to show
 # that the suite does not flake under load on a 2-core machine; prints each run's exit status and time. Builds the
-# tests first. Stops only the busy loops it started, by PID.
+# tests first, as scripts/test.sh does (scripts/build-flags.sh: CONTINUUM_DEBUG_INFO, and the binary linked with the
+# Swift runtime inside). Stops only the busy loops it started, by PID.
 #
 #   scripts/loaded-test.sh [RUNS]      logs in .build/loaded-N.log
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-swift build --build-tests 2>&1 | tail -1
+source scripts/build-flags.sh
+swift build --build-tests "${debug_flags[@]}" 2>&1 | tail -1
+swift build "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node 2>&1 | tail -1
 loops=()
 for _ in 1 2; do (while :; do :; done) & loops+=($!); done
 trap 'kill "${loops[@]}" 2>/dev/null' EXIT
