@@ -9,8 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 source scripts/build-flags.sh
-swift build --build-tests "${debug_flags[@]}" 2>&1 | tail -1
-swift build "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node 2>&1 | tail -1
+build_for_tests 2>&1 | grep -E 'Build (of product .*)?complete|error'
 loops=()
 for _ in 1 2; do (while :; do :; done) & loops+=($!); done
 trap 'kill "${loops[@]}" 2>/dev/null' EXIT
@@ -18,8 +17,7 @@ echo "loaded-test.sh: busy loops ${loops[*]}"
 failed=0
 for i in $(seq 1 "$runs"); do
     start=$SECONDS
-    swift test --skip-build --parallel --num-workers 2 --skip FloodTests --skip FloodMoreTests --skip CrowdTests \
-        --skip PhotoCrashTests >".build/loaded-$i.log" 2>&1
+    "${parallel_suite[@]}" >".build/loaded-$i.log" 2>&1
     status=$?
     [ "$status" -eq 0 ] || failed=$((failed + 1))
     echo "run $i: exit $status in $((SECONDS - start)) s; $(grep -E 'Test run with' ".build/loaded-$i.log" | tail -1)"

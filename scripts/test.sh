@@ -18,16 +18,11 @@ step "the independent Python encoders' vectors"
 # independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures.
 /usr/bin/python3 scripts/membership_vectors.py
 step "build, warnings as errors"
-# debug_flags (CONTINUUM_DEBUG_INFO=0: no debug information) and static_runtime, shared with scripts/package.sh.
+# build_for_tests and parallel_suite, with debug_flags (CONTINUUM_DEBUG_INFO=0: no debug information).
 source scripts/build-flags.sh
-swift build --build-tests "${debug_flags[@]}"
-# The binary the tests start, relinked with the Swift runtime inside (only linked again: debug compiles are not
-# whole-module). A process of it starts on a quarter less CPU (status: 79 against 105 ms), and the suites start about
-# 1,500 of them; the package step at the end then finds it built.
-swift build "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node
+build_for_tests
 step "the parallel suite"
-swift test --skip-build --parallel --num-workers 2 --skip FloodTests --skip FloodMoreTests --skip CrowdTests \
-    --skip PhotoCrashTests
+"${parallel_suite[@]}"
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other
 # suites, the machine's own load would be what they measure. So do the crowd tests (twelve nodes at once, whose
 # overlay must heal within its time limits), and the photo crash test (fifty restarts of a node, each followed by
