@@ -6,8 +6,8 @@ import GRDB
 /// of erased photos go after it commits (``ContinuumStore/finishErasure(photos:text:coalesce:)``).
 extension Ingest {
     /// Whether the content of a record is erased for good: a post or comment its author deleted, a comment the
-    /// author of its post hid (deleted), or an edit of a post its author deleted. A profile's content is never erased
-    /// (a newer profile replaces it).
+    /// author of its post hid (deleted), a comment on a post its author deleted (a post's comments go with it), or
+    /// an edit of a post its author deleted. A profile's content is never erased (a newer profile replaces it).
     ///
     /// `extendsLog`: the record is the next of a log held without a gap. A post's own author can then not have
     /// deleted it: a delete names the post's id, a hash of the post, so it comes later in the same log.
@@ -22,6 +22,8 @@ extension Ingest {
                 """
                 SELECT 1 FROM tombstone WHERE target = ?1
                     AND (author = ?2 OR author = (SELECT author FROM post WHERE id = ?3))
+                UNION ALL SELECT 1 FROM tombstone JOIN record ON record.id = tombstone.target AND record.kind = 2
+                    AND record.author = tombstone.author WHERE tombstone.target = ?3
                 """,
                 [id.bytes, header.author.bytes, post.bytes]
             )
@@ -37,7 +39,8 @@ extension Ingest {
     }
 
     /// Records the tombstones of a delete and erases what it targets (§2.6): for a post, its content, its edits'
-    /// contents, its search entry and its photo unless a live post shows it; for a comment, its text.
+    /// contents, its search entry, its photo unless a live post shows it, and every comment on it; for a comment, its
+    /// text.
     mutating func applyDelete(_ targets: [RecordID], id: RecordID, author: Data) throws {
         for target in targets {
             try db.cachedStatement(
@@ -45,7 +48,37 @@ extension Ingest {
             )
             .execute(arguments: [target.bytes, id.bytes, author])
             try erasePost(target.bytes, author: author)
+            try eraseComments(onPost: target.bytes, deletedBy: author)
             try eraseComment(target.bytes, author: author)
+        }
+    }
+
+    /// Erases every comment on `post`, whoever wrote it, when `author` wrote the post and deleted it: a post's
+    /// comments go with it (§2.6). The post is judged by its record, held whole or as its header alone; a post not
+    /// held yet is judged when it arrives (``eraseComments(onArrivalOf:author:)``). Blocking erases a post without
+    /// its comments: it is not a delete.
+    mutating func eraseComments(onPost post: Data, deletedBy author: Data) throws {
+        guard try Self.exists(db, "SELECT 1 FROM record WHERE id = ? AND kind = 2 AND author = ?", [post, author])
+        else { return }
+        let erased = try Row.fetchAll(
+            try db.cachedStatement(
+                sql:
+                    "UPDATE comment SET deleted = 1, text = '' WHERE post = ? AND deleted = 0 RETURNING id, seq, author"
+            ),
+            arguments: [post]
+        )
+        guard !erased.isEmpty else { return }
+        for comment in erased { try eraseCommentContent(comment) }
+        try Self.refreshCommentCount(post, db)
+    }
+
+    /// A post that arrives erased takes with it the comments that came first: all of them when its author deleted
+    /// it, and otherwise (this node blocks its author) those its author hid.
+    mutating func eraseComments(onArrivalOf post: Data, author: Data) throws {
+        if try Self.exists(db, "SELECT 1 FROM tombstone WHERE target = ? AND author = ?", [post, author]) {
+            try eraseComments(onPost: post, deletedBy: author)
+        } else {
+            try eraseHiddenComments(on: post, author: author)
         }
     }
 
@@ -96,16 +129,22 @@ extension Ingest {
                     sql: """
                         UPDATE comment SET deleted = 1, text = '' WHERE id = ?1 AND deleted = 0
                             AND (author = ?2 OR EXISTS (SELECT 1 FROM post WHERE post.id = comment.post AND post.author = ?2))
-                        RETURNING post, seq, author
+                        RETURNING id, post, seq, author
                         """
                 ),
                 arguments: [comment, author]
             )
         else { return }
         try Self.refreshCommentCount(row["post"], db)
-        try eraseContent(author: row["author"], seq: row["seq"])
+        try eraseCommentContent(row)
+    }
+
+    /// What a comment erased leaves behind once its row is marked (`comment`: its id, seq and author): its record's
+    /// content and its notification's text go.
+    private mutating func eraseCommentContent(_ comment: Row) throws {
+        try eraseContent(author: comment["author"], seq: comment["seq"])
         try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE kind = ? AND record = ?")
-            .execute(arguments: [NotificationKind.comment.rawValue, comment])
+            .execute(arguments: [NotificationKind.comment.rawValue, comment["id"] as Data])
         erasedText = true
     }
 

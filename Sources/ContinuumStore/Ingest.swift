@@ -387,8 +387,8 @@ struct Ingest {
             switch (header.kind, header.references) {
             case (.post, _):
                 try insertErasedPost(header, id: id)
-                // Comments that came first and that the post's author hid: erased too.
-                try eraseHiddenComments(on: id.bytes, author: header.author.bytes)
+                // Comments that came first go with a deleted post, and those its author hid with a blocked one.
+                try eraseComments(onArrivalOf: id.bytes, author: header.author.bytes)
             case (.comment, .post(let post)): try insertComment(header, id: id, post: post, text: "", deleted: true)
             default: break
             }

@@ -333,6 +333,11 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v10: posts found by id in the log") { db in
+            // A post's delete erases the comments on it (PROTOCOL.md 2.6): the post is judged by its record, which
+            // may be held as a header alone (no row in `post`). Posts only: other records are never looked up by id.
+            try db.execute(sql: "CREATE INDEX record_post ON record (id) WHERE kind = 2")
+        }
         return migrator
     }
 

@@ -11,7 +11,7 @@ extension SyncIntegrationTests {
     @Suite("Erasure across real nodes: a delete leaves no text, photo or thumbnail behind", .serialized)
     struct ErasureTests {
         @Test(
-            "a deleted post and a deleted comment are erased on B and C within a round; D, joining later, gets headers"
+            "a deleted post, the comments on it and a deleted comment are erased on B and C; D, joining later, gets headers"
         )
         func deleteErases() async throws {
             let a = try await TestNode("a")
@@ -25,6 +25,8 @@ extension SyncIntegrationTests {
             let commentText = "erasable comment \(token)"
             let editedCaption = "erasable edit \(token)"
             let keptCaption = "kept caption \(token)"
+            // Comments by others on the post that A deletes: they go with it (§2.6).
+            let onPost = ["b's comment on the deleted post \(token)", "c's comment on the deleted post \(token)"]
 
             try await a.start()
             try await b.start(peers: [a])
@@ -33,24 +35,25 @@ extension SyncIntegrationTests {
             try await a.cli("edit", post, "--caption", editedCaption)
             let kept = try await a.cli("post", a.fixture("lake.png"), "--caption", keptCaption)
             let comment = try await b.cli("comment", kept, commentText)
-            try await b.cli("comment", post, "a comment of b's own on the post")
+            try await b.cli("comment", post, onPost[0])
+            try await c.cli("comment", post, onPost[1])
             let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
             try await eventually("B and C have both posts, photos and thumbnails, and the comment") {
                 for node in [b, c] {
                     let here = try await node.withStore { store in
                         let detail = try await store.post(PostID(hex: kept)!)
-                        return try await store.post(PostID(hex: post)!)?.post.photo.available == true
+                        let deleted = try await store.post(PostID(hex: post)!)
+                        return deleted?.post.photo.available == true && deleted?.comments.count == 2
                             && detail?.comments.count == 1
                     }
                     guard here, !Self.thumbnails(of: photo, on: node).isEmpty else { return false }
                 }
                 return true
             }
-            for node in [b, c] {
-                #expect(
-                    try Self.databaseBytes(node).contains(caption: editedCaption),
-                    "\(node.name) held the text first"
-                )
+            for node in [a, b, c] {
+                let bytes = try Self.databaseBytes(node)
+                #expect(bytes.contains(caption: editedCaption), "\(node.name) held the text first")
+                #expect(onPost.allSatisfy { bytes.contains(caption: $0) }, "\(node.name) held the comments first")
             }
 
             try await a.cli("delete", post)
@@ -82,7 +85,7 @@ extension SyncIntegrationTests {
                 try await eventually("\(node.name): no erased text in the database files") {
                     let bytes = try Self.databaseBytes(node)
                     return !bytes.contains(caption: caption) && !bytes.contains(caption: editedCaption)
-                        && !bytes.contains(caption: commentText)
+                        && !bytes.contains(caption: commentText) && !onPost.contains { bytes.contains(caption: $0) }
                 }
                 #expect(try Self.databaseBytes(node).contains(caption: keptCaption), "\(node.name) keeps the live post")
                 // Search finds nothing; the live post is untouched.
@@ -102,10 +105,14 @@ extension SyncIntegrationTests {
             for record in held { _ = try record.verify() }
             let erasedIDs = held.filter(\.isHeaderOnly).map(\.id.hex)
             #expect(erasedIDs.contains(post) && erasedIDs.contains(comment), "headers alone: \(erasedIDs)")
-            #expect(held.filter(\.isHeaderOnly).count == 3, "the post, its edit and the comment")
+            #expect(
+                held.filter(\.isHeaderOnly).count == 5,
+                "the post, its edit, the comment deleted, and the two comments on the post"
+            )
             let dBytes = try Self.databaseBytes(d)
             #expect(!dBytes.contains(caption: caption) && !dBytes.contains(caption: editedCaption))
             #expect(!dBytes.contains(caption: commentText) && dBytes.contains(caption: keptCaption))
+            #expect(!onPost.contains { dBytes.contains(caption: $0) })
             #expect(
                 !FileManager.default.fileExists(
                     atPath: d.data.appendingPathComponent("photos/\(photo.hex.prefix(2))/\(photo.hex)").path
