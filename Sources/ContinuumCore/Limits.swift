@@ -18,6 +18,10 @@ public enum Limits {
     public static let maxSequence: UInt64 = (1 << 53) - 1
     /// The largest encoded record, header and content. Every valid record fits with room to spare.
     public static let recordBytes = 16_384
+    /// The kind's own references of a record of a kind this node does not know (PROTOCOL.md §2.8).
+    public static let opaqueDataBytes = 1_024
+    /// The longest content of a kind this node does not know, salt included.
+    public static let opaqueContentBytes = 8_192
 
     /// The longest content of a kind, salt included (PROTOCOL.md §2.5): 0 for a delete, which has none.
     public static func contentBytes(_ kind: RecordKind) -> Int {
@@ -31,6 +35,7 @@ public enum Limits {
         case .edit: return salt + 1 + 2 + captionBytes + photo + 8
         case .group: return salt + 1 + nameBytes
         case .delete, .member: return 0
+        case .unknown: return opaqueContentBytes
         }
     }
 }

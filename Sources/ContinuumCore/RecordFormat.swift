@@ -31,6 +31,7 @@ public enum RecordFormat {
         precondition(salt.count == saltBytes, "a content's salt is \(saltBytes) bytes")
         switch content.body {
         case .delete, .member: return []
+        case .opaque(_, let payload) where payload.isEmpty: return []
         default: break
         }
         var writer = ByteWriter()
@@ -62,6 +63,8 @@ public enum RecordFormat {
             }
         case .group(let founding):
             writer.string8(founding.name)
+        case .opaque(_, let payload):
+            writer.raw(payload)
         case .delete, .member:
             break
         }
@@ -74,7 +77,7 @@ public enum RecordFormat {
         var writer = ByteWriter()
         writer.raw(magic)
         writer.u8(version)
-        writer.u8(content.kind.rawValue)
+        writer.u8(content.body.kindCode)
         writer.raw(content.author.bytes)
         writer.u64(content.sequence)
         if let previous = content.previous { writer.raw(previous.bytes) }
@@ -94,6 +97,10 @@ public enum RecordFormat {
             writer.raw(change.node.bytes)
             writer.raw(change.log.bytes)
             writer.u64(change.through)
+        case .opaque(let references):
+            writer.raw(references.context?.bytes ?? Data(count: 32))
+            writer.u16(UInt16(references.data.count))
+            writer.raw(references.data)
         }
         writer.u32(UInt32(contentBytes.count))
         writer.raw(SHA256.hash(data: contentBytes))
@@ -204,7 +211,10 @@ public enum RecordFormat {
             )
         }
         let kindByte = try reader.u8("kind")
-        guard let kind = RecordKind(rawValue: kindByte) else { throw .malformed("unknown record kind \(kindByte)") }
+        // Codes 8 … 255 are kinds this node does not know: laid out alike, so verified and kept all the same (§2.8).
+        guard kindByte != 0, let kind = RecordKind(rawValue: kindByte < 8 ? kindByte : 0) else {
+            throw .malformed("record kind 0 is not defined; kinds are 1 ... 255")
+        }
         let author = AuthorID(unchecked: try reader.raw(32, "author"))
         let sequence = try reader.u64("sequence")
         guard (1...Limits.maxSequence).contains(sequence) else {
@@ -215,7 +225,7 @@ public enum RecordFormat {
         guard (0...Limits.latestTimestamp).contains(createdAt.milliseconds) else {
             throw .outOfRange("createdAt \(createdAt.milliseconds) is outside 1970 ... 9999")
         }
-        let references = try readReferences(kind, &reader)
+        let references = try readReferences(kind, code: kindByte, &reader)
         if kind == .group, sequence != 1 {
             // Checked here too, for a group record that travels as its header alone.
             throw .outOfRange("a group record founds its author's log: its sequence must be 1")
@@ -223,7 +233,7 @@ public enum RecordFormat {
         let contentLength = try reader.u32("content length")
         let contentHash = try reader.raw(32, "content hash")
         let limit = Limits.contentBytes(kind)
-        if kind == .delete || kind == .member {
+        if kind == .delete || kind == .member || (kind == .unknown && contentLength == 0) {
             guard contentLength == 0, contentHash == emptyContentHash else {
                 throw .malformed(
                     "a \(kind.name) has no content: its content length must be 0 and its hash that of no bytes"
@@ -232,7 +242,8 @@ public enum RecordFormat {
         } else {
             // The salt and at least a length prefix, or, for an edit, its flags: an edit that only removes the
             // location (flags 08) has no field after them.
-            let smallest = saltBytes + (kind == .edit ? 1 : 2)
+            // A kind this node does not know has its salt and at least one byte.
+            let smallest = saltBytes + (kind == .edit || kind == .unknown ? 1 : 2)
             guard (UInt32(smallest)...UInt32(limit)).contains(contentLength) else {
                 throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(smallest) ... \(limit)")
             }
@@ -249,14 +260,30 @@ public enum RecordFormat {
         )
     }
 
-    /// The references of a header: a comment's or edit's post, a delete's targets.
+    /// The references of a header: a comment's or edit's post, a delete's targets; for a kind this node does not know
+    /// (`code` 8 … 255), the post it goes with and the kind's own bytes.
     private static func readReferences(
         _ kind: RecordKind,
+        code: UInt8,
         _ reader: inout ByteReader
     ) throws(RecordError)
         -> RecordReferences
     {
         switch kind {
+        case .unknown:
+            let context = try reader.raw(32, "context")
+            let length = Int(try reader.u16("data length"))
+            guard length <= Limits.opaqueDataBytes else {
+                throw .tooLong(field: "references of kind \(code)", bytes: length, limit: Limits.opaqueDataBytes)
+            }
+            let data = try reader.raw(length, "data")
+            return .opaque(
+                OpaqueReferences(
+                    code: code,
+                    context: context.allSatisfy { $0 == 0 } ? nil : PostID(unchecked: context),
+                    data: Array(data)
+                )
+            )
         case .profile, .post:
             return .none
         case .comment, .edit:
@@ -298,6 +325,11 @@ public enum RecordFormat {
     {
         if header.kind == .delete, case .targets(let targets) = header.references { return .delete(targets: targets) }
         if header.kind == .member, case .member(let change) = header.references { return .member(change) }
+        if case .opaque(let references) = header.references {
+            guard header.contentLength > 0 else { return .opaque(references, payload: []) }
+            _ = try reader.raw(saltBytes, "salt")
+            return .opaque(references, payload: Array(try reader.raw(reader.remaining, "payload")))
+        }
         _ = try reader.raw(saltBytes, "salt")
         switch (header.kind, header.references) {
         case (.profile, _):
@@ -406,6 +438,16 @@ public enum RecordFormat {
             try checkText(founding.name, field: "group name", limit: Limits.nameBytes, multiline: false)
         case .member(let change):
             try checkMember(change, author: content.author, sequence: content.sequence)
+        case .opaque(let references, let payload):
+            guard references.code >= 8 else {
+                throw .outOfRange("kind \(references.code) is defined; an unknown kind's code is 8 ... 255")
+            }
+            guard references.data.count <= Limits.opaqueDataBytes else {
+                throw .tooLong(field: "references", bytes: references.data.count, limit: Limits.opaqueDataBytes)
+            }
+            guard payload.count <= Limits.opaqueContentBytes - saltBytes else {
+                throw .tooLong(field: "content", bytes: payload.count, limit: Limits.opaqueContentBytes - saltBytes)
+            }
         }
     }
 

@@ -12,6 +12,10 @@ public enum RecordKind: UInt8, Sendable, CaseIterable, Codable {
     case group = 6
     /// Adds a member to a group, removes one, or makes one an admin (PROTOCOL.md §2.7).
     case member = 7
+    /// A kind this node does not know, code 8 … 255 (PROTOCOL.md §2.8): verified, stored, counted in the clock and
+    /// forwarded like any record, shown nowhere. Its code travels in its references (``OpaqueReferences/code``); 0
+    /// itself is never a kind on the wire.
+    case unknown = 0
 
     /// The name used in JSON and in messages.
     public var name: String {
@@ -23,6 +27,7 @@ public enum RecordKind: UInt8, Sendable, CaseIterable, Codable {
         case .delete: "delete"
         case .group: "group"
         case .member: "member"
+        case .unknown: "record of an unknown kind"
         }
     }
 
@@ -321,6 +326,24 @@ public struct MemberChange: Sendable, Hashable {
     }
 }
 
+/// The references of a record of a kind this node does not know (PROTOCOL.md §2.8), laid out the same for every
+/// such kind so that any node can verify, store and forward it.
+public struct OpaqueReferences: Sendable, Hashable {
+    /// The kind's code, 8 … 255.
+    public var code: UInt8
+    /// The post the record goes with: a delete of that post by its author erases the record's content, as it erases
+    /// the post's comments. Nil: it goes with no post (32 zero bytes on the wire).
+    public var context: PostID?
+    /// The kind's own references, 0 … ``Limits/opaqueDataBytes`` bytes, read only by nodes that know the kind.
+    public var data: [UInt8]
+
+    public init(code: UInt8, context: PostID?, data: [UInt8] = []) {
+        self.code = code
+        self.context = context
+        self.data = data
+    }
+}
+
 /// The kind-specific part of a record, as its author wrote it: the header's references and the content.
 public enum RecordBody: Sendable, Hashable {
     /// The author's display name.
@@ -337,6 +360,9 @@ public enum RecordBody: Sendable, Hashable {
     case group(GroupFounding)
     /// A change to a group's members.
     case member(MemberChange)
+    /// A record of a kind this node does not know: its references, and its content after the salt (`payload`;
+    /// empty when the content is empty), kept as bytes.
+    case opaque(OpaqueReferences, payload: [UInt8])
 
     /// An edit of the caption alone.
     public static func edit(post: PostID, caption: String) -> RecordBody {
@@ -352,7 +378,14 @@ public enum RecordBody: Sendable, Hashable {
         case .delete: .delete
         case .group: .group
         case .member: .member
+        case .opaque: .unknown
         }
+    }
+
+    /// The kind's code on the wire: the kind's own, or an unknown kind's (8 … 255).
+    public var kindCode: UInt8 {
+        if case .opaque(let references, _) = self { return references.code }
+        return kind.rawValue
     }
 
     /// The references that travel in the header, readable once the content is erased.
@@ -364,6 +397,7 @@ public enum RecordBody: Sendable, Hashable {
         case .delete(let targets): .targets(targets)
         case .group(let founding): .group(node: founding.node, open: founding.open)
         case .member(let change): .member(change)
+        case .opaque(let references, _): .opaque(references)
         }
     }
 }
@@ -378,6 +412,8 @@ public enum RecordReferences: Sendable, Hashable {
     case group(node: NodeID, open: Bool)
     /// A member record's change (it has no content: all of it is in the header).
     case member(MemberChange)
+    /// The references of a kind this node does not know.
+    case opaque(OpaqueReferences)
 
     /// The posts the record is about: a comment's or an edit's post, a delete's targets (some may be comments).
     public var posts: [PostID] {
@@ -385,6 +421,7 @@ public enum RecordReferences: Sendable, Hashable {
         case .none, .group, .member: []
         case .post(let post): [post]
         case .targets(let targets): targets.map { PostID(unchecked: $0.bytes) }
+        case .opaque(let references): references.context.map { [$0] } ?? []
         }
     }
 }
@@ -427,6 +464,12 @@ public struct RecordHeader: Sendable, Hashable {
 
     /// True for a kind that has content to erase (every kind but delete).
     public var hasContent: Bool { contentLength > 0 }
+
+    /// The kind's code on the wire: the kind's own, or an unknown kind's (8 … 255).
+    public var kindCode: UInt8 {
+        if case .opaque(let references) = references { return references.code }
+        return kind.rawValue
+    }
 }
 
 /// Why a record was refused. The message says which field and which limit.

@@ -132,6 +132,9 @@ public struct PeerBudget: Sendable {
         case .photoData(_, _, let chunk): 0.1 + Double(chunk.count) / 1_048_576
         case .thumbWant: 2
         case .thumbData: 1
+        // Read whole and dropped: a PING's unit, and one a MiB as for photo data, so that a flood of them is
+        // refused like any other.
+        case .optional(_, let payload): 1 + Double(payload.count) / 1_048_576
         }
     }
 }

@@ -32,7 +32,8 @@ extension SessionMachine {
             return [.peerRefused(error)]
         case .ping(let nonce):
             return [.send(.pong(nonce))]
-        case .pong:
+        case .pong, .optional:
+            // An optional message this node does not know is ignored (PROTOCOL.md §7.3), once charged.
             return []
         case .clock, .clockSince, .clockUnknown, .offer, .done:
             return actOnRound(message)

@@ -268,7 +268,7 @@ extension Ingest {
             }
         case .post(let caption, _, _):
             if policy.newPosts { try insertNotification(.post, post: id.bytes, id, content, caption) }
-        case .profile, .group, .member:
+        case .profile, .group, .member, .opaque:
             break
         }
     }

@@ -29,6 +29,17 @@ extension Ingest {
             )
         case (.post, _), (.comment, _): target = id.bytes
         case (.edit, .post(let post)): target = post.bytes
+        case (.unknown, .opaque(let references)):
+            // Its author deleted it, or the author of the post it goes with deleted that post (§2.8).
+            return try Self.exists(
+                db,
+                """
+                SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2
+                UNION ALL SELECT 1 FROM tombstone JOIN record ON record.id = tombstone.target AND record.kind = 2
+                    AND record.author = tombstone.author WHERE tombstone.target = ?3
+                """,
+                [id.bytes, header.author.bytes, references.context?.bytes ?? Data()]
+            )
         default: return false
         }
         return try Self.exists(
@@ -48,18 +59,25 @@ extension Ingest {
             )
             .execute(arguments: [target.bytes, id.bytes, author])
             try erasePost(target.bytes, author: author)
-            try eraseComments(onPost: target.bytes, deletedBy: author)
+            try eraseWhatGoesWith(post: target.bytes, deletedBy: author)
             try eraseComment(target.bytes, author: author)
+            try eraseOpaque(target.bytes, author: author)
         }
     }
 
-    /// Erases every comment on `post`, whoever wrote it, when `author` wrote the post and deleted it: a post's
-    /// comments go with it (§2.6). The post is judged by its record, held whole or as its header alone; a post not
-    /// held yet is judged when it arrives (``eraseComments(onArrivalOf:author:)``). Blocking erases a post without
-    /// its comments: it is not a delete.
-    mutating func eraseComments(onPost post: Data, deletedBy author: Data) throws {
+    /// Erases every comment on `post`, whoever wrote it, and every record of an unknown kind that goes with it, when
+    /// `author` wrote the post and deleted it: they go with it (§2.6, §2.8). The post is judged by its record, held
+    /// whole or as its header alone; a post not held yet is judged when it arrives
+    /// (``eraseWhatGoesWith(arrivingPost:author:)``). Blocking erases a post without them: it is not a delete.
+    mutating func eraseWhatGoesWith(post: Data, deletedBy author: Data) throws {
         guard try Self.exists(db, "SELECT 1 FROM record WHERE id = ? AND kind = 2 AND author = ?", [post, author])
         else { return }
+        let opaque = try Row.fetchAll(
+            try db.cachedStatement(sql: "SELECT author, seq FROM opaque_record WHERE context = ?"),
+            arguments: [post]
+        )
+        for record in opaque { try eraseContent(author: record["author"], seq: record["seq"]) }
+        if !opaque.isEmpty { erasedText = true }
         let erased = try Row.fetchAll(
             try db.cachedStatement(
                 sql:
@@ -72,11 +90,11 @@ extension Ingest {
         try Self.refreshCommentCount(post, db)
     }
 
-    /// A post that arrives erased takes with it the comments that came first: all of them when its author deleted
-    /// it, and otherwise (this node blocks its author) those its author hid.
-    mutating func eraseComments(onArrivalOf post: Data, author: Data) throws {
+    /// A post that arrives erased takes with it the comments that came first: all of them, and the records of unknown
+    /// kinds that go with it, when its author deleted it; otherwise (this node blocks its author) those its author hid.
+    mutating func eraseWhatGoesWith(arrivingPost post: Data, author: Data) throws {
         if try Self.exists(db, "SELECT 1 FROM tombstone WHERE target = ? AND author = ?", [post, author]) {
-            try eraseComments(onPost: post, deletedBy: author)
+            try eraseWhatGoesWith(post: post, deletedBy: author)
         } else {
             try eraseHiddenComments(on: post, author: author)
         }
@@ -180,6 +198,25 @@ extension Ingest {
         )
         blockedLogs = logs
         return logs.contains(author)
+    }
+
+    /// Erases a record of a kind this node does not know that its own author deleted (§2.8).
+    mutating func eraseOpaque(_ record: Data, author: Data) throws {
+        guard
+            let seq = try Int64.fetchOne(
+                try db.cachedStatement(sql: "SELECT seq FROM opaque_record WHERE id = ? AND author = ?"),
+                arguments: [record, author]
+            )
+        else { return }
+        try eraseContent(author: author, seq: seq)
+        erasedText = true
+    }
+
+    /// Remembers a record of a kind this node does not know: by id, for a delete of it, and by the post it goes with.
+    func insertOpaque(_ references: OpaqueReferences, id: RecordID, author: Data, seq: Int64) throws {
+        try db.cachedStatement(
+            sql: "INSERT INTO opaque_record (id, author, seq, code, context) VALUES (?, ?, ?, ?, ?)"
+        ).execute(arguments: [id.bytes, author, seq, Int64(references.code), references.context?.bytes])
     }
 
     /// Drops a record's content; its header stays (and is what peers get from now on).

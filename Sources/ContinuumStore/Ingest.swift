@@ -349,6 +349,11 @@ struct Ingest {
     {
         let author = header.author.bytes
         let seq = Int64(header.sequence)
+        if case .opaque(let references) = header.references {
+            // Shown nowhere; remembered so that a delete, of the record or of the post it goes with, can erase it.
+            try insertOpaque(references, id: id, author: author, seq: seq)
+            return
+        }
         switch body {
         case .profile(let name):
             try db.cachedStatement(
@@ -376,22 +381,28 @@ struct Ingest {
         case .group, .member:
             try applyGroupRecord(header, body, id: id)
 
+        case .opaque:
+            break
+
         case nil where header.kind == .group:
             try applyGroupRecord(header, nil, id: id)
 
         case nil:
-            // A header alone. Erased by its author: a deleted post or comment still has its row (without any
-            // content), so that it can be named as deleted and its comments counted. Otherwise the content was
-            // withheld by whoever sent it: nothing to show until a copy with content comes.
-            guard erased else { return }
-            switch (header.kind, header.references) {
-            case (.post, _):
-                try insertErasedPost(header, id: id)
-                // Comments that came first go with a deleted post, and those its author hid with a blocked one.
-                try eraseComments(onArrivalOf: id.bytes, author: header.author.bytes)
-            case (.comment, .post(let post)): try insertComment(header, id: id, post: post, text: "", deleted: true)
-            default: break
-            }
+            if erased { try applyErased(header, id: id) }
+        }
+    }
+
+    /// A header alone, erased by its author: a deleted post or comment still has its row (without any content), so
+    /// that it can be named as deleted and its comments counted. (A header alone whose content was withheld by
+    /// whoever sent it shows nothing until a copy with content comes.)
+    private mutating func applyErased(_ header: RecordHeader, id: RecordID) throws {
+        switch (header.kind, header.references) {
+        case (.post, _):
+            try insertErasedPost(header, id: id)
+            // Comments that came first go with a deleted post, and those its author hid with a blocked one.
+            try eraseWhatGoesWith(arrivingPost: id.bytes, author: header.author.bytes)
+        case (.comment, .post(let post)): try insertComment(header, id: id, post: post, text: "", deleted: true)
+        default: break
         }
     }
 

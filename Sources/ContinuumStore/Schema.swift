@@ -333,10 +333,26 @@ enum Schema {
                     """
             )
         }
-        migrator.registerMigration("v10: posts found by id in the log") { db in
-            // A post's delete erases the comments on it (PROTOCOL.md 2.6): the post is judged by its record, which
-            // may be held as a header alone (no row in `post`). Posts only: other records are never looked up by id.
-            try db.execute(sql: "CREATE INDEX record_post ON record (id) WHERE kind = 2")
+        migrator.registerMigration("v10: posts found by id in the log, records of kinds this node does not know") {
+            db in
+            try db.execute(
+                sql: """
+                    -- A post's delete erases the comments on it (PROTOCOL.md 2.6): the post is judged by its record,
+                    -- which may be held as a header alone (no row in `post`). Posts only: no other record is looked up
+                    -- by id in the log.
+                    CREATE INDEX record_post ON record (id) WHERE kind = 2;
+                    -- Records of kinds this node does not know (PROTOCOL.md 2.8), shown nowhere: found by id for a
+                    -- delete of them, and by the post they go with (context) for a delete of that post.
+                    CREATE TABLE opaque_record (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        code INTEGER NOT NULL,
+                        context BLOB
+                    ) WITHOUT ROWID;
+                    CREATE INDEX opaque_record_context ON opaque_record (context) WHERE context IS NOT NULL;
+                    """
+            )
         }
         return migrator
     }

@@ -4,16 +4,14 @@ import ContinuumWire
 // HELLO in the engine: what a peer's HELLO must say for a session to go on (PROTOCOL.md §7.8.3).
 
 extension SyncEngine {
-    /// Checks a peer's HELLO against ours and the TLS identity.
+    /// Checks a peer's HELLO against ours and the TLS identity. A peer of a later protocol version passes: the
+    /// session runs at this node's version, and the later one decides whether it speaks it (PROTOCOL.md §7.4.1).
     func check(_ theirs: Hello, tlsPeer: AuthorID?) throws(WireError) {
-        guard theirs.protocolVersion == WireLimits.protocolVersion else {
+        guard theirs.protocolVersion >= WireLimits.protocolVersion else {
             throw WireError(
                 .unsupportedVersion,
-                theirs.protocolVersion < WireLimits.protocolVersion
-                    ? "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
-                        + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
-                    : "protocol version \(theirs.protocolVersion) is not supported; this node speaks "
-                        + "version \(WireLimits.protocolVersion): upgrade this continuum-node"
+                "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
+                    + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
             )
         }
         guard theirs.node != identity.author else {

@@ -458,7 +458,7 @@ public actor SyncEngine {
             emit(.postEdited(post, author: content.author, caption: change.caption))
         case .delete(let targets):
             emit(.deleted(targets, author: content.author))
-        case .profile, .group, .member:
+        case .profile, .group, .member, .opaque:
             break
         }
     }

@@ -79,6 +79,8 @@ extension WireCodec {
             writeRanges(ranges, to: &writer)
         case .tree(let eager):
             writer.u8(eager ? 1 : 0)
+        case .optional(_, let payload):
+            writer.raw(payload)
         case .done(let round):
             writer.u32(round)
         case .photoWant(let hash, let offset):
@@ -199,6 +201,7 @@ extension WireCodec {
         case .request(let ranges): 4 + 48 * ranges.count
         case .photoData(_, _, let chunk): 76 + chunk.count
         case .thumbData(_, let bytes): 36 + bytes.count
+        case .optional(_, let payload): payload.count
         default: 48
         }
     }

@@ -17,6 +17,8 @@ public enum WireCodec {
     /// left over, and every count, length or value out of its range. Record bytes are not parsed here: the
     /// receiver verifies them.
     public static func decodePayload(type: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> WireMessage {
+        // The optional range: this version defines no type in it, so every one is a message to read and ignore.
+        if type >= WireMessage.firstOptionalType { return .optional(type: type, payload: Array(payload)) }
         guard let kind = MessageKind(rawValue: type) else { throw unknownType(type) }
         var reader = WireReader(payload, message: kind.name)
         let message: WireMessage
@@ -59,6 +61,7 @@ public enum WireCodec {
             guard mode <= 1 else { throw reader.malformed("mode is \(mode); it must be 0 (prune) or 1 (graft)") }
             message = .tree(eager: mode == 1)
         case .done: message = .done(round: try reader.u32("round"))
+        case .optional: message = .optional(type: type, payload: Array(payload))
         case .photoWant: message = try readPhotoWant(&reader)
         case .photoData: message = try readPhotoData(&reader)
         case .photoEnd: message = try readPhotoEnd(&reader)
@@ -117,6 +120,13 @@ public enum WireCodec {
             try checkChunk(offset: offset, count: chunk.count, reader)
         case .photoEnd(_, let total):
             try checkTotalBytes(total, reader)
+        case .optional(let type, let payload):
+            guard type >= WireMessage.firstOptionalType else {
+                throw reader.malformed("type 0x\(String(type, radix: 16)) is not in the optional range 0x80 ... 0xff")
+            }
+            guard payload.count <= WireLimits.maxFrameBytes - headerBytes else {
+                throw reader.malformed("the payload is \(payload.count) bytes, over a frame's limit")
+            }
         }
     }
 
@@ -146,7 +156,9 @@ public enum WireCodec {
     }
 
     /// Whether a frame of this type can exist; ``FrameDecoder`` refuses the others as soon as it sees the type byte.
-    static func isKnown(type: UInt8) -> Bool { MessageKind(rawValue: type) != nil }
+    static func isKnown(type: UInt8) -> Bool {
+        type >= WireMessage.firstOptionalType || MessageKind(rawValue: type) != nil
+    }
 
     // MARK: - Decoding
 

@@ -167,12 +167,25 @@ public enum WireMessage: Hashable, Sendable {
     case membership(Membership)
     /// An invite was accepted: the group joined and the record that adds the joiner: type 0x04.
     case joined(group: GroupID, record: [UInt8])
+    /// A message of an optional type (0x80 … 0xFF, PROTOCOL.md §7.3) that this node does not know: read whole,
+    /// charged to the sender's budget, and ignored. Nothing this node sends is one; tests send them.
+    case optional(type: UInt8, payload: [UInt8])
 
     /// The type byte of the message's frame.
-    public var typeCode: UInt8 { kind.rawValue }
+    public var typeCode: UInt8 {
+        if case .optional(let type, _) = self { return type }
+        return kind.rawValue
+    }
 
-    /// The message type's name, as in Docs/PROTOCOL.md: `HELLO`, `RECORDS`, `PHOTO_DATA`, …
-    public var typeName: String { kind.name }
+    /// The message type's name, as in Docs/PROTOCOL.md: `HELLO`, `RECORDS`, `PHOTO_DATA`, …; `optional 0x85` for
+    /// an optional type this node does not know.
+    public var typeName: String {
+        if case .optional(let type, _) = self { return "optional 0x\(String(type, radix: 16))" }
+        return kind.name
+    }
+
+    /// The first type of the range kept for optional messages: a receiver ignores one it does not know (§7.3).
+    public static let firstOptionalType: UInt8 = 0x80
 
     /// The name of a type byte, such as `PING` for 0x30; nil for a type that does not exist.
     public static func typeName(of typeCode: UInt8) -> String? { MessageKind(rawValue: typeCode)?.name }
@@ -204,6 +217,7 @@ public enum WireMessage: Hashable, Sendable {
         case .tree: .tree
         case .membership: .membership
         case .joined: .joined
+        case .optional: .optional
         }
     }
 }
@@ -295,6 +309,8 @@ enum MessageKind: UInt8, CaseIterable {
     case push = 0x41
     case have = 0x42
     case tree = 0x43
+    /// Any type of the optional range, 0x80 … 0xFF, that this node does not know (``WireMessage/optional(type:payload:)``).
+    case optional = 0x80
 
     var name: String {
         switch self {
@@ -323,6 +339,7 @@ enum MessageKind: UInt8, CaseIterable {
         case .push: "PUSH"
         case .have: "HAVE"
         case .tree: "TREE"
+        case .optional: "optional"
         }
     }
 }

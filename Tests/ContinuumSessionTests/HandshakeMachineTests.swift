@@ -150,6 +150,26 @@ struct HandshakeMachineTests {
         #expect(machine.receive(.hello(Self.theirs)) == [])
     }
 
+    @Test("an optional message: refused before the peer's HELLO, ignored after it, while MEMBERSHIP is awaited")
+    func optionalMessages() {
+        let optional = WireMessage.optional(type: 0xa0, payload: [1])
+        var first = HandshakeMachine(ours: Self.ours, host: "127.0.0.1")
+        _ = first.start()
+        #expect(
+            first.receive(optional) == [
+                .refuse(
+                    WireError(.unexpectedMessage, "expected HELLO"),
+                    reason: "refused: the first frame was optional 0xa0, not HELLO"
+                )
+            ]
+        )
+        var machine = Self.met()
+        #expect(machine.membershipPrepared(Self.ourMembership) == [.send(.membership(Self.ourMembership))])
+        #expect(machine.receive(optional) == [])
+        #expect(!machine.isFinished)
+        #expect(machine.receive(.membership(Self.peerMembership)) == [.admit(Self.meeting, Self.peerMembership)])
+    }
+
     @Test("a frame after HELLO that is not MEMBERSHIP is refused, naming MEMBERSHIP")
     func wrongSecondFrame() {
         var machine = Self.met()

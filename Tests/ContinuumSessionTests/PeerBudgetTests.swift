@@ -100,6 +100,19 @@ struct PeerBudgetTests {
         }
     }
 
+    @Test("an optional message this node does not know costs a PING's unit and one a MiB: a flood of them is refused")
+    func optionalMessages() {
+        #expect(PeerBudget.cost(of: .optional(type: 0x80, payload: [])) == 1)
+        #expect(PeerBudget.cost(of: .optional(type: 0xff, payload: [UInt8](repeating: 0, count: 2_097_152))) == 3)
+        var budget = PeerBudget()
+        let start = ContinuousClock.now
+        let flood = WireMessage.optional(type: 0x90, payload: [UInt8](repeating: 0, count: 4_194_000))
+        var refused: WireError?
+        for _ in 0..<10_000 where refused == nil { refused = budget.charge(flood, now: start) }
+        #expect(refused?.code == .overBudget)
+        #expect(refused?.message.contains("last: optional 0x90") == true, "\(String(describing: refused))")
+    }
+
     @Test("the cost grows with the message: a 4,096-entry INTEREST costs over 100 times a PING")
     func costGrowsWithSize() {
         let ping = PeerBudget.cost(of: .ping(1))

@@ -72,6 +72,8 @@ enum Fixture {
         ("HAVE", .have([LogRange(author: author(1), range: 1...2)])),
         ("TREE prune", .tree(eager: false)),
         ("TREE graft", .tree(eager: true)),
+        // A type of the optional range that this version does not define: ignored once charged (§7.3).
+        ("optional 0x9c", .optional(type: 0x9c, payload: [1, 2, 3])),
     ]
 }
 

@@ -55,7 +55,7 @@ struct SessionMachineTests {
             ]
         case "THUMB_MISSING": return [.photo(.thumbnailMissing(hash))]
         case "HAVE": return [.scheduleRepair(after: .milliseconds(200))]
-        default: return []  // PONG, OFFER, TREE
+        default: return []  // PONG, OFFER, TREE, an optional type
         }
     }
 

@@ -27,7 +27,7 @@ struct IngestTests {
                 case .delete(let targets):
                     for target in targets { deleted.insert(target.bytes + content.author.bytes) }
                 case .comment(let post, _): comments.append((record.id, post, content.author))
-                case .profile, .group, .member: break
+                case .profile, .group, .member, .opaque: break
                 }
             }
             for (id, post) in posts where !deleted.contains(id.bytes + post.author.bytes) {

@@ -79,12 +79,32 @@ struct RefusalTests {
     }
 
     @Test(
-        "an unknown message type is refused",
-        arguments: [0x00, 0x05, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x44, 0x7f, 0xff] as [UInt8]
+        "an unknown message type below the optional range is refused",
+        arguments: [0x00, 0x05, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x44, 0x7f] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")
         #expect(throws: WireError.self) { try WireCodec.decodePayload(type: type, payload: []) }
+    }
+
+    @Test(
+        "a message of the optional range (0x80 … 0xff) is read whole and handed on as optional, whatever its payload",
+        arguments: [0x80, 0x81, 0x99, 0xc3, 0xff] as [UInt8]
+    )
+    func optionalType(type: UInt8) throws {
+        let payload: [UInt8] = [1, 2, 3, 0, 0xff]
+        let bytes = frame(type: type, payload: payload) + WireCodec.encode(.ping(7))
+        let fed = feed(bytes)
+        #expect(fed.messages == [.optional(type: type, payload: payload), .ping(7)])
+        #expect(fed.error == nil)
+        #expect(feedBytewise(bytes).messages == fed.messages)
+        // It encodes to the same frame, so tests (and later versions) can send one.
+        #expect(WireCodec.encode(.optional(type: type, payload: payload)) == frame(type: type, payload: payload))
+        #expect(WireMessage.optional(type: type, payload: []).typeName == "optional 0x\(String(type, radix: 16))")
+        // Its length is checked like any frame's.
+        var decoder = FrameDecoder(maxFrameBytes: 16)
+        decoder.append(frame(type: type, payload: [UInt8](repeating: 0, count: 15)))
+        #expect(throws: WireError.self) { try decoder.next() }
     }
 
     @Test("TLS handshake bytes at a plaintext node are refused with a clear message")
@@ -115,13 +135,13 @@ struct RefusalTests {
     @Test("after an error the decoder stays failed; frames before the bad one are delivered")
     func sticky() throws {
         var decoder = FrameDecoder()
-        decoder.append(WireCodec.encode(.ping(1)) + WireCodec.encode(.pong(2)) + frame(type: 0x99, payload: []))
+        decoder.append(WireCodec.encode(.ping(1)) + WireCodec.encode(.pong(2)) + frame(type: 0x59, payload: []))
         #expect(try decoder.next() == .ping(1))
         #expect(try decoder.next() == .pong(2))
         #expect(throws: WireError.self) { try decoder.next() }
         decoder.append(WireCodec.encode(.ping(3)))
         #expect(decoder.bufferedBytes == 0)
-        #expect(throws: WireError(.malformedFrame, "unknown message type 0x99")) { try decoder.next() }
+        #expect(throws: WireError(.malformedFrame, "unknown message type 0x59")) { try decoder.next() }
     }
 
     // MARK: - Payloads

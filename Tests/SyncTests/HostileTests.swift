@@ -243,20 +243,25 @@ struct HostileTests {
 
     // MARK: 5. Wrong protocol version
 
-    @Test("a HELLO with protocol version 99 is refused with unsupported version")
-    func wrongProtocolVersion() async throws {
+    @Test("a HELLO of a later version (99) is answered at this node's; the later peer's refusal ends it, logged")
+    func laterProtocolVersion() async throws {
         try await Self.withTarget { target in
             let client = try RawClient(port: target.node.port)
             var hello = RawClient.hello(for: NodeIdentity.generate())
             hello.protocolVersion = 99
             try client.send(.hello(hello))
-            let error = try await client.expectRefusal(.unsupportedVersion)
-            #expect(
-                error?.message.contains("version \(WireLimits.protocolVersion)") == true,
-                "the message names the supported version: \(String(describing: error))"
+            // The node speaks its own version: its HELLO says so, and its MEMBERSHIP follows (§7.4.1).
+            try await client.read(timeout: .seconds(30)) { messages in
+                messages.contains { if case .membership = $0 { true } else { false } }
+            }
+            let theirs = client.received.compactMap { if case .hello(let hello) = $0 { hello } else { nil } }
+            #expect(theirs.map(\.protocolVersion) == [WireLimits.protocolVersion])
+            #expect(client.received.contains { if case .membership = $0 { true } else { false } })
+            // The later peer cannot speak it, and says so; the node logs the peer's words.
+            try client.send(
+                .error(WireError(.unsupportedVersion, "this peer speaks protocol version 99 only: upgrade the node"))
             )
-            #expect(error?.message.contains("99") == true, "\(String(describing: error))")
-            try await target.expectLogged("protocol version 99 is not supported")
+            try await target.expectLogged("version 99 only")
             try await target.expectUnchanged()
             try await target.expectStillServing()
         }
@@ -571,15 +576,21 @@ final class RawClient {
 
     /// Connects, exchanges valid HELLOs, proves membership of the test network (``TestNode/network``) in
     /// MEMBERSHIP, and waits for the node's first CLOCK: the session is established.
-    static func handshake(port: Int, identity: NodeIdentity = .generate()) async throws -> RawClient {
+    static func handshake(
+        port: Int,
+        identity: NodeIdentity = .generate(),
+        version: UInt16 = WireLimits.protocolVersion
+    ) async throws -> RawClient {
         let client = try RawClient(port: port)
-        try await client.establish(identity)
+        try await client.establish(identity, version: version)
         return client
     }
 
-    /// On a connected socket: HELLOs both ways, MEMBERSHIP in the test network, then the node's first CLOCK.
-    func establish(_ identity: NodeIdentity) async throws {
-        let hello = Self.hello(for: identity)
+    /// On a connected socket: HELLOs both ways (ours saying `version`), MEMBERSHIP in the test network, then the
+    /// node's first CLOCK.
+    func establish(_ identity: NodeIdentity, version: UInt16 = WireLimits.protocolVersion) async throws {
+        var hello = Self.hello(for: identity)
+        hello.protocolVersion = version
         try send(.hello(hello))
         try await readHello(timeout: .seconds(30))
         guard case .hello(let theirs)? = received.first(where: { if case .hello = $0 { true } else { false } })
