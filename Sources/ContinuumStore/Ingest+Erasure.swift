@@ -181,7 +181,7 @@ extension Ingest {
     }
 
     /// Whether this node blocked the author (by its log key, or by its node, whatever the group). The blocked logs
-    /// are read once per transaction: member rows change only at its end (``finish()``), and blocking is a
+    /// are read once after the members were last derived (``settleMembers()``), and blocking is a
     /// transaction of its own.
     mutating func isBlocked(_ author: Data) throws -> Bool {
         if let blockedLogs { return blockedLogs.contains(author) }

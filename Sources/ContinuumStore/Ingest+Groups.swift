@@ -38,6 +38,17 @@ extension Ingest {
         }
     }
 
+    /// Derives the members of the groups whose member records changed since, so that the next record is judged with
+    /// them: which group its log is in, whether this node blocks it.
+    mutating func settleMembers() throws {
+        guard !touchedGroups.isEmpty else { return }
+        for group in touchedGroups.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
+            try refreshMembers(of: group)
+        }
+        touchedGroups = []
+        blockedLogs = nil
+    }
+
     /// Derives a group's logs from its records with ``GroupRules``, and writes them to `member`.
     func refreshMembers(of group: GroupID) throws {
         try Self.refreshMembers(of: group, db)

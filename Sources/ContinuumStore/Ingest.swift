@@ -32,9 +32,11 @@ struct Ingest {
     var erasedText = false
     /// Records that came again with the content their author had erased: the content was dropped.
     var droppedErasedContent = 0
-    /// Groups whose member records changed in this transaction: their members are derived again once, at the end.
+    /// Groups whose member records changed since their members were last derived: derived again before the next
+    /// record that is not a group or member record is judged, and at the end (``settleMembers()``), so that the
+    /// outcome does not depend on how records were batched (PROTOCOL.md Appendix A 27).
     var touchedGroups: Set<GroupID> = []
-    /// The logs this node blocked, read once per transaction (nil until first needed).
+    /// The logs this node blocked, read when first needed after the members were last derived (nil until then).
     var blockedLogs: Set<Data>?
     /// Changes to the search index, written by ``finish()`` after every other statement of the transaction. FTS5
     /// flushes its pending terms into a new segment at every statement savepoint, so an entry written between the
@@ -83,6 +85,7 @@ struct Ingest {
             return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
+        if !header.kind.isMembership { try settleMembers() }
         let ignored = try Self.ownershipError(header, record.id, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).
@@ -321,8 +324,8 @@ struct Ingest {
     }
 
     /// Writes the cached log heads. Call once, at the end of the transaction.
-    func finish() throws {
-        for group in touchedGroups { try refreshMembers(of: group) }
+    mutating func finish() throws {
+        try settleMembers()
         try searchIndex.write(db)
         let upsert = try db.cachedStatement(
             sql: """

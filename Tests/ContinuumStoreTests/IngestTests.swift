@@ -181,6 +181,33 @@ struct IngestTests {
         }
     }
 
+    @Test(
+        "members count from the record on, not from the batch's end: in one batch, a comment of another group is not shown"
+    )
+    func membersPerRecordNotPerBatch() async throws {
+        let first = GroupID(unchecked: Data(repeating: 1, count: 32))
+        let second = GroupID(unchecked: Data(repeating: 2, count: 32))
+        var home = RecordFactory(authorCount: 2, seed: 7, network: first)
+        var away = RecordFactory(authorCount: 1, seed: 8, network: second)
+        let post = home.post(by: 0)
+        _ = home.make(.comment(post: PostID(post.id), text: "from the same group"), by: 1)
+        _ = away.make(.comment(post: PostID(post.id), text: "from another group"), by: 0)
+        // Each log's member record comes before its records, as the sync layer sends them (§7.8.6); the batches
+        // differ: all in one, or one record at a time (PROTOCOL.md Appendix A 27).
+        let all = home.records + away.records
+        let ordered = all.filter { $0.header.kind == .member } + all.filter { $0.header.kind != .member }
+        for batches in [[ordered], ordered.map { [$0] }] {
+            let temporary = try TemporaryStore()
+            let me = NodeIdentity.generate()
+            _ = try await temporary.store.joinNetwork(first, name: "first", by: me)
+            _ = try await temporary.store.joinNetwork(second, name: "second", by: me)
+            for batch in batches { _ = try await temporary.store.ingest(batch) }
+            let shown = try await temporary.store.post(PostID(post.id))
+            #expect(shown?.comments.map(\.text) == ["from the same group"], "\(batches.count) batches")
+            #expect(shown?.post.commentCount == 1, "\(batches.count) batches")
+        }
+    }
+
     @Test("this node refuses to sign an edit or delete of someone else's post, and stores nothing")
     func nonOwnerRefusedLocally() async throws {
         var factory = RecordFactory(authorCount: 1, seed: 3)
