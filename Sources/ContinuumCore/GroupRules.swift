@@ -39,13 +39,17 @@ public enum GroupRules {
     /// One log of a group: its node, whether it is an admin, and, once removed, the last sequence that stays valid.
     public struct Member: Sendable, Hashable {
         public var node: NodeID
+        /// An admin now: one that the founder has not removed.
         public var admin: Bool
+        /// An admin now, or one that the founder removed: its member records up to `removedThrough` stand.
+        public var wasAdmin: Bool
         /// Nil for a member; for a removed log, the last of its records that is kept.
         public var removedThrough: UInt64?
 
-        public init(node: NodeID, admin: Bool, removedThrough: UInt64? = nil) {
+        public init(node: NodeID, admin: Bool, wasAdmin: Bool? = nil, removedThrough: UInt64? = nil) {
             self.node = node
             self.admin = admin
+            self.wasAdmin = wasAdmin ?? admin
             self.removedThrough = removedThrough
         }
 
@@ -70,6 +74,7 @@ public enum GroupRules {
             let founded = Founded(founder: group.founder, records: records)
             var logs = founded.added(founderNode: founderNode, open: open)
             founded.applyRemovals(to: &logs)
+            for log in logs.keys { logs[log]?.wasAdmin = founded.everAdmin.contains(log) }
             return logs
         }
     }

@@ -23,15 +23,23 @@ public struct MembershipView: Sendable {
     public struct Log: Sendable, Hashable {
         public let group: GroupID
         public let node: NodeID
+        /// An admin now.
         public let admin: Bool
+        /// An admin now, or one the founder removed: its member records up to `removedThrough` stand (§5.1).
+        public let wasAdmin: Bool
         public let removedThrough: UInt64?
 
-        public init(group: GroupID, node: NodeID, admin: Bool, removedThrough: UInt64?) {
+        public init(group: GroupID, node: NodeID, admin: Bool, wasAdmin: Bool? = nil, removedThrough: UInt64?) {
             self.group = group
             self.node = node
             self.admin = admin
+            self.wasAdmin = wasAdmin ?? admin
             self.removedThrough = removedThrough
         }
+
+        /// Whether a record of this log at `sequence` is valid: always for a member, up to what its removal kept for
+        /// a removed one.
+        public func accepts(sequence: UInt64) -> Bool { removedThrough.map { sequence <= $0 } ?? true }
     }
 
     /// The groups this node is a member of.
@@ -179,8 +187,10 @@ public enum MembershipProofs {
             // In an open group anyone may add itself, so an add signed by a key this node does not know as an admin
             // yet (a joiner holds none of the group's records) proves no less than a self-add.
             if info.open { return nil }
-            guard let signer = view.logs[header.author], signer.group == group, signer.admin,
-                signer.removedThrough == nil
+            // Signed by an admin, or by one the founder removed since, within what the removal kept: the record stands
+            // (§5.1), on every node alike.
+            guard let signer = view.logs[header.author], signer.group == group, signer.wasAdmin,
+                signer.accepts(sequence: header.sequence)
             else { return "the member record is not signed by an admin of the group" }
             return nil
         default:

@@ -70,11 +70,15 @@ extension ContinuumStore {
                 )
             }
             var logs: [AuthorID: MembershipView.Log] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT log, group_id, node, admin, removed_through FROM member") {
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT log, group_id, node, admin, was_admin, removed_through FROM member"
+            ) {
                 logs[AuthorID(unchecked: row["log"])] = MembershipView.Log(
                     group: GroupID(unchecked: row["group_id"]),
                     node: NodeID(unchecked: row["node"]),
                     admin: (row["admin"] as Int64) != 0,
+                    wasAdmin: (row["was_admin"] as Int64) != 0,
                     removedThrough: (row["removed_through"] as Int64?).map { UInt64($0) }
                 )
             }

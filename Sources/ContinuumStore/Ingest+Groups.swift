@@ -93,11 +93,14 @@ extension Ingest {
         try db.execute(sql: "DELETE FROM member WHERE group_id = ?", arguments: [group.bytes])
         let insert = try db.cachedStatement(
             // A log belongs to one group: an add of a log that another group holds changes nothing.
-            sql: "INSERT OR IGNORE INTO member (log, group_id, node, admin, removed_through) VALUES (?, ?, ?, ?, ?)"
+            sql: """
+                INSERT OR IGNORE INTO member (log, group_id, node, admin, was_admin, removed_through)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
         )
         for (log, member) in logs {
             try insert.execute(arguments: [
-                log.bytes, group.bytes, member.node.bytes, member.admin ? 1 : 0,
+                log.bytes, group.bytes, member.node.bytes, member.admin ? 1 : 0, member.wasAdmin ? 1 : 0,
                 member.removedThrough.map { Int64($0) },
             ])
         }

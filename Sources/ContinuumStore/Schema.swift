@@ -354,6 +354,17 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v11: admins the founder removed") { db in
+            try db.execute(
+                sql: """
+                    -- An admin now, or one the founder removed: its member records up to removed_through stand
+                    -- (PROTOCOL.md 5.1). Rows written before this know admins now only; a group's next member record
+                    -- derives them all again.
+                    ALTER TABLE member ADD COLUMN was_admin INTEGER NOT NULL DEFAULT 0;
+                    UPDATE member SET was_admin = admin;
+                    """
+            )
+        }
         return migrator
     }
 

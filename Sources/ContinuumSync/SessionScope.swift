@@ -172,12 +172,13 @@ private struct BatchSorter {
         sorting.keep.insert(record.id)
     }
 
-    /// The group of `author`'s log, whether it is an admin, and whether its record at `sequence` is one its
-    /// removal (if any) kept; nil for a log not known.
+    /// The group of `author`'s log, whether its member records stand (an admin, or one the founder removed: then up
+    /// to what the removal kept, §5.1), and whether its record at `sequence` is one its removal (if any) kept; nil for
+    /// a log not known.
     private func standing(_ author: AuthorID, _ sequence: UInt64) -> (GroupID, admin: Bool, kept: Bool)? {
         if let log = learned[author] { return (log.group, log.admin, true) }
         guard let log = view.logs[author] else { return nil }
-        return (log.group, log.admin, log.removedThrough.map { sequence <= $0 } ?? true)
+        return (log.group, log.wasAdmin, log.accepts(sequence: sequence))
     }
 }
 

@@ -177,7 +177,7 @@ struct GroupRulesTests {
             Self.members(records) == [
                 Self.founder: Self.founderEntry,
                 Self.a: Member(node: Self.node(of: Self.a), admin: true),
-                Self.b: Member(node: Self.node(of: Self.b), admin: false, removedThrough: 6),
+                Self.b: Member(node: Self.node(of: Self.b), admin: false, wasAdmin: true, removedThrough: 6),
                 Self.c: Member(node: Self.node(of: Self.c), admin: false, removedThrough: 4),
             ]
         )
@@ -197,7 +197,8 @@ struct GroupRulesTests {
         #expect(
             Self.members(records) == [
                 Self.founder: Self.founderEntry,
-                Self.a: Member(node: Self.node(of: Self.a), admin: false, removedThrough: 2),
+                // No admin now, but one once: its member records up to 2 stand, on every node (Appendix A 19).
+                Self.a: Member(node: Self.node(of: Self.a), admin: false, wasAdmin: true, removedThrough: 2),
                 Self.b: Member(node: Self.node(of: Self.b), admin: false),
                 Self.e: Member(node: Self.node(of: Self.e), admin: true),
             ]

@@ -84,6 +84,35 @@ struct SessionScopeSortTests {
         #expect(sorting.outOfScope.isEmpty)
     }
 
+    @Test("an admin the founder removed: its member records up to the removal's through are kept, later ones are not")
+    func removedAdminsGrants() throws {
+        let exAdmin = Self.identity(15)
+        let view = MembershipView(
+            groups: Self.view.groups,
+            logs: Self.view.logs.merging([
+                exAdmin.author: .init(
+                    group: Self.groupA,
+                    node: Self.identity(8).node,
+                    admin: false,
+                    wasAdmin: true,
+                    removedThrough: 2
+                )
+            ]) { $1 }
+        )
+        let add = { (log: NodeIdentity) in
+            RecordBody.member(
+                MemberChange(group: Self.groupA, action: .add, node: Self.identity(9).node, log: log.author)
+            )
+        }
+        let within = try Self.record(exAdmin, 2, add(Self.fresh))
+        let after = try Self.record(exAdmin, 3, add(Self.identity(16)))
+        let sorting = SessionScope.sort([within, after], groups: [Self.groupA], view: view)
+        // Stored whatever the order the removal and the grant came in: GroupRules counts it (PROTOCOL.md §5.1).
+        #expect(sorting.keep == [within.id])
+        #expect(sorting.removed == 1)
+        #expect(sorting.notAdmin.isEmpty)
+    }
+
     @Test("an admin's member record makes its log known for the rest of the batch")
     func learnedInBatch() throws {
         let adds = try Self.record(
