@@ -12,8 +12,9 @@ public struct BlockedAuthor: Sendable, Hashable {
 }
 
 extension ContinuumStore {
-    /// Blocks an author, on this node only: its posts, comments and edits are erased here as a deletion would erase
-    /// them (their photos go, their notifications go), and those that arrive later are kept as headers alone, so
+    /// Blocks an author, on this node only: its posts, comments, edits and records of kinds this node does not know
+    /// are erased here as a deletion would erase them (their photos go, their notifications go), and those that
+    /// arrive later are kept as headers alone, so
     /// they are neither shown nor forwarded. With the author's node known (a member record), every log of that
     /// node is blocked, in every group. Returns what was erased.
     public func block(_ author: AuthorID, by identity: NodeIdentity) async throws -> (posts: Int, comments: Int) {
@@ -66,6 +67,14 @@ extension ContinuumStore {
                 ) {
                     try ingest.eraseComment(comment, author: log)
                     counts.comments += 1
+                }
+                // Records of kinds this node does not know: shown nowhere, but not kept either (§2.8).
+                for record in try Data.fetchAll(
+                    db,
+                    sql: "SELECT id FROM opaque_record WHERE author = ?",
+                    arguments: [log]
+                ) {
+                    try ingest.eraseOpaque(record, author: log)
                 }
             }
             try ingest.finish()

@@ -12,7 +12,7 @@ extension Ingest {
     /// `extendsLog`: the record is the next of a log held without a gap. A post's own author can then not have
     /// deleted it: a delete names the post's id, a hash of the post, so it comes later in the same log.
     mutating func isErased(_ header: RecordHeader, id: RecordID, extendsLog: Bool = false) throws -> Bool {
-        if [.post, .comment, .edit].contains(header.kind), try isBlocked(header.author.bytes) { return true }
+        if [.post, .comment, .edit, .unknown].contains(header.kind), try isBlocked(header.author.bytes) { return true }
         if extendsLog && header.kind == .post { return false }
         let target: Data
         switch (header.kind, header.references) {

@@ -75,6 +75,23 @@ struct UnknownKindStoreTests {
         }
     }
 
+    @Test("blocking their author erases them, and keeps the later ones as headers alone")
+    func blockedAuthor() async throws {
+        var scene = Scene()
+        let later = scene.factory.make(
+            .opaque(OpaqueReferences(code: 202, context: nil), payload: Array("written after the block".utf8)),
+            by: 1
+        )
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest([scene.post, scene.withPost, scene.alone])
+        _ = try await temporary.store.block(scene.factory.authors[1].author, by: NodeIdentity.generate())
+        _ = try await temporary.store.ingest([later])
+        for text in ["goes with the post", "goes with nothing", "written after the block"] {
+            #expect(try await !Self.holds(temporary.store, text), "\(text)")
+        }
+        #expect(try await temporary.store.clock()[scene.factory.authors[1].author] == 3, "the log stays whole")
+    }
+
     @Test("a delete by its own author erases it; a delete of it by someone else does not")
     func deletedByItsAuthor() async throws {
         var scene = Scene()
