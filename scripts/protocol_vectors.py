@@ -7,9 +7,9 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds fourteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+It builds sixteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
 eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
-member records;
+member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them;
 decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them; checks that every
 single-bit flip of every record, whole or header alone, is refused (by the decoder, the content-hash check or
 the signature); checks a list of invalid records that must be refused and a few edge cases that must be
@@ -57,6 +57,15 @@ KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
 # The kinds without content (§2.5): content length 0, content hash that of no bytes, no salt; always whole.
 NO_CONTENT = ("delete", "member")
 
+# Kinds to come (§2.8): the codes 8 ... 255, which this version does not define, all laid out alike. This script
+# models such a record as the kind "future", its code in its body. The references (§2.1): `context`, 32 bytes (a
+# post id, or 32 zero bytes for none), then `length`, u16, 0 ... 1024, then `data`. The content: nothing (length 0,
+# the hash of no bytes: then, like a delete, the record is always whole), or the salt then at least one byte.
+FUTURE = "future"
+FUTURE_CODES = range(8, 256)
+FUTURE_DATA_BYTES = 1024
+FUTURE_CONTENT_BYTES = 8192
+
 # A group record's flags (§2.1): bit 0 makes the group open; the other bits MUST be 0.
 GROUP_OPEN = 0x01
 # A member record's actions (§2.1).
@@ -91,16 +100,18 @@ CONTENT_MAX = {
     "comment": SALT_BYTES + 2 + COMMENT_BYTES,
     "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 8,
     "group": SALT_BYTES + 1 + NAME_BYTES,
+    FUTURE: FUTURE_CONTENT_BYTES,
 }
 # The smallest content length a header may give. §2.1 says "18 … the kind's limit" for every kind but delete, but
 # §2.5 lets an edit do nothing but remove the location (flags 08, no field): its content is the salt and the flags,
 # 17 bytes. This follows §2.5 for an edit; the vector "A6 edit removing location" is such a record.
+# A kind to come has, when its content length is not 0, the salt and at least one byte (§2.1, §2.8).
 CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SALT_BYTES + 2, "edit": SALT_BYTES + 1,
-               "group": SALT_BYTES + 2}
+               "group": SALT_BYTES + 2, FUTURE: SALT_BYTES + 1}
 # The table of §2.5: (largest content, largest record) by kind. Checked against records built here. A group record
 # is always sequence 1 (no previous), so its largest is 32 bytes shorter than it would be further on in a log.
 SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
-              "delete": (0, 8380), "group": (81, 268), "member": (0, 291)}
+              "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 9436)}
 
 # The Unicode White_Space property (PropList.txt), spelled out so that this does not depend on str.isspace().
 WHITE_SPACE = frozenset(
@@ -109,7 +120,8 @@ WHITE_SPACE = frozenset(
 )
 
 # A record, as this script models it, is a dict:
-#   author, sequence, previous (bytes or None), createdAt, kind, salt (16 bytes; None for a delete or member), body
+#   author, sequence, previous (bytes or None), createdAt, kind, salt (16 bytes; None for a delete or member, and
+#   for a kind to come with an empty payload), body
 # and the body by kind:
 #   profile  {name}
 #   post     {caption, photo, location}           location: None or {latitudeE7, longitudeE7}
@@ -119,6 +131,9 @@ WHITE_SPACE = frozenset(
 #   delete   {targets}
 #   group    {node, open, name}                   node: the founder's node id; open: bool
 #   member   {group, action, node, log, through}  action: "add", "remove" or "admin"
+#   future   {code, context, data, payload}       a kind to come (§2.8): code 8 ... 255; context: a post id, or None
+#                                                 (32 zero bytes on the wire); data: the references' own bytes;
+#                                                 payload: the content after the salt, b"" for no content at all
 # A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known)}.
 
 
@@ -187,11 +202,12 @@ def validate(record: dict) -> None:
         raise Invalid("previous must be 32 bytes")
     check_timestamp(record["createdAt"], "createdAt")
     kind, body = record["kind"], record["body"]
-    if kind not in KIND_CODES:
+    if kind not in KIND_CODES and kind != FUTURE:
         raise Invalid(f"unknown kind {kind!r}")
-    if (record["salt"] is None) != (kind in NO_CONTENT) or (
+    if (record["salt"] is None) == has_content(record) or (
             record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
-        raise Invalid("every content starts with a 16-byte salt; a delete and a member have no content")
+        raise Invalid("every content starts with a 16-byte salt; a delete, a member and a kind to come with no "
+                      "payload have no content")
     if kind == "profile":
         check_text(body["name"], "name", NAME_BYTES, multiline=False)
     elif kind == "post":
@@ -221,8 +237,31 @@ def validate(record: dict) -> None:
         if len(body["node"]) != 32 or not isinstance(body["open"], bool):
             raise Invalid("a group record names a 32-byte node and is open or not")
         check_text(body["name"], "group name", NAME_BYTES, multiline=False)
+    elif kind == FUTURE:
+        check_future(body)
     else:
         check_member(body, record["author"], sequence)
+
+
+def has_content(record: dict) -> bool:
+    """Whether the record has a content (§2.5, §2.8): every kind but a delete and a member, and a kind to come only
+    when it has a payload."""
+    if record["kind"] == FUTURE:
+        return len(record["body"]["payload"]) > 0
+    return record["kind"] not in NO_CONTENT
+
+
+def check_future(body: dict) -> None:
+    """A record of a kind to come (§2.1, §2.8): its code, its context, its data and its payload."""
+    if body["code"] not in FUTURE_CODES:
+        raise Invalid(f"kind {body['code']} is not a kind to come (8 ... 255)")
+    context = body["context"]
+    if context is not None and (len(context) != 32 or context == bytes(32)):
+        raise Invalid("a context is a 32-byte post id; 32 zero bytes is how no context is written (None)")
+    if len(body["data"]) > FUTURE_DATA_BYTES:
+        raise Invalid(f"data is {len(body['data'])} bytes; the limit is {FUTURE_DATA_BYTES}")
+    if len(body["payload"]) > FUTURE_CONTENT_BYTES - SALT_BYTES:
+        raise Invalid(f"payload is {len(body['payload'])} bytes; the limit is {FUTURE_CONTENT_BYTES - SALT_BYTES}")
 
 
 def check_group_header(sequence: int) -> None:
@@ -263,12 +302,16 @@ def edit_flags(body: dict) -> int:
 
 
 def content_fields(record: dict) -> list[tuple[str, bytes]]:
-    """The content as labelled fields, in order (§2.5); none for a delete or a member. Validates first."""
+    """The content as labelled fields, in order (§2.5, §2.8); none for a delete, a member or a kind to come with no
+    payload. Validates first."""
     validate(record)
     kind, body = record["kind"], record["body"]
-    if kind in NO_CONTENT:
+    if not has_content(record):
         return []
     fields: list[tuple[str, bytes]] = [("salt", record["salt"])]
+    if kind == FUTURE:
+        fields.append(("payload", body["payload"]))
+        return fields
 
     def string(field: str, text: str, prefix: str) -> None:
         data = text.encode("utf-8")
@@ -327,7 +370,7 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
     fields: list[tuple[str, bytes]] = [
         ("magic", MAGIC),
         ("version", bytes([VERSION])),
-        ("kind", bytes([KIND_CODES[kind]])),
+        ("kind", bytes([body["code"] if kind == FUTURE else KIND_CODES[kind]])),
         ("author", record["author"]),
         ("sequence", struct.pack(">Q", record["sequence"])),
     ]
@@ -349,6 +392,11 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
         fields.append(("node", body["node"]))
         fields.append(("log", body["log"]))
         fields.append(("through", struct.pack(">Q", body["through"])))
+    elif kind == FUTURE:
+        fields.append(("context", bytes(32) if body["context"] is None else body["context"]))
+        fields.append(("data length", struct.pack(">H", len(body["data"]))))
+        if body["data"]:
+            fields.append(("data", body["data"]))
     fields.append(("content length", struct.pack(">I", len(content))))
     fields.append(("content hash", hashlib.sha256(content).digest()))
     return fields
@@ -416,12 +464,16 @@ def read_coordinates(r: Reader) -> dict:
 
 def decode_content(kind: str, refs: dict, content: bytes) -> tuple[bytes, dict]:
     """The salt and the body of a content (not a delete's or a member's), which must be used up exactly. `refs` are
-    the header's references: a comment's or an edit's post, a group record's node and flag."""
+    the header's references: a comment's or an edit's post, a group record's node and flag, a kind to come's code,
+    context and data."""
     post = refs.get("post")
     r = Reader(content)
     salt = r.take(SALT_BYTES, "salt")
     body: dict
-    if kind == "profile":
+    if kind == FUTURE:
+        # Only a node that knows the kind reads what follows the salt (§2.8); the header's length keeps it >= 1 byte.
+        body = {**refs, "payload": r.take(r.remaining, "payload")}
+    elif kind == "profile":
         body = {"name": r.text(1, "name", NAME_BYTES)}
     elif kind == "post":
         caption = r.text(2, "caption", CAPTION_BYTES)
@@ -472,9 +524,12 @@ def decode(data: bytes) -> dict:
     if version != VERSION:
         raise Invalid(f"record format version {version} is not read (this reads version {VERSION})")
     kind_code = r.uint(1, "kind")
-    if kind_code not in KIND_NAMES:
-        raise Invalid(f"unknown kind {kind_code}")
-    kind = KIND_NAMES[kind_code]
+    if kind_code in KIND_NAMES:
+        kind = KIND_NAMES[kind_code]
+    elif kind_code in FUTURE_CODES:
+        kind = FUTURE
+    else:
+        raise Invalid(f"kind {kind_code} is invalid (kinds are 1 ... 255)")
     author = r.take(32, "author")
     sequence = r.uint(8, "sequence")
     if not 1 <= sequence <= MAX_SEQUENCE:
@@ -483,7 +538,7 @@ def decode(data: bytes) -> dict:
     created_at = r.sint(8, "createdAt")
     check_timestamp(created_at, "createdAt")
     # The references (§2.1), by kind: a comment's or edit's post, a delete's targets, a group record's node and
-    # flag, a member record's change.
+    # flag, a member record's change, a kind to come's context and data (its code kept beside them).
     refs: dict = {}
     if kind in ("comment", "edit"):
         refs["post"] = r.take(32, "post")
@@ -509,13 +564,24 @@ def decode(data: bytes) -> dict:
         refs["node"] = r.take(32, "node")
         refs["log"] = r.take(32, "log")
         refs["through"] = r.uint(8, "through")
+    elif kind == FUTURE:
+        refs["code"] = kind_code
+        context = r.take(32, "context")
+        refs["context"] = None if context == bytes(32) else context
+        length = r.uint(2, "data length")
+        if length > FUTURE_DATA_BYTES:
+            raise Invalid(f"data length {length} of kind {kind_code}; the limit is {FUTURE_DATA_BYTES}")
+        refs["data"] = r.take(length, "data")
     content_length = r.uint(4, "content length")
     content_hash = r.take(32, "content hash")
-    if kind in NO_CONTENT:
+    # A kind to come whose content length is 0 has no content, as a delete has none (§2.8).
+    no_content = kind in NO_CONTENT or (kind == FUTURE and content_length == 0)
+    what = f"record of kind {kind_code}" if kind == FUTURE else kind
+    if no_content:
         if content_length != 0 or content_hash != EMPTY_HASH:
-            raise Invalid(f"a {kind} has no content: length 0, and the hash of no bytes")
+            raise Invalid(f"a {what} has no content: length 0, and the hash of no bytes")
     elif not CONTENT_MIN[kind] <= content_length <= CONTENT_MAX[kind]:
-        raise Invalid(f"content length {content_length} of a {kind} is out of range")
+        raise Invalid(f"content length {content_length} of a {what} is out of range")
     signed_length = r.offset
     r.take(SIGNATURE_BYTES, "signature")
     header_length = r.offset
@@ -523,10 +589,10 @@ def decode(data: bytes) -> dict:
     header = {"kind": kind, "author": author, "sequence": sequence, "previous": previous, "createdAt": created_at,
               "references": refs, "contentLength": content_length, "contentHash": content_hash,
               "signedLength": signed_length, "headerLength": header_length, "record": None}
-    if kind in NO_CONTENT:
+    if no_content:
         if content:
-            raise Invalid(f"a {kind} has no content, but bytes follow its signature")
-        salt, body = None, dict(refs)
+            raise Invalid(f"a {what} has no content, but bytes follow its signature")
+        salt, body = None, ({**refs, "payload": b""} if kind == FUTURE else dict(refs))
     elif not content:
         return header  # the header alone
     elif len(content) != content_length:
@@ -599,14 +665,16 @@ def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at
 
 
 def build() -> list[dict]:
-    """The fourteen golden vectors, each with its seed, record, header, content and id."""
+    """The sixteen golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
     def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
         number = len(out) + 1
         record = {"author": public_key(seed), "sequence": sequence, "previous": previous,
                   "createdAt": 1_700_000_000_000 + 1000 * (number - 1), "kind": kind,
-                  "salt": None if kind in NO_CONTENT else salt_of(number), "body": body}
+                  "salt": None, "body": body}
+        if has_content(record):
+            record["salt"] = salt_of(number)
         header, content = sign(seed, record)
         out.append({"name": name, "seed": seed, "record": record, "header": header, "content": content,
                     "signedLength": len(header) - SIGNATURE_BYTES, "id": record_id(header)})
@@ -619,7 +687,7 @@ def build() -> list[dict]:
         "location": {"latitudeE7": 488566000, "longitudeE7": 23522000}})
     a3 = add("A3 post without location or taken-at", SEED_A, 3, a2, "post", {
         "caption": "Lake", "photo": photo(b"photo-2", 1000, "image/png", 800, 600, None), "location": None})
-    add("B1 comment", SEED_B, 1, None, "comment", {"post": a2, "text": "Lovely!\nWhere is this?"})
+    b1 = add("B1 comment", SEED_B, 1, None, "comment", {"post": a2, "text": "Lovely!\nWhere is this?"})
     a4 = add("A4 edit of the caption", SEED_A, 4, a3, "edit", {
         "post": a2, "caption": "Waterfall at dawn", "photo": None, "location": "unchanged"})
     a5 = add("A5 edit of the photo and location", SEED_A, 5, a4, "edit", {
@@ -644,6 +712,11 @@ def build() -> list[dict]:
         {"group": g1, "action": "remove", "node": node_b, "log": m, "through": 258})
     add("G6 self-add", SEED_S, 1, None, "member",
         {"group": g2, "action": "add", "node": node_a, "log": s, "through": 0})
+
+    # Kinds to come (§2.8): B's log goes on after its comment B1, with records a node reads without knowing the kind.
+    u1 = add("U1 kind 200 going with a post", SEED_B, 2, b1, FUTURE,
+             {"code": 200, "context": a2, "data": bytes([1, 2, 3]), "payload": "Seen at dawn \u2600".encode()})
+    add("U2 kind 8 with nothing", SEED_B, 3, u1, FUTURE, {"code": 8, "context": None, "data": b"", "payload": b""})
     return out
 
 
@@ -673,6 +746,9 @@ def body_json(kind: str, body: dict) -> dict:
     if kind == "member":
         return {"group": body["group"].hex(), "action": body["action"], "node": body["node"].hex(),
                 "log": body["log"].hex(), "through": body["through"]}
+    if kind == FUTURE:
+        return {"code": body["code"], "context": None if body["context"] is None else body["context"].hex(),
+                "data": body["data"].hex(), "payload": body["payload"].hex()}
     return {"targets": [t.hex() for t in body["targets"]]}
 
 
@@ -726,7 +802,8 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         f"- sequence {r['sequence']}, previous "
         + (f"`{r['previous'].hex()}` (id of {names[r['previous']]})" if r["previous"] else "absent"),
         f"- createdAt {r['createdAt']}",
-        f"- kind {r['kind']} ({KIND_CODES[r['kind']]})",
+        (f"- kind {body['code']}, a kind to come (§2.8)" if r["kind"] == FUTURE
+         else f"- kind {r['kind']} ({KIND_CODES[r['kind']]})"),
     ]
     if r["kind"] in ("comment", "edit"):
         lines.append(f"- post `{body['post'].hex()}` (id of {names[body['post']]})")
@@ -744,6 +821,11 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         lines.append(f"- log `{body['log'].hex()}` ({keys[body['log']]}"
                      + (", the author itself: a self-add)" if body["log"] == r["author"] else ")"))
         lines.append(f"- through {body['through']}")
+    elif r["kind"] == FUTURE:
+        lines.append("- context: none (32 zero bytes)" if body["context"] is None
+                     else f"- context `{body['context'].hex()}` (id of {names[body['context']]})")
+        lines.append(f"- data ({len(body['data'])} bytes) `{body['data'].hex()}`" if body["data"]
+                     else "- data: none (data length 0)")
     if r["salt"] is not None:
         lines.append(f"- salt `{r['salt'].hex()}`")
     if r["kind"] == "profile":
@@ -760,6 +842,11 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
                      else f"- latitudeE7 {location['latitudeE7']}, longitudeE7 {location['longitudeE7']}")
     elif r["kind"] == "comment":
         lines.append(f"- text {json.dumps(body['text'], ensure_ascii=False)}")
+    elif r["kind"] == FUTURE:
+        payload = body["payload"]
+        lines.append("- no payload: no content (no salt, content length 0)" if not payload
+                     else f"- payload ({len(payload)} bytes) `{payload.hex()}` (the UTF-8 of "
+                          f"{json.dumps(payload.decode('utf-8'), ensure_ascii=False)})")
     elif r["kind"] == "edit":
         lines.append(f"- flags `{edit_flags(body):02x}`")
         if body["caption"] is not None:
@@ -820,7 +907,8 @@ def markdown(vectors: list[dict]) -> str:
             out.append(f"Whole, the record is these {len(header)} header bytes then the {len(content)} content bytes "
                        f"({len(header) + len(content)} bytes); its header alone is the {len(header)} header bytes.")
         else:
-            article = "A member record" if v["record"]["kind"] == "member" else "A delete"
+            article = {"member": "A member record", "delete": "A delete"}.get(
+                v["record"]["kind"], "A record of a kind to come with a content length of 0")
             out.append(f"{article} has no content: the record is its {len(header)} header bytes, whole or alone.")
         out.append("")
         if i == 1:
@@ -839,11 +927,16 @@ def markdown(vectors: list[dict]) -> str:
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
             out.append("")
-        if v["name"].startswith("G1 ") or v["name"].startswith("G5 "):
+        if v["name"].startswith(("G1 ", "G5 ", "U1 ")):
             out.append(f"The header of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(header_fields(v["record"], content)))
             out.append(f"| {n} | signature | 64 bytes |")
+            out.append("")
+        if v["name"].startswith("U1 "):
+            out.append(f"The content of vector {i + 1}, field by field:")
+            out.append("")
+            out.extend(field_table(content_fields(v["record"])))
             out.append("")
     out.append(END_MARK)
     return "\n".join(out) + "\n"
@@ -890,7 +983,7 @@ def check_roundtrip(vectors: list[dict], failures: list[str]) -> None:
             continue
         if record_id(header[: alone["headerLength"]]) != v["id"]:
             failures.append(f"vector {i}: the header alone has another id")
-        if alone["record"] != (record if record["kind"] in NO_CONTENT else None):
+        if alone["record"] != (None if has_content(record) else record):
             failures.append(f"vector {i}: the header alone decodes to a content")
         same = ("kind", "author", "sequence", "previous", "createdAt", "references", "contentLength", "contentHash")
         if any(alone[key] != decoded[key] for key in same):
@@ -982,12 +1075,20 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
     def coordinates(lat: int, lon: int) -> bytes:
         return struct.pack(">ii", lat, lon)
 
+    def future(code: int = 200, data: bytes = b"", content: bytes = b"", *, data_length: int | None = None,
+               **kw) -> bytes:
+        """A record of a kind to come (§2.8) going with post t[1]: header, then the content (default: none)."""
+        refs = t[1] + struct.pack(">H", len(data) if data_length is None else data_length) + data
+        return raw(code, refs, content, **kw)
+
     t = [bytes([k]) * 32 for k in range(3)]
     g, m = bytes([0x11]) * 32, bytes([0x22]) * 32  # a group id and a log key, neither of them A's
     # The builders of group and member records, with nothing changed, make valid records: each invalid case below is
     # wrong only in what its name says.
     for control in (group(), group(GROUP_OPEN), member(1), member(3), member(2, MAX_SEQUENCE),
-                    member(1, log=a), member(2, group_id=a, sequence=2, previous=bytes(32))):
+                    member(1, log=a), member(2, group_id=a, sequence=2, previous=bytes(32)),
+                    future(), future(8, bytes(FUTURE_DATA_BYTES)), future(255, b"\x01", salt + b"x"),
+                    future(content=salt + b"x", after=b"")):
         verify(control)
     good = raw(1, content=profile(b"Alice"))
     good_header = good[: -len(profile(b"Alice"))]
@@ -999,7 +1100,7 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("version 0", raw(1, content=profile(b"Alice"), version=0)),
         ("version 3", raw(1, content=profile(b"Alice"), version=3)),
         ("kind 0", raw(0, content=profile(b"Alice"))),
-        ("kind 8", raw(8, content=profile(b"Alice"))),
+        ("kind 8 laid out as a profile (no context, no data length)", raw(8, content=profile(b"Alice"))),
         ("sequence 0", raw(1, content=profile(b"Alice"), sequence=0)),
         ("sequence 2 without previous", raw(1, content=profile(b"Alice"), sequence=2)),
         ("sequence 2^53", raw(1, content=profile(b"Alice"), sequence=MAX_SEQUENCE + 1, previous=bytes(32))),
@@ -1117,6 +1218,19 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("self-admin at sequence 1", member(3, log=a)),
         ("member naming the group's founder (log == group)", member(1, log=g)),
         ("founder adding itself (log == group == author)", member(1, group_id=a, log=a)),
+        # Kinds to come (§2.1, §2.8): laid out alike, whatever the code.
+        ("kind 200, data length 1025", future(data=bytes(1025))),
+        ("kind 200, data length past the header's end", future(data=b"\x01\x02", data_length=3)),
+        ("kind 200 references without the context", raw(200, b"\x00\x00")),
+        ("kind 200, content length 16, header alone", future(length=16, digest=hashlib.sha256(salt).digest(),
+                                                             after=b"")),
+        ("kind 200, content length 16 (the salt alone)", future(content=salt)),
+        ("kind 200, content length 8193, header alone", future(length=FUTURE_CONTENT_BYTES + 1, digest=bytes(32),
+                                                               after=b"")),
+        ("kind 200, content length 0 and a hash not that of no bytes", future(digest=bytes(32))),
+        ("kind 200, content length 0 and bytes after its header", future(after=b"\x00")),
+        ("kind 200, content that does not match its header's hash",
+         future(content=salt + b"x", digest=hashlib.sha256(salt + b"y").digest())),
         ("over 16384 bytes", good + bytes(RECORD_BYTES)),
     ]
 
@@ -1176,6 +1290,14 @@ def check_valid_edges(failures: list[str]) -> int:
         ("member remove by the group's founder (author == group)",
          {"kind": "member", "salt": None, "sequence": 2, "previous": bytes(32),
           "body": {**member, "group": a, "action": "remove", "through": 1}}),
+        ("kind 255 with no context, 1024 bytes of data and no content",
+         {"kind": FUTURE, "salt": None,
+          "body": {"code": 255, "context": None, "data": bytes([0xFF]) * FUTURE_DATA_BYTES, "payload": b""}}),
+        ("kind 8 with a one-byte payload (content length 17)",
+         {"kind": FUTURE, "body": {"code": 8, "context": bytes([0xAB]) * 32, "data": b"", "payload": b"\x00"}}),
+        ("kind 9 whose payload is 8176 bytes (content length 8192)",
+         {"kind": FUTURE, "body": {"code": 9, "context": None, "data": b"\x01",
+                                   "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)}}),
     ]
     for name, fields in cases:
         record = {**base, **fields}
@@ -1183,7 +1305,7 @@ def check_valid_edges(failures: list[str]) -> int:
             header, content = sign(SEED_A, record)
             if verify(header + content)["record"] != record:
                 failures.append(f"valid record changed in a round trip: {name}")
-            if verify(header)["record"] != (record if record["kind"] in NO_CONTENT else None):
+            if verify(header)["record"] != (None if has_content(record) else record):
                 failures.append(f"valid record's header alone decodes to a content: {name}")
         except Invalid as error:
             failures.append(f"valid record refused: {name}: {error}")
@@ -1204,14 +1326,19 @@ def check_sizes(failures: list[str]) -> None:
         "group": {"node": bytes(32), "open": True, "name": "x" * NAME_BYTES},
         "member": {"group": bytes(32), "action": "remove", "node": bytes(32), "log": bytes([1]) * 32,
                    "through": MAX_SEQUENCE},
+        FUTURE: {"code": 255, "context": bytes([1]) * 32, "data": bytes(FUTURE_DATA_BYTES),
+                 "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)},
     }
-    if set(bodies) != set(KIND_CODES) or set(SIZE_TABLE) != set(KIND_CODES):
+    kinds = set(KIND_CODES) | {FUTURE}
+    if set(bodies) != kinds or set(SIZE_TABLE) != kinds:
         failures.append("the size check does not cover every kind")
     for kind, body in bodies.items():
         # A group record is always the first of its log: sequence 1, no previous. Any other kind is largest later.
         sequence, previous = (1, None) if kind == "group" else (2, bytes(32))
         record = {"author": public_key(SEED_A), "sequence": sequence, "previous": previous, "createdAt": 0,
-                  "kind": kind, "salt": None if kind in NO_CONTENT else bytes(16), "body": body}
+                  "kind": kind, "salt": None, "body": body}
+        if has_content(record):
+            record["salt"] = bytes(16)
         header, content = sign(SEED_A, record)
         largest_content, largest_record = SIZE_TABLE[kind]
         if len(content) != largest_content or len(header) + len(content) != largest_record:

@@ -4,7 +4,7 @@ import Testing
 
 /// The test vectors of Docs/PROTOCOL.md §8, made by an independent Python encoder (scripts/protocol_vectors.py):
 /// records of format version 2, each whole (header, then content) and as its header alone: the five kinds of posts and
-/// comments, then group and member records (§2.7).
+/// comments, then group and member records (§2.7), then records of kinds to come (§2.8).
 @Suite("Golden vectors of Docs/PROTOCOL.md")
 struct GoldenVectorTests {
     struct Vectors: Decodable {
@@ -33,6 +33,10 @@ struct GoldenVectorTests {
             var action: String?
             var log: String?
             var through: UInt64?
+            var code: UInt8?
+            var context: String?
+            var data: String?
+            var payload: String?
         }
         struct Vector: Decodable {
             var name: String
@@ -61,7 +65,7 @@ struct GoldenVectorTests {
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 14
+    static let count = 16
 
     static func load() throws -> Vectors {
         let url = try #require(Bundle.module.url(forResource: "Resources/vectors", withExtension: "json"))
@@ -152,6 +156,15 @@ struct GoldenVectorTests {
                     through: try need(b.through, "through")
                 )
             )
+        case "future":
+            return .opaque(
+                OpaqueReferences(
+                    code: try need(b.code, "code"),
+                    context: try b.context.map { try need(PostID(hex: $0), "context") },
+                    data: try bytes(try need(b.data, "data"))
+                ),
+                payload: try bytes(try need(b.payload, "payload"))
+            )
         default:
             throw MissingField(description: "vectors.json: kind \(vector.kind)")
         }
@@ -215,8 +228,12 @@ struct GoldenVectorTests {
             #expect(alone.id == whole.id, "\(vector.name): id of the header alone")
             #expect(alone.header == whole.header, "\(vector.name): header alone")
             #expect(alone.bytes == header, "\(vector.name): bytes of the header alone")
-            if vector.kind == "delete" || vector.kind == "member" {
-                // A delete or a member record has no content: its header alone is the record whole.
+            let noContent =
+                vector.kind == "delete" || vector.kind == "member"
+                || (vector.kind == "future" && vector.body.payload == "")
+            if noContent {
+                // A delete, a member record or a kind to come with no payload has no content: its header alone is the
+                // record whole.
                 #expect(alone.content == expected, "\(vector.name): a \(vector.kind) decodes whole from its header")
                 #expect(vector.record == vector.header, "\(vector.name): a \(vector.kind) is its header")
                 #expect(alone.record.contentBytes == [], "\(vector.name): no content bytes")
@@ -232,6 +249,35 @@ struct GoldenVectorTests {
             #expect(erased.id == whole.id, "\(vector.name): erased id")
             #expect(try erased.record.verify() == erased, "\(vector.name): erased verifies")
         }
+    }
+
+    @Test("the vectors of kinds to come (§2.8) decode as a kind this node does not know, code and references kept")
+    func kindsToCome() throws {
+        let vectors = try Self.load().vectors
+        let post = try #require(vectors.first { $0.name == "A2 post with location and taken-at" })
+        let postID = try #require(PostID(hex: post.id))
+        let u1 = try #require(vectors.first { $0.name == "U1 kind 200 going with a post" })
+        let one = try SignedRecord(bytes: try bytes(u1.record)).verify()
+        #expect(one.header.kind == .unknown && one.header.kindCode == 200)
+        #expect(one.header.references.posts == [postID])
+        #expect(one.header.contentLength == 16 + 16)
+        #expect(
+            one.body
+                == .opaque(
+                    OpaqueReferences(code: 200, context: postID, data: [1, 2, 3]),
+                    payload: Array("Seen at dawn \u{2600}".utf8)
+                )
+        )
+        // 86 (sequence 2) + 32 (context) + 2 + 3 (data) + 4 + 32 + 64, then the salt and the payload.
+        #expect(try bytes(u1.header).count == 223 && one.bytes.count == 223 + 32)
+
+        let u2 = try #require(vectors.first { $0.name == "U2 kind 8 with nothing" })
+        let two = try SignedRecord(bytes: try bytes(u2.record)).verify()
+        #expect(two.header.kind == .unknown && two.header.kindCode == 8)
+        #expect(two.header.references.posts.isEmpty && two.header.contentLength == 0)
+        #expect(two.header.contentHash == RecordFormat.emptyContentHash)
+        #expect(two.body == .opaque(OpaqueReferences(code: 8, context: nil), payload: []))
+        #expect(two.bytes.count == 220 && two.header.sequence == 3 && two.header.previous == one.id)
     }
 
     @Test(
@@ -299,6 +345,14 @@ struct GoldenVectorTests {
                 "out of range: a member record about its own author must add it, as the first record of its log",
             "member naming the group's founder (log == group)":
                 "out of range: a member record cannot name the group's founder",
+            "kind 0": "malformed record: record kind 0 is not defined; kinds are 1 ... 255",
+            "kind 200, data length 1025": "references of kind 200 is 1025 bytes; the limit is 1024",
+            "kind 200, content length 16, header alone":
+                "out of range: content length 16 of a record of an unknown kind must be 17 ... 8192",
+            "kind 200, content length 8193, header alone":
+                "out of range: content length 8193 of a record of an unknown kind must be 17 ... 8192",
+            "kind 200, content length 0 and a hash not that of no bytes":
+                "malformed record: a record of an unknown kind has no content: its content length must be 0",
         ]
         for (name, reason) in reasons {
             let invalid = try #require(cases.first { $0.name == name }, "no invalid record named \(name)")
