@@ -117,7 +117,8 @@ actor OverlayDialer {
     private func reconcile() async -> [AuthorID] {
         let engine = network.engine
         let everyone = Set(await engine.connectedPeers())
-        // Sessions that do not count in the bound (`--peer HOST:PORT`, a join's) are neither ended nor dialled.
+        // Sessions that do not count in the bound (`--peer HOST:PORT`, a join's until the joiner holds the group's
+        // history) are neither ended nor dialled; a join's that counts is ended like any other beyond the bound.
         let connected = await engine.overlayPeers()
         let decided = plan.reconcile(everyone: everyone, overlay: connected, now: ContinuousClock.now)
         let maxPeers = plan.view.maxPeers

@@ -3,7 +3,8 @@ import ContinuumWire
 
 /// The decisions of admission, as pure functions of their inputs: which groups a peer's MEMBERSHIP proves it
 /// shares (``SyncEngine/admit(_:contact:theirs:ourNonce:theirNonce:)``), whether a new session finds room under the
-/// overlay's bound, and which of two sessions with one peer is kept (``SyncEngine/register(_:)``).
+/// overlay's bound, which sessions stay outside that bound (``pinned(_:caughtUp:)``), and which of two sessions with
+/// one peer is kept (``SyncEngine/register(_:)``).
 enum AdmissionRules {
     /// A claim of membership that did not hold, and why.
     struct FailedClaim: Hashable, Sendable {
@@ -51,12 +52,41 @@ enum AdmissionRules {
         return (Admission(groups: groups, problems: problems), failed)
     }
 
+    /// Why a session is kept whatever the overlay's bound, and not counted in it.
+    enum Pin: Hashable, Sendable {
+        /// Not pinned: the session counts in the bound.
+        case none
+        /// Dialled to keep an address connected (`--peer HOST:PORT`, or the address a joiner joined at): a person
+        /// asked for it, so it stays pinned for as long as it lasts.
+        case address
+        /// A join by invite or by request completed on it: pinned until the joiner holds the group's history
+        /// (``caughtUp(ourRoundFinished:theirRoundAnswered:unacknowledged:)``), then counted like any other.
+        case join
+    }
+
+    /// Whether a session pinned by `pin` is still outside the bound, with `caughtUp` whether the first anti-entropy
+    /// exchange with its peer is complete both ways: an address's always, a join's until then, no other.
+    static func pinned(_ pin: Pin, caughtUp: Bool) -> Bool {
+        switch pin {
+        case .none: false
+        case .address: true
+        case .join: !caughtUp
+        }
+    }
+
+    /// Whether the first anti-entropy exchange with a peer is complete both ways: the peer's DONE of one of this
+    /// node's rounds came (this node holds what the peer held, stored), this node sent its DONE for one of the peer's
+    /// rounds, and every RECORDS frame it sent is acknowledged (the peer stored what this node held).
+    static func caughtUp(ourRoundFinished: Bool, theirRoundAnswered: Bool, unacknowledged: Int) -> Bool {
+        ourRoundFinished && theirRoundAnswered && unacknowledged == 0
+    }
+
     /// A session as registration sees it.
     struct Standing: Hashable, Sendable {
         let peer: AuthorID
         /// Whether this node dialled the connection.
         let initiator: Bool
-        /// Kept whatever the overlay's bound, and not counted in it.
+        /// Kept whatever the overlay's bound, and not counted in it (``pinned(_:caughtUp:)``).
         let pinned: Bool
     }
 

@@ -155,6 +155,7 @@ extension PeerSession {
         case .nothing:
             send(.offer(round: number, records: 0, bytes: 0))
             send(.done(round: number))
+            answeredTheirRound()
         case .ranges(let ranges):
             let missing = Dictionary(uniqueKeysWithValues: ranges.map { ($0.author, $0.range) })
             let total = try await store.byteCount(of: missing)
@@ -185,7 +186,10 @@ extension PeerSession {
                 next = last.sequence + 1
             }
         }
-        if let number, !Task.isCancelled { send(.done(round: number)) }
+        if let number, !Task.isCancelled {
+            send(.done(round: number))
+            answeredTheirRound()
+        }
     }
 
     func runServes() async {

@@ -3,6 +3,7 @@ import ContinuumSession
 import ContinuumWire
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// One authenticated session with one peer: the executor of its ``SessionMachine``. The machine decides; this actor
 /// feeds it what arrives and performs what it asks: queuing messages in ``outbox`` (which one writer task drains
@@ -14,9 +15,16 @@ actor PeerSession {
     let peer: AuthorID
     let hello: Hello
     let initiator: Bool
-    /// Kept whatever the overlay's bound, and not counted in it: a `--peer HOST:PORT` connection, or one on which a
-    /// join was completed.
-    let pinned: Bool
+    /// Why the session is kept whatever the overlay's bound, if it is: a `--peer HOST:PORT` connection (for as long
+    /// as it lasts), or one on which a join was completed (until the first exchange is complete both ways).
+    let pin: AdmissionRules.Pin
+    /// Whether the first anti-entropy exchange with the peer is complete both ways (``AdmissionRules/caughtUp``):
+    /// set once by this actor, read by the engine without waiting for it.
+    private nonisolated let caughtUp = NIOLockedValueBox(false)
+    /// Progress of the first exchange, until it is complete: the peer's DONE of one of our rounds came; our DONE
+    /// of one of its rounds was queued.
+    private var ourRoundFinished = false
+    private var theirRoundAnswered = false
     let host: String
     /// Corked until the opening (the first INTEREST and the first round's clock) is queued, so that it leaves in
     /// one TLS record; an ERROR uncorks it too.
@@ -46,7 +54,7 @@ actor PeerSession {
         peer: AuthorID,
         hello: Hello,
         initiator: Bool,
-        pinned: Bool = false,
+        pin: AdmissionRules.Pin = .none,
         host: String,
         engine: SyncEngine,
         scope: SessionScope,
@@ -57,7 +65,7 @@ actor PeerSession {
         self.peer = peer
         self.hello = hello
         self.initiator = initiator
-        self.pinned = pinned
+        self.pin = pin
         self.host = host
         self.engine = engine
         self.scope = scope
@@ -86,7 +94,36 @@ actor PeerSession {
         // peer lacks) run off the cooperative pool (``offThePool(_:)``).
         if PeerBudget.cost(of: message) >= 100 { await Task.yield() }
         try await run(machine.receive(message, now: lastReceived))
+        if pin == .join { checkCaughtUp() }
         while machine.isBusy, !closed { await withCheckedContinuation { idleWaiters.append($0) } }
+    }
+
+    // MARK: The bound
+
+    /// Whether the session is kept whatever the overlay's bound, and not counted in it, now: a `--peer HOST:PORT`
+    /// connection always; one on which a join was completed until the first exchange is complete both ways.
+    nonisolated var pinned: Bool {
+        AdmissionRules.pinned(pin, caughtUp: caughtUp.withLockedValue { $0 })
+    }
+
+    /// Our DONE of one of the peer's rounds was queued: the peer has been sent what it lacked.
+    func answeredTheirRound() {
+        theirRoundAnswered = true
+        if pin == .join { checkCaughtUp() }
+    }
+
+    /// Notes that the first exchange is complete both ways, once it is: a join's session then counts in the bound
+    /// (the overlay ends it, like any session with a non-neighbour, when the node is over its bound).
+    private func checkCaughtUp() {
+        guard !closed, !caughtUp.withLockedValue({ $0 }),
+            AdmissionRules.caughtUp(
+                ourRoundFinished: ourRoundFinished,
+                theirRoundAnswered: theirRoundAnswered,
+                unacknowledged: machine.inflight
+            )
+        else { return }
+        caughtUp.withLockedValue { $0 = true }
+        logger.info("the joiner holds the group's history: the join's session counts in the overlay's bound now")
     }
 
     // MARK: Performing actions
@@ -165,6 +202,8 @@ actor PeerSession {
         switch action {
         case .peerClockKnown(let moved): await engine.photos.peerClockKnown(peer, moved: moved)
         case .roundFinished(let number):
+            ourRoundFinished = true
+            if pin == .join { checkCaughtUp() }
             for waiter in (roundWaiters.removeValue(forKey: number) ?? [:]).values { waiter.resume(returning: true) }
             await engine.emit(.roundFinished(with: peer, round: number))
         case .progress(let records, let ofRecords, let bytes, let ofBytes):

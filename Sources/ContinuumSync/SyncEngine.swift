@@ -231,7 +231,8 @@ public actor SyncEngine {
     /// Peers with a session now.
     public func connectedPeers() -> [AuthorID] { sessions.keys.sorted() }
 
-    /// Peers with a session now that counts in the overlay's bound (not `--peer HOST:PORT`, not a join's).
+    /// Peers with a session now that counts in the overlay's bound (not `--peer HOST:PORT`, not a join's before the
+    /// joiner holds the group's history: ``PeerSession/pinned``).
     public func overlayPeers() -> Set<AuthorID> { Set(sessions.filter { !$0.value.pinned }.keys) }
 
     /// Whether a session with `peer` is up now.

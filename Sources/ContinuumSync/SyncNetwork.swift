@@ -217,7 +217,7 @@ public final class SyncNetwork: Sendable {
                     let terms = SessionTerms(
                         groups: outcome.groups,
                         initiator: initiator,
-                        pinned: pinned || outcome.joined
+                        pin: pinned ? .address : outcome.joined ? .join : .none
                     )
                     return await serveSession(
                         outcome.meeting,
@@ -238,12 +238,13 @@ public final class SyncNetwork: Sendable {
         return (reason, learned.withLockedValue { $0 })
     }
 
-    /// What the handshake settled for a session: the groups it shares, which side dialled, and whether it is kept
-    /// whatever the overlay's bound (dialled to a configured peer, or carrying a join).
+    /// What the handshake settled for a session: the groups it shares, which side dialled, and why it is kept
+    /// whatever the overlay's bound, if it is (dialled to keep an address connected; carrying a join, until the
+    /// joiner holds the group's history).
     private struct SessionTerms {
         let groups: Set<GroupID>
         let initiator: Bool
-        let pinned: Bool
+        let pin: AdmissionRules.Pin
     }
 
     /// After the handshake: the session, registered with the engine (or refused, when another session with the peer
@@ -267,7 +268,7 @@ public final class SyncNetwork: Sendable {
             peer: theirs.node,
             hello: theirs,
             initiator: terms.initiator,
-            pinned: terms.pinned,
+            pin: terms.pin,
             host: meeting.host,
             engine: engine,
             scope: SessionScope(peer: meeting.peer, groups: terms.groups, view: view),

@@ -13,7 +13,9 @@ import Glibc
 
 /// `continuum-bench crowd`: N real nodes on loopback, each told of every other by id (`--peer ID@HOST:PORT`, as LAN
 /// discovery tells it), first with the overlay's bound (`--max-peers`), then as a full mesh (`--max-peers 0`, the
-/// behaviour before the overlay) in the same run. Posts with photos are written on nodes spread over the crowd.
+/// behaviour before the overlay) in the same run. Posts with photos are written on nodes spread over the crowd. With
+/// `--join-by-invite`, the nodes instead join one group through invites from the first node, and the bench reports
+/// their sessions beside the bound (``measureInvites(maxPeers:root:)``).
 struct CrowdBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "crowd",
@@ -41,6 +43,15 @@ struct CrowdBench: AsyncParsableCommand {
     @Flag(name: .customLong("no-full-mesh"), help: "Skip the full-mesh baseline.")
     var noFullMesh = false
 
+    @Flag(
+        name: .customLong("join-by-invite"),
+        help: """
+            Start the nodes in no group; each joins one through an invite from the first node. Prints the sessions \
+            per node once the joins are done and the crowd settled, beside the bound (no posts, no full mesh).
+            """
+    )
+    var joinByInvite = false
+
     @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
     var scratch: String?
 
@@ -48,6 +59,15 @@ struct CrowdBench: AsyncParsableCommand {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-crowd-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
+        if joinByInvite {
+            say(
+                "continuum-bench crowd --join-by-invite: \(nodes) nodes on loopback, TLS, each told of every other by "
+                    + "id, in no group; node 0 founds one and invites every other node, which joins in turn"
+            )
+            try await measureInvites(maxPeers: maxPeers, root: root.appendingPathComponent("invites"))
+                .print(maxPeers: maxPeers)
+            return
+        }
         say(
             "continuum-bench crowd: \(nodes) nodes on loopback, TLS, each told of every other by id; \(posts) posts "
                 + "with a \(photoKB) KiB photo each, written \(intervalMS) ms apart on nodes spread over the crowd"
@@ -254,8 +274,11 @@ struct CrowdBench: AsyncParsableCommand {
     }
 
     /// The peers with a session now, by the node's control socket (empty when it does not answer).
-    static func connected(_ node: BenchNode) -> [AuthorID] {
-        guard let client = try? ControlClient(node.directory), (try? client.send(.connected)) != nil,
+    static func connected(_ node: BenchNode) -> [AuthorID] { connected(node.directory) }
+
+    /// The peers with a session now, by the control socket of the node on `directory` (empty when it does not answer).
+    static func connected(_ directory: DataDirectory) -> [AuthorID] {
+        guard let client = try? ControlClient(directory), (try? client.send(.connected)) != nil,
             case .connected(let peers, _, _)? = try? client.reply()
         else { return [] }
         return peers

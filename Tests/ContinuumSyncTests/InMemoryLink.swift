@@ -62,16 +62,32 @@ final class InMemoryLink: Sendable {
         return logger
     }()
 
-    /// Joins `dialler` to `listener` with the groups their handshake would have settled, and starts both sessions.
-    /// Throws the ERROR with which an engine refused its session.
+    /// Joins `dialler` to `listener` with the groups their handshake would have settled, and starts both sessions;
+    /// `pins`: why each side keeps its session whatever the overlay's bound (a join completed in the handshake, an
+    /// address kept connected), if it does. Throws the ERROR with which an engine refused its session.
     static func connect(
         _ dialler: SyncEngine,
         to listener: SyncEngine,
         sharing groups: Set<GroupID>,
+        pins: (dialler: AdmissionRules.Pin, listener: AdmissionRules.Pin) = (.none, .none),
         logger: Logger = quiet
     ) async throws -> InMemoryLink {
-        let ours = try await session(on: dialler, with: listener, initiator: true, groups: groups, logger: logger)
-        let theirs = try await session(on: listener, with: dialler, initiator: false, groups: groups, logger: logger)
+        let ours = try await session(
+            on: dialler,
+            with: listener,
+            initiator: true,
+            pin: pins.dialler,
+            groups: groups,
+            logger: logger
+        )
+        let theirs = try await session(
+            on: listener,
+            with: dialler,
+            initiator: false,
+            pin: pins.listener,
+            groups: groups,
+            logger: logger
+        )
         if let refusal = await dialler.register(ours) { throw refusal }
         if let refusal = await listener.register(theirs) {
             await dialler.unregister(ours, reason: "the peer refused: \(refusal.code)")
@@ -90,6 +106,7 @@ final class InMemoryLink: Sendable {
         on engine: SyncEngine,
         with peer: SyncEngine,
         initiator: Bool,
+        pin: AdmissionRules.Pin,
         groups: Set<GroupID>,
         logger: Logger
     ) async throws -> PeerSession {
@@ -100,6 +117,7 @@ final class InMemoryLink: Sendable {
             peer: theirs.node,
             hello: theirs,
             initiator: initiator,
+            pin: pin,
             host: "in-memory",
             engine: engine,
             scope: SessionScope(peer: peerNode, groups: groups, view: try await engine.currentMembership()),
