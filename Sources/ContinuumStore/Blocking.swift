@@ -14,8 +14,7 @@ public struct BlockedAuthor: Sendable, Hashable {
 extension ContinuumStore {
     /// Blocks an author, on this node only: its posts, comments, edits and records of kinds this node does not know
     /// are erased here as a deletion would erase them (their photos go, their notifications go), and those that
-    /// arrive later are kept as headers alone, so
-    /// they are neither shown nor forwarded. With the author's node known (a member record), every log of that
+    /// arrive later are kept as headers alone, so they are neither shown nor forwarded. With the author's node known (a member record), every log of that
     /// node is blocked, in every group. Returns what was erased.
     public func block(_ author: AuthorID, by identity: NodeIdentity) async throws -> (posts: Int, comments: Int) {
         let now = Timestamp.now().milliseconds
@@ -48,40 +47,41 @@ extension ContinuumStore {
             var ingest = Ingest(db: db, now: now)
             var counts = (posts: 0, comments: 0)
             for log in logs {
-                try db.execute(
-                    sql: "DELETE FROM notification WHERE record IN (SELECT id FROM record WHERE author = ?)",
-                    arguments: [log]
-                )
-                for post in try Data.fetchAll(
-                    db,
-                    sql: "SELECT id FROM post WHERE author = ? AND deleted = 0",
-                    arguments: [log]
-                ) {
-                    try ingest.erasePost(post, author: log)
-                    counts.posts += 1
-                }
-                for comment in try Data.fetchAll(
-                    db,
-                    sql: "SELECT id FROM comment WHERE author = ? AND deleted = 0",
-                    arguments: [log]
-                ) {
-                    try ingest.eraseComment(comment, author: log)
-                    counts.comments += 1
-                }
-                // Records of kinds this node does not know: shown nowhere, but not kept either (§2.8).
-                for record in try Data.fetchAll(
-                    db,
-                    sql: "SELECT id FROM opaque_record WHERE author = ?",
-                    arguments: [log]
-                ) {
-                    try ingest.eraseOpaque(record, author: log)
-                }
+                let erased = try Self.eraseAll(of: log, &ingest, db)
+                counts.posts += erased.posts
+                counts.comments += erased.comments
             }
             try ingest.finish()
             return (counts, ingest.erasedPhotos.sorted(), ingest.erasedText)
         }
         try await finishErasure(photos: photos, text: text)
         return counts
+    }
+
+    /// Erases what a blocked log wrote, as a deletion would: its notifications, posts (with their edits), comments,
+    /// and records of kinds this node does not know (shown nowhere, but not kept either, §2.8). Returns how many
+    /// posts and comments went.
+    private static func eraseAll(
+        of log: Data,
+        _ ingest: inout Ingest,
+        _ db: Database
+    ) throws -> (posts: Int, comments: Int) {
+        try db.execute(
+            sql: "DELETE FROM notification WHERE record IN (SELECT id FROM record WHERE author = ?)",
+            arguments: [log]
+        )
+        let posts = try Data.fetchAll(db, sql: "SELECT id FROM post WHERE author = ? AND deleted = 0", arguments: [log])
+        for post in posts { try ingest.erasePost(post, author: log) }
+        let comments = try Data.fetchAll(
+            db,
+            sql: "SELECT id FROM comment WHERE author = ? AND deleted = 0",
+            arguments: [log]
+        )
+        for comment in comments { try ingest.eraseComment(comment, author: log) }
+        for record in try Data.fetchAll(db, sql: "SELECT id FROM opaque_record WHERE author = ?", arguments: [log]) {
+            try ingest.eraseOpaque(record, author: log)
+        }
+        return (posts.count, comments.count)
     }
 
     /// Unblocks an author (and its node's other logs): what it writes from now on is shown again. What was erased
