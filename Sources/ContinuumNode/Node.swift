@@ -296,7 +296,8 @@ public final class Node: Sendable {
         for address in started.peers {
             services.append(NodePart("dialer \(address)") { await self.network.maintain(address) })
         }
-        services.append(joinsPart())
+        let overlay = makeOverlay()
+        services.append(joinsPart(overlay))
         services.append(
             NodePart(
                 "control socket",
@@ -304,32 +305,38 @@ public final class Node: Sendable {
                 stop: { started.controlChannel.channel.close(promise: nil) }
             )
         )
-        services.append(overlayPart(pinned: started.known))
+        services.append(overlayPart(overlay, pinned: started.known))
         if let discovery { services += discoveryParts(discovery) }
         return services
     }
 
     /// The part that dials the joins asked of this node (``join(_:)``), each in a task of its own.
-    private func joinsPart() -> NodePart {
+    private func joinsPart(_ overlay: OverlayDialer) -> NodePart {
         NodePart("joins") {
             await withDiscardingTaskGroup { group in
                 for await (address, attempt) in self.joins.stream {
                     group.addTask {
-                        // The session that joins goes on as any other; then the inviter is dialled as a peer.
-                        _ = await self.network.connect(to: address, expected: attempt.expected, join: attempt)
+                        // The session that joins goes on as any other; then the node joined through is a peer known
+                        // by id, dialled while it is a neighbour in the overlay (not kept connected whatever the
+                        // bound: a full inviter would refuse every joiner's redial as busy).
+                        let (_, peer) = await self.network.connect(
+                            to: address,
+                            expected: attempt.expected,
+                            join: attempt
+                        )
                         // A join that failed leaves no dialler, but keeps its log key: tried again (the same invite,
                         // the same node asked), it proves the same key, so that an answer lost on the way is not lost
                         // for good.
-                        if attempt.succeeded { await self.network.maintain(address) }
+                        if attempt.succeeded, let peer { await overlay.add(pinned: [(node: peer, address: address)]) }
                     }
                 }
             }
         }
     }
 
-    /// The part that keeps the overlay connected: the peers known by id (`pinned`), then those LAN discovery finds.
-    private func overlayPart(pinned: [(node: AuthorID, address: PeerAddress)]) -> NodePart {
-        let overlay = OverlayDialer(
+    /// The dialler of the overlay: the peers known by id, dialled while they are neighbours.
+    private func makeOverlay() -> OverlayDialer {
+        OverlayDialer(
             network: network,
             own: identity.author,
             maxPeers: configuration.sync.maxPeers,
@@ -337,7 +344,11 @@ public final class Node: Sendable {
         ) { [weak self] peer in
             await self?.found(peer)
         }
-        return NodePart("overlay") {
+    }
+
+    /// The part that keeps the overlay connected: the peers known by id (`pinned`), then those LAN discovery finds.
+    private func overlayPart(_ overlay: OverlayDialer, pinned: [(node: AuthorID, address: PeerAddress)]) -> NodePart {
+        NodePart("overlay") {
             await overlay.add(pinned: pinned)
             await overlay.run(discovery: self.discovery?.events)
         }

@@ -56,8 +56,8 @@ enum AdmissionRules {
     enum Pin: Hashable, Sendable {
         /// Not pinned: the session counts in the bound.
         case none
-        /// Dialled to keep an address connected (`--peer HOST:PORT`, or the address a joiner joined at): a person
-        /// asked for it, so it stays pinned for as long as it lasts.
+        /// Dialled to keep an address connected (`--peer HOST:PORT`): a person asked for it, so it stays pinned for as
+        /// long as it lasts.
         case address
         /// A join by invite or by request completed on it: pinned until the joiner holds the group's history
         /// (``caughtUp(ourRoundFinished:theirRoundAnswered:unacknowledged:)``), then counted like any other.

@@ -42,8 +42,8 @@ extension CrowdBench {
                     + "\(format(median(all.map(Double.init)), 1))); bound \(maxPeers)"
             )
             say(
-                "          counting toward the bound: max \(counted.max() ?? 0) (every session, less a joiner's with "
-                    + "the inviter, which may be its redial of the address it joined at: pinned on its side)"
+                "          counting toward the bound: max \(counted.max() ?? 0) (every session: a join's counts once the "
+                    + "joiner holds the history)"
             )
             if !converged { say("          the crowd did not converge: some node lacks some member's log") }
             let over = counted.indices.filter { counted[$0] > maxPeers }
@@ -88,12 +88,9 @@ extension CrowdBench {
         let sessions = crowd.map { Self.connected($0.directory) }
         figures.inviter = sessions[0].count
         figures.all = sessions.map(\.count)
-        // Outside the bound here: a join's session until the joiner holds the history (none once settled), and on a
-        // joiner's side its redial of the inviter's address (PROTOCOL.md §7.8.13), which is pinned there; the bench
-        // cannot tell that one from a session that counts, so a joiner's session with the inviter is left out.
-        figures.counted = sessions.enumerated().map { index, peers in
-            index == 0 ? peers.count : peers.filter { $0 != ids[0] }.count
-        }
+        // Outside the bound: a join's session until the joiner holds the history, none once settled. (A joiner no
+        // longer keeps the address it joined at connected, PROTOCOL.md §7.8.13: every session counts.)
+        figures.counted = sessions.map(\.count)
         return figures
     }
 
