@@ -59,11 +59,11 @@ NO_CONTENT = ("delete", "member")
 
 # Kinds to come (§2.8): the codes 8 ... 255, which this version does not define, all laid out alike. This script
 # models such a record as the kind "future", its code in its body. The references (§2.1): `context`, 32 bytes (a
-# post id, or 32 zero bytes for none), then `length`, u16, 0 ... 1024, then `data`. The content: nothing (length 0,
+# post id, or 32 zero bytes for none), then `length`, u16, 0 ... 4096, then `data`. The content: nothing (length 0,
 # the hash of no bytes: then, like a delete, the record is always whole), or the salt then at least one byte.
 FUTURE = "future"
 FUTURE_CODES = range(8, 256)
-FUTURE_DATA_BYTES = 1024
+FUTURE_DATA_BYTES = 4096
 FUTURE_CONTENT_BYTES = 8192
 
 # A group record's flags (§2.1): bit 0 makes the group open; the other bits MUST be 0.
@@ -111,7 +111,7 @@ CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SAL
 # The table of §2.5: (largest content, largest record) by kind. Checked against records built here. A group record
 # is always sequence 1 (no previous), so its largest is 32 bytes shorter than it would be further on in a log.
 SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
-              "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 9436)}
+              "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 12508)}
 
 # The Unicode White_Space property (PropList.txt), spelled out so that this does not depend on str.isspace().
 WHITE_SPACE = frozenset(
@@ -1219,7 +1219,7 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("member naming the group's founder (log == group)", member(1, log=g)),
         ("founder adding itself (log == group == author)", member(1, group_id=a, log=a)),
         # Kinds to come (§2.1, §2.8): laid out alike, whatever the code.
-        ("kind 200, data length 1025", future(data=bytes(1025))),
+        ("kind 200, data length 4097", future(data=bytes(4097))),
         ("kind 200, data length past the header's end", future(data=b"\x01\x02", data_length=3)),
         ("kind 200 references without the context", raw(200, b"\x00\x00")),
         ("kind 200, content length 16, header alone", future(length=16, digest=hashlib.sha256(salt).digest(),
@@ -1290,7 +1290,7 @@ def check_valid_edges(failures: list[str]) -> int:
         ("member remove by the group's founder (author == group)",
          {"kind": "member", "salt": None, "sequence": 2, "previous": bytes(32),
           "body": {**member, "group": a, "action": "remove", "through": 1}}),
-        ("kind 255 with no context, 1024 bytes of data and no content",
+        ("kind 255 with no context, 4096 bytes of data and no content",
          {"kind": FUTURE, "salt": None,
           "body": {"code": 255, "context": None, "data": bytes([0xFF]) * FUTURE_DATA_BYTES, "payload": b""}}),
         ("kind 8 with a one-byte payload (content length 17)",

@@ -19,7 +19,7 @@ public enum Limits {
     /// The largest encoded record, header and content. Every valid record fits with room to spare.
     public static let recordBytes = 16_384
     /// The kind's own references of a record of a kind this node does not know (PROTOCOL.md §2.8).
-    public static let opaqueDataBytes = 1_024
+    public static let opaqueDataBytes = 4_096
     /// The longest content of a kind this node does not know, salt included.
     public static let opaqueContentBytes = 8_192
 

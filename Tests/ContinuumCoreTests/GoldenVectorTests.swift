@@ -346,7 +346,7 @@ struct GoldenVectorTests {
             "member naming the group's founder (log == group)":
                 "out of range: a member record cannot name the group's founder",
             "kind 0": "malformed record: record kind 0 is not defined; kinds are 1 ... 255",
-            "kind 200, data length 1025": "references of kind 200 is 1025 bytes; the limit is 1024",
+            "kind 200, data length 4097": "references of kind 200 is 4097 bytes; the limit is 4096",
             "kind 200, content length 16, header alone":
                 "out of range: content length 16 of a record of an unknown kind must be 17 ... 8192",
             "kind 200, content length 8193, header alone":

@@ -198,7 +198,7 @@ struct RecordTests {
         // Kind: (largest content, largest record), PROTOCOL.md §2.5.
         let table: [RecordKind: (content: Int, record: Int)] = [
             .profile: (81, 267), .post: (2133, 2319), .comment: (4114, 4332), .edit: (2133, 2351), .delete: (0, 8380),
-            .group: (81, 268), .member: (0, 291), .unknown: (8192, 9436),
+            .group: (81, 268), .member: (0, 291), .unknown: (8192, 12508),
         ]
         let previous = RecordID(hex: String(repeating: "a", count: 64))!
         for kind in RecordKind.allCases {

@@ -70,9 +70,9 @@ struct UnknownKindTests {
         let data = [UInt8](repeating: 5, count: Limits.opaqueDataBytes)
         let payload = [UInt8](repeating: 6, count: Limits.opaqueContentBytes - 16)
         let largest = try sign(OpaqueReferences(code: 255, context: post, data: data), payload: payload, sequence: 9)
-        #expect(largest.bytes.count == 86 + 32 + 2 + 1024 + 100 + 8192)
+        #expect(largest.bytes.count == 86 + 32 + 2 + 4096 + 100 + 8192)
         #expect(largest.bytes.count <= Limits.recordBytes)
-        #expect(throws: RecordError.tooLong(field: "references", bytes: 1025, limit: 1024)) {
+        #expect(throws: RecordError.tooLong(field: "references", bytes: 4097, limit: 4096)) {
             try sign(OpaqueReferences(code: 255, context: nil, data: data + [0]), payload: [])
         }
         #expect(throws: RecordError.tooLong(field: "content", bytes: 8177, limit: 8176)) {
@@ -83,15 +83,15 @@ struct UnknownKindTests {
         }
     }
 
-    @Test("bytes a node refuses: a data length over 1024, a content length of 1 … 16, content that does not match")
+    @Test("bytes a node refuses: a data length over 4096, a content length of 1 … 16, content that does not match")
     func refused() throws {
         let record = try sign(OpaqueReferences(code: 200, context: nil, data: [9]), payload: Array("abc".utf8))
         var header = record.record.headerBytes
-        // The data length (offset 54 + 32) says 1025.
+        // The data length (offset 54 + 32) says 4097.
         var long = header
-        long[86] = 0x04
+        long[86] = 0x10
         long[87] = 0x01
-        #expect(reason(long) == "references of kind 200 is 1025 bytes; the limit is 1024")
+        #expect(reason(long) == "references of kind 200 is 4097 bytes; the limit is 4096")
         // The content length (after the data) says 16: a salt and nothing.
         header[89 + 3] = 16
         #expect(reason(header) == "out of range: content length 16 of a record of an unknown kind must be 17 ... 8192")
