@@ -10,8 +10,9 @@
 //   exactly the content bytes, the header re-encodes (RecordFormat.encodeHeader) to exactly the header's signed
 //   bytes, followed by the 64-byte signature (the encoding is canonical, so a record has one id), and
 //   RecordFormat.validate accepts the content;
-// - erased() is the header alone, which decodes again to the same header and id, and has no content (but a delete
-//   or a member record, whose header is the whole record);
+// - erased() is the header alone, which decodes again to the same header and id, and has no content (but a record
+//   whose content length is 0, a delete, a member record or a kind to come without content, whose header is the whole
+//   record);
 // - verify() either refuses with badSignature or returns the same record, and then its header alone verifies too.
 
 import ContinuumCore
@@ -24,8 +25,9 @@ func fail(_ what: String, _ bytes: [UInt8]) -> Never {
     fatalError("record: \(what); input \(bytes.count) bytes: \(Hex.encode(bytes.prefix(256)))")
 }
 
-/// A delete and a member record have no content: their header is the whole record, and their body is read from it.
-func headerIsWhole(_ kind: RecordKind) -> Bool { kind == .delete || kind == .member }
+/// A record whose content length is 0 (a delete, a member record, a kind to come without content, PROTOCOL.md §2.8)
+/// has no content: its header is the whole record, and its body is read from it.
+func headerIsWhole(_ header: RecordHeader) -> Bool { !header.hasContent }
 
 func check(_ bytes: [UInt8]) {
     let record: SignedRecord
@@ -45,7 +47,7 @@ func check(_ bytes: [UInt8]) {
         fail("\(kind): id is not SHA-256(header)", bytes)
     }
     guard (record.body == nil) == (record.contentBytes == nil), record.isHeaderOnly == (record.body == nil),
-        !headerIsWhole(record.kind) || record.body != nil
+        !headerIsWhole(record.header) || record.body != nil
     else { fail("\(kind): body and content bytes disagree", bytes) }
     if let content = record.content, let contentBytes = record.contentBytes {
         do throws(RecordError) {
@@ -67,7 +69,7 @@ func check(_ bytes: [UInt8]) {
     }
     let erased = record.erased()
     guard erased.bytes == header, erased.id == record.id, erased.header == record.header,
-        headerIsWhole(record.kind) ? erased == record : erased.body == nil
+        headerIsWhole(record.header) ? erased == record : erased.body == nil
     else { fail("\(kind): erased() is not the header alone", bytes) }
     do throws(RecordError) {
         let alone = try SignedRecord(bytes: header)
