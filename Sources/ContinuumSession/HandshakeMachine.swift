@@ -59,15 +59,6 @@ public struct HandshakeMachine: Sendable {
         }
     }
 
-    /// Whether an optional message this node does not know is ignored now: after the peer's HELLO, while its
-    /// MEMBERSHIP or JOINED is awaited (§7.3). Before the HELLO, it is refused like any frame that is not one.
-    private var ignoresOptional: Bool {
-        switch state {
-        case .awaitingMembership, .awaitingJoined: true
-        default: false
-        }
-    }
-
     /// Whether the machine waits for a frame from the peer (rather than for an answer of the engine, or nothing).
     public var awaitsFrame: Bool {
         switch state {
@@ -87,7 +78,6 @@ public struct HandshakeMachine: Sendable {
 
     /// A whole, well-formed message from the peer.
     public mutating func receive(_ message: WireMessage) -> [HandshakeAction] {
-        if case .optional = message, ignoresOptional { return [] }
         switch state {
         case .awaitingHello:
             guard case .hello(let hello) = message else { return unexpected(message, at: .hello) }

@@ -215,7 +215,8 @@ extension Ingest {
     /// Remembers a record of a kind this node does not know: by id, for a delete of it, and by the post it goes with.
     func insertOpaque(_ references: OpaqueReferences, id: RecordID, author: Data, seq: Int64) throws {
         try db.cachedStatement(
-            sql: "INSERT INTO opaque_record (id, author, seq, code, context) VALUES (?, ?, ?, ?, ?)"
+            // Once per record: a copy with its content, after the header alone, changes nothing here.
+            sql: "INSERT OR IGNORE INTO opaque_record (id, author, seq, code, context) VALUES (?, ?, ?, ?, ?)"
         ).execute(arguments: [id.bytes, author, seq, Int64(references.code), references.context?.bytes])
     }
 

@@ -69,6 +69,8 @@ struct Ingest {
         let record = verified.record
         let header = record.header
         let id = record.id.bytes
+        // A record is judged with every member record stored before it, a copy filling a header in too (§5.1).
+        if !header.kind.isMembership { try settleMembers() }
         let held = try neighbours(author: header.author.bytes, seq: Int64(header.sequence))
         if let same = held.same {
             // The same position: the same record (a duplicate) or a fork.
@@ -85,7 +87,6 @@ struct Ingest {
             return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
-        if !header.kind.isMembership { try settleMembers() }
         let ignored = try Self.ownershipError(header, record.id, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).

@@ -1,3 +1,5 @@
+import ContinuumCore
+import Foundation
 import GRDB
 
 /// The store's migrations. Each one is frozen once it has shipped: change the schema by adding a migration.
@@ -358,12 +360,16 @@ enum Schema {
             try db.execute(
                 sql: """
                     -- An admin now, or one the founder removed: its member records up to removed_through stand
-                    -- (PROTOCOL.md 5.1). Rows written before this know admins now only; a group's next member record
-                    -- derives them all again.
+                    -- (PROTOCOL.md 5.1).
                     ALTER TABLE member ADD COLUMN was_admin INTEGER NOT NULL DEFAULT 0;
                     UPDATE member SET was_admin = admin;
                     """
             )
+            // Every group's members derived again from its records, so that an admin the founder removed before this
+            // migration counts as one too, as on a node that never ran it.
+            for group in try Data.fetchAll(db, sql: "SELECT id FROM grp") {
+                try Ingest.refreshMembers(of: GroupID(unchecked: group), db)
+            }
         }
         return migrator
     }

@@ -113,6 +113,20 @@ struct SessionScopeSortTests {
         #expect(sorting.notAdmin.isEmpty)
     }
 
+    @Test("a kind to come from a member of a shared group is not stored in a version-2 session, and not an error")
+    func kindsToCome() throws {
+        let future = try Self.record(
+            Self.plain,
+            2,
+            .opaque(OpaqueReferences(code: 200, context: nil, data: [1]), payload: Array("later".utf8))
+        )
+        let profile = try Self.record(Self.plain, 3, .profile(name: "p"))
+        let sorting = SessionScope.sort([future, profile], groups: [Self.groupA], view: Self.view)
+        #expect(sorting.keep == [profile.id])
+        #expect(sorting.kindsToCome == 1)
+        #expect(sorting.outOfScope.isEmpty && sorting.heldBack == 0 && sorting.removed == 0)
+    }
+
     @Test("an admin's member record makes its log known for the rest of the batch")
     func learnedInBatch() throws {
         let adds = try Self.record(
