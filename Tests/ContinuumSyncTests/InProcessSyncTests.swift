@@ -84,31 +84,6 @@ struct InProcessSyncTests {
         return MembershipView(groups: groups, logs: logs)
     }
 
-    /// Waits until `condition` holds: checked now and after each element of `events` (an engine's events, which it
-    /// emits after storing, or a link's deliveries); fails after `timeout`, which only bounds a broken run.
-    private static func waitUntil<Element: Sendable>(
-        _ what: String,
-        _ events: AsyncStream<Element>,
-        timeout: Duration = .seconds(10),
-        _ condition: @escaping @Sendable () async -> Bool
-    ) async throws {
-        let met = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                if await condition() { return true }
-                for await _ in events where await condition() { return true }
-                return false
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return false
-            }
-            let first = try await group.next() ?? false
-            group.cancelAll()
-            return first
-        }
-        try #require(met, "timed out waiting until \(what)")
-    }
-
     @Test("full sync: each store ends with both logs exactly, and both clocks agree")
     func fullSync() async throws {
         let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
@@ -123,8 +98,8 @@ struct InProcessSyncTests {
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
         #expect(await link.opened(), "a first round did not finish")
         let both = Set(ones.map(\.id) + twos.map(\.id))
-        try await Self.waitUntil("A holds both logs", aEvents) { await a.held() == both }
-        try await Self.waitUntil("B holds both logs", bEvents) { await b.held() == both }
+        try await SyncFixtures.waitUntil("A holds both logs", aEvents) { await a.held() == both }
+        try await SyncFixtures.waitUntil("B holds both logs", bEvents) { await b.held() == both }
 
         #expect(await a.held().count == 8)
         let expected = VectorClock([one.author: 5, two.author: 3])
@@ -151,11 +126,11 @@ struct InProcessSyncTests {
         let bEvents = await b.engine.events()
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
         let first = Set(ones.prefix(3).map(\.id))
-        try await Self.waitUntil("B holds A's first three", bEvents) { await b.held() == first }
+        try await SyncFixtures.waitUntil("B holds A's first three", bEvents) { await b.held() == first }
         #expect(await link.opened(), "a first round did not finish")
 
         await a.write([ones[3]])
-        try await Self.waitUntil("B holds A's fourth", bEvents) { await b.held() == Set(ones.map(\.id)) }
+        try await SyncFixtures.waitUntil("B holds A's fourth", bEvents) { await b.held() == Set(ones.map(\.id)) }
         #expect(link.records(receivedBy: b.engine, live: true) == [ones[3].bytes])
         #expect(await b.store.clock() == VectorClock([one.author: 4]))
         await link.close()
@@ -183,12 +158,14 @@ struct InProcessSyncTests {
         let b = try await MemoryNode.make(seed: 2, view: bView)
         let bEvents = await b.engine.events()
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [shared])
-        try await Self.waitUntil("B holds the shared log", bEvents) { await b.held() == Set(ones.prefix(3).map(\.id)) }
+        try await SyncFixtures.waitUntil("B holds the shared log", bEvents) {
+            await b.held() == Set(ones.prefix(3).map(\.id))
+        }
         #expect(await link.opened(), "a first round did not finish")
 
         // Live: one record of each group, the hidden one first.
         await a.write([secrets[3], ones[3]])
-        try await Self.waitUntil("B holds the shared log's fourth", bEvents) {
+        try await SyncFixtures.waitUntil("B holds the shared log's fourth", bEvents) {
             await b.held() == Set(ones.map(\.id))
         }
         let received = Set(link.records(receivedBy: b.engine))
@@ -214,7 +191,9 @@ struct InProcessSyncTests {
         let post = PostID(unchecked: Data(repeating: 7, count: 32))
         await b.store.follow(post)
         await b.engine.followsChanged()
-        try await Self.waitUntil("A knows B's interest", toA) { await a.engine.peerInterest() == [two.author: 1] }
+        try await SyncFixtures.waitUntil("A knows B's interest", toA) {
+            await a.engine.peerInterest() == [two.author: 1]
+        }
 
         let comment = try one.sign(
             RecordContent(
@@ -226,7 +205,7 @@ struct InProcessSyncTests {
             )
         )
         await a.write([comment])
-        try await Self.waitUntil("B holds the comment", bEvents) { await b.held() == [comment.id] }
+        try await SyncFixtures.waitUntil("B holds the comment", bEvents) { await b.held() == [comment.id] }
         #expect(link.messages(receivedBy: b.engine).contains(.push([comment.bytes])), "the comment was not pushed")
         #expect(link.records(receivedBy: b.engine, push: false).isEmpty, "the comment came as RECORDS too")
         await link.close()
@@ -258,14 +237,14 @@ struct InProcessSyncTests {
 
         let record = try SyncFixtures.profileLog(of: ids[0], 1)[0]
         await one.write([record])
-        try await Self.waitUntil("node 2 holds the record", events) { await two.held() == [record.id] }
+        try await SyncFixtures.waitUntil("node 2 holds the record", events) { await two.held() == [record.id] }
         #expect(await three.held() == [record.id])
         #expect(oneToThree.records(receivedBy: three.engine) == [record.bytes], "node 1 did not send it to its child")
         #expect(twoToThree.records(receivedBy: two.engine) == [record.bytes], "node 3 did not relay it")
         #expect(twoToOne.records(receivedBy: two.engine).isEmpty, "node 1 sent it to a node not its child")
         // The HAVE was queued before the write returned; no engine event follows it, so its delivery is awaited.
         let have = WireMessage.have([LogRange(author: ids[0].author, range: 1...1)])
-        try await Self.waitUntil("node 1 announced it to node 2", haves) {
+        try await SyncFixtures.waitUntil("node 1 announced it to node 2", haves) {
             twoToOne.messages(receivedBy: two.engine).contains(have)
         }
         for link in [twoToOne, oneToThree, twoToThree] { await link.close() }

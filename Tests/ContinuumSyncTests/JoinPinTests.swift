@@ -81,42 +81,6 @@ struct JoinPinTests {
         return (engine, store)
     }
 
-    /// Waits until `condition` holds: checked now and after each message either side of `link` has acted on (a
-    /// session's first exchange completes on a message it receives, or as it queues its DONE, which the other side
-    /// then receives); fails after `timeout`, which only bounds a broken run.
-    private static func waitUntil(
-        _ what: String,
-        on link: InMemoryLink,
-        timeout: Duration = .seconds(10),
-        _ condition: @escaping @Sendable () async -> Bool
-    ) async throws {
-        let streams = [link.deliveries(to: link.dialler.engine), link.deliveries(to: link.listener.engine)]
-        // Each task answers true (met), nil (its stream ended unmet) or false (the time is up): the first non-nil
-        // answer decides, and the streams, which end only with the link, are cancelled.
-        let met = try await withThrowingTaskGroup(of: Bool?.self) { group in
-            group.addTask { await condition() ? true : nil }
-            for stream in streams {
-                group.addTask {
-                    for await _ in stream where await condition() { return true }
-                    return nil
-                }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return false
-            }
-            var met = false
-            for try await answer in group {
-                guard let answer else { continue }
-                met = answer
-                break
-            }
-            group.cancelAll()
-            return met
-        }
-        try #require(met, "timed out waiting until \(what)")
-    }
-
     /// Why the session with `peer` ended, by the first `peerLeft` of it in `events`; nil when none came within
     /// `timeout` (which only bounds a broken run).
     private static func left(
@@ -184,7 +148,10 @@ struct JoinPinTests {
         let (joining, joinerStore) = try await Self.engine(seed: 2, view: view, held: name, maxPeers: 1)
 
         let link = try await InMemoryLink.connect(joining, to: inviting, sharing: [group], pins: (.join, .join))
-        try await Self.waitUntil("both sides count the join's session", on: link) {
+        try await SyncFixtures.waitUntil(
+            "both sides count the join's session",
+            [link.deliveries(to: link.dialler.engine), link.deliveries(to: link.listener.engine)]
+        ) {
             !link.dialler.session.pinned && !link.listener.session.pinned
         }
         #expect(await joinerStore.clock() == VectorClock([inviter.author: 5, joiner.author: 1]))

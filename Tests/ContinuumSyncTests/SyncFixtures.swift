@@ -72,4 +72,48 @@ enum SyncFixtures {
         #expect(await engine.register(session) == nil)
         return session
     }
+
+    /// Waits until `condition` holds: checked now and after each element of any of `streams` (an engine's events,
+    /// which it emits after storing, or a link's deliveries); fails after `timeout`, which only bounds a broken run.
+    static func waitUntil<Element: Sendable>(
+        _ what: String,
+        _ streams: [AsyncStream<Element>],
+        timeout: Duration = .seconds(10),
+        _ condition: @escaping @Sendable () async -> Bool
+    ) async throws {
+        // Each task answers true (met), nil (its stream ended unmet) or false (the time is up): the first non-nil
+        // answer decides, and the other tasks are cancelled.
+        let met = try await withThrowingTaskGroup(of: Bool?.self) { group in
+            group.addTask { await condition() ? true : nil }
+            for stream in streams {
+                group.addTask {
+                    for await _ in stream where await condition() { return true }
+                    return nil
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            var met = false
+            for try await answer in group {
+                guard let answer else { continue }
+                met = answer
+                break
+            }
+            group.cancelAll()
+            return met
+        }
+        try #require(met, "timed out waiting until \(what)")
+    }
+
+    /// One stream's `waitUntil`.
+    static func waitUntil<Element: Sendable>(
+        _ what: String,
+        _ events: AsyncStream<Element>,
+        timeout: Duration = .seconds(10),
+        _ condition: @escaping @Sendable () async -> Bool
+    ) async throws {
+        try await waitUntil(what, [events], timeout: timeout, condition)
+    }
 }
