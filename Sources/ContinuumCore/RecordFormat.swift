@@ -232,6 +232,29 @@ public enum RecordFormat {
         }
         let contentLength = try reader.u32("content length")
         let contentHash = try reader.raw(32, "content hash")
+        try checkContentLength(contentLength, hash: contentHash, of: kind, references)
+        return RecordHeader(
+            kind: kind,
+            author: author,
+            sequence: sequence,
+            previous: previous,
+            createdAt: createdAt,
+            references: references,
+            contentLength: contentLength,
+            contentHash: contentHash
+        )
+    }
+
+    /// The content length and hash a header may state for its kind (§2.5, §2.8, §2.9).
+    private static func checkContentLength(
+        _ contentLength: UInt32,
+        hash contentHash: Data,
+        of kind: RecordKind,
+        _ references: RecordReferences
+    ) throws(RecordError) {
+        if case .opaque(let opaque) = references, opaque.code == Reaction.code {
+            try Reaction.check(opaque, contentLength: contentLength)
+        }
         let limit = Limits.contentBytes(kind)
         if kind == .delete || kind == .member || (kind == .unknown && contentLength == 0) {
             guard contentLength == 0, contentHash == emptyContentHash else {
@@ -248,16 +271,6 @@ public enum RecordFormat {
                 throw .outOfRange("content length \(contentLength) of a \(kind.name) must be \(smallest) ... \(limit)")
             }
         }
-        return RecordHeader(
-            kind: kind,
-            author: author,
-            sequence: sequence,
-            previous: previous,
-            createdAt: createdAt,
-            references: references,
-            contentLength: contentLength,
-            contentHash: contentHash
-        )
     }
 
     /// The references of a header: a comment's or edit's post, a delete's targets; for a kind this node does not know
@@ -328,7 +341,9 @@ public enum RecordFormat {
         if case .opaque(let references) = header.references {
             guard header.contentLength > 0 else { return .opaque(references, payload: []) }
             _ = try reader.raw(saltBytes, "salt")
-            return .opaque(references, payload: Array(try reader.raw(reader.remaining, "payload")))
+            let payload = Array(try reader.raw(reader.remaining, "payload"))
+            if references.code == Reaction.code { try Reaction.check(payload: payload) }
+            return .opaque(references, payload: payload)
         }
         _ = try reader.raw(saltBytes, "salt")
         switch (header.kind, header.references) {
@@ -447,6 +462,10 @@ public enum RecordFormat {
             }
             guard payload.count <= Limits.opaqueContentBytes - saltBytes else {
                 throw .tooLong(field: "content", bytes: payload.count, limit: Limits.opaqueContentBytes - saltBytes)
+            }
+            if references.code == Reaction.code {
+                try Reaction.check(references, contentLength: UInt32(saltBytes + payload.count))
+                try Reaction.check(payload: payload)
             }
         }
     }

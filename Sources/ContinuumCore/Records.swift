@@ -12,9 +12,10 @@ public enum RecordKind: UInt8, Sendable, CaseIterable, Codable {
     case group = 6
     /// Adds a member to a group, removes one, or makes one an admin (PROTOCOL.md §2.7).
     case member = 7
-    /// A kind this node does not know, code 8 … 255 (PROTOCOL.md §2.8): verified, stored, counted in the clock and
-    /// forwarded like any record, shown nowhere. Its code travels in its references (``OpaqueReferences/code``); 0
-    /// itself is never a kind on the wire.
+    /// A kind of the common layout of codes 8 … 255 (PROTOCOL.md §2.8). This node reads one of them, reactions
+    /// (code 13, ``Reaction``); any other it does not know: verified, stored, counted in the clock and forwarded like
+    /// any record, shown nowhere. Its code travels in its references (``OpaqueReferences/code``); 0 itself is never a
+    /// kind on the wire.
     case unknown = 0
 
     /// The name used in JSON and in messages.

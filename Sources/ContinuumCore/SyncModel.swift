@@ -26,6 +26,8 @@ public enum NotificationKind: String, Sendable, Hashable, CaseIterable {
     case deleted
     /// A new post (only with `--notify-new-posts`).
     case post
+    /// Someone reacted to one of this node's posts or comments; the text is the reaction's emoji.
+    case reaction
 }
 
 /// A notification as listed by `notifications`.

@@ -242,6 +242,7 @@ public final class APIServer: Service, Sendable {
         NodeRoutes(services, address: address).register(on: api)
         PostRoutes(services, uploads: uploads).register(on: api)
         FollowRoutes(services).register(on: api)
+        ReactionRoutes(services).register(on: api)
         PhotoRoutes(services, uploads: uploads).register(on: api)
         GroupRoutes(services).register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)

@@ -38,7 +38,7 @@ struct NodeRoutes: Sendable {
     struct Status: Encodable {
         let node: String
         let name: String?
-        /// `0.3.0 (protocol 2)`, as `--version` prints it.
+        /// `0.3.0 (protocol 3)`, as `--version` prints it.
         let version: String
         /// Photos larger than this are not fetched by themselves (`--max-photo-mb`): `POST /api/photos/{sha256}/fetch`.
         let maxPhotoBytes: UInt64

@@ -70,7 +70,7 @@ struct PostRoutes: Sendable {
                 throw APIError(.badRequest, "bad_cursor", error.message, field: "cursor")
             }
         }
-        return try json(FeedPageJSON(try await store.feed(feed)))
+        return try json(FeedPageJSON(try await store.feed(feed, viewer: identity.author)))
     }
 
     struct PostList: Encodable { let posts: [PostJSON] }
@@ -81,13 +81,13 @@ struct PostRoutes: Sendable {
         guard let term = query.get("q"), !TextRules.isBlank(term) else {
             throw APIError.badRequest("say what to search for: q=TERM", field: "q")
         }
-        let posts = try await store.search(term, limit: try limit(query, default: 50))
+        let posts = try await store.search(term, limit: try limit(query, default: 50), viewer: identity.author)
         return try json(PostList(posts: posts.map(PostJSON.init)))
     }
 
     /// A post with its comments, and what this node thinks of it.
     func postView(_ id: PostID) async throws -> PostJSON {
-        guard let detail = try await store.post(id) else {
+        guard let detail = try await store.post(id, viewer: identity.author) else {
             throw APIError(.notFound, "unknown_post", "no post \(id.short) on this node")
         }
         return PostJSON(

@@ -78,6 +78,9 @@ public struct PostJSON: Encodable, Sendable {
     /// When the photo was taken, if the post says.
     @Nullable var takenAt: RFC3339Time?
     let commentCount: Int
+    /// Each reaction given, with its count, and this node's own (`null`: none).
+    let reactions: [ReactionCountJSON]
+    @Nullable var myReaction: String?
     @Nullable var location: Coordinate?
     let photo: PhotoJSON
     /// Only in a post's own view.
@@ -105,6 +108,8 @@ public struct PostJSON: Encodable, Sendable {
         createdAt = RFC3339Time(post.createdAt)
         takenAt = post.photo.takenAt.map(RFC3339Time.init)
         commentCount = post.commentCount
+        reactions = ReactionCountJSON.list(post.reactions)
+        myReaction = post.reactions.mine?.name
         location = post.location
         photo = PhotoJSON(post.photo)
         self.comments = comments
@@ -121,6 +126,8 @@ public struct CommentJSON: Encodable, Sendable {
     @Nullable var authorName: String?
     let text: String
     let createdAt: RFC3339Time
+    let reactions: [ReactionCountJSON]
+    @Nullable var myReaction: String?
 
     public init(_ comment: CommentSummary) {
         id = comment.id
@@ -129,6 +136,19 @@ public struct CommentJSON: Encodable, Sendable {
         authorName = comment.authorName
         text = comment.text
         createdAt = RFC3339Time(comment.createdAt)
+        reactions = ReactionCountJSON.list(comment.reactions)
+        myReaction = comment.reactions.mine?.name
+    }
+}
+
+/// One reaction given to a post or comment, and how many gave it: `{"name": "heart", "emoji": "❤️", "count": 2}`.
+public struct ReactionCountJSON: Encodable, Sendable {
+    let name: String
+    let emoji: String
+    let count: Int
+
+    public static func list(_ reactions: ReactionCounts) -> [ReactionCountJSON] {
+        reactions.counts.map { ReactionCountJSON(name: $0.emoji.name, emoji: $0.emoji.symbol, count: $0.count) }
     }
 }
 

@@ -50,8 +50,8 @@ public struct NodeActions: Sendable {
         case inBackground
     }
 
-    private let store: ContinuumStore
-    private let engine: any SyncNotifying
+    let store: ContinuumStore
+    let engine: any SyncNotifying
     private let inspector: any PhotoInspecting
     private let thumbnails: (any ThumbnailProviding)?
     private let thumbnailing: Thumbnailing
@@ -382,7 +382,7 @@ public struct NodeActions: Sendable {
 
     // MARK: Helpers
 
-    private static func check(_ body: RecordBody) throws(RecordRefused) {
+    static func check(_ body: RecordBody) throws(RecordRefused) {
         do {
             try ContinuumStore.check(body)
         } catch {

@@ -9,6 +9,6 @@ public enum NodeVersion {
     /// The sync protocol's version, sent in HELLO and announced in discovery.
     public static let syncProtocol = WireLimits.protocolVersion
 
-    /// What `continuum-node --version` prints: `0.3.0 (protocol 2)`.
+    /// What `continuum-node --version` prints: `0.3.0 (protocol 3)`.
     public static let description = "\(release) (protocol \(syncProtocol))"
 }

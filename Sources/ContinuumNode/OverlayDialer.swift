@@ -24,6 +24,8 @@ actor OverlayDialer {
     /// What to dial and when: every decision, with this actor's clock and random jitter as its inputs.
     private var plan: DialPlan
     private var addresses: [AuthorID: PeerAddress] = [:]
+    /// Discovered peers whose TXT announces another protocol version: not dialled, logged once.
+    private var otherVersions: Set<AuthorID> = []
     /// Told of every peer discovery finds (its open groups, for `--join-open`).
     private let onFound: @Sendable (DiscoveredPeer) async -> Void
     private let wakes: AsyncStream<Void>
@@ -88,7 +90,20 @@ actor OverlayDialer {
 
     private func handle(_ event: DiscoveryEvent) async {
         switch event {
+        case .found(let peer) where peer.protocolVersion != WireLimits.protocolVersion:
+            // Another version's node (its TXT says which): a session would end at HELLO (PROTOCOL.md 7.4.1), so it is
+            // not dialled, and leaves the ring if it was on it; it dials in, it gets the ERROR that says why.
+            if plan.removed(peer.node) { wake.yield() }
+            guard otherVersions.insert(peer.node).inserted else { return }
+            logger.notice(
+                "a peer speaks another protocol version; not dialled (upgrade the older continuum-node)",
+                metadata: [
+                    "peer.id": "\(peer.node.short)", "peer.name": "\(peer.name)",
+                    "peer.protocol": "\(peer.protocolVersion)", "protocol": "\(WireLimits.protocolVersion)",
+                ]
+            )
         case .found(let peer):
+            otherVersions.remove(peer.node)
             guard plan.found(peer.node) else { return }
             addresses[peer.node] = PeerAddress(host: peer.host, port: Int(peer.port))
             logger.info(

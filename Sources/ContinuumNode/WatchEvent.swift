@@ -48,7 +48,7 @@ public struct WatchEvent: Sendable, Encodable {
             [peer]
         case .forkDetected(let fork): [fork.author]
         case .postAdded(_, let author, _), .commentAdded(_, _, let author, _), .postEdited(_, let author, _),
-            .deleted(_, let author):
+            .deleted(_, let author), .reacted(_, _, let author, _):
             [author]
         case .peerJoined, .joinRequested, .photoArrived, .photoSkipped, .photoProgress, .thumbnailArrived,
             .notification:
@@ -80,6 +80,7 @@ public struct WatchEvent: Sendable, Encodable {
         case .commentAdded: "comment"
         case .postEdited: "postEdited"
         case .deleted: "deleted"
+        case .reacted: "reaction"
         case .notification: "notification"
         case .joinRequested: "joinRequested"
         }
@@ -106,6 +107,10 @@ public struct WatchEvent: Sendable, Encodable {
             "post \(post.short) edited by \(who(author)): \(caption ?? "new photo or location; same caption")"
         case .deleted(let targets, let author):
             "deleted by \(who(author)): \(targets.map(\.short).joined(separator: ", "))"
+        case .reacted(let post, let target, let author, let emoji):
+            emoji == .none
+                ? "\(who(author)) took back a reaction to \(target == post.record ? "post" : "a comment on") \(post.short)"
+                : "\(who(author)) reacted \(emoji.symbol) to \(target == post.record ? "post" : "a comment on") \(post.short)"
         case .notification(let notification): Self.describe(notification)
         case .joinRequested(let peer, let name):
             "\(name ?? "a node") (\(peer.short)) asks to join: 'continuum-node approve \(peer.short)' or 'deny'"
@@ -131,12 +136,13 @@ public struct WatchEvent: Sendable, Encodable {
         case .deleted:
             "\(who) deleted a post you follow: \(notification.about?.words ?? "post \(post)")\(offline)"
         case .post: "\(who) posted \(post): \(notification.text ?? "(\(erased))")\(offline)"
+        case .reaction: "\(who) reacted \(notification.text ?? "(\(erased))") to \(commented)\(offline)"
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case type, at, summary, peer, name, reason, count, records, ofRecords, bytes, ofBytes, round, fork, sha256
-        case post, comment, author, authorName, caption, text, targets, notification
+        case post, comment, author, authorName, caption, text, targets, notification, target, reaction, emoji
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -195,6 +201,12 @@ public struct WatchEvent: Sendable, Encodable {
         case .deleted(let targets, let author):
             try container.encode(targets, forKey: .targets)
             try encode(author: author, into: &container)
+        case .reacted(let post, let target, let author, let emoji):
+            try container.encode(post, forKey: .post)
+            try container.encode(target, forKey: .target)
+            try encode(author: author, into: &container)
+            try container.encode(emoji.name, forKey: .reaction)
+            try container.encode(emoji.symbol, forKey: .emoji)
         case .notification(let notification):
             try container.encode(NotificationJSON(notification), forKey: .notification)
         }

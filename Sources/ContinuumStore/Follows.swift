@@ -268,7 +268,19 @@ extension Ingest {
             }
         case .post(let caption, _, _):
             if policy.newPosts { try insertNotification(.post, post: id.bytes, id, content, caption) }
-        case .profile, .group, .member, .opaque:
+        case .opaque:
+            // A reaction to this node's post or comment (taking one back tells nobody).
+            guard let reaction = Reaction(content.body), reaction.emoji != .none,
+                let author = try Data.fetchOne(
+                    db.cachedStatement(
+                        sql: "SELECT author FROM post WHERE id = ?1 UNION ALL SELECT author FROM comment WHERE id = ?1"
+                    ),
+                    arguments: [reaction.target.bytes]
+                ),
+                try author == policy.me.bytes || Self.exists(db, "SELECT 1 FROM log_key WHERE public = ?", [author])
+            else { return }
+            try insertNotification(.reaction, post: reaction.post.bytes, id, content, reaction.emoji.symbol)
+        case .profile, .group, .member:
             break
         }
     }

@@ -76,7 +76,10 @@ extension Ingest {
             try db.cachedStatement(sql: "SELECT author, seq FROM opaque_record WHERE context = ?"),
             arguments: [post]
         )
-        for record in opaque { try eraseContent(author: record["author"], seq: record["seq"]) }
+        for record in opaque {
+            try eraseContent(author: record["author"], seq: record["seq"])
+            try eraseReaction(author: record["author"], seq: record["seq"])
+        }
         if !opaque.isEmpty { erasedText = true }
         let erased = try Row.fetchAll(
             try db.cachedStatement(
@@ -209,6 +212,7 @@ extension Ingest {
             )
         else { return }
         try eraseContent(author: author, seq: seq)
+        try eraseReaction(author: author, seq: seq)
         erasedText = true
     }
 

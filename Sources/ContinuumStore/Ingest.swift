@@ -256,6 +256,7 @@ struct Ingest {
                     )
                 }
             }
+        case (.unknown, .opaque(let references)): return try reactionError(references, db)
         case (.comment, .post(let post)):
             guard let held = try target(post.record) else { break }
             if held.kind != .post {
@@ -356,6 +357,8 @@ struct Ingest {
         if case .opaque(let references) = header.references {
             // Shown nowhere; remembered so that a delete, of the record or of the post it goes with, can erase it.
             try insertOpaque(references, id: id, author: author, seq: seq)
+            // A reaction is counted from its row; one that breaks a rule of its kind is kept in its log only.
+            if broke == nil, let body, let reaction = Reaction(body) { try applyReaction(reaction, header, id: id) }
             return
         }
         switch body {

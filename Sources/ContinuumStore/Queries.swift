@@ -5,8 +5,9 @@ import GRDB
 extension ContinuumStore {
     // MARK: Feed, search, show
 
-    /// One page of live posts, newest first, after the filters and the cursor.
-    public func feed(_ query: FeedQuery) async throws -> FeedPage {
+    /// One page of live posts, newest first, after the filters and the cursor. `viewer`: this node's id, so that its
+    /// reactions under it count as its own (its log keys' always do).
+    public func feed(_ query: FeedQuery, viewer: AuthorID? = nil) async throws -> FeedPage {
         let limit = max(1, min(query.limit, 500))
         return try await read { db in
             var conditions = ["post.deleted = 0"]
@@ -40,7 +41,7 @@ extension ContinuumStore {
                 LIMIT \(limit + 1)
                 """
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
-            let posts = rows.prefix(limit).map(PostSummary.init(row:))
+            let posts = try Self.withReactions(rows.prefix(limit).map(PostSummary.init(row:)), viewer: viewer, db)
             let next =
                 rows.count > limit ? posts.last.map { FeedCursor(createdAt: $0.createdAt, id: $0.id).token } : nil
             return FeedPage(posts: posts, nextCursor: next)
@@ -52,7 +53,7 @@ extension ContinuumStore {
     ///
     /// Words of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions,
     /// newest first, until a page is full.
-    public func search(_ term: String, limit: Int = 50) async throws -> [PostSummary] {
+    public func search(_ term: String, limit: Int = 50, viewer: AuthorID? = nil) async throws -> [PostSummary] {
         let words = TextFolding.fold(term).split(whereSeparator: { $0.isWhitespace }).map(String.init)
         guard !words.isEmpty else {
             throw StoreError(.invalidInput, "the search term is blank; give a word from a caption")
@@ -90,12 +91,17 @@ extension ContinuumStore {
                 WHERE post.deleted = 0
                 ORDER BY post.rowid DESC
                 """
-            return try Row.fetchAll(db, sql: sql, arguments: values).map(PostSummary.init(row:))
+            return try Self.withReactions(
+                Row.fetchAll(db, sql: sql, arguments: values).map(PostSummary.init(row:)),
+                viewer: viewer,
+                db
+            )
         }
     }
 
-    /// A live post and its live comments, oldest first; nil if the post is unknown or deleted.
-    public func post(_ id: PostID) async throws -> PostDetail? {
+    /// A live post and its live comments, oldest first; nil if the post is unknown or deleted. `viewer` as for
+    /// ``feed(_:viewer:)``.
+    public func post(_ id: PostID, viewer: AuthorID? = nil) async throws -> PostDetail? {
         try await read { db in
             guard
                 let row = try Row.fetchOne(
@@ -114,7 +120,23 @@ extension ContinuumStore {
                     """,
                 arguments: [id.bytes]
             )
-            return PostDetail(post: PostSummary(row: row), comments: comments.map(CommentSummary.init(row:)))
+            var post = PostSummary(row: row)
+            var shown = comments.map(CommentSummary.init(row:))
+            let reactions = try Self.reactions(to: [id.bytes] + shown.map(\.id.bytes), viewer: viewer, db)
+            post.reactions = reactions[id.bytes] ?? .none
+            for index in shown.indices { shown[index].reactions = reactions[shown[index].id.bytes] ?? .none }
+            return PostDetail(post: post, comments: shown)
+        }
+    }
+
+    /// The posts with their reactions, read in one query.
+    static func withReactions(_ posts: [PostSummary], viewer: AuthorID?, _ db: Database) throws -> [PostSummary] {
+        let reactions = try reactions(to: posts.map(\.id.bytes), viewer: viewer, db)
+        guard !reactions.isEmpty else { return posts }
+        return posts.map { post in
+            var post = post
+            post.reactions = reactions[post.id.bytes] ?? .none
+            return post
         }
     }
 

@@ -371,6 +371,26 @@ enum Schema {
                 try Ingest.refreshMembers(of: GroupID(unchecked: group), db)
             }
         }
+        migrator.registerMigration("v12: reactions") { db in
+            try db.execute(
+                sql: """
+                    -- Reactions (PROTOCOL.md 2.9) held whole: one row per record. An author's current reaction to a
+                    -- target is its latest (created_at, id); what counts is decided when counts are read.
+                    CREATE TABLE reaction (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        author BLOB NOT NULL,
+                        seq INTEGER NOT NULL,
+                        post BLOB NOT NULL,
+                        target BLOB NOT NULL,
+                        emoji INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX reaction_target ON reaction (target, author);
+                    CREATE INDEX reaction_log ON reaction (author, seq);
+                    """
+            )
+            // No node stored a record of kind 13 before: version-2 sessions leave kinds to come out (§2.8).
+        }
         return migrator
     }
 

@@ -29,6 +29,8 @@ public struct PostSummary: Sendable, Hashable {
     public let commentCount: Int
     public let location: Coordinate?
     public let photo: PhotoSummary
+    /// How people reacted to the post.
+    public internal(set) var reactions = ReactionCounts.none
 
     /// Columns: post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available.
     init(row: Row) {
@@ -71,6 +73,8 @@ public struct CommentSummary: Sendable, Hashable {
     public let authorName: String?
     public let text: String
     public let createdAt: Timestamp
+    /// How people reacted to the comment.
+    public internal(set) var reactions = ReactionCounts.none
 
     init(row: Row) {
         id = CommentID(unchecked: row["id"])

@@ -142,7 +142,7 @@ extension PeerSession {
                     ofRecordsBy: kept.records.map(\.header.author) + batch.parts.flatMap(\.held).map(\.author)
                 ),
                 fromNeighbour: await engine.isNeighbour(peer),
-                wasted: sorting.outOfScope.count + sorting.kindsToCome,
+                wasted: sorting.outOfScope.count,
                 raced: max(0, duplicates)
             )
         )
@@ -155,12 +155,6 @@ extension PeerSession {
             logger.notice(
                 "records of a group this session does not share were not stored",
                 metadata: ["records": "\(sorting.outOfScope.count)", "first": "\(first)"]
-            )
-        }
-        if sorting.kindsToCome > 0 {
-            logger.notice(
-                "records of kinds this protocol version does not define were not stored (PROTOCOL.md §2.8)",
-                metadata: ["records": "\(sorting.kindsToCome)"]
             )
         }
         for author in Set(sorting.notAdmin) {

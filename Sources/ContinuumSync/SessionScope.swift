@@ -110,12 +110,6 @@ private struct BatchSorter {
 
     mutating func sort(_ record: VerifiedRecord) {
         let header = record.header
-        // A kind to come (PROTOCOL.md §2.8) is not stored in a session of protocol version 2: this node could not
-        // keep it from its other version-2 peers, and a build before §2.8 ends its session on one. Not an error.
-        if header.kind == .unknown {
-            sorting.kindsToCome += 1
-            return
-        }
         switch header.references {
         case .group: sortGroupRecord(record)
         case .member(let change) where change.log == header.author: sortSelfAdd(record, change)
@@ -200,8 +194,6 @@ struct BatchSorting: Hashable {
     var notAdmin: [AuthorID] = []
     /// Records of groups the session does not share, described: not stored.
     var outOfScope: [String] = []
-    /// Records of kinds to come (8 … 255): not stored in a session of protocol version 2.
-    var kindsToCome = 0
 }
 
 /// The store as one session sees it: only the logs and photos of the groups it shares with its peer (its

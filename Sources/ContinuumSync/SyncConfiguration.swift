@@ -92,6 +92,8 @@ public enum SyncEvent: Sendable, Hashable {
     case postEdited(PostID, author: AuthorID, caption: String?)
     /// A deletion was stored (it applies to the targets of the same author).
     case deleted([RecordID], author: AuthorID)
+    /// A reaction to a post or comment was stored (`none`: its author took a reaction back).
+    case reacted(post: PostID, target: RecordID, author: AuthorID, emoji: ReactionEmoji)
     /// A notification was made.
     case notification(NotificationSummary)
     /// A node asked to join (the first time it asked, or since it was last approved or denied): it waits for an

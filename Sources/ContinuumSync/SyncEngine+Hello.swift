@@ -10,8 +10,9 @@ extension SyncEngine {
         guard theirs.protocolVersion >= WireLimits.protocolVersion else {
             throw WireError(
                 .unsupportedVersion,
-                "the peer speaks protocol version \(theirs.protocolVersion), whose records cannot be erased; "
-                    + "this node speaks version \(WireLimits.protocolVersion): upgrade the peer's continuum-node"
+                "the peer speaks protocol version \(theirs.protocolVersion); this node speaks version "
+                    + "\(WireLimits.protocolVersion), whose records (reactions, kinds to come) a node of version "
+                    + "\(theirs.protocolVersion) cannot keep: upgrade the peer's continuum-node"
             )
         }
         guard theirs.node != identity.author else {

@@ -459,7 +459,10 @@ public actor SyncEngine {
             emit(.postEdited(post, author: content.author, caption: change.caption))
         case .delete(let targets):
             emit(.deleted(targets, author: content.author))
-        case .profile, .group, .member, .opaque:
+        case .opaque:
+            guard let reaction = Reaction(content.body) else { return }
+            emit(.reacted(post: reaction.post, target: reaction.target, author: content.author, emoji: reaction.emoji))
+        case .profile, .group, .member:
             break
         }
     }

@@ -1,11 +1,12 @@
-/// The versions and size limits of sync protocol v2 (Docs/PROTOCOL.md §7.6).
+/// The versions and size limits of sync protocol v3 (Docs/PROTOCOL.md §7.6).
 ///
 /// A receiver refuses a frame that breaks one of them: it sends ERROR with the code and closes the connection.
 public enum WireLimits {
     /// The version byte of every frame.
     public static let frameVersion: UInt8 = 1
-    /// The protocol version a node announces in HELLO.
-    public static let protocolVersion: UInt16 = 2
+    /// The protocol version a node announces in HELLO: 3 stores and forwards records of kinds 8 … 255, which a node
+    /// of version 2 ends its session on (PROTOCOL.md §7, *Growth*).
+    public static let protocolVersion: UInt16 = 3
     /// The largest frame body (version, type and payload; the 4-byte length prefix is not counted): 4 MiB.
     public static let maxFrameBytes = 4 * 1024 * 1024
     /// Records in one RECORDS frame.

@@ -546,7 +546,8 @@ enum Activity {
         case .peerLeft(let peer, let reason): line = "peer left: \(peer.short) (\(reason))"
         case .recordsStored(let peer, let count):
             line = "received \(count) record\(count == 1 ? "" : "s") from \(peer.short)"
-        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted, .thumbnailArrived: return
+        case .roundFinished, .progress, .postAdded, .commentAdded, .postEdited, .deleted, .reacted, .thumbnailArrived:
+            return
         case .notification(let notification): line = "notification: " + WatchEvent(.notification(notification)).summary
         case .joinRequested: line = WatchEvent(event).summary
         case .forkDetected(let fork):

@@ -73,6 +73,13 @@ struct CommandContext {
         return try IdentityFile.load(at: directory.identityURL)
     }
 
+    /// This node's id, to mark its own reactions in what a read shows; nil without an identity. Reads work whatever
+    /// state the key file is in (`BadInputTests`): one that cannot be read only leaves that mark out.
+    func viewer() -> AuthorID? {
+        // Dropped on purpose: the error is the writes' to report (``identity()``), with the fix.
+        (try? existingIdentity())?.author
+    }
+
     /// This node's identity for `run`: made now, and said so on stderr, when the data directory has none yet.
     func identityMadeIfNeeded() throws -> NodeIdentity {
         let (identity, created) = try IdentityFile.loadOrCreate(at: directory.identityURL)
@@ -105,8 +112,16 @@ enum Output {
             "\(post.id.short)  \(post.createdAt.rfc3339)  \(author(post.author, post.authorName))  \(comments)"
         ]
         lines += post.caption.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+        if let reactions = reactions(post.reactions) { lines.append("    " + reactions) }
         if !post.photo.available { lines.append("    (photo not here yet)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// "❤️ 2  😂 1 (yours: ❤️)", or nil when nobody reacted.
+    static func reactions(_ counts: ReactionCounts) -> String? {
+        guard counts.total > 0 else { return nil }
+        let given = counts.counts.map { "\($0.emoji.symbol) \($0.count)" }.joined(separator: "  ")
+        return given + (counts.mine.map { " (yours: \($0.symbol))" } ?? "")
     }
 }
 

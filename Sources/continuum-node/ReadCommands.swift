@@ -63,7 +63,7 @@ struct FeedCommand: AsyncParsableCommand {
             query.radiusKm = radiusKm ?? 10
         }
         if let cursor { query.cursor = try FeedCursor(token: cursor) }
-        let page = try await context.store.feed(query)
+        let page = try await context.store.feed(query, viewer: context.viewer())
         if output.json { return try Output.json(FeedPageJSON(page)) }
         let filtered = mine || author != nil || since != nil || near != nil
         if page.posts.isEmpty {
@@ -100,7 +100,11 @@ struct SearchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try options.open()
-        let posts = try await context.store.search(term, limit: limit)
+        let posts = try await context.store.search(
+            term,
+            limit: limit,
+            viewer: context.viewer()
+        )
         if output.json { return try Output.json(["posts": posts.map(PostJSON.init)]) }
         if posts.isEmpty {
             print("No posts match '\(term)'.")
@@ -125,7 +129,9 @@ struct ShowCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try options.open()
         let id = try await context.store.resolvePost(post)
-        guard let detail = try await context.store.post(id) else { throw CLIError("post \(post) was deleted") }
+        guard let detail = try await context.store.post(id, viewer: context.viewer()) else {
+            throw CLIError("post \(post) was deleted")
+        }
         if output.json { return try Output.json(PostJSON(detail)) }
         let summary = detail.post
         print("post     \(summary.id.hex)")
@@ -140,12 +146,14 @@ struct ShowCommand: AsyncParsableCommand {
         if let location = summary.location { print("location \(location.latitude),\(location.longitude)") }
         print("caption\(summary.edited ? " (edited)" : "")")
         for line in summary.caption.split(separator: "\n", omittingEmptySubsequences: false) { print("    \(line)") }
+        if let reactions = Output.reactions(summary.reactions) { print("reactions \(reactions)") }
         print("\(detail.comments.count) comment\(detail.comments.count == 1 ? "" : "s")")
         for comment in detail.comments {
             print(
                 "  \(comment.id.short)  \(comment.createdAt.rfc3339)  \(Output.author(comment.author, comment.authorName))"
             )
             for line in comment.text.split(separator: "\n", omittingEmptySubsequences: false) { print("      \(line)") }
+            if let reactions = Output.reactions(comment.reactions) { print("      \(reactions)") }
         }
     }
 }

@@ -113,7 +113,7 @@ struct SessionScopeSortTests {
         #expect(sorting.notAdmin.isEmpty)
     }
 
-    @Test("a kind to come from a member of a shared group is not stored in a version-2 session, and not an error")
+    @Test("a kind to come from a member of a shared group is stored, as any record of its log (version 3 on)")
     func kindsToCome() throws {
         let future = try Self.record(
             Self.plain,
@@ -121,10 +121,16 @@ struct SessionScopeSortTests {
             .opaque(OpaqueReferences(code: 200, context: nil, data: [1]), payload: Array("later".utf8))
         )
         let profile = try Self.record(Self.plain, 3, .profile(name: "p"))
-        let sorting = SessionScope.sort([future, profile], groups: [Self.groupA], view: Self.view)
-        #expect(sorting.keep == [profile.id])
-        #expect(sorting.kindsToCome == 1)
-        #expect(sorting.outOfScope.isEmpty && sorting.heldBack == 0 && sorting.removed == 0)
+        let stranger = try Self.record(
+            Self.identity(30),
+            1,
+            .opaque(OpaqueReferences(code: 200, context: nil), payload: [])
+        )
+        let sorting = SessionScope.sort([future, profile, stranger], groups: [Self.groupA], view: Self.view)
+        #expect(sorting.keep == [future.id, profile.id])
+        // Of a log not known as a member's: held back, as any record of it.
+        #expect(sorting.heldBack == 1)
+        #expect(sorting.outOfScope.isEmpty && sorting.removed == 0)
     }
 
     @Test("an admin's member record makes its log known for the rest of the batch")

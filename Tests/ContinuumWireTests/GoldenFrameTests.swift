@@ -22,10 +22,24 @@ struct GoldenFrameTests {
             message: .offer(round: 2, records: 3, bytes: 4096),
             hex: "00000016 01 11 00000002 0000000000000003 0000000000001000"
         ),
-        // length 75 | HELLO | protocol 1 | network aa… | node bb… | flags: plaintext | port 7411 | name "Ann"
+        // length 75 | HELLO | protocol 3 | nonce aa… | node bb… | flags: plaintext | port 7411 | name "Ann"
         Golden(
             message: .hello(
                 Hello(
+                    nonce: SessionNonce(bytes: [UInt8](repeating: 0xaa, count: 32))!,
+                    node: author(0xbb),
+                    name: "Ann",
+                    listenPort: 7411,
+                    plaintext: true
+                )
+            ),
+            hex: "0000004b 01 01 0003 \(repeated("aa", 32)) \(repeated("bb", 32)) 01 1cf3 03 416e6e"
+        ),
+        // The same HELLO from a node of version 2: the layout every version keeps (PROTOCOL.md §7.4.1).
+        Golden(
+            message: .hello(
+                Hello(
+                    protocolVersion: 2,
                     nonce: SessionNonce(bytes: [UInt8](repeating: 0xaa, count: 32))!,
                     node: author(0xbb),
                     name: "Ann",
@@ -60,7 +74,7 @@ struct GoldenFrameTests {
                 )
             ),
             hex: """
-                0000004d 01 01 0002
+                0000004d 01 01 0003
                 f83a6b087032c223211534c5bde190784da595cd1d51cc1c0e664d4eecd77ebd
                 03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8
                 00 1cf3 05 416c696365

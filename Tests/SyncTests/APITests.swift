@@ -247,6 +247,53 @@ extension ISO8601DateFormatter {
         )
         let commentID = try #require(comment.object["id"] as? String)
         #expect(try await alice.cli("show", post).contains("Lovely light"))
+        // React to the post and the comment, replace, take back (PROTOCOL.md §2.9); a reaction outside the set is
+        // refused and signs nothing.
+        let hearted = try await call(
+            api,
+            alice,
+            "PUT",
+            "/api/posts/\(post)/reaction",
+            json: ["reaction": "heart"],
+            expect: 200
+        )
+        #expect(hearted.object["myReaction"] as? String == "heart", "\(hearted.text)")
+        #expect((hearted.object["reactions"] as? [[String: Any]])?.first?["count"] as? Int == 1)
+        let party = try await call(
+            api,
+            alice,
+            "PUT",
+            "/api/posts/\(post)/reaction",
+            json: ["reaction": "🎉"],
+            expect: 400
+        )
+        #expect(
+            party.object["error"] as? String == "unknown_reaction" && party.object["field"] as? String == "reaction"
+        )
+        let laughed = try await call(
+            api,
+            alice,
+            "PUT",
+            "/api/comments/\(commentID)/reaction",
+            json: ["reaction": "😂"],
+            expect: 200
+        )
+        #expect(laughed.object["myReaction"] as? String == "laugh", "\(laughed.text)")
+        let shownWith = try await call(api, alice, "GET", "/api/posts/\(post)", expect: 200)
+        #expect(shownWith.object["myReaction"] as? String == "heart", "\(shownWith.text)")
+        #expect(
+            ((shownWith.object["comments"] as? [[String: Any]])?.first?["reactions"] as? [[String: Any]])?.first?[
+                "name"
+            ]
+                as? String == "laugh"
+        )
+        for _ in 0..<2 {
+            let taken = try await call(api, alice, "DELETE", "/api/comments/\(commentID)/reaction", expect: 200)
+            #expect(taken.object["myReaction"] is NSNull && (taken.object["reactions"] as? [Any])?.isEmpty == true)
+        }
+        let unhearted = try await call(api, alice, "DELETE", "/api/posts/\(post)/reaction", expect: 200)
+        #expect((unhearted.object["reactions"] as? [Any])?.isEmpty == true, "\(unhearted.text)")
+        try await call(api, alice, "PUT", "/api/comments/\(post)/reaction", json: ["reaction": "sad"], expect: 404)
         let edited = try await call(
             api,
             alice,

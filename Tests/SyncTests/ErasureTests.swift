@@ -37,6 +37,9 @@ extension SyncIntegrationTests {
             let comment = try await b.cli("comment", kept, commentText)
             try await b.cli("comment", post, onPost[0])
             try await c.cli("comment", post, onPost[1])
+            // Reactions by B and C to the post: they go with it too (§2.9).
+            try await b.cli("react", post, "heart")
+            try await c.cli("react", post, "😂")
             let photo = try #require(try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
             try await eventually("B and C have both posts, photos and thumbnails, and the comment") {
                 for node in [b, c] {
@@ -48,8 +51,10 @@ extension SyncIntegrationTests {
                     }
                     guard here, !Self.thumbnails(of: photo, on: node).isEmpty else { return false }
                 }
-                return true
+                let reacted = try await a.withStore { try await $0.post(PostID(hex: post)!)?.post.reactions }
+                return reacted?.counts.map(\.count) == [1, 1] && reacted?.counts.map(\.emoji) == [.heart, .laugh]
             }
+            #expect(try await a.cli("notifications").contains("reacted ❤️ to"), "A is told of B's reaction")
             for node in [a, b, c] {
                 let bytes = try Self.databaseBytes(node)
                 #expect(bytes.contains(caption: editedCaption), "\(node.name) held the text first")
@@ -106,8 +111,8 @@ extension SyncIntegrationTests {
             let erasedIDs = held.filter(\.isHeaderOnly).map(\.id.hex)
             #expect(erasedIDs.contains(post) && erasedIDs.contains(comment), "headers alone: \(erasedIDs)")
             #expect(
-                held.filter(\.isHeaderOnly).count == 5,
-                "the post, its edit, the comment deleted, and the two comments on the post"
+                held.filter(\.isHeaderOnly).count == 7,
+                "the post, its edit, the comment deleted, the two comments on the post and the two reactions to it"
             )
             let dBytes = try Self.databaseBytes(d)
             #expect(!dBytes.contains(caption: caption) && !dBytes.contains(caption: editedCaption))

@@ -6,8 +6,9 @@ import Foundation
 import Testing
 
 /// A protocol that grows: a raw peer of a later build sends records of kinds the node does not know (PROTOCOL.md
-/// §2.8), which a version-2 session does not store or pass on; optional messages, which it ignores (§7.3); and a
-/// HELLO of a later version, to which it answers at its own (§7.4.1). No session ends.
+/// §2.8), which it stores and passes on and shows nowhere; optional messages, which it ignores (§7.3); and a HELLO of
+/// a later version, to which it answers at its own (§7.4.1). No session ends. A peer of version 2 is refused with a
+/// message naming both versions.
 extension HostileTests {
     /// Run inside `HostileTests`, one test at a time with it, so that the real nodes of both do not compete for
     /// the machine's two cores.
@@ -39,8 +40,8 @@ extension HostileTests {
             }
         }
 
-        @Test("kinds 8 and 200 in a version-2 session: not stored, not passed on, shown nowhere; the session goes on")
-        func kindsToComeNotStored() async throws {
+        @Test("kinds 8 and 200 from a raw peer: stored, passed on to a third node, shown nowhere; no session ends")
+        func kindsToComeKeptAndForwarded() async throws {
             try await HostileTests.withTarget { target in
                 let identity = NodeIdentity.generate()
                 let token = UUID().uuidString.lowercased()
@@ -75,26 +76,41 @@ extension HostileTests {
                 try await client.read(timeout: .seconds(10)) { $0.contains(.pong(41)) }
                 #expect(client.received.contains(.pong(41)), "the session goes on: \(client.received.map(\.typeName))")
 
-                // The self-add and the profile are stored and passed on; the kinds to come are neither (§2.8): a
-                // build before them, on this LAN, would end its session on one.
-                let kept = [records[0], records[3]]
+                // Every record of the log is stored by the node and passed on to its peer, the kinds to come whole
+                // (§2.8): a node of a later version that knows them finds them on every node.
                 for node in [target.node, target.peer] {
-                    try await eventually("\(node.name) holds the self-add and the profile") {
+                    try await eventually("\(node.name) holds the four records of the raw peer's log, whole") {
                         let held = Set(try await node.withStore { try await $0.allRecordBytes() })
-                        return kept.allSatisfy { held.contains($0.bytes) }
+                        return records.allSatisfy { held.contains($0.bytes) }
                     }
-                    let held = try await node.withStore { try await $0.allRecordBytes() }
-                    #expect(!held.contains(records[1].record.headerBytes) && !held.contains(records[2].bytes))
                     let shown = try await node.cli("show", target.post, "--json")
                     #expect(!shown.contains(token), "\(node.name): \(shown)")
-                }
-                try await eventually("the node logged what it did not store") {
-                    target.node.logText.contains("records of kinds this protocol version does not define")
+                    #expect(!shown.contains("\"count\""), "\(node.name) counts no reaction: \(shown)")
                 }
                 try client.send(.ping(42))
                 try await client.read(timeout: .seconds(10)) { $0.contains(.pong(42)) }
                 #expect(client.end == nil, "no ERROR: \(client.received.map(\.typeName))")
                 #expect(!target.node.logText.contains("bad record"), "the node refused nothing")
+                #expect(!target.peer.logText.contains("bad record"), "its peer refused nothing")
+                try await target.expectStillServing()
+            }
+        }
+
+        @Test("a peer of protocol version 2 is refused with a message naming both versions")
+        func versionTwoPeer() async throws {
+            try await HostileTests.withTarget { target in
+                let client = try RawClient(port: target.node.port)
+                var hello = RawClient.hello(for: NodeIdentity.generate())
+                hello.protocolVersion = 2
+                try client.send(.hello(hello))
+                let error = try await client.expectRefusal(.unsupportedVersion)
+                #expect(
+                    error?.message
+                        == "the peer speaks protocol version 2; this node speaks version 3, whose records (reactions, "
+                        + "kinds to come) a node of version 2 cannot keep: upgrade the peer's continuum-node"
+                )
+                try await target.expectLogged("protocol version 2")
+                try await target.expectUnchanged()
                 try await target.expectStillServing()
             }
         }

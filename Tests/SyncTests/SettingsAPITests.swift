@@ -31,7 +31,7 @@ struct SettingsAPITests {
         let status = try await base.call(api, bob, "GET", "/api/status", expect: 200)
         #expect(status.object["maxPhotoBytes"] as? Int == 0)
         let printed = try await NodeBinary.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(status.object["version"] as? String == printed && printed.contains("(protocol 2)"), "\(printed)")
+        #expect(status.object["version"] as? String == printed && printed.contains("(protocol 3)"), "\(printed)")
 
         let named = try await base.call(api, bob, "PUT", "/api/name", json: ["name": "Bobby"], expect: 200)
         #expect(named.object["name"] as? String == "Bobby")
