@@ -17,6 +17,9 @@ step "the independent Python encoders' vectors"
 # The MEMBERSHIP frames of PROTOCOL.md §7.4.21 (MembershipFrameVectorTests compares the encoder with them) are the
 # independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures.
 /usr/bin/python3 scripts/membership_vectors.py
+# The account rule's scenarios (Tests/ContinuumCoreTests/Resources/account-scenarios.json, read by AccountRulesTests):
+# their expected states are the independent Python model's.
+/usr/bin/python3 scripts/account_rules.py --check
 step "build, warnings as errors"
 # build_for_tests and parallel_suite, with debug_flags (CONTINUUM_DEBUG_INFO=0: no debug information).
 source scripts/build-flags.sh
