@@ -513,6 +513,76 @@ def functional_tests(args, work):
             return 'unfollow then follow, both stored'
         steps.run('follow it', follow, browser)
 
+        def reaction_state(row):
+            """The row of reactions under `row` (a CSS selector): {name: (pressed, count shown, aria-label)}."""
+            # A list, not an object: WebDriver does not keep an object's key order, and the order is checked.
+            return {name: rest for name, *rest in browser.js(
+                "return [...document.querySelectorAll(arguments[0] + ' button.reaction')].map(b =>"
+                " [b.dataset.reaction, b.getAttribute('aria-pressed'), b.querySelector('.count').textContent,"
+                " b.getAttribute('aria-label')])", row)}
+
+        def react():
+            post = state['post']
+            row = '.post-text > .reactions'
+            shown = reaction_state(row)
+            assert list(shown) == ['heart', 'thumbsup', 'laugh', 'wow', 'sad', 'thanks'], list(shown)
+            assert all(v == ['false', '', f'React with {k}'] for k, v in shown.items()), shown
+            browser.click(browser.find(f"{row} button[data-reaction='heart']"))
+            wait_for('the heart pressed', lambda: reaction_state(row)['heart'] == ['true', '1', 'Take back your heart (1)'])
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['myReaction'] == 'heart', stored['myReaction']
+            assert stored['reactions'] == [{'name': 'heart', 'emoji': '❤️', 'count': 1}], stored['reactions']
+            tile = browser.js("return document.querySelector(`li.tile[data-id='${arguments[0]}'] .meta.count`).textContent", post)
+            assert tile == '1 comment · ❤️ 1', tile
+            # The keyboard: Enter on the focused 😂 button replaces the heart.
+            browser.type(browser.find(f"{row} button[data-reaction='laugh']"), '\ue007')
+            wait_for('the laugh pressed', lambda: reaction_state(row)['laugh'] == ['true', '1', 'Take back your laugh (1)'])
+            assert reaction_state(row)['heart'] == ['false', '', 'React with heart'], reaction_state(row)['heart']
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['myReaction'] == 'laugh' and stored['reactions'] == [{'name': 'laugh', 'emoji': '😂', 'count': 1}], stored
+            # The pressed one again: taken back.
+            browser.click(browser.find(f"{row} button[data-reaction='laugh']"))
+            wait_for('none pressed', lambda: all(v[:2] == ['false', ''] for v in reaction_state(row).values()))
+            stored = alice.get(f'/api/posts/{post}')
+            assert stored['myReaction'] is None and stored['reactions'] == [], stored
+            tile = browser.js("return document.querySelector(`li.tile[data-id='${arguments[0]}'] .meta.count`).textContent", post)
+            assert tile == '1 comment', tile
+            # A comment: its own, smaller row.
+            comment = browser.js("return document.querySelector('#comments li.comment').dataset.id")
+            comment_row = f"#comments li.comment[data-id='{comment}'] .reactions"
+            browser.click(browser.find(f"{comment_row} button[data-reaction='thumbsup']"))
+            wait_for('the comment thumbs up', lambda: reaction_state(comment_row)['thumbsup'] == ['true', '1', 'Take back your thumbsup (1)'])
+            assert all(v[:2] == ['false', ''] for v in reaction_state(row).values()), 'the post row changed'
+            stored = [c for c in alice.get(f'/api/posts/{post}')['comments'] if c['id'] == comment][0]
+            assert stored['myReaction'] == 'thumbsup' and stored['reactions'] == [{'name': 'thumbsup', 'emoji': '👍', 'count': 1}], stored
+            assert marker(browser) == state['marker'], 'the page was reloaded'
+            state['comment'] = comment
+            return '❤️ pressed with 1, 😂 by the keyboard replaced it, taken back; 👍 on a comment; all stored; the tile follows'
+        steps.run('react to the post, change the reaction, take it back, react to a comment', react, browser)
+
+        def reaction_refused():
+            row = '.post-text > .reactions'
+            # The node refuses (as the page sees it: fetch answers 503 with the API's JSON error) once.
+            browser.js("const real = window.fetch; window.fetch = (path, init) => {"
+                       " if (String(path).endsWith('/reaction')) { window.fetch = real;"
+                       " return Promise.resolve(new Response(JSON.stringify({error: 'busy', message: 'The node is busy; try again.'}),"
+                       " {status: 503, headers: {'Content-Type': 'application/json'}})); }"
+                       " return real(path, init); };")
+            browser.click(browser.find(f"{row} button[data-reaction='wow']"))
+            message = wait_for('the error', lambda: browser.js(
+                "return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent).join('|')"))
+            assert message == 'Your reaction was not saved: The node is busy; try again.', message
+            assert reaction_state(row)['wow'] == ['false', '', 'React with wow'], reaction_state(row)['wow']
+            assert browser.js("return document.querySelector(arguments[0]).getAttribute('aria-busy')", row) is None, 'still busy'
+            browser.click(browser.find(f"{row} button[data-reaction='wow']"))
+            wait_for('the wow pressed', lambda: reaction_state(row)['wow'] == ['true', '1', 'Take back your wow (1)'])
+            browser.click(browser.find(f"{row} button[data-reaction='wow']"))
+            wait_for('taken back', lambda: reaction_state(row)['wow'] == ['false', '', 'React with wow'])
+            assert alice.get(f"/api/posts/{state['post']}")['myReaction'] is None
+            browser.click(browser.find('#errors .error button'))
+            return f'shown: "{message}"; the same button then worked'
+        steps.run('a refused reaction shows the message and the buttons stay usable', reaction_refused, browser)
+
         def live_comment():
             post = state['post']
             wait_for("Bob's node to hold the post", lambda: json.loads(bob.cli('show', post, '--json', check=False) or 'null'), 30)
@@ -541,6 +611,36 @@ def functional_tests(args, work):
             assert alice.get('/api/notifications?unread=true')['unread'] == 0
             return 'badge counted it; mark all read cleared it'
         steps.run('the notification badge and mark all read', badge, browser)
+
+        def live_reaction():
+            # Bob reacts ❤️ to Alice's post: her open page shows it (not pressed: not hers), her notification reads
+            # "Bob reacted ❤️ to “caption”"; then, with the timeline shown, his change to 🙏 reaches the tile.
+            post = state['post']
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            row = '.post-text > .reactions'
+            wait_for('the post page', lambda: reaction_state(row))
+            bob.send('PUT', f'/api/posts/{post}/reaction', {'reaction': 'heart'})
+            wait_for("Bob's heart on the open page", lambda: reaction_state(row)['heart'] == ['false', '1', 'React with heart (1)'], 20)
+            assert marker(browser) == state['marker'], 'the page was reloaded'
+            note = wait_for('the notification on Alice', lambda: [n for n in alice.get('/api/notifications')['notifications']
+                                                                  if n['kind'] == 'reaction' and n['post'] == post], 20)[0]
+            assert note['text'] == '❤️', note
+            browser.js("location.hash = '#/notifications'")
+            item = f"#notification-list li[data-id='{note['id']}']"
+            shown = wait_for('the notification in the list', lambda: browser.find_all(item) and browser.text(browser.find(item)), 10)
+            assert shown.startswith('Bob reacted ❤️ to '), shown
+            quoted = browser.js(f"return document.querySelector(\"{item} q.post-caption\")?.textContent ?? null")
+            assert quoted == caption, quoted
+            browser.click(browser.find('#mark-all-read'))
+            wait_for('badge cleared', lambda: browser.js("return document.querySelector('#unread-badge').hidden"))
+            browser.js("location.hash = '#/'")
+            tile = f"li.tile[data-id='{post}'] .meta.count"
+            wait_for('the tile', lambda: '❤️ 1' in browser.text(browser.find(tile)))
+            bob.send('PUT', f'/api/posts/{post}/reaction', {'reaction': 'thanks'})
+            count = wait_for('🙏 on the tile', lambda: (t := browser.text(browser.find(tile))) and '🙏 1' in t and t, 20)
+            assert '❤️' not in count, count
+            return f'live on the post; "{shown.splitlines()[0]}"; the tile reads "{count}"'
+        steps.run("a peer's reaction appears live, in the notifications and on the tile", live_reaction, browser)
 
         def live_post():
             browser.js("location.hash = '#/'")

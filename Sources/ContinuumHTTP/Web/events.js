@@ -3,7 +3,7 @@
 // (readyState CLOSED), so we open a new one, waiting longer each time (1 s up to 30 s).
 
 const listeners = new Map(); // type -> Set<fn(data)>
-const TYPES = ['watching', 'post', 'comment', 'postEdited', 'deleted', 'notification', 'photoArrived',
+const TYPES = ['watching', 'post', 'comment', 'postEdited', 'deleted', 'reaction', 'notification', 'photoArrived',
   'thumbnailArrived', 'photoSkipped', 'peerJoined', 'peerLeft', 'fork', 'syncFinished', 'joinRequested'];
 
 let source = null;

@@ -1,13 +1,15 @@
 // Post detail (#/post/{id}): photo, caption, author, date, location, comments (oldest first), add a comment,
 // follow/unfollow, share, and for your own posts edit (caption, location, a new photo) and delete, and hide others'
 // comments on them. Block, by another author's name: this node erases what they wrote and shows nothing more of
-// theirs. Live: comments, edits, deletion. A photo not here yet shows its thumbnail and says so; one over the
-// node's --max-photo-mb, which never comes by itself, has a Fetch button with a progress bar.
+// theirs. Reactions to the post and to each comment (reactions.js). Live: comments, reactions, edits, deletion. A
+// photo not here yet shows its thumbnail and says so; one over the node's --max-photo-mb, which never comes by
+// itself, has a Fetch button with a progress bar.
 
 import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, isOwnAuthor, loadGroups, nodeStatus, session } from './api.js';
 import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatMiB, showError, announce, clearErrors } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
+import { postReactions } from './reactions.js';
 
 /** Renders the view into `container`; returns a function that ends it (drops its event handlers). */
 export function mount(container, id) {
@@ -27,6 +29,7 @@ export function mount(container, id) {
 
   let commentList, commentForm, followButton, captionText, figure, deletedBanner, countLine, metaLine, locationLine;
   let editForm = null;
+  let reactions = null; // the rows of reactions to the post and its comments
   let stopProgress = null; // closes the progress stream of a fetch under way
   let alive = true; // false once the view is left: a stream opened after that is closed at once
 
@@ -66,8 +69,10 @@ export function mount(container, id) {
         h('button', { type: 'button', id: 'edit-post', 'aria-expanded': 'false', onclick: startEdit }, 'Edit'),
         h('button', { type: 'button', id: 'delete-post', class: 'danger', onclick: deletePost }, 'Delete'));
     }
+    reactions = postReactions(id, (given) => { post = { ...post, ...given }; timeline.updatePost({ id, ...given }); });
     deletedBanner = h('p', { class: 'panel warning', role: 'alert', hidden: true }, 'This post was deleted by its author.');
 
+    const postRow = reactions.post(post);
     commentList = h('ol', { class: 'comments', id: 'comments', 'aria-label': 'Comments' });
     for (const comment of post.comments) addComment(comment);
     countLine = h('h2', { id: 'comments-title' });
@@ -84,7 +89,7 @@ export function mount(container, id) {
     body.replaceChildren(deletedBanner,
       h('article', { class: 'post', 'aria-labelledby': 'caption-text' },
         figure,
-        h('div', { class: 'post-text' }, captionText, metaLine, locationLine, actions,
+        h('div', { class: 'post-text' }, captionText, metaLine, locationLine, postRow, actions,
           h('section', { 'aria-labelledby': 'comments-title' }, countLine, commentList, commentForm))));
   }
 
@@ -255,6 +260,7 @@ export function mount(container, id) {
         // On this node's post, a comment by someone else can be hidden: erased on every node of the group.
         post.mine && !own ? [' · ', h('button', { type: 'button', class: 'link inline hide-comment', 'aria-label': `Hide the comment by ${who}`,
           onclick: (event) => hideComment(comment, event.currentTarget) }, 'Hide')] : null));
+    item.append(reactions.comment(comment, who));
     commentList.append(item);
     return true;
   }
@@ -264,7 +270,7 @@ export function mount(container, id) {
     let removed = 0;
     for (const target of ids) {
       const item = commentList.querySelector(`li[data-id="${CSS.escape(target)}"]`);
-      if (item) { item.remove(); commentIds.delete(target); removed += 1; }
+      if (item) { item.remove(); commentIds.delete(target); reactions.forget(target); removed += 1; }
     }
     if (removed) {
       updateCount();
@@ -507,6 +513,7 @@ export function mount(container, id) {
     }
     for (const img of figure.querySelectorAll('img')) img.alt = post.caption;
     renderMeta();
+    reactions.showPost(post);
     timeline.updatePost(post);
   }
 
@@ -545,6 +552,8 @@ export function mount(container, id) {
       showError(error, 'Could not show a new comment');
     }
   }));
+  // A reaction to the post or to one of its comments (the event has no counts): the post is read again.
+  off.push(events.on('reaction', (event) => { if (event.post === id) reactions?.refreshSoon(); }));
   off.push(events.on('postEdited', async (event) => {
     if (!post || event.post !== id || event.author !== post.author) return;
     // The event has the new caption, or null when the edit changed only the photo or the location: show the
@@ -575,6 +584,7 @@ export function mount(container, id) {
       for (const comment of fresh.comments) addComment(comment);
       updateCount();
       applyPost(fresh);
+      reactions.show(fresh);
     } catch (error) {
       if (error.code === 'unknown_post' || error.code === 'deleted') markGone();
     }
@@ -583,6 +593,7 @@ export function mount(container, id) {
   load();
   return () => {
     alive = false;
+    reactions?.stop();
     endProgress();
     for (const fn of off) fn();
   };

@@ -9,6 +9,7 @@ import { h, postedAndTaken, refreshRelativeTimes, showError, announce, authorLab
 import * as events from './events.js';
 import { nearControls, parsePlace, placeText, parseRadius, distanceKm, DEFAULT_RADIUS_KM } from './nearby.js';
 import { selectControls } from './select.js';
+import { reactionSummary, reactionWords } from './reactions.js';
 
 const PAGE = 24; // index.html asks for the first page (limit=24) before this module has loaded
 const EAGER = 12; // the first tiles of the first page: on the first screen of most windows, fetched first
@@ -80,6 +81,7 @@ function build() {
   events.on('comment', onCommentEvent);
   events.on('postEdited', onEditedEvent);
   events.on('deleted', onDeletedEvent);
+  events.on('reaction', onReactionEvent);
   events.on('photoArrived', (event) => retryThumbnails(event.sha256));
   events.on('thumbnailArrived', (event) => retryThumbnails(event.sha256));
   events.on('reconnected', catchUp);
@@ -290,7 +292,7 @@ function makeTile(post, eager = false) {
         h('p', { class: 'caption' }, post.caption),
         h('p', { class: 'meta by' }, byLine(post)),
         h('p', { class: 'meta when' }, postedAndTaken(post)),
-        h('p', { class: 'meta count' }, commentCountText(post.commentCount)))));
+        h('p', { class: 'meta count' }, countLine(post)))));
   const requestedAt = performance.now();
   img.addEventListener('error', () => {
     tile.classList.add('no-thumb');
@@ -312,6 +314,13 @@ function byLine(post) {
 
 function commentCountText(count) {
   return count === 0 ? 'No comments' : count === 1 ? '1 comment' : `${count} comments`;
+}
+
+/** "2 comments · ❤️ 2 😂 1": the comment count and the reactions given, in short (no buttons on a tile). */
+function countLine(post) {
+  const summary = reactionSummary(post.reactions);
+  return [commentCountText(post.commentCount), summary ? [' · ', h('span', { class: 'reaction-summary',
+    title: `Reactions: ${reactionWords(post.reactions)}` }, summary)] : null];
 }
 
 const arrivals = new Map(); // sha256 -> performance.now() of its photoArrived/thumbnailArrived
@@ -354,7 +363,7 @@ export function updatePost(post) {
   entry.tile.querySelector('img').alt = entry.post.caption;
   entry.tile.querySelector('.meta.by').replaceChildren(...byLine(entry.post));
   entry.tile.querySelector('.meta.when').replaceChildren(...postedAndTaken(entry.post));
-  entry.tile.querySelector('.meta.count').textContent = commentCountText(entry.post.commentCount);
+  entry.tile.querySelector('.meta.count').replaceChildren(...countLine(entry.post).flat().filter(Boolean));
 }
 
 /** An author blocked on this node: its posts are erased here. */
@@ -430,6 +439,29 @@ async function onEditedEvent(event) {
   } catch {
     // Deleted meanwhile (its own event removes the tile), or the node is unreachable (the catch-up refreshes it).
   }
+}
+
+const reactionsToRead = new Set(); // posts in the grid reacted to since the last read
+let reactionTimer = 0;
+
+/** A reaction to a post in the grid (one to a comment changes nothing on a tile): its counts are read again. */
+function onReactionEvent(event) {
+  if (event.target !== event.post || !state.posts.has(event.post)) return;
+  reactionsToRead.add(event.post);
+  window.clearTimeout(reactionTimer);
+  // Once for a burst (a sync brings many): the posts reacted to are read a moment after the last event.
+  reactionTimer = window.setTimeout(async () => {
+    const ids = [...reactionsToRead];
+    reactionsToRead.clear();
+    for (const id of ids) {
+      try {
+        const post = await api(`/api/posts/${id}`);
+        updatePost({ id, reactions: post.reactions, myReaction: post.myReaction });
+      } catch {
+        // Deleted meanwhile (its own event removes the tile), or the node is unreachable (the catch-up refreshes it).
+      }
+    }
+  }, 500);
 }
 
 function onDeletedEvent(event) {
