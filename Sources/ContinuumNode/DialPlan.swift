@@ -87,6 +87,14 @@ struct DialPlan: Sendable {
         return true
     }
 
+    /// Discovery found `peer` announcing protocol `version` (its TXT record's `proto`). At this node's version, as
+    /// ``found(_:)``. At another, it is not dialled, since each side would refuse the other's HELLO (PROTOCOL.md
+    /// §7.8.13): out of the view unless pinned, as if discovery no longer showed it. True when the view changed.
+    mutating func found(_ peer: AuthorID, speaking version: UInt16) -> Bool {
+        guard version == WireLimits.protocolVersion else { return view.known.contains(peer) && removed(peer) }
+        return found(peer)
+    }
+
     /// Discovery no longer shows `peer`: out of the view, unless it is pinned. True when the view changed.
     mutating func removed(_ peer: AuthorID) -> Bool {
         guard !pinned.contains(peer) else { return false }

@@ -91,9 +91,8 @@ actor OverlayDialer {
     private func handle(_ event: DiscoveryEvent) async {
         switch event {
         case .found(let peer) where peer.protocolVersion != WireLimits.protocolVersion:
-            // Another version's node (its TXT says which): a session would end at HELLO (PROTOCOL.md 7.4.1), so it is
-            // not dialled, and leaves the ring if it was on it; it dials in, it gets the ERROR that says why.
-            if plan.removed(peer.node) { wake.yield() }
+            // Another version's node: not dialled (DialPlan); when it dials in, it gets the ERROR that says why.
+            if plan.found(peer.node, speaking: peer.protocolVersion) { wake.yield() }
             guard otherVersions.insert(peer.node).inserted else { return }
             logger.notice(
                 "a peer speaks another protocol version; not dialled (upgrade the older continuum-node)",
@@ -104,7 +103,7 @@ actor OverlayDialer {
             )
         case .found(let peer):
             otherVersions.remove(peer.node)
-            guard plan.found(peer.node) else { return }
+            guard plan.found(peer.node, speaking: peer.protocolVersion) else { return }
             addresses[peer.node] = PeerAddress(host: peer.host, port: Int(peer.port))
             logger.info(
                 "discovered a peer",

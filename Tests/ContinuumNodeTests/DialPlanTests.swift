@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumWire
 import Foundation
 import Testing
 
@@ -35,6 +36,26 @@ struct DialPlanTests {
     /// A dial of `peer` that failed at `seconds` (it began then too), with `reached` the node that answered, if any.
     func fail(_ plan: inout DialPlan, _ peer: AuthorID, at seconds: Double, reached: AuthorID? = nil) -> Int? {
         plan.ended(peer, reason: refused, reached: reached, started: at(seconds), now: at(seconds))
+    }
+
+    @Test("a peer found announcing another protocol version is not dialled; found again at this one, it is")
+    func otherVersion() {
+        var plan = DialPlan(own: own, maxPeers: 0, jitter: Self.jitter())
+        let older = Self.id(61)
+        #expect(plan.found(older, speaking: WireLimits.protocolVersion - 1) == false)
+        #expect(plan.found(peer, speaking: WireLimits.protocolVersion) == true)
+        #expect(plan.reconcile(everyone: [], overlay: [], now: at(0)).dial == [peer])
+        // Upgraded: found again at this node's version, it is dialled. Then downgraded: it leaves the view.
+        #expect(plan.found(older, speaking: WireLimits.protocolVersion) == true)
+        #expect(plan.reconcile(everyone: [peer], overlay: [peer], now: at(1)).dial == [older])
+        plan.stopDialling(older)
+        #expect(plan.found(older, speaking: WireLimits.protocolVersion + 1) == true)
+        #expect(plan.reconcile(everyone: [peer], overlay: [peer], now: at(2)).dial == [])
+        // A pinned peer (`--peer ID@HOST:PORT`) stays: the person asked for it.
+        var pinned = DialPlan(own: own, maxPeers: 0, jitter: Self.jitter())
+        #expect(pinned.pin(older) == true)
+        #expect(pinned.found(older, speaking: WireLimits.protocolVersion - 1) == false)
+        #expect(pinned.reconcile(everyone: [], overlay: [], now: at(0)).dial == [older])
     }
 
     @Test("the back-off doubles from 0.5 s with each failure in a row and stops at 30 s, times the jitter")
