@@ -1,0 +1,165 @@
+import Crypto
+import Foundation
+
+/// An account: a person, whatever devices they use. Its id is the record id of the `account` record that founded it
+/// (kind 8, design note §V1).
+public struct AccountID: Identifier32 {
+    public let bytes: Data
+    public init(unchecked bytes: Data) { self.bytes = bytes }
+    /// The account a founding record founds.
+    public init(founding record: RecordID) { bytes = record.bytes }
+}
+
+/// What a removal keeps of one log of the removed device: its records up to `through`, on the chain that ends at
+/// `head` (the id of the record at `through`; nil when `through` is 0).
+public struct FrontierEntry: Sendable, Hashable {
+    public var log: AuthorID
+    public var through: UInt64
+    public var head: RecordID?
+
+    public init(log: AuthorID, through: UInt64, head: RecordID?) {
+        self.log = log
+        self.through = through
+        self.head = head
+    }
+}
+
+/// The records of an account log (kinds 8 … 10, design note §V2.3, §V3.1), laid out as every kind from 8 on
+/// (PROTOCOL.md §2.8): no `context`, the fields in `data`, no content. A record of these kinds whose `data` breaks
+/// the layout below is valid but inert (``init(_:author:)`` gives nil), as a reaction that breaks its rules is.
+///
+/// ```
+/// account        (8)   account 32 (zeros: founds it) · flags u8 (bit 0: a recovery key follows; founding only) ·
+///                      recovery 32 when bit 0
+/// device-add     (9)   account 32 · device 32 (≠ author) · consent 64: the device's signature over
+///                      "continuum-device-consent-v3" · account · device
+/// device-remove  (10)  account 32 · device 32 · count u8 (0 … 64) · count × (log 32 · through u64 · head 32),
+///                      logs strictly ascending; head all zeros exactly when through is 0
+/// ```
+public enum AccountRecord: Sendable, Hashable {
+    /// Founds an account: its author is the founding device; `recovery` is the recovery key, if the person kept a
+    /// recovery code.
+    case founding(recovery: AuthorID?)
+    /// The first record of a linked device's (or the recovery key's) account log: it names the account, and gives
+    /// nothing by itself.
+    case joining(AccountID)
+    /// Adds `device` to `account`, with the device's own consent.
+    case deviceAdd(account: AccountID, device: AuthorID, consent: Data)
+    /// Removes `device` from `account`, keeping what `frontier` names of its logs.
+    case deviceRemove(account: AccountID, device: AuthorID, frontier: [FrontierEntry])
+
+    public static let accountCode: UInt8 = 8
+    public static let deviceAddCode: UInt8 = 9
+    public static let deviceRemoveCode: UInt8 = 10
+    /// The most logs a removal's frontier lists.
+    public static let frontierEntries = 64
+
+    /// The bytes a new device signs to consent to being added to `account`.
+    public static func consentMessage(account: AccountID, device: AuthorID) -> Data {
+        Data("continuum-device-consent-v3".utf8) + account.bytes + device.bytes
+    }
+
+    /// The account a record names: the founded one (`founding`: its own id), or the one its fields name.
+    public func account(foundedBy record: RecordID) -> AccountID {
+        switch self {
+        case .founding: AccountID(founding: record)
+        case .joining(let account), .deviceAdd(let account, _, _), .deviceRemove(let account, _, _): account
+        }
+    }
+
+    /// The record body that carries it.
+    public var body: RecordBody {
+        var data = Data()
+        let code: UInt8
+        switch self {
+        case .founding(let recovery):
+            code = Self.accountCode
+            data += Data(count: 32) + [recovery == nil ? 0 : 1] + (recovery?.bytes ?? Data())
+        case .joining(let account):
+            code = Self.accountCode
+            data += account.bytes + [0]
+        case .deviceAdd(let account, let device, let consent):
+            code = Self.deviceAddCode
+            data += account.bytes + device.bytes + consent
+        case .deviceRemove(let account, let device, let frontier):
+            code = Self.deviceRemoveCode
+            data += account.bytes + device.bytes + [UInt8(frontier.count)]
+            for entry in frontier {
+                var through = entry.through.bigEndian
+                data += entry.log.bytes + Data(bytes: &through, count: 8) + (entry.head?.bytes ?? Data(count: 32))
+            }
+        }
+        return .opaque(OpaqueReferences(code: code, context: nil, data: Array(data)), payload: [])
+    }
+
+    /// Reads an account record signed by `author`; nil for another kind, or for one that breaks its kind's rules (it
+    /// is then inert): a bad layout, a joining record naming no account, an add of the author itself or without the
+    /// added device's consent, a frontier out of order.
+    public init?(_ body: RecordBody, author: AuthorID) {
+        guard case .opaque(let references, let payload) = body, references.context == nil, payload.isEmpty else {
+            return nil
+        }
+        let data = Data(references.data)
+        switch references.code {
+        case Self.accountCode: self.init(account: data)
+        case Self.deviceAddCode: self.init(add: data, author: author)
+        case Self.deviceRemoveCode: self.init(remove: data)
+        default: return nil
+        }
+    }
+
+    private init?(account data: Data) {
+        guard data.count == 33 || data.count == 65 else { return nil }
+        let account = data.prefix(32)
+        let flags = data[data.startIndex + 32]
+        if account.allSatisfy({ $0 == 0 }) {
+            guard (flags == 0 && data.count == 33) || (flags == 1 && data.count == 65) else { return nil }
+            self = .founding(recovery: flags == 1 ? AuthorID(unchecked: Data(data.suffix(32))) : nil)
+        } else {
+            guard flags == 0, data.count == 33 else { return nil }
+            self = .joining(AccountID(unchecked: Data(account)))
+        }
+    }
+
+    private init?(add data: Data, author: AuthorID) {
+        guard data.count == 128 else { return nil }
+        let account = AccountID(unchecked: Data(data.prefix(32)))
+        let device = AuthorID(unchecked: Data(data.dropFirst(32).prefix(32)))
+        let consent = Data(data.suffix(64))
+        // A device id that is no Ed25519 key cannot have signed a consent: inert, as a consent that does not verify.
+        guard device != author, !account.bytes.allSatisfy({ $0 == 0 }),
+            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: device.bytes),
+            key.isValidSignature(consent, for: Self.consentMessage(account: account, device: device))
+        else { return nil }
+        self = .deviceAdd(account: account, device: device, consent: consent)
+    }
+
+    private init?(remove data: Data) {
+        guard data.count >= 65 else { return nil }
+        let account = AccountID(unchecked: Data(data.prefix(32)))
+        let device = AuthorID(unchecked: Data(data.dropFirst(32).prefix(32)))
+        let count = Int(data[data.startIndex + 64])
+        guard count <= Self.frontierEntries, data.count == 65 + 72 * count, !account.bytes.allSatisfy({ $0 == 0 })
+        else { return nil }
+        var frontier: [FrontierEntry] = []
+        for index in 0..<count {
+            let entry = data.dropFirst(65 + 72 * index).prefix(72)
+            let log = AuthorID(unchecked: Data(entry.prefix(32)))
+            let through = entry.dropFirst(32).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let head = Data(entry.suffix(32))
+            let zero = head.allSatisfy { $0 == 0 }
+            guard through <= Limits.maxSequence, zero == (through == 0),
+                frontier.last.map({ $0.log < log }) ?? true
+            else { return nil }
+            frontier.append(FrontierEntry(log: log, through: through, head: zero ? nil : RecordID(unchecked: head)))
+        }
+        self = .deviceRemove(account: account, device: device, frontier: frontier)
+    }
+}
+
+extension NodeIdentity {
+    /// This device's consent to being added to `account`: what a device that links it puts in its device-add.
+    public func consent(toJoin account: AccountID) throws -> Data {
+        try privateKey.signature(for: AccountRecord.consentMessage(account: account, device: author))
+    }
+}
