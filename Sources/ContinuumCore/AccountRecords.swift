@@ -163,3 +163,59 @@ extension NodeIdentity {
         try privateKey.signature(for: AccountRecord.consentMessage(account: account, device: author))
     }
 }
+
+extension AccountEvent where Key == AuthorID, ID == RecordID {
+    /// The account rule's view of a verified record of an account log; nil for any other record, a header alone, or
+    /// an inert one.
+    public init?(_ record: VerifiedRecord) {
+        guard let body = record.body, let account = AccountRecord(body, author: record.header.author) else {
+            return nil
+        }
+        let change: AccountChange<AuthorID, RecordID>
+        switch account {
+        case .founding: change = .found
+        case .joining: change = .join
+        case .deviceAdd(_, let device, _): change = .add(device: device)
+        case .deviceRemove(_, let device, let frontier):
+            change = .remove(
+                device: device,
+                frontier: Dictionary(
+                    frontier.map { ($0.log, AccountFrontierEntry(through: $0.through, head: $0.head)) },
+                    uniquingKeysWith: { first, _ in first }
+                )
+            )
+        }
+        self.init(
+            id: record.id,
+            author: record.header.author,
+            sequence: record.header.sequence,
+            previous: record.header.previous,
+            change: change
+        )
+    }
+}
+
+extension AccountRules {
+    /// The state of `account` from the records held, in any order: those of its account logs count, any other is
+    /// left out. Nil while the record that founds it is not among them.
+    public static func state(
+        of account: AccountID,
+        from records: [VerifiedRecord]
+    ) -> AccountState<AuthorID, RecordID>? {
+        var founder: AuthorID?
+        var recovery: AuthorID?
+        var events: [AccountEvent<AuthorID, RecordID>] = []
+        for record in records {
+            guard let body = record.body, let parsed = AccountRecord(body, author: record.header.author),
+                parsed.account(foundedBy: record.id) == account, let event = AccountEvent(record)
+            else { continue }
+            if case .founding(let key) = parsed, record.header.sequence == 1 {
+                founder = record.header.author
+                recovery = key
+            }
+            events.append(event)
+        }
+        guard let founder else { return nil }
+        return state(of: events, founder: founder, recovery: recovery)
+    }
+}

@@ -120,3 +120,123 @@ struct AccountRecordTests {
         )
     }
 }
+
+@Suite("An account's state from its signed records: laptop, desktop, a thief, a recovery key")
+struct AccountStateFromRecordsTests {
+    let laptop = try! NodeIdentity(seed: [UInt8](repeating: 1, count: 32))
+    let desktop = try! NodeIdentity(seed: [UInt8](repeating: 2, count: 32))
+    let thief = try! NodeIdentity(seed: [UInt8](repeating: 3, count: 32))
+    let recovery = try! NodeIdentity(seed: [UInt8](repeating: 4, count: 32))
+
+    /// Signs the next record of each identity's log.
+    struct Logs {
+        var heads: [AuthorID: (UInt64, RecordID)] = [:]
+        mutating func sign(_ body: RecordBody, by identity: NodeIdentity) throws -> VerifiedRecord {
+            let head = heads[identity.author]
+            let record = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: (head?.0 ?? 0) + 1,
+                    previous: head?.1,
+                    createdAt: Timestamp(milliseconds: 1_700_000_000_000),
+                    body: body
+                )
+            )
+            heads[identity.author] = (record.header.sequence, record.id)
+            return record
+        }
+    }
+
+    @Test("founded on the laptop, the desktop added with its consent: both devices; a thief's add without it: none")
+    func linked() throws {
+        var logs = Logs()
+        let founding = try logs.sign(AccountRecord.founding(recovery: recovery.author).body, by: laptop)
+        let account = AccountID(founding: founding.id)
+        let joining = try logs.sign(AccountRecord.joining(account).body, by: desktop)
+        let add = try logs.sign(
+            AccountRecord.deviceAdd(
+                account: account,
+                device: desktop.author,
+                consent: try desktop.consent(toJoin: account)
+            )
+            .body,
+            by: laptop
+        )
+        // The thief signs an add of its own key with a consent it made for another account: inert.
+        let forged = try logs.sign(
+            AccountRecord.deviceAdd(
+                account: account,
+                device: thief.author,
+                consent: try thief.consent(toJoin: AccountID(unchecked: Data(repeating: 9, count: 32)))
+            ).body,
+            by: laptop
+        )
+        for order in [[founding, joining, add, forged], [forged, add, joining, founding]] {
+            let state = try #require(AccountRules.state(of: account, from: order))
+            #expect(state.devices == [laptop.author, desktop.author])
+            #expect(state.removed.isEmpty)
+        }
+        #expect(AccountRules.state(of: account, from: [joining, add]) == nil, "not founded: no state")
+    }
+
+    @Test("the desktop removes the laptop: the laptop's records beyond the frontier, later or back-dated, do not count")
+    func removed() throws {
+        var logs = Logs()
+        let founding = try logs.sign(AccountRecord.founding(recovery: nil).body, by: laptop)
+        let account = AccountID(founding: founding.id)
+        let add = try logs.sign(
+            AccountRecord.deviceAdd(
+                account: account,
+                device: desktop.author,
+                consent: try desktop.consent(toJoin: account)
+            )
+            .body,
+            by: laptop
+        )
+        // The laptop's log in a group: a post the desktop held, then one after the removal.
+        var groupLog = Logs()
+        let group = try NodeIdentity(seed: [UInt8](repeating: 5, count: 32))
+        let first = try groupLog.sign(.profile(name: "Alice"), by: group)
+        let kept = try groupLog.sign(.profile(name: "Alice L."), by: group)
+        let removal = try logs.sign(
+            AccountRecord.deviceRemove(
+                account: account,
+                device: laptop.author,
+                // Its account log up to its add of the desktop (the desktop's own path), and its group log.
+                frontier: [
+                    FrontierEntry(log: laptop.author, through: 2, head: add.id),
+                    FrontierEntry(log: group.author, through: 2, head: kept.id),
+                ].sorted { $0.log < $1.log }
+            ).body,
+            by: desktop
+        )
+        let later = try groupLog.sign(.profile(name: "the thief"), by: group)
+        var fork = Logs()
+        fork.heads[group.author] = (1, first.id)
+        let backDated = try fork.sign(.profile(name: "back-dated"), by: group)
+        let state = try #require(AccountRules.state(of: account, from: [removal, add, founding]))
+        #expect(state.devices == [desktop.author])
+        #expect(state.removed == [laptop.author])
+        let held = [first, kept, later, backDated]
+        let previous = { (id: RecordID) in held.first { $0.id == id }?.header.previous }
+        let counts = { (record: VerifiedRecord) in
+            state.counts(
+                device: laptop.author,
+                log: group.author,
+                sequence: record.header.sequence,
+                id: record.id,
+                previous: previous
+            )
+        }
+        #expect(counts(first) && counts(kept))
+        #expect(!counts(later), "after the frontier")
+        #expect(!counts(backDated), "a fork at a sequence the frontier keeps: not on the head's chain")
+        // A frontier that keeps nothing of the laptop's account log cuts the desktop's own add: it does not count.
+        let selfCutting = try logs.sign(
+            AccountRecord.deviceRemove(account: account, device: laptop.author, frontier: []).body,
+            by: desktop
+        )
+        let alone = try #require(AccountRules.state(of: account, from: [selfCutting, add, founding]))
+        #expect(alone.removed.isEmpty && alone.devices == [laptop.author, desktop.author])
+    }
+}
