@@ -4,7 +4,8 @@
 The frames are encoded here, from Docs/PROTOCOL.md §7, not by the Swift code, so that the seeds do not depend on
 the encoder under test; the records are the signed test vectors of Tests/ContinuumCoreTests/Resources/vectors.json
 (scripts/protocol_vectors.py): records of format version 2, each whole and, when it has a content, as its header
-alone (how an erased record travels). The output is the same on every run. `scripts/fuzz.sh` checks that every seed
+alone (how an erased record travels), and the inert records of kind 13 of the same file (valid records that break a
+rule of §2.9), named `inert-...`. The output is the same on every run. `scripts/fuzz.sh` checks that every seed
 decodes without an error before it fuzzes.
 
 Usage:
@@ -204,7 +205,8 @@ def handshakes(out: dict[str, bytes], vectors: dict[str, bytes], headers: dict[s
 
 
 def corpus() -> dict[str, bytes]:
-    items = json.loads(VECTORS_PATH.read_text())["vectors"]
+    loaded = json.loads(VECTORS_PATH.read_text())
+    items = loaded["vectors"]
     vectors = {v["name"]: bytes.fromhex(v["record"]) for v in items}
     headers = {v["name"]: bytes.fromhex(v["header"]) for v in items}
     out = frames(vectors, headers)
@@ -216,6 +218,11 @@ def corpus() -> dict[str, bytes]:
         files[stem] = data
         if headers[name] != data:  # a delete has no content: its header alone is the record whole
             files[stem + ".header-alone"] = headers[name]
+    for item in loaded["inert"]:
+        stem = "record/inert-" + item["name"].lower().replace(" ", "-").replace("(", "").replace(")", "")
+        files[stem] = bytes.fromhex(item["record"])
+        if item["header"] != item["record"]:
+            files[stem + ".header-alone"] = bytes.fromhex(item["header"])
     return files
 
 

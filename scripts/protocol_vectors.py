@@ -7,13 +7,16 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds sixteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+It builds nineteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
 eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
-member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them;
-decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them; checks that every
-single-bit flip of every record, whole or header alone, is refused (by the decoder, the content-hash check or
-the signature); checks a list of invalid records that must be refused and a few edge cases that must be
-accepted; and checks that the largest record of each kind has the size the table of §2.5 gives.
+member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them,
+then three reactions (§2.9, kind 13, written from that section alone): to a post, to a comment, and one taken back;
+decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them. It also writes eight
+inert records of kind 13: valid records (§2.8's common layout holds) that break a rule of §2.9 and so count as no
+reaction, since a kind's own rules never make a record invalid. It checks that every single-bit flip of every
+record, whole or header alone, is refused (by the decoder, the content-hash check or the signature); checks a list
+of invalid records that must be refused and a few edge cases that must be accepted; and checks that the largest
+record of each kind has the size the table of §2.5 gives.
 
 Usage:
     python3 scripts/protocol_vectors.py            check: vectors.json and the vector section of PROTOCOL.md are
@@ -52,17 +55,34 @@ SIGNATURE_BYTES = 64
 SALT_BYTES = 16
 EMPTY_HASH = hashlib.sha256(b"").digest()  # the content hash of a delete or a member, which have no content
 
-KIND_CODES = {"profile": 1, "post": 2, "comment": 3, "edit": 4, "delete": 5, "group": 6, "member": 7}
+KIND_CODES = {"profile": 1, "post": 2, "comment": 3, "edit": 4, "delete": 5, "group": 6, "member": 7,
+              "reaction": 13}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
 # The kinds without content (§2.5): content length 0, content hash that of no bytes, no salt; always whole.
 NO_CONTENT = ("delete", "member")
 
-# Kinds to come (§2.8): the codes 8 ... 255, which this version does not define, all laid out alike. This script
-# models such a record as the kind "future", its code in its body. The references (§2.1): `context`, 32 bytes (a
-# post id, or 32 zero bytes for none), then `length`, u16, 0 ... 4096, then `data`. The content: nothing (length 0,
-# the hash of no bytes: then, like a delete, the record is always whole), or the salt then at least one byte.
+# Kinds to come (§2.8): the codes 8 ... 255 but 13, which this version does not define, all laid out alike. This
+# script models such a record as the kind "future", its code in its body. The references (§2.1): `context`, 32 bytes
+# (a post id, or 32 zero bytes for none), then `length`, u16, 0 ... 4096, then `data`. The content: nothing (length
+# 0, the hash of no bytes: then, like a delete, the record is always whole), or the salt then at least one byte.
 FUTURE = "future"
-FUTURE_CODES = range(8, 256)
+# Reactions (§2.9): kind 13, the one code of 8 ... 255 this version defines, laid out as the others (§2.8). This
+# script knows it, and the kinds to come are the other codes. A record of kind 13 is valid when §2.8's common layout
+# holds; §2.9's rules never make it invalid (§2.9: "a kind's own rules never make a record invalid"). They say
+# whether it is a reaction: its `context` is the post reacted to (not 32 zero bytes), its `data` is empty (a
+# reaction to the post) or the 32-byte id of the comment reacted to (not equal to `context`), and its content is
+# exactly 17 bytes: the salt, then `emoji`, u8, 0 (taken back) ... 6. A record of kind 13 that keeps them is modelled
+# as the kind "reaction", with its own body; one that breaks them is *inert* (it counts as no reaction), modelled
+# as the kind "inert" with the body of a kind to come. A node does not sign an inert one (§2.9); this script signs
+# some as test vectors.
+REACTION = "reaction"
+INERT = "inert"
+REACTION_CODE = 13
+REACTION_EMOJI = {0: "none (taken back)", 1: "\u2764\ufe0f red heart", 2: "\U0001f44d thumbs up",
+                  3: "\U0001f602 face with tears of joy", 4: "\U0001f62e face with open mouth",
+                  5: "\U0001f622 crying face", 6: "\U0001f64f folded hands"}
+REACTION_CONTENT_BYTES = SALT_BYTES + 1
+FUTURE_CODES = tuple(code for code in range(8, 256) if code != REACTION_CODE)
 FUTURE_DATA_BYTES = 4096
 FUTURE_CONTENT_BYTES = 8192
 
@@ -101,6 +121,7 @@ CONTENT_MAX = {
     "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 8,
     "group": SALT_BYTES + 1 + NAME_BYTES,
     FUTURE: FUTURE_CONTENT_BYTES,
+    REACTION: REACTION_CONTENT_BYTES,  # a reaction as it is signed; the decoder reads kind 13 as a kind to come
 }
 # The smallest content length a header may give. §2.1 says "18 … the kind's limit" for every kind but delete, but
 # §2.5 lets an edit do nothing but remove the location (flags 08, no field): its content is the salt and the flags,
@@ -110,8 +131,11 @@ CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SAL
                "group": SALT_BYTES + 2, FUTURE: SALT_BYTES + 1}
 # The table of §2.5: (largest content, largest record) by kind. Checked against records built here. A group record
 # is always sequence 1 (no previous), so its largest is 32 bytes shorter than it would be further on in a log.
+# §2.5's table has no row for a reaction: its largest, to a comment further on in a log, is 86 + 32 (context) + 2 +
+# 32 (data) + 100 = 252 bytes of header and 17 of content, worked out by hand from §2.1 and §2.9.
 SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
-              "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 12508)}
+              "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 12508),
+              REACTION: (17, 269)}
 
 # The Unicode White_Space property (PropList.txt), spelled out so that this does not depend on str.isspace().
 WHITE_SPACE = frozenset(
@@ -131,14 +155,22 @@ WHITE_SPACE = frozenset(
 #   delete   {targets}
 #   group    {node, open, name}                   node: the founder's node id; open: bool
 #   member   {group, action, node, log, through}  action: "add", "remove" or "admin"
-#   future   {code, context, data, payload}       a kind to come (§2.8): code 8 ... 255; context: a post id, or None
-#                                                 (32 zero bytes on the wire); data: the references' own bytes;
-#                                                 payload: the content after the salt, b"" for no content at all
+#   future   {code, context, data, payload}       a kind to come (§2.8): code 8 ... 255 but 13; context: a post id,
+#                                                 or None (32 zero bytes on the wire); data: the references' own
+#                                                 bytes; payload: the content after the salt, b"" for no content
+#   reaction {post, comment, emoji}               kind 13 (§2.9): post: the context; comment: None (data empty) or
+#                                                 the 32-byte id of the comment reacted to (the data); emoji: 0 ... 6
+#   inert    {code, context, data, payload}       kind 13 breaking §2.9's rules (code 13), as a kind to come
 # A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known)}.
 
 
 class Invalid(Exception):
     """A record that the protocol refuses."""
+
+
+class Refused(Exception):
+    """A record that would be valid but that a node does not sign: a reaction breaking §2.9's rules, which would be
+    inert. The model writes such a record as the kind "inert"."""
 
 
 def check_text(text: str, field: str, limit: int, multiline: bool) -> None:
@@ -202,7 +234,7 @@ def validate(record: dict) -> None:
         raise Invalid("previous must be 32 bytes")
     check_timestamp(record["createdAt"], "createdAt")
     kind, body = record["kind"], record["body"]
-    if kind not in KIND_CODES and kind != FUTURE:
+    if kind not in KIND_CODES and kind not in (FUTURE, INERT):
         raise Invalid(f"unknown kind {kind!r}")
     if (record["salt"] is None) == has_content(record) or (
             record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
@@ -239,6 +271,10 @@ def validate(record: dict) -> None:
         check_text(body["name"], "group name", NAME_BYTES, multiline=False)
     elif kind == FUTURE:
         check_future(body)
+    elif kind == INERT:
+        check_inert(body)
+    elif kind == REACTION:
+        check_reaction(body)
     else:
         check_member(body, record["author"], sequence)
 
@@ -246,7 +282,7 @@ def validate(record: dict) -> None:
 def has_content(record: dict) -> bool:
     """Whether the record has a content (§2.5, §2.8): every kind but a delete and a member, and a kind to come only
     when it has a payload."""
-    if record["kind"] == FUTURE:
+    if record["kind"] in (FUTURE, INERT):
         return len(record["body"]["payload"]) > 0
     return record["kind"] not in NO_CONTENT
 
@@ -254,7 +290,13 @@ def has_content(record: dict) -> bool:
 def check_future(body: dict) -> None:
     """A record of a kind to come (§2.1, §2.8): its code, its context, its data and its payload."""
     if body["code"] not in FUTURE_CODES:
-        raise Invalid(f"kind {body['code']} is not a kind to come (8 ... 255)")
+        raise Invalid(f"kind {body['code']} is not a kind to come (8 ... 255 but 13, a reaction)")
+    check_layout(body)
+
+
+def check_layout(body: dict) -> None:
+    """The common layout of kinds 8 ... 255 (§2.1, §2.8): a context, at most 4096 bytes of data, and a payload that
+    fits in a content of at most 8192 bytes."""
     context = body["context"]
     if context is not None and (len(context) != 32 or context == bytes(32)):
         raise Invalid("a context is a 32-byte post id; 32 zero bytes is how no context is written (None)")
@@ -262,6 +304,51 @@ def check_future(body: dict) -> None:
         raise Invalid(f"data is {len(body['data'])} bytes; the limit is {FUTURE_DATA_BYTES}")
     if len(body["payload"]) > FUTURE_CONTENT_BYTES - SALT_BYTES:
         raise Invalid(f"payload is {len(body['payload'])} bytes; the limit is {FUTURE_CONTENT_BYTES - SALT_BYTES}")
+
+
+def inert_reason(context: bytes, data: bytes, content_length: int, emoji: int | None) -> str | None:
+    """Why a valid record of kind 13 is inert (§2.9), or None when it keeps §2.9's rules as far as they can be
+    told: `emoji` is None when the content is not there (a header alone). `context` is the 32 bytes on the wire."""
+    if context == bytes(32):
+        return "its context is 32 zero bytes: a reaction names the post it goes with"
+    if len(data) not in (0, 32):
+        return f"its data is {len(data)} bytes: empty (for its post) or a comment's id (32 bytes)"
+    if data == context:
+        return "its data is its context: a reaction to the post itself has no data"
+    if content_length != REACTION_CONTENT_BYTES:
+        return f"its content length is {content_length}, not {REACTION_CONTENT_BYTES}"
+    if emoji is not None and emoji not in REACTION_EMOJI:
+        return f"its code {emoji} is above 6"
+    return None
+
+
+def inert_reason_of(body: dict) -> str | None:
+    """Why a record of kind 13 in the layout of §2.8 (an "inert" body) is inert, or None when it is a reaction."""
+    payload = body["payload"]
+    context = bytes(32) if body["context"] is None else body["context"]
+    content_length = SALT_BYTES + len(payload) if payload else 0
+    return inert_reason(context, body["data"], content_length, payload[0] if len(payload) == 1 else None)
+
+
+def check_reaction(body: dict) -> None:
+    """A reaction as a node signs it (§2.9). Breaking its rules makes a valid, inert record, which a node does not
+    sign: that is Refused, not Invalid."""
+    comment = body["comment"]
+    if len(body["post"]) != 32 or (comment is not None and len(comment) != 32) or not 0 <= body["emoji"] <= 255:
+        raise ValueError("a reaction's post is 32 bytes, its comment None or 32 bytes, its emoji one byte")
+    reason = inert_reason(body["post"], b"" if comment is None else comment, REACTION_CONTENT_BYTES, body["emoji"])
+    if reason is not None:
+        raise Refused(f"a node does not sign this reaction: {reason} (§2.9)")
+
+
+def check_inert(body: dict) -> None:
+    """An inert record of kind 13 (§2.9): the common layout of §2.8, and a rule of §2.9 broken. One that breaks none
+    is modelled as a reaction, so that each record has one model."""
+    if body["code"] != REACTION_CODE:
+        raise ValueError(f"an inert record is of kind {REACTION_CODE}, not {body['code']}")
+    check_layout(body)
+    if inert_reason_of(body) is None:
+        raise ValueError("this record of kind 13 is a reaction: model it as one")
 
 
 def check_group_header(sequence: int) -> None:
@@ -309,8 +396,11 @@ def content_fields(record: dict) -> list[tuple[str, bytes]]:
     if not has_content(record):
         return []
     fields: list[tuple[str, bytes]] = [("salt", record["salt"])]
-    if kind == FUTURE:
+    if kind in (FUTURE, INERT):
         fields.append(("payload", body["payload"]))
+        return fields
+    if kind == REACTION:
+        fields.append(("emoji", bytes([body["emoji"]])))
         return fields
 
     def string(field: str, text: str, prefix: str) -> None:
@@ -370,7 +460,7 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
     fields: list[tuple[str, bytes]] = [
         ("magic", MAGIC),
         ("version", bytes([VERSION])),
-        ("kind", bytes([body["code"] if kind == FUTURE else KIND_CODES[kind]])),
+        ("kind", bytes([body["code"] if kind in (FUTURE, INERT) else KIND_CODES[kind]])),
         ("author", record["author"]),
         ("sequence", struct.pack(">Q", record["sequence"])),
     ]
@@ -392,11 +482,16 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
         fields.append(("node", body["node"]))
         fields.append(("log", body["log"]))
         fields.append(("through", struct.pack(">Q", body["through"])))
-    elif kind == FUTURE:
+    elif kind in (FUTURE, INERT):
         fields.append(("context", bytes(32) if body["context"] is None else body["context"]))
         fields.append(("data length", struct.pack(">H", len(body["data"]))))
         if body["data"]:
             fields.append(("data", body["data"]))
+    elif kind == REACTION:
+        fields.append(("context (post)", body["post"]))
+        fields.append(("data length", struct.pack(">H", 0 if body["comment"] is None else 32)))
+        if body["comment"] is not None:
+            fields.append(("data (comment)", body["comment"]))
     fields.append(("content length", struct.pack(">I", len(content))))
     fields.append(("content hash", hashlib.sha256(content).digest()))
     return fields
@@ -514,7 +609,9 @@ def decode_content(kind: str, refs: dict, content: bytes) -> tuple[bytes, dict]:
 def decode(data: bytes) -> dict:
     """Parses and checks a record, whole or header alone (§4.1, all but the signature). Returns a dict with the
     header's fields, `record` (the record as this script models it, or None for a header alone), `signedLength`
-    and `headerLength`."""
+    and `headerLength`. The header of a record of kind 13 is read as a kind to come's (its `kind` is "future", its
+    references' code 13), with `inert`: why the record is inert (§2.9), or None; its record is a "reaction" or an
+    "inert" one."""
     if len(data) > RECORD_BYTES:
         raise Invalid("record too long")
     r = Reader(data)
@@ -524,9 +621,11 @@ def decode(data: bytes) -> dict:
     if version != VERSION:
         raise Invalid(f"record format version {version} is not read (this reads version {VERSION})")
     kind_code = r.uint(1, "kind")
-    if kind_code in KIND_NAMES:
+    # A record of kind 13 is read in the layout of every kind from 8 on (§2.8); §2.9 then says whether it is a
+    # reaction or inert (below), never whether it is valid.
+    if kind_code in KIND_NAMES and kind_code != REACTION_CODE:
         kind = KIND_NAMES[kind_code]
-    elif kind_code in FUTURE_CODES:
+    elif kind_code in FUTURE_CODES or kind_code == REACTION_CODE:
         kind = FUTURE
     else:
         raise Invalid(f"kind {kind_code} is invalid (kinds are 1 ... 255)")
@@ -589,6 +688,10 @@ def decode(data: bytes) -> dict:
     header = {"kind": kind, "author": author, "sequence": sequence, "previous": previous, "createdAt": created_at,
               "references": refs, "contentLength": content_length, "contentHash": content_hash,
               "signedLength": signed_length, "headerLength": header_length, "record": None}
+    if kind_code == REACTION_CODE:
+        # Why the record is inert (§2.9), as far as its header tells; its content's code is checked below.
+        context = bytes(32) if refs["context"] is None else refs["context"]
+        header["inert"] = inert_reason(context, refs["data"], content_length, None)
     if no_content:
         if content:
             raise Invalid(f"a {what} has no content, but bytes follow its signature")
@@ -601,6 +704,13 @@ def decode(data: bytes) -> dict:
         raise Invalid("the content does not match its header's hash")
     else:
         salt, body = decode_content(kind, refs, content)
+    if kind_code == REACTION_CODE:
+        header["inert"] = inert_reason_of(body)
+        if header["inert"] is None:
+            kind = REACTION
+            body = {"post": body["context"], "comment": body["data"] or None, "emoji": body["payload"][0]}
+        else:
+            kind = INERT
     record = {"author": author, "sequence": sequence, "previous": previous, "createdAt": created_at, "kind": kind,
               "salt": salt, "body": body}
     validate(record)
@@ -655,8 +765,9 @@ PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"pho
 
 
 def salt_of(number: int) -> bytes:
-    """The fixed salt of vector `number` (1-based): the 16 bytes 16n ... 16n + 15."""
-    return bytes(range(16 * number, 16 * number + 16))
+    """The fixed salt of vector `number` (1-based): the 16 bytes 16n ... 16n + 15, each modulo 256 (from vector 16 on,
+    the sequence starts again at 00: vector 17's salt is 101112...1f, as vector 1's)."""
+    return bytes(value % 256 for value in range(16 * number, 16 * number + 16))
 
 
 def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at: int | None) -> dict:
@@ -665,7 +776,7 @@ def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at
 
 
 def build() -> list[dict]:
-    """The sixteen golden vectors, each with its seed, record, header, content and id."""
+    """The nineteen golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
     def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
@@ -716,7 +827,14 @@ def build() -> list[dict]:
     # Kinds to come (§2.8): B's log goes on after its comment B1, with records a node reads without knowing the kind.
     u1 = add("U1 kind 200 going with a post", SEED_B, 2, b1, FUTURE,
              {"code": 200, "context": a2, "data": bytes([1, 2, 3]), "payload": "Seen at dawn \u2600".encode()})
-    add("U2 kind 8 with nothing", SEED_B, 3, u1, FUTURE, {"code": 8, "context": None, "data": b"", "payload": b""})
+    u2 = add("U2 kind 8 with nothing", SEED_B, 3, u1, FUTURE,
+             {"code": 8, "context": None, "data": b"", "payload": b""})
+
+    # Reactions (§2.9): B's log goes on after U2. B reacts to A's post A2, then to its own comment B1 on A2, then takes
+    # back its reaction to A2.
+    r1 = add("R1 reaction red heart to a post", SEED_B, 4, u2, REACTION, {"post": a2, "comment": None, "emoji": 1})
+    r2 = add("R2 reaction tears of joy to a comment", SEED_B, 5, r1, REACTION, {"post": a2, "comment": b1, "emoji": 3})
+    add("R3 reaction taken back", SEED_B, 6, r2, REACTION, {"post": a2, "comment": None, "emoji": 0})
     return out
 
 
@@ -749,10 +867,13 @@ def body_json(kind: str, body: dict) -> dict:
     if kind == FUTURE:
         return {"code": body["code"], "context": None if body["context"] is None else body["context"].hex(),
                 "data": body["data"].hex(), "payload": body["payload"].hex()}
+    if kind == REACTION:
+        return {"post": body["post"].hex(), "comment": None if body["comment"] is None else body["comment"].hex(),
+                "emoji": body["emoji"]}
     return {"targets": [t.hex() for t in body["targets"]]}
 
 
-def to_json(vectors: list[dict], invalid: list[tuple[str, bytes]]) -> str:
+def to_json(vectors: list[dict], invalid: list[tuple[str, bytes]], inert: list[dict]) -> str:
     items = []
     for v in vectors:
         r, header, content = v["record"], v["header"], v["content"]
@@ -775,7 +896,10 @@ def to_json(vectors: list[dict], invalid: list[tuple[str, bytes]]) -> str:
             "id": v["id"].hex(),
         })
     refused = [{"name": name, "record": data.hex()} for name, data in invalid]
-    return json.dumps({"vectors": items, "invalid": refused}, indent=2, ensure_ascii=False) + "\n"
+    inert_items = [{"name": v["name"], "reason": v["reason"], "record": v["record"].hex(), "header": v["header"].hex(),
+                    "id": v["id"].hex()} for v in inert]
+    return json.dumps({"vectors": items, "invalid": refused, "inert": inert_items}, indent=2,
+                      ensure_ascii=False) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -821,6 +945,10 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         lines.append(f"- log `{body['log'].hex()}` ({keys[body['log']]}"
                      + (", the author itself: a self-add)" if body["log"] == r["author"] else ")"))
         lines.append(f"- through {body['through']}")
+    elif r["kind"] == REACTION:
+        lines.append(f"- context: the post `{body['post'].hex()}` (id of {names[body['post']]})")
+        lines.append("- data: none (data length 0): a reaction to the post itself" if body["comment"] is None
+                     else f"- data: the comment `{body['comment'].hex()}` (id of {names[body['comment']]})")
     elif r["kind"] == FUTURE:
         lines.append("- context: none (32 zero bytes)" if body["context"] is None
                      else f"- context `{body['context'].hex()}` (id of {names[body['context']]})")
@@ -842,6 +970,8 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
                      else f"- latitudeE7 {location['latitudeE7']}, longitudeE7 {location['longitudeE7']}")
     elif r["kind"] == "comment":
         lines.append(f"- text {json.dumps(body['text'], ensure_ascii=False)}")
+    elif r["kind"] == REACTION:
+        lines.append(f"- emoji {body['emoji']}: {REACTION_EMOJI[body['emoji']]}")
     elif r["kind"] == FUTURE:
         payload = body["payload"]
         lines.append("- no payload: no content (no salt, content length 0)" if not payload
@@ -871,7 +1001,7 @@ def field_table(fields: list[tuple[str, bytes]], start: int = 0) -> list[str]:
     return out
 
 
-def markdown(vectors: list[dict]) -> str:
+def markdown(vectors: list[dict], inert: list[dict]) -> str:
     names = {v["id"]: f"vector {i + 1}" for i, v in enumerate(vectors)}
     out = [BEGIN_MARK, ""]
     for i, v in enumerate(vectors):
@@ -927,19 +1057,39 @@ def markdown(vectors: list[dict]) -> str:
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
             out.append("")
-        if v["name"].startswith(("G1 ", "G5 ", "U1 ")):
+        if v["name"].startswith(("G1 ", "G5 ", "U1 ", "R2 ")):
             out.append(f"The header of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(header_fields(v["record"], content)))
             out.append(f"| {n} | signature | 64 bytes |")
             out.append("")
-        if v["name"].startswith("U1 "):
+        if v["name"].startswith(("U1 ", "R2 ")):
             out.append(f"The content of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
             out.append("")
+    out.extend(markdown_inert(inert))
     out.append(END_MARK)
     return "\n".join(out) + "\n"
+
+
+def markdown_inert(inert: list[dict]) -> list[str]:
+    """The inert records of kind 13, briefly: their bytes are in vectors.json."""
+    out = [
+        "#### Inert records of kind 13",
+        "",
+        f"Valid records of kind 13 that break a rule of §2.9, and so count as no reaction. Each is by identity A "
+        f"(seed `{SEED_A.hex()}`), sequence 1, createdAt {HAND_CREATED}; the post is `{HAND_POST.hex()}` and the "
+        f"comment `{HAND_COMMENT.hex()}` where they are named, and the salt `{HAND_SALT.hex()}`. Their bytes, whole "
+        "and as the header alone, are the `inert` list of `vectors.json`.",
+        "",
+        "| Name | Why it is inert | Whole (header alone) | Record id |",
+        "|---|---|---:|---|",
+    ]
+    for v in inert:
+        out.append(f"| {v['name']} | {v['reason']} | {len(v['record'])} ({len(v['header'])}) | `{v['id'].hex()}` |")
+    out.append("")
+    return out
 
 
 def splice(document: str, section: str) -> str | None:
@@ -1011,7 +1161,7 @@ def check_bit_flips(vectors: list[dict], failures: list[str]) -> int:
                 tried += 1
                 try:
                     verify(bytes(record))
-                    failures.append(f"vector {i} {form}: flipping bit {position % 8} of byte {position // 8} "
+                    failures.append(f"{v['name']} {form}: flipping bit {position % 8} of byte {position // 8} "
                                     "still verifies")
                 except Invalid:
                     pass
@@ -1019,22 +1169,72 @@ def check_bit_flips(vectors: list[dict], failures: list[str]) -> int:
     return tried
 
 
+# The records written by hand below (invalid and inert ones) are signed by A at sequence 1 (unless told), created at
+# HAND_CREATED, with the salt HAND_SALT; a reaction's post is HAND_POST, its comment HAND_COMMENT.
+HAND_CREATED = 1_700_000_000_000
+HAND_SALT = bytes(range(0xF0, 0x100))
+HAND_POST, HAND_COMMENT = bytes([1]) * 32, bytes([2]) * 32
+
+
+def raw(kind: int, refs: bytes = b"", content: bytes = b"", *, sequence: int = 1, previous: bytes = b"",
+        at: int = HAND_CREATED, length: int | None = None, digest: bytes | None = None, version: int = VERSION,
+        after: bytes | None = None) -> bytes:
+    """A header by A for `content` (or the given length and hash), signed, then `after` (default: the content),
+    written byte by byte from §2.1 without the encoder above."""
+    signed = (MAGIC + bytes([version, kind]) + public_key(SEED_A) + struct.pack(">Q", sequence) + previous
+              + struct.pack(">q", at) + refs + struct.pack(">I", len(content) if length is None else length)
+              + (hashlib.sha256(content).digest() if digest is None else digest))
+    return signed + Ed25519PrivateKey.from_private_bytes(SEED_A).sign(signed) + (content if after is None else after)
+
+
+def reaction_bytes(emoji: bytes = b"\x01", data: bytes = b"", *, context: bytes = HAND_POST, **kw) -> bytes:
+    """A record of kind 13 (§2.9) with `context`, `data`, and a content of the salt then `emoji` (one byte unless
+    told), written by hand: a reaction to HAND_POST unless told otherwise."""
+    return raw(REACTION_CODE, context + struct.pack(">H", len(data)) + data, HAND_SALT + emoji, **kw)
+
+
+def inert_cases() -> list[tuple[str, bytes, str]]:
+    """Records of kind 13 that keep §2.8's common layout but break a rule of §2.9: valid, and inert (§2.9). Each
+    with the reason the decoder must give, written out here."""
+    return [
+        ("reaction code 7", reaction_bytes(b"\x07"), "its code 7 is above 6"),
+        ("reaction code 255 to a comment", reaction_bytes(b"\xff", HAND_COMMENT), "its code 255 is above 6"),
+        ("reaction with 3 bytes of data", reaction_bytes(data=b"\x01\x02\x03"),
+         "its data is 3 bytes: empty (for its post) or a comment's id (32 bytes)"),
+        ("reaction with 33 bytes of data", reaction_bytes(data=bytes([2]) * 33),
+         "its data is 33 bytes: empty (for its post) or a comment's id (32 bytes)"),
+        ("reaction whose context is 32 zero bytes", reaction_bytes(context=bytes(32)),
+         "its context is 32 zero bytes: a reaction names the post it goes with"),
+        ("reaction whose data is its context", reaction_bytes(data=HAND_POST),
+         "its data is its context: a reaction to the post itself has no data"),
+        ("reaction content of 18 bytes (code and one more byte)", reaction_bytes(b"\x01\x00"),
+         "its content length is 18, not 17"),
+        ("reaction with no content (content length 0)", raw(REACTION_CODE, HAND_POST + b"\x00\x00"),
+         "its content length is 0, not 17"),
+    ]
+
+
+def build_inert() -> list[dict]:
+    """The inert vectors: each record whole and as its header alone, its id, and why it is inert."""
+    out = []
+    for name, data, reason in inert_cases():
+        try:
+            decoded = verify(data)
+        except Invalid:
+            decoded = {"headerLength": len(data), "record": None}  # check_inert_vectors reports it
+        header = data[: decoded["headerLength"]]
+        out.append({"name": name, "reason": reason, "record": data, "header": header, "content": data[len(header):],
+                    "id": record_id(header), "model": decoded["record"]})
+    return out
+
+
 def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
     """Records that must be refused. Each is signed by A (unless its defect is the signature), so that only the
     named defect is wrong."""
     a = public_key(SEED_A)
     key = Ed25519PrivateKey.from_private_bytes(SEED_A)
-    created = 1_700_000_000_000
-    salt = bytes(range(0xF0, 0x100))
-
-    def raw(kind: int, refs: bytes = b"", content: bytes = b"", *, sequence: int = 1, previous: bytes = b"",
-            at: int = created, length: int | None = None, digest: bytes | None = None, version: int = VERSION,
-            after: bytes | None = None) -> bytes:
-        """A header for `content` (or the given length and hash), signed, then `after` (default: the content)."""
-        signed = (MAGIC + bytes([version, kind]) + a + struct.pack(">Q", sequence) + previous + struct.pack(">q", at)
-                  + refs + struct.pack(">I", len(content) if length is None else length)
-                  + (hashlib.sha256(content).digest() if digest is None else digest))
-        return signed + key.sign(signed) + (content if after is None else after)
+    created = HAND_CREATED
+    salt = HAND_SALT
 
     def profile(name: bytes, extra: bytes = b"") -> bytes:
         return salt + bytes([len(name)]) + name + extra
@@ -1081,14 +1281,16 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         refs = t[1] + struct.pack(">H", len(data) if data_length is None else data_length) + data
         return raw(code, refs, content, **kw)
 
-    t = [bytes([k]) * 32 for k in range(3)]
+    reaction = reaction_bytes
+    t = [bytes([k]) * 32 for k in range(3)]  # t[1] is HAND_POST, t[2] HAND_COMMENT
     g, m = bytes([0x11]) * 32, bytes([0x22]) * 32  # a group id and a log key, neither of them A's
     # The builders of group and member records, with nothing changed, make valid records: each invalid case below is
     # wrong only in what its name says.
     for control in (group(), group(GROUP_OPEN), member(1), member(3), member(2, MAX_SEQUENCE),
                     member(1, log=a), member(2, group_id=a, sequence=2, previous=bytes(32)),
                     future(), future(8, bytes(FUTURE_DATA_BYTES)), future(255, b"\x01", salt + b"x"),
-                    future(content=salt + b"x", after=b"")):
+                    future(content=salt + b"x", after=b""), reaction(), reaction(b"\x00"), reaction(b"\x06", t[2]),
+                    reaction(after=b""), reaction(b"\x06", t[2], after=b"")):
         verify(control)
     good = raw(1, content=profile(b"Alice"))
     good_header = good[: -len(profile(b"Alice"))]
@@ -1231,8 +1433,57 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("kind 200, content length 0 and bytes after its header", future(after=b"\x00")),
         ("kind 200, content that does not match its header's hash",
          future(content=salt + b"x", digest=hashlib.sha256(salt + b"y").digest())),
+        # Kind 13 (§2.9): laid out as a kind to come. Breaking §2.9's rules makes a record inert, not invalid
+        # (inert_cases); what follows breaks §2.8's common layout, or §2.4.
+        ("reaction content of the salt alone (16 bytes)", reaction(b"")),
+        ("reaction content length 16, header alone", reaction(b"", after=b"")),
+        ("reaction content length 8193, header alone",
+         reaction(length=FUTURE_CONTENT_BYTES + 1, digest=bytes(32), after=b"")),
+        ("reaction references without the data length", raw(REACTION_CODE, t[1], salt + b"\x01")),
+        ("reaction, data length 4096 running past the record's end",
+         raw(REACTION_CODE, t[1] + struct.pack(">H", FUTURE_DATA_BYTES) + t[2], salt + b"\x01")),
+        ("reaction, data length 4097", reaction(data=bytes(4097))),
+        ("reaction content that does not match its header's hash",
+         reaction(digest=hashlib.sha256(salt + b"\x02").digest())),
+        ("reaction content one byte short", reaction(after=salt)),
+        ("reaction content one byte too long", reaction(after=salt + b"\x01\x00")),
+        ("reaction content length 0 and a hash not that of no bytes",
+         raw(REACTION_CODE, t[1] + b"\x00\x00", digest=hashlib.sha256(salt + b"\x01").digest())),
+        ("reaction content length 0 and bytes after its header",
+         raw(REACTION_CODE, t[1] + b"\x00\x00", after=salt + b"\x01")),
         ("over 16384 bytes", good + bytes(RECORD_BYTES)),
     ]
+
+
+def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
+    """Each inert record (§2.9) is valid whole and as its header alone, reads as inert with the reason written out in
+    inert_cases, and re-encodes, through the model, to the bytes written by hand."""
+    if len({v["name"] for v in inert}) != len(inert):
+        failures.append("two inert vectors have the same name")
+    for v in inert:
+        name, record = v["name"], v["model"]
+        try:
+            whole, alone = verify(v["record"]), verify(v["header"])
+        except Invalid as error:
+            failures.append(f"inert record refused: {name}: {error}")
+            continue
+        if whole["inert"] != v["reason"] or record["kind"] != INERT or record["body"]["code"] != REACTION_CODE:
+            failures.append(f"inert record {name} reads as {record['kind']}, inert because {whole['inert']}")
+        if alone["record"] != (None if has_content(record) else record) or alone["references"] != whole["references"]:
+            failures.append(f"inert record {name}: its header alone decodes to something else")
+        if alone["inert"] != (None if v["reason"].startswith("its code") else v["reason"]):
+            failures.append(f"inert record {name}: its header alone is inert because {alone['inert']}")
+        header, content = sign(SEED_A, record)
+        if header + content != v["record"] or header != v["header"]:
+            failures.append(f"inert record {name}: the model signs other bytes than those written by hand")
+    # A node does not sign a reaction that breaks §2.9 (the model refuses it), though it would be valid.
+    reaction = {"author": public_key(SEED_A), "sequence": 1, "previous": None, "createdAt": HAND_CREATED,
+                "kind": REACTION, "salt": HAND_SALT, "body": {"post": HAND_POST, "comment": None, "emoji": 7}}
+    try:
+        sign(SEED_A, reaction)
+        failures.append("the model signs a reaction of code 7")
+    except Refused:
+        pass
 
 
 def check_invalid(vectors: list[dict], failures: list[str]) -> int:
@@ -1295,6 +1546,13 @@ def check_valid_edges(failures: list[str]) -> int:
           "body": {"code": 255, "context": None, "data": bytes([0xFF]) * FUTURE_DATA_BYTES, "payload": b""}}),
         ("kind 8 with a one-byte payload (content length 17)",
          {"kind": FUTURE, "body": {"code": 8, "context": bytes([0xAB]) * 32, "data": b"", "payload": b"\x00"}}),
+        ("reaction of code 6 to a comment, createdAt 9999",
+         {"kind": REACTION, "body": {"post": bytes([0xAB]) * 32, "comment": bytes([0xCD]) * 32, "emoji": 6}}),
+        ("reaction of code 0 (taken back) to a post whose id starts with a zero byte",
+         {"kind": REACTION, "body": {"post": bytes(31) + b"\x01", "comment": None, "emoji": 0}}),
+        ("kind 13 (inert) with no context, 4096 bytes of data and a content of 8192 bytes",
+         {"kind": INERT, "body": {"code": REACTION_CODE, "context": None, "data": bytes([0xFF]) * FUTURE_DATA_BYTES,
+                                  "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)}}),
         ("kind 9 whose payload is 8176 bytes (content length 8192)",
          {"kind": FUTURE, "body": {"code": 9, "context": None, "data": b"\x01",
                                    "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)}}),
@@ -1328,6 +1586,7 @@ def check_sizes(failures: list[str]) -> None:
                    "through": MAX_SEQUENCE},
         FUTURE: {"code": 255, "context": bytes([1]) * 32, "data": bytes(FUTURE_DATA_BYTES),
                  "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)},
+        REACTION: {"post": bytes([1]) * 32, "comment": bytes([2]) * 32, "emoji": 6},
     }
     kinds = set(KIND_CODES) | {FUTURE}
     if set(bodies) != kinds or set(SIZE_TABLE) != kinds:
@@ -1345,7 +1604,7 @@ def check_sizes(failures: list[str]) -> None:
             failures.append(f"the largest {kind} is {len(content)} bytes of content and {len(header) + len(content)} "
                             f"in all; §2.5 says {largest_content} and {largest_record}")
         if kind not in NO_CONTENT and len(content) != CONTENT_MAX[kind]:
-            failures.append(f"the largest {kind}'s content is not the limit this decoder uses")
+            failures.append(f"the largest {kind}'s content is not the limit of CONTENT_MAX")
         try:
             verify(header + content)
         except Invalid as error:
@@ -1362,16 +1621,18 @@ def main(argv: list[str]) -> int:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     vectors = build()
-    section = markdown(vectors)
+    inert = build_inert()
+    section = markdown(vectors, inert)
     if "--markdown" in args:
         sys.stdout.write(section)
         return 0
     invalid = invalid_cases(vectors)
-    generated = to_json(vectors, invalid)
+    generated = to_json(vectors, invalid, inert)
 
     failures: list[str] = []
     check_roundtrip(vectors, failures)
-    flips = check_bit_flips(vectors, failures)
+    check_inert_vectors(inert, failures)
+    flips = check_bit_flips(vectors + inert, failures)
     refused = check_invalid(vectors, failures)
     edges = check_valid_edges(failures)
     check_sizes(failures)
@@ -1408,9 +1669,9 @@ def main(argv: list[str]) -> int:
             print("(python3 scripts/protocol_vectors.py --write regenerates both)", file=sys.stderr)
             return 1
 
-    print(f"ok: {len(vectors)} vectors decode, re-encode and verify, whole and header alone; {flips} single-bit "
-          f"flips all refused; {refused} invalid records refused; {edges} edge cases accepted; the largest record "
-          "of each kind is as §2.5 says")
+    print(f"ok: {len(vectors)} vectors decode, re-encode and verify, whole and header alone; {len(inert)} inert "
+          f"records of kind 13 verify and read as inert; {flips} single-bit flips all refused; {refused} invalid "
+          f"records refused; {edges} edge cases accepted; the largest record of each kind is as §2.5 says")
     return 0
 
 

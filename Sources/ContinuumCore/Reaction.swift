@@ -86,10 +86,13 @@ public struct Reaction: Sendable, Hashable {
         )
     }
 
-    /// Reads a reaction from a record of kind 13 held whole; nil for any other kind or a header alone.
+    /// Reads a reaction from a record of kind 13 held whole; nil for any other kind, a header alone, or a record of
+    /// kind 13 that breaks the kind's rules (PROTOCOL.md §2.9: it is inert, kept and passed on, never a reaction).
     public init?(_ body: RecordBody) {
         guard case .opaque(let references, let payload) = body, references.code == Self.code,
-            let post = references.context, let code = payload.first, let emoji = ReactionEmoji(rawValue: code)
+            let post = references.context, let code = payload.first, let emoji = ReactionEmoji(rawValue: code),
+            payload.count == 1, references.data.isEmpty || references.data.count == 32,
+            Data(references.data) != post.bytes
         else { return nil }
         self.init(
             post: post,
@@ -98,7 +101,16 @@ public struct Reaction: Sendable, Hashable {
         )
     }
 
-    /// The header's rules of a reaction: a post, an empty or 32-byte `data`, and a content of exactly 17 bytes.
+    /// Checks the rules of a kind from 8 on that this node knows (§2.9), before it signs such a record: a record that
+    /// breaks them is valid (§2.8) but inert, and a node never signs one.
+    public static func checkKindRules(_ body: RecordBody) throws(RecordError) {
+        guard case .opaque(let references, let payload) = body, references.code == code else { return }
+        try check(references, contentLength: UInt32(RecordFormat.saltBytes + payload.count))
+        try check(payload: payload)
+    }
+
+    /// The header's rules of a reaction, checked when this node signs one: a post, an empty or 32-byte `data`, and a
+    /// content of exactly 17 bytes.
     static func check(_ references: OpaqueReferences, contentLength: UInt32) throws(RecordError) {
         guard references.context != nil else { throw .malformed("a reaction names the post it goes with") }
         guard references.data.isEmpty || references.data.count == 32 else {
@@ -114,7 +126,7 @@ public struct Reaction: Sendable, Hashable {
         }
     }
 
-    /// The content's rule of a reaction: one byte, a known emoji code.
+    /// The content's rule of a reaction, checked when this node signs one: one byte, a known emoji code.
     static func check(payload: [UInt8]) throws(RecordError) {
         guard payload.count == 1 else {
             throw .malformed("a reaction's content is its salt and one byte, not \(payload.count) bytes")

@@ -232,7 +232,7 @@ public enum RecordFormat {
         }
         let contentLength = try reader.u32("content length")
         let contentHash = try reader.raw(32, "content hash")
-        try checkContentLength(contentLength, hash: contentHash, of: kind, references)
+        try checkContentLength(contentLength, hash: contentHash, of: kind)
         return RecordHeader(
             kind: kind,
             author: author,
@@ -245,16 +245,12 @@ public enum RecordFormat {
         )
     }
 
-    /// The content length and hash a header may state for its kind (§2.5, §2.8, §2.9).
+    /// The content length and hash a header may state for its kind (§2.5, §2.8).
     private static func checkContentLength(
         _ contentLength: UInt32,
         hash contentHash: Data,
-        of kind: RecordKind,
-        _ references: RecordReferences
+        of kind: RecordKind
     ) throws(RecordError) {
-        if case .opaque(let opaque) = references, opaque.code == Reaction.code {
-            try Reaction.check(opaque, contentLength: contentLength)
-        }
         let limit = Limits.contentBytes(kind)
         if kind == .delete || kind == .member || (kind == .unknown && contentLength == 0) {
             guard contentLength == 0, contentHash == emptyContentHash else {
@@ -341,9 +337,7 @@ public enum RecordFormat {
         if case .opaque(let references) = header.references {
             guard header.contentLength > 0 else { return .opaque(references, payload: []) }
             _ = try reader.raw(saltBytes, "salt")
-            let payload = Array(try reader.raw(reader.remaining, "payload"))
-            if references.code == Reaction.code { try Reaction.check(payload: payload) }
-            return .opaque(references, payload: payload)
+            return .opaque(references, payload: Array(try reader.raw(reader.remaining, "payload")))
         }
         _ = try reader.raw(saltBytes, "salt")
         switch (header.kind, header.references) {
@@ -462,10 +456,6 @@ public enum RecordFormat {
             }
             guard payload.count <= Limits.opaqueContentBytes - saltBytes else {
                 throw .tooLong(field: "content", bytes: payload.count, limit: Limits.opaqueContentBytes - saltBytes)
-            }
-            if references.code == Reaction.code {
-                try Reaction.check(references, contentLength: UInt32(saltBytes + payload.count))
-                try Reaction.check(payload: payload)
             }
         }
     }

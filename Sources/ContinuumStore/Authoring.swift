@@ -16,6 +16,7 @@ extension ContinuumStore {
         )
         do {
             try RecordFormat.validate(probe)
+            try Reaction.checkKindRules(body)
         } catch {
             throw StoreError(.invalidInput, error.description)
         }

@@ -4,7 +4,8 @@ import Testing
 
 /// The test vectors of Docs/PROTOCOL.md §8, made by an independent Python encoder (scripts/protocol_vectors.py):
 /// records of format version 2, each whole (header, then content) and as its header alone: the five kinds of posts and
-/// comments, then group and member records (§2.7), then records of kinds to come (§2.8).
+/// comments, then group and member records (§2.7), then records of kinds to come (§2.8), then reactions (§2.9); records
+/// that a node must refuse; and inert records of kind 13, valid but breaking a rule of §2.9.
 @Suite("Golden vectors of Docs/PROTOCOL.md")
 struct GoldenVectorTests {
     struct Vectors: Decodable {
@@ -37,6 +38,8 @@ struct GoldenVectorTests {
             var context: String?
             var data: String?
             var payload: String?
+            var comment: String?
+            var emoji: UInt8?
         }
         struct Vector: Decodable {
             var name: String
@@ -60,12 +63,21 @@ struct GoldenVectorTests {
             var name: String
             var record: String
         }
+        /// A record of kind 13 that keeps §2.8's common layout but breaks a rule of §2.9: valid, and no reaction.
+        struct Inert: Decodable {
+            var name: String
+            var reason: String
+            var record: String
+            var header: String
+            var id: String
+        }
         var vectors: [Vector]
         var invalid: [Invalid]
+        var inert: [Inert]
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 16
+    static let count = 19
 
     static func load() throws -> Vectors {
         let url = try #require(Bundle.module.url(forResource: "Resources/vectors", withExtension: "json"))
@@ -164,6 +176,17 @@ struct GoldenVectorTests {
                     data: try bytes(try need(b.data, "data"))
                 ),
                 payload: try bytes(try need(b.payload, "payload"))
+            )
+        case "reaction":
+            // A reaction is a record of code 13 in the common layout of §2.8: the post as its context, the comment (if
+            // any) as its data, and the emoji's code after the salt.
+            return .opaque(
+                OpaqueReferences(
+                    code: 13,
+                    context: try need(PostID(hex: try need(b.post, "post")), "post"),
+                    data: try b.comment.map(bytes) ?? []
+                ),
+                payload: [try need(b.emoji, "emoji")]
             )
         default:
             throw MissingField(description: "vectors.json: kind \(vector.kind)")
@@ -280,6 +303,43 @@ struct GoldenVectorTests {
         #expect(two.bytes.count == 220 && two.header.sequence == 3 && two.header.previous == one.id)
     }
 
+    @Test("the reactions (§2.9) read back as the reaction their JSON gives, whole; a header alone reads as none")
+    func reactions() throws {
+        let vectors = try Self.load().vectors
+        let reactions = vectors.filter { $0.kind == "reaction" }
+        #expect(reactions.count == 3)
+        for vector in reactions {
+            let whole = try SignedRecord(bytes: try bytes(vector.record)).verify()
+            #expect(whole.header.kind == .unknown && whole.header.kindCode == 13, "\(vector.name): kind")
+            let body = try #require(whole.body, "\(vector.name): a body")
+            let reaction = try #require(Reaction(body), "\(vector.name): a reaction")
+            #expect(reaction.post.hex == vector.body.post, "\(vector.name): post")
+            #expect(reaction.comment?.hex == vector.body.comment, "\(vector.name): comment")
+            #expect(reaction.emoji.rawValue == vector.body.emoji, "\(vector.name): emoji")
+            #expect(whole.header.contentLength == 17, "\(vector.name): content length")
+
+            let alone = try SignedRecord(bytes: try bytes(vector.header)).verify()
+            #expect(alone.body == nil && alone.id == whole.id, "\(vector.name): header alone")
+        }
+
+        // By hand, from PROTOCOL.md §8: B's reactions to A's post A2 and to B's own comment B1 on it.
+        let a2 = try #require(vectors.first { $0.name == "A2 post with location and taken-at" })
+        let b1 = try #require(vectors.first { $0.name == "B1 comment" })
+        let post = try #require(PostID(hex: a2.id))
+        let comment = try #require(CommentID(hex: b1.id))
+        let expected = [
+            "R1 reaction red heart to a post": Reaction(post: post, emoji: .heart),
+            "R2 reaction tears of joy to a comment": Reaction(post: post, comment: comment, emoji: .laugh),
+            "R3 reaction taken back": Reaction(post: post, emoji: .none),
+        ]
+        for (name, reaction) in expected {
+            let vector = try #require(reactions.first { $0.name == name }, "no vector named \(name)")
+            let read = try SignedRecord(bytes: try bytes(vector.record)).verify()
+            #expect(read.body.flatMap(Reaction.init) == reaction, "\(name)")
+            #expect(read.header.author.hex == b1.author && read.header.references.posts == [post], "\(name)")
+        }
+    }
+
     @Test(
         "every single-bit flip of a vector, whole or header alone, is refused",
         arguments: 0..<GoldenVectorTests.count
@@ -353,6 +413,11 @@ struct GoldenVectorTests {
                 "out of range: content length 8193 of a record of an unknown kind must be 17 ... 8192",
             "kind 200, content length 0 and a hash not that of no bytes":
                 "malformed record: a record of an unknown kind has no content: its content length must be 0",
+            // Kind 13 is refused only where it breaks §2.8's common layout, or §2.4, as any record.
+            "reaction content that does not match its header's hash":
+                "the content does not match its header: its SHA-256 is not the one the header gives",
+            "reaction content length 16, header alone":
+                "out of range: content length 16 of a record of an unknown kind must be 17 ... 8192",
         ]
         for (name, reason) in reasons {
             let invalid = try #require(cases.first { $0.name == name }, "no invalid record named \(name)")
@@ -363,6 +428,69 @@ struct GoldenVectorTests {
             } catch {
                 #expect(error.description.hasPrefix(reason), "\(name): \(error.description)")
             }
+        }
+        // A record of kind 13 that breaks only §2.9's rules is never among them (PROTOCOL.md §2.9).
+        let inert = Set(try Self.load().inert.map(\.name))
+        #expect(cases.allSatisfy { !inert.contains($0.name) })
+    }
+
+    @Test("each inert record of kind 13 verifies whole and as its header alone, re-encodes, and is no reaction")
+    func inertRecords() throws {
+        let cases = try Self.load().inert
+        #expect(cases.count == 8)
+        for inert in cases {
+            let whole = try SignedRecord(bytes: try bytes(inert.record)).verify()
+            #expect(whole.header.kind == .unknown && whole.header.kindCode == 13, "\(inert.name): kind")
+            #expect(whole.id.hex == inert.id, "\(inert.name): id")
+            let body = try #require(whole.body, "\(inert.name): a body")
+            #expect(Reaction(body) == nil, "\(inert.name): read as a reaction (it is inert: \(inert.reason))")
+
+            // The node's encoder no longer checks §2.9's rules: it gives the same bytes back.
+            let content = try #require(whole.content, "\(inert.name): a content")
+            let contentBytes = try #require(whole.record.contentBytes, "\(inert.name): content bytes")
+            let salt = contentBytes.isEmpty ? [UInt8](repeating: 0, count: 16) : Array(contentBytes.prefix(16))
+            #expect(try RecordFormat.encodeContent(content, salt: salt) == contentBytes, "\(inert.name): content")
+            let signed = try RecordFormat.encodeHeader(content, contentBytes: contentBytes)
+            #expect(signed == Array(whole.record.headerBytes.dropLast(64)), "\(inert.name): header's signed bytes")
+
+            let header = try bytes(inert.header)
+            let alone = try SignedRecord(bytes: header).verify()
+            #expect(alone.id == whole.id && alone.header == whole.header, "\(inert.name): header alone")
+            if inert.header == inert.record {
+                #expect(alone.body == body && contentBytes.isEmpty, "\(inert.name): no content, so whole alone")
+            } else {
+                #expect(alone.body == nil && alone.record.isHeaderOnly, "\(inert.name): header alone has no content")
+            }
+        }
+
+        // By hand, from PROTOCOL.md §8: identity A's records of kind 13 about the post 0101…01 (or none), the comment
+        // 0202…02, with the salt f0…ff.
+        let post = try #require(PostID(hex: String(repeating: "01", count: 32)))
+        let comment = [UInt8](repeating: 2, count: 32)
+        let expected: [String: RecordBody] = [
+            "reaction code 7": .opaque(OpaqueReferences(code: 13, context: post), payload: [7]),
+            "reaction code 255 to a comment":
+                .opaque(OpaqueReferences(code: 13, context: post, data: comment), payload: [255]),
+            "reaction with 3 bytes of data":
+                .opaque(OpaqueReferences(code: 13, context: post, data: [1, 2, 3]), payload: [1]),
+            "reaction whose context is 32 zero bytes": .opaque(OpaqueReferences(code: 13, context: nil), payload: [1]),
+            "reaction whose data is its context":
+                .opaque(OpaqueReferences(code: 13, context: post, data: Array(post.bytes)), payload: [1]),
+            "reaction content of 18 bytes (code and one more byte)":
+                .opaque(OpaqueReferences(code: 13, context: post), payload: [1, 0]),
+            "reaction with no content (content length 0)": .opaque(
+                OpaqueReferences(code: 13, context: post),
+                payload: []
+            ),
+        ]
+        for (name, body) in expected {
+            let inert = try #require(cases.first { $0.name == name }, "no inert record named \(name)")
+            let read = try SignedRecord(bytes: try bytes(inert.record)).verify()
+            #expect(read.body == body, "\(name)")
+            #expect(
+                read.header.author.hex == "03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8",
+                "\(name)"
+            )
         }
     }
 }

@@ -20,17 +20,12 @@ struct ReactionTests {
         )
     }
 
-    /// Signs a record of kind 200 laid out as given, then writes 13 over its kind: the bytes a peer could send. The
-    /// layout is refused before the signature is looked at.
-    func asReaction(_ references: OpaqueReferences, payload: [UInt8]) throws -> String? {
+    /// Signs a record of kind 200 laid out as given, then writes 13 over its kind: the bytes a peer could send (the
+    /// signature no longer verifies, which decoding does not look at). Nil when decoding refuses them.
+    func asReaction(_ references: OpaqueReferences, payload: [UInt8]) throws -> SignedRecord? {
         var bytes = try sign(.opaque(references, payload: payload)).bytes
         bytes[5] = 13
-        do {
-            _ = try SignedRecord(bytes: bytes)
-            return nil
-        } catch {
-            return error.description
-        }
+        return try? SignedRecord(bytes: bytes)
     }
 
     @Test("a reaction to a comment: its bytes as §2.8 lays them out, read back as the same reaction")
@@ -61,41 +56,39 @@ struct ReactionTests {
         #expect(record.body.flatMap(Reaction.init) == Reaction(post: post, emoji: .none))
     }
 
-    @Test("refused on the wire: no post, data that is not a comment id, the post as its own comment, a bad code")
-    func refused() throws {
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: nil), payload: [1])
-                == "malformed record: a reaction names the post it goes with"
-        )
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: post, data: [1, 2, 3]), payload: [1])
-                == "out of range: a reaction's data is empty (for its post) or a comment's id (32 bytes), not 3 bytes"
-        )
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: post, data: Array(post.bytes)), payload: [1])
-                == "malformed record: a reaction to the post itself has no data"
-        )
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: post), payload: [7])
-                == "out of range: reaction code 7 must be 0 ... 6"
-        )
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: post), payload: [1, 1])
-                == "out of range: content length 18 of a reaction must be 17"
-        )
-        #expect(
-            try asReaction(OpaqueReferences(code: 200, context: post), payload: [])
-                == "out of range: content length 0 of a reaction must be 17"
-        )
+    @Test("breaking the kind's rules does not make a record invalid: it is read, and is no reaction (inert, §2.9)")
+    func inert() throws {
+        let broken: [(OpaqueReferences, [UInt8])] = [
+            (OpaqueReferences(code: 200, context: nil), [1]),
+            (OpaqueReferences(code: 200, context: post, data: [1, 2, 3]), [1]),
+            (OpaqueReferences(code: 200, context: post, data: Array(post.bytes)), [1]),
+            (OpaqueReferences(code: 200, context: post), [7]),
+            (OpaqueReferences(code: 200, context: post), [1, 1]),
+            (OpaqueReferences(code: 200, context: post), []),
+        ]
+        for (references, payload) in broken {
+            let record = try #require(try asReaction(references, payload: payload), "\(references) \(payload)")
+            #expect(record.header.kindCode == 13)
+            #expect(record.body.flatMap(Reaction.init) == nil, "\(references) \(payload)")
+        }
+        // The control: the same bytes laid out as the kind says are a reaction.
+        let good = try #require(try asReaction(OpaqueReferences(code: 200, context: post), payload: [2]))
+        #expect(good.body.flatMap(Reaction.init) == Reaction(post: post, emoji: .thumbsUp))
     }
 
-    @Test("refused when signing: the same rules")
+    @Test("refused when this node signs: a node never signs a reaction that breaks the rules")
     func refusedWhenSigning() {
-        #expect(throws: RecordError.self) {
-            try sign(.opaque(OpaqueReferences(code: 13, context: post), payload: [9]))
+        #expect(throws: RecordError.outOfRange("reaction code 9 must be 0 ... 6")) {
+            try Reaction.checkKindRules(.opaque(OpaqueReferences(code: 13, context: post), payload: [9]))
         }
-        #expect(throws: RecordError.self) {
-            try sign(.opaque(OpaqueReferences(code: 13, context: nil), payload: [1]))
+        #expect(throws: RecordError.malformed("a reaction names the post it goes with")) {
+            try Reaction.checkKindRules(.opaque(OpaqueReferences(code: 13, context: nil), payload: [1]))
+        }
+        #expect(throws: RecordError.outOfRange("content length 18 of a reaction must be 17")) {
+            try Reaction.checkKindRules(.opaque(OpaqueReferences(code: 13, context: post), payload: [1, 1]))
+        }
+        #expect(throws: Never.self) {
+            try Reaction.checkKindRules(Reaction(post: post, comment: comment, emoji: .sad).body)
         }
     }
 

@@ -117,6 +117,22 @@ struct ReactionStoreTests {
         }
     }
 
+    @Test("a record of kind 13 that breaks its rules (code 7, or 3 bytes of data) is kept in its log, counts nowhere")
+    func inert() async throws {
+        var scene = Scene()
+        let temporary = try TemporaryStore()
+        let code7 = scene.factory.make(.opaque(OpaqueReferences(code: 13, context: scene.id), payload: [7]), by: 1)
+        let data3 = scene.factory.make(
+            .opaque(OpaqueReferences(code: 13, context: scene.id, data: [1, 2, 3]), payload: [1]),
+            by: 1
+        )
+        let report = try await temporary.store.ingest([scene.post, code7, data3])
+        #expect(report.stored.count == 3 && report.ignored.isEmpty)
+        #expect(try await temporary.store.reactions(to: scene.post.id).total == 0)
+        let held = Set(try await temporary.store.allRecordBytes())
+        #expect(held.contains(code7.bytes) && held.contains(data3.bytes))
+    }
+
     @Test("blocking an author erases its reactions here")
     func blocked() async throws {
         let scene = Scene()
