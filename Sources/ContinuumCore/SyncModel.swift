@@ -51,6 +51,8 @@ public struct NotificationSummary: Sendable, Hashable {
     /// The post it is about, in words a person recognises even once it is deleted and its content erased: when it
     /// was posted, by whom, with how many comments. Nil while the post is not here.
     public var about: PostHeadline?
+    /// For a reaction to a comment: that comment (nil for a reaction to the post, and for the other kinds).
+    public var reactedComment: CommentID?
 
     public init(
         id: Int64,

@@ -218,6 +218,8 @@ public struct NotificationJSON: Encodable, Sendable {
     let delivery: String
     /// The post it is about, named without its content: who posted it, when, with how many comments.
     @Nullable var postHeadline: PostHeadlineJSON?
+    /// For a reaction to a comment: the comment (left out otherwise).
+    let comment: CommentID?
 
     public init(_ notification: NotificationSummary) {
         id = notification.id
@@ -232,6 +234,7 @@ public struct NotificationJSON: Encodable, Sendable {
         whileOffline = notification.whileOffline
         delivery = notification.delivery.rawValue
         postHeadline = notification.about.map(PostHeadlineJSON.init)
+        comment = notification.reactedComment
     }
 }
 

@@ -136,7 +136,9 @@ public struct WatchEvent: Sendable, Encodable {
         case .deleted:
             "\(who) deleted a post you follow: \(notification.about?.words ?? "post \(post)")\(offline)"
         case .post: "\(who) posted \(post): \(notification.text ?? "(\(erased))")\(offline)"
-        case .reaction: "\(who) reacted \(notification.text ?? "(\(erased))") to \(commented)\(offline)"
+        case .reaction:
+            "\(who) reacted \(notification.text ?? "(\(erased))") to "
+                + "\(notification.reactedComment == nil ? "" : "your comment on ")\(commented)\(offline)"
         }
     }
 

@@ -31,6 +31,7 @@ extension NotificationSummary {
             whileOffline: row["while_offline"],
             delivery: Delivery(rawValue: row["delivery"]) ?? .live
         )
+        reactedComment = (row["reacted_comment"] as Data?).map(CommentID.init(unchecked:))
         if let author = row["post_author"] as Data? {
             about = PostHeadline(
                 author: AuthorID(unchecked: author),
@@ -47,7 +48,9 @@ extension NotificationSummary {
         SELECT notification.*, profile.name AS author_name, post.author AS post_author,
                post_profile.name AS post_author_name, post.created_at AS post_created_at,
                post.comment_count AS post_comment_count, post.deleted AS post_deleted,
-               post.caption AS post_caption
+               post.caption AS post_caption,
+               (SELECT reaction.target FROM reaction WHERE reaction.id = notification.record
+                    AND reaction.target != reaction.post) AS reacted_comment
         FROM notification
         LEFT JOIN profile ON profile.author = notification.author
         LEFT JOIN post ON post.id = notification.post

@@ -155,10 +155,18 @@ struct ReactionStoreTests {
         let theirs = scene.factory.post(by: 2)
         let toTheirs = scene.factory.make(Reaction(post: PostID(theirs.id), emoji: .sad).body, by: 1)
         _ = try await temporary.store.ingest([taken, theirs, toTheirs], notifying: policy)
+        // A reaction to this node's comment names the comment.
+        let own = scene.factory.make(.comment(post: scene.id, text: "my own comment"), by: 0)
+        let toOwn = scene.factory.make(
+            Reaction(post: scene.id, comment: CommentID(own.id), emoji: .thanks).body,
+            by: 2
+        )
+        _ = try await temporary.store.ingest([own, toOwn], notifying: policy)
         let notifications = try await temporary.store.notifications()
-        #expect(notifications.map(\.kind) == [.reaction])
-        #expect(notifications.first?.text == "❤️")
-        #expect(notifications.first?.author == scene.factory.authors[1].author)
-        #expect(notifications.first?.post == scene.id)
+        #expect(notifications.map(\.kind) == [.reaction, .reaction])
+        #expect(notifications.map(\.text) == ["🙏", "❤️"])
+        #expect(notifications.map(\.reactedComment) == [CommentID(own.id), nil])
+        #expect(notifications.last?.author == scene.factory.authors[1].author)
+        #expect(notifications.allSatisfy { $0.post == scene.id })
     }
 }

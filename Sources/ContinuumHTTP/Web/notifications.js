@@ -53,9 +53,11 @@ function describe(n) {
       : [who, ' changed the caption to ', h('q', {}, n.text)];
     case 'deleted': return [who, ' deleted a post you follow'];
     case 'post': return [who, ' posted ', h('q', {}, n.text ?? '')];
-    // A reaction to this node's post or to its comment on a post (the text is the emoji), named by the post.
+    // A reaction to this node's post or to its comment on a post (`comment` set; the text is the emoji), named by
+    // the post.
     case 'reaction': return [who, ' reacted', ...(n.text ? [' ', h('span', { class: 'reaction-emoji' }, n.text)] : []),
-      ...(caption === null ? [' to a post'] : [' to ', h('q', { class: 'post-caption' }, caption)])];
+      n.comment ? ' to your comment on ' : ' to ',
+      caption === null ? (n.comment ? 'a post' : 'a post of yours') : h('q', { class: 'post-caption' }, caption)];
     default: return [`${n.kind} from `, who, ...onPost(n)];
   }
 }
