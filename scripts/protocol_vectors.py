@@ -7,13 +7,17 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds nineteen records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+It builds twenty-three records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
 eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
 member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them,
 then three reactions (§2.9, kind 13, written from that section alone): to a post, to a comment, and one taken back;
+then four account records (§2.10, kinds 8 ... 10, written from that section alone): device L founds an account with
+recovery key K, device D joins it, L adds D with D's consent, D removes L with a frontier;
 decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them. It also writes eight
 inert records of kind 13: valid records (§2.8's common layout holds) that break a rule of §2.9 and so count as no
-reaction, since a kind's own rules never make a record invalid. It checks that every single-bit flip of every
+reaction, since a kind's own rules never make a record invalid; and nineteen inert records of kinds 8 ... 10, valid
+records that break §2.10's table (a consent that does not verify, an add of its own author, a frontier out of order,
+...). It checks that every single-bit flip of every
 record, whole or header alone, is refused (by the decoder, the content-hash check or the signature); checks a list
 of invalid records that must be refused and a few edge cases that must be accepted; and checks that the largest
 record of each kind has the size the table of §2.5 gives.
@@ -85,6 +89,25 @@ REACTION_CONTENT_BYTES = SALT_BYTES + 1
 FUTURE_CODES = tuple(code for code in range(8, 256) if code != REACTION_CODE)
 FUTURE_DATA_BYTES = 4096
 FUTURE_CONTENT_BYTES = 8192
+
+# Account records (§2.10): kinds 8 `account`, 9 `device-add` and 10 `device-remove`, laid out as every kind from 8 on
+# (§2.8), with `context` 32 zero bytes, their fields in `data`, and no content. Written from §2.10 alone. As for kind
+# 13, their own rules never make a record invalid: a record of these codes that keeps §2.8's layout is valid, and it
+# is an account record when it keeps §2.10's table, else *inert*. This script models a valid account record as the
+# kind of its name, with its own body, and an inert one as a kind to come ("future") of its code: to a node of this
+# version they are kinds to come (§2.8), and the vector U2 (kind 8, no data) is such an inert one.
+#   account        {account, recovery}         account: None (32 zero bytes: founds an account) or the account the
+#                                              log joins; recovery: None or the recovery public key (flags bit 0,
+#                                              founding only)
+#   device-add     {account, device, consent}  consent: the device's signature over CONSENT_PREFIX, account, device
+#   device-remove  {account, device, frontier} frontier: [{log, through, head}], logs strictly ascending, head None
+#                                              (32 zero bytes) exactly when through is 0
+ACCOUNT_CODES = {"account": 8, "device-add": 9, "device-remove": 10}
+ACCOUNT_KINDS = {code: name for name, code in ACCOUNT_CODES.items()}
+ACCOUNT_RECOVERY = 0x01  # the flag of an `account` record: a recovery key follows (founding only)
+CONSENT_PREFIX = b"continuum-device-consent-v3"
+FRONTIER_ENTRIES = 55  # §2.10: count 0 ... 55 (65 + 72 × 55 = 4025 bytes of data, the most §2.1 allows)
+FRONTIER_ENTRY_BYTES = 32 + 8 + 32  # log, through, head
 
 # A group record's flags (§2.1): bit 0 makes the group open; the other bits MUST be 0.
 GROUP_OPEN = 0x01
@@ -234,7 +257,7 @@ def validate(record: dict) -> None:
         raise Invalid("previous must be 32 bytes")
     check_timestamp(record["createdAt"], "createdAt")
     kind, body = record["kind"], record["body"]
-    if kind not in KIND_CODES and kind not in (FUTURE, INERT):
+    if kind not in KIND_CODES and kind not in ACCOUNT_CODES and kind not in (FUTURE, INERT):
         raise Invalid(f"unknown kind {kind!r}")
     if (record["salt"] is None) == has_content(record) or (
             record["salt"] is not None and len(record["salt"]) != SALT_BYTES):
@@ -270,11 +293,13 @@ def validate(record: dict) -> None:
             raise Invalid("a group record names a 32-byte node and is open or not")
         check_text(body["name"], "group name", NAME_BYTES, multiline=False)
     elif kind == FUTURE:
-        check_future(body)
+        check_future(body, record["author"])
     elif kind == INERT:
         check_inert(body)
     elif kind == REACTION:
         check_reaction(body)
+    elif kind in ACCOUNT_CODES:
+        check_account(kind, body, record["author"])
     else:
         check_member(body, record["author"], sequence)
 
@@ -284,14 +309,20 @@ def has_content(record: dict) -> bool:
     when it has a payload."""
     if record["kind"] in (FUTURE, INERT):
         return len(record["body"]["payload"]) > 0
-    return record["kind"] not in NO_CONTENT
+    return record["kind"] not in NO_CONTENT and record["kind"] not in ACCOUNT_CODES
 
 
-def check_future(body: dict) -> None:
-    """A record of a kind to come (§2.1, §2.8): its code, its context, its data and its payload."""
+def check_future(body: dict, author: bytes) -> None:
+    """A record of a kind to come (§2.1, §2.8): its code, its context, its data and its payload. A record of kind 8,
+    9 or 10 is modelled so only when it is inert (§2.10); one that reads as an account record is modelled as one."""
     if body["code"] not in FUTURE_CODES:
         raise Invalid(f"kind {body['code']} is not a kind to come (8 ... 255 but 13, a reaction)")
     check_layout(body)
+    if body["code"] in ACCOUNT_KINDS:
+        content_length = SALT_BYTES + len(body["payload"]) if body["payload"] else 0
+        reading = read_account(body["code"], body["context"] or bytes(32), body["data"], content_length, author)
+        if reading[2] is None:
+            raise ValueError(f"this record of kind {body['code']} is an account record: model it as one")
 
 
 def check_layout(body: dict) -> None:
@@ -349,6 +380,124 @@ def check_inert(body: dict) -> None:
     check_layout(body)
     if inert_reason_of(body) is None:
         raise ValueError("this record of kind 13 is a reaction: model it as one")
+
+
+def consent_message(account: bytes, device: bytes) -> bytes:
+    """What a device signs to consent to being added to an account (§2.10): the ASCII bytes
+    `continuum-device-consent-v3`, then the account, then the device, with nothing between them."""
+    return CONSENT_PREFIX + account + device
+
+
+def consent_verifies(account: bytes, device: bytes, consent: bytes) -> bool:
+    """Whether `consent` is the device's Ed25519 signature over consent_message (§2.10, §2.2's rules)."""
+    try:
+        Ed25519PublicKey.from_public_bytes(device).verify(consent, consent_message(account, device))
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
+
+def account_data(kind: str, body: dict) -> list[tuple[str, bytes]]:
+    """The `data` of an account record (§2.10) as labelled fields, in order."""
+    account = bytes(32) if body["account"] is None else body["account"]
+    if kind == "account":
+        recovery = body["recovery"]
+        fields = [("account", account), ("flags", bytes([0 if recovery is None else ACCOUNT_RECOVERY]))]
+        return fields + ([] if recovery is None else [("recovery", recovery)])
+    if kind == "device-add":
+        return [("account", account), ("device", body["device"]), ("consent", body["consent"])]
+    fields = [("account", account), ("device", body["device"]), ("count", bytes([len(body["frontier"])]))]
+    for index, entry in enumerate(body["frontier"]):
+        fields.append((f"log {index}", entry["log"]))
+        fields.append((f"through {index}", struct.pack(">Q", entry["through"])))
+        fields.append((f"head {index}", bytes(32) if entry["head"] is None else entry["head"]))
+    return fields
+
+
+def read_account(code: int, context: bytes, data: bytes, content_length: int,
+                 author: bytes | None) -> tuple[str | None, dict | None, str | None]:
+    """Reads a valid record of kind 8, 9 or 10 (§2.8's layout holds) by §2.10's table: (its kind, its body, None)
+    when it is an account record, or (None, None, why it is inert). `context` is the 32 bytes on the wire. `author`
+    None skips the one check that needs it (a device-add of its own author), for a body without its record."""
+    if context != bytes(32):
+        return None, None, "its context is not 32 zero bytes: an account record goes with no post"
+    if content_length != 0:
+        return None, None, f"its content length is {content_length}: an account record has no content"
+    size = len(data)
+    if code == ACCOUNT_CODES["account"]:
+        if size not in (33, 65):
+            return None, None, f"its data is {size} bytes: an account record's is 33 or 65"
+        account, flags = data[:32], data[32]
+        if flags & ~ACCOUNT_RECOVERY:
+            return None, None, f"its flags {flags:02x} set a bit other than bit 0"
+        if (size == 65) != bool(flags & ACCOUNT_RECOVERY):
+            return None, None, (f"its flags {flags:02x} and its {size} bytes of data disagree: a recovery key "
+                                "follows exactly when bit 0 is set")
+        if flags & ACCOUNT_RECOVERY and account != bytes(32):
+            return None, None, "it joins an account and names a recovery key: a recovery key is for founding only"
+        return "account", {"account": None if account == bytes(32) else account,
+                           "recovery": data[33:] if size == 65 else None}, None
+    if code == ACCOUNT_CODES["device-add"]:
+        if size != 128:
+            return None, None, f"its data is {size} bytes: a device-add's is 128"
+        account, device, consent = data[:32], data[32:64], data[64:]
+        if account == bytes(32):
+            return None, None, "it names no account (32 zero bytes)"
+        if author is not None and device == author:
+            return None, None, "it adds its own author"
+        if not consent_verifies(account, device, consent):
+            return None, None, ("its consent does not verify: it is not the device's signature over "
+                                "continuum-device-consent-v3, the account and the device")
+        return "device-add", {"account": account, "device": device, "consent": consent}, None
+    if size < 65:
+        return None, None, f"its data is {size} bytes: a device-remove's is 65 + 72 × count"
+    account, device, count = data[:32], data[32:64], data[64]
+    if account == bytes(32):
+        return None, None, "it names no account (32 zero bytes)"
+    if count > FRONTIER_ENTRIES:
+        return None, None, f"its frontier count {count} is above {FRONTIER_ENTRIES}"
+    if size != 65 + FRONTIER_ENTRY_BYTES * count:
+        return None, None, f"its data is {size} bytes: with a count of {count}, 65 + 72 × {count}"
+    frontier = []
+    for index in range(count):
+        entry = data[65 + FRONTIER_ENTRY_BYTES * index : 65 + FRONTIER_ENTRY_BYTES * (index + 1)]
+        log, through, head = entry[:32], int.from_bytes(entry[32:40], "big"), entry[40:]
+        if through > MAX_SEQUENCE:
+            return None, None, f"its frontier entry {index} has through {through}, above 2^53 − 1"
+        if (through == 0) != (head == bytes(32)):
+            return None, None, (f"its frontier entry {index} has through {through} and a "
+                                f"{'zero' if head == bytes(32) else 'non-zero'} head: the head is 32 zero bytes "
+                                "exactly when through is 0")
+        frontier.append({"log": log, "through": through, "head": None if head == bytes(32) else head})
+    if any(not a["log"] < b["log"] for a, b in zip(frontier, frontier[1:])):
+        return None, None, "its frontier's logs are not strictly ascending"
+    return "device-remove", {"account": account, "device": device, "frontier": frontier}, None
+
+
+def check_account(kind: str, body: dict, author: bytes) -> None:
+    """An account record as a node signs it (§2.10). Breaking §2.10's table makes a valid, inert record, which a node
+    does not sign: that is Refused, not Invalid."""
+    if kind == "account":
+        sizes_ok = body["account"] is None or len(body["account"]) == 32
+        sizes_ok = sizes_ok and (body["recovery"] is None or len(body["recovery"]) == 32)
+    else:
+        sizes_ok = len(body["account"]) == 32 and len(body["device"]) == 32
+        if kind == "device-add":
+            sizes_ok = sizes_ok and len(body["consent"]) == SIGNATURE_BYTES
+        else:
+            sizes_ok = sizes_ok and all(len(e["log"]) == 32 and (e["head"] is None or len(e["head"]) == 32)
+                                        and 0 <= e["through"] < 1 << 64 for e in body["frontier"])
+            sizes_ok = sizes_ok and len(body["frontier"]) <= 255
+    if not sizes_ok:
+        raise ValueError(f"the fields of this {kind} record do not fit §2.10's table")
+    data = b"".join(value for _, value in account_data(kind, body))
+    if len(data) > FUTURE_DATA_BYTES:
+        raise Invalid(f"data is {len(data)} bytes; the limit is {FUTURE_DATA_BYTES}")
+    read_kind, read_body, reason = read_account(ACCOUNT_CODES[kind], bytes(32), data, 0, author)
+    if reason is not None:
+        raise Refused(f"a node does not sign this {kind} record: {reason} (§2.10)")
+    if (read_kind, read_body) != (kind, body):
+        raise ValueError(f"this {kind} record does not read back as itself")
 
 
 def check_group_header(sequence: int) -> None:
@@ -460,7 +609,7 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
     fields: list[tuple[str, bytes]] = [
         ("magic", MAGIC),
         ("version", bytes([VERSION])),
-        ("kind", bytes([body["code"] if kind in (FUTURE, INERT) else KIND_CODES[kind]])),
+        ("kind", bytes([body["code"] if kind in (FUTURE, INERT) else {**KIND_CODES, **ACCOUNT_CODES}[kind]])),
         ("author", record["author"]),
         ("sequence", struct.pack(">Q", record["sequence"])),
     ]
@@ -492,6 +641,11 @@ def header_fields(record: dict, content: bytes) -> list[tuple[str, bytes]]:
         fields.append(("data length", struct.pack(">H", 0 if body["comment"] is None else 32)))
         if body["comment"] is not None:
             fields.append(("data (comment)", body["comment"]))
+    elif kind in ACCOUNT_CODES:
+        fields.append(("context (none)", bytes(32)))
+        data = account_data(kind, body)
+        fields.append(("data length", struct.pack(">H", sum(len(value) for _, value in data))))
+        fields.extend((f"data: {label}", value) for label, value in data)
     fields.append(("content length", struct.pack(">I", len(content))))
     fields.append(("content hash", hashlib.sha256(content).digest()))
     return fields
@@ -611,7 +765,9 @@ def decode(data: bytes) -> dict:
     header's fields, `record` (the record as this script models it, or None for a header alone), `signedLength`
     and `headerLength`. The header of a record of kind 13 is read as a kind to come's (its `kind` is "future", its
     references' code 13), with `inert`: why the record is inert (§2.9), or None; its record is a "reaction" or an
-    "inert" one."""
+    "inert" one. A record of kind 8, 9 or 10 likewise has `inert` (§2.10): None when it is an account record, whose
+    record is then modelled as its kind ("account", "device-add", "device-remove"); else the reason, and its record
+    stays a kind to come."""
     if len(data) > RECORD_BYTES:
         raise Invalid("record too long")
     r = Reader(data)
@@ -692,6 +848,11 @@ def decode(data: bytes) -> dict:
         # Why the record is inert (§2.9), as far as its header tells; its content's code is checked below.
         context = bytes(32) if refs["context"] is None else refs["context"]
         header["inert"] = inert_reason(context, refs["data"], content_length, None)
+    elif kind_code in ACCOUNT_KINDS:
+        # Whether it is an account record or inert (§2.10): its header tells, since it has no content if it is one.
+        context = bytes(32) if refs["context"] is None else refs["context"]
+        account_kind, account_body, header["inert"] = read_account(kind_code, context, refs["data"], content_length,
+                                                                   author)
     if no_content:
         if content:
             raise Invalid(f"a {what} has no content, but bytes follow its signature")
@@ -711,6 +872,8 @@ def decode(data: bytes) -> dict:
             body = {"post": body["context"], "comment": body["data"] or None, "emoji": body["payload"][0]}
         else:
             kind = INERT
+    elif kind_code in ACCOUNT_KINDS and header["inert"] is None:
+        kind, body = account_kind, account_body
     record = {"author": author, "sequence": sequence, "previous": previous, "createdAt": created_at, "kind": kind,
               "salt": salt, "body": body}
     validate(record)
@@ -758,8 +921,18 @@ SEED_F = bytes(range(64, 96))
 SEED_M = bytes(range(96, 128))
 SEED_O = bytes(range(128, 160))
 SEED_S = bytes(range(160, 192))
+# Accounts (§2.10): L (a laptop) and D (a desktop) are devices, each with its own identity key and account log; K is
+# the recovery key of the account L founds. K signs nothing here. Their seeds count down, so that they are none of the
+# seeds above nor those of scripts/membership_vectors.py (J and K there: the bytes 192 ... 223 and 224 ... 255).
+SEED_L = bytes(range(255, 223, -1))
+SEED_D = bytes(range(223, 191, -1))
+SEED_K = bytes(range(191, 159, -1))
 SEED_NAMES = {SEED_A: "identity A", SEED_B: "identity B", SEED_F: "log key F", SEED_M: "log key M",
-              SEED_O: "log key O", SEED_S: "log key S"}
+              SEED_O: "log key O", SEED_S: "log key S", SEED_L: "device L",
+              SEED_D: "device D", SEED_K: "recovery key K"}
+# A log of L's named in D's removal of L (vector 23) besides L's account log, with nothing of it kept (through 0):
+# a stand-in key, of no seed; no record of it is given.
+OTHER_LOG = bytes([0xEE]) * 32
 # The stand-in photo bytes whose SHA-256 the posts and edits carry.
 PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"photo-1", b"photo-2", b"photo-3")}
 
@@ -835,6 +1008,19 @@ def build() -> list[dict]:
     r1 = add("R1 reaction red heart to a post", SEED_B, 4, u2, REACTION, {"post": a2, "comment": None, "emoji": 1})
     r2 = add("R2 reaction tears of joy to a comment", SEED_B, 5, r1, REACTION, {"post": a2, "comment": b1, "emoji": 3})
     add("R3 reaction taken back", SEED_B, 6, r2, REACTION, {"post": a2, "comment": None, "emoji": 0})
+
+    # Accounts (§2.10), each device in its own account log: L founds an account with recovery key K; D joins it; L
+    # adds D, with D's consent; D removes L, keeping L's account log through L's add of D, and nothing of another log.
+    laptop, desktop, recovery = public_key(SEED_L), public_key(SEED_D), public_key(SEED_K)
+    account = add("AC1 account founded by L with recovery key K", SEED_L, 1, None, "account",
+                  {"account": None, "recovery": recovery})
+    d1 = add("AC2 D joins the account", SEED_D, 1, None, "account", {"account": account, "recovery": None})
+    consent = Ed25519PrivateKey.from_private_bytes(SEED_D).sign(consent_message(account, desktop))
+    l2 = add("AC3 L adds device D", SEED_L, 2, account, "device-add",
+             {"account": account, "device": desktop, "consent": consent})
+    frontier = sorted([{"log": laptop, "through": 2, "head": l2}, {"log": OTHER_LOG, "through": 0, "head": None}],
+                      key=lambda entry: entry["log"])
+    add("AC4 D removes L", SEED_D, 2, d1, "device-remove", {"account": account, "device": laptop, "frontier": frontier})
     return out
 
 
@@ -870,6 +1056,14 @@ def body_json(kind: str, body: dict) -> dict:
     if kind == REACTION:
         return {"post": body["post"].hex(), "comment": None if body["comment"] is None else body["comment"].hex(),
                 "emoji": body["emoji"]}
+    if kind == "account":
+        return {key: None if body[key] is None else body[key].hex() for key in ("account", "recovery")}
+    if kind == "device-add":
+        return {key: body[key].hex() for key in ("account", "device", "consent")}
+    if kind == "device-remove":
+        return {"account": body["account"].hex(), "device": body["device"].hex(),
+                "frontier": [{"log": e["log"].hex(), "through": e["through"],
+                              "head": None if e["head"] is None else e["head"].hex()} for e in body["frontier"]]}
     return {"targets": [t.hex() for t in body["targets"]]}
 
 
@@ -896,8 +1090,8 @@ def to_json(vectors: list[dict], invalid: list[tuple[str, bytes]], inert: list[d
             "id": v["id"].hex(),
         })
     refused = [{"name": name, "record": data.hex()} for name, data in invalid]
-    inert_items = [{"name": v["name"], "reason": v["reason"], "record": v["record"].hex(), "header": v["header"].hex(),
-                    "id": v["id"].hex()} for v in inert]
+    inert_items = [{"name": v["name"], "code": v["code"], "reason": v["reason"], "record": v["record"].hex(),
+                    "header": v["header"].hex(), "id": v["id"].hex()} for v in inert]
     return json.dumps({"vectors": items, "invalid": refused, "inert": inert_items}, indent=2,
                       ensure_ascii=False) + "\n"
 
@@ -927,7 +1121,7 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         + (f"`{r['previous'].hex()}` (id of {names[r['previous']]})" if r["previous"] else "absent"),
         f"- createdAt {r['createdAt']}",
         (f"- kind {body['code']}, a kind to come (§2.8)" if r["kind"] == FUTURE
-         else f"- kind {r['kind']} ({KIND_CODES[r['kind']]})"),
+         else f"- kind {r['kind']} ({ {**KIND_CODES, **ACCOUNT_CODES}[r['kind']]})"),
     ]
     if r["kind"] in ("comment", "edit"):
         lines.append(f"- post `{body['post'].hex()}` (id of {names[body['post']]})")
@@ -949,6 +1143,8 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         lines.append(f"- context: the post `{body['post'].hex()}` (id of {names[body['post']]})")
         lines.append("- data: none (data length 0): a reaction to the post itself" if body["comment"] is None
                      else f"- data: the comment `{body['comment'].hex()}` (id of {names[body['comment']]})")
+    elif r["kind"] in ACCOUNT_CODES:
+        lines.extend(describe_account(r["kind"], body, names, keys))
     elif r["kind"] == FUTURE:
         lines.append("- context: none (32 zero bytes)" if body["context"] is None
                      else f"- context `{body['context'].hex()}` (id of {names[body['context']]})")
@@ -988,6 +1184,38 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
             lines.append("- the location is removed")
         elif location != "unchanged":
             lines.append(f"- new location: latitudeE7 {location['latitudeE7']}, longitudeE7 {location['longitudeE7']}")
+    return lines
+
+
+def describe_account(kind: str, body: dict, names: dict[bytes, str], keys: dict[bytes, str]) -> list[str]:
+    """The inputs of an account record (§2.10): its context is none, its fields are in its data."""
+    lines = ["- context: none (32 zero bytes); no content (no salt, content length 0)"]
+    data = account_data(kind, body)
+    lines.append(f"- data ({sum(len(value) for _, value in data)} bytes):")
+    account = body["account"]
+    if kind == "account" and account is None:
+        lines.append("  - account: 32 zero bytes (this record founds an account; the account's id is this record's id)")
+    else:
+        lines.append(f"  - account `{account.hex()}` (the id of {names[account]}, which founded it)")
+    if kind == "account":
+        recovery = body["recovery"]
+        lines.append(f"  - flags `{0 if recovery is None else ACCOUNT_RECOVERY:02x}`"
+                     + (": no recovery key" if recovery is None else ": a recovery key follows"))
+        if recovery is not None:
+            lines.append(f"  - recovery `{recovery.hex()}` ({keys[recovery]}, seed `{SEED_K.hex()}`)")
+        return lines
+    lines.append(f"  - device `{body['device'].hex()}` ({keys[body['device']]})")
+    if kind == "device-add":
+        lines.append(f"  - consent `{body['consent'].hex()}`: {keys[body['device']]}'s Ed25519 signature over the 91 "
+                     f"bytes `{consent_message(account, body['device']).hex()}` (the ASCII "
+                     "`continuum-device-consent-v3`, the account, the device)")
+        return lines
+    lines.append(f"  - count {len(body['frontier'])}, the frontier:")
+    for entry in body["frontier"]:
+        log, head = entry["log"], entry["head"]
+        whose = f"{keys[log]}'s account log" if log in keys else "another log of L's: a stand-in key"
+        lines.append(f"    - log `{log.hex()}` ({whose}), through {entry['through']}, head "
+                     + ("32 zero bytes" if head is None else f"`{head.hex()}` (id of {names[head]})"))
     return lines
 
 
@@ -1037,7 +1265,8 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
             out.append(f"Whole, the record is these {len(header)} header bytes then the {len(content)} content bytes "
                        f"({len(header) + len(content)} bytes); its header alone is the {len(header)} header bytes.")
         else:
-            article = {"member": "A member record", "delete": "A delete"}.get(
+            article = {"member": "A member record", "delete": "A delete", **dict.fromkeys(
+                ACCOUNT_CODES, "An account record")}.get(
                 v["record"]["kind"], "A record of a kind to come with a content length of 0")
             out.append(f"{article} has no content: the record is its {len(header)} header bytes, whole or alone.")
         out.append("")
@@ -1057,7 +1286,11 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
             out.append("")
-        if v["name"].startswith(("G1 ", "G5 ", "U1 ", "R2 ")):
+        if v["name"].startswith("U2 "):
+            out.append("Kind 8 is an `account` record (§2.10), and this one's data is empty, not 33 or 65 bytes: it is "
+                       "a valid record and an inert account record, a kind to come to a node of this version (§2.8).")
+            out.append("")
+        if v["name"].startswith(("G1 ", "G5 ", "U1 ", "R2 ", "AC1 ", "AC4 ")):
             out.append(f"The header of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(header_fields(v["record"], content)))
@@ -1074,7 +1307,9 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
 
 
 def markdown_inert(inert: list[dict]) -> list[str]:
-    """The inert records of kind 13, briefly: their bytes are in vectors.json."""
+    """The inert records of kind 13, then those of kinds 8 ... 10, briefly: their bytes are in vectors.json."""
+    reactions = [v for v in inert if v["code"] == REACTION_CODE]
+    accounts = [v for v in inert if v["code"] != REACTION_CODE]
     out = [
         "#### Inert records of kind 13",
         "",
@@ -1086,8 +1321,26 @@ def markdown_inert(inert: list[dict]) -> list[str]:
         "| Name | Why it is inert | Whole (header alone) | Record id |",
         "|---|---|---:|---|",
     ]
-    for v in inert:
+    for v in reactions:
         out.append(f"| {v['name']} | {v['reason']} | {len(v['record'])} ({len(v['header'])}) | `{v['id'].hex()}` |")
+    out.extend([
+        "",
+        "#### Inert account records (kinds 8 … 10)",
+        "",
+        f"Valid records of kinds 8 … 10 that break §2.10's table, and so count for nothing in an account. Each is by "
+        f"identity A, sequence 1, createdAt {HAND_CREATED}, about the account `{HAND_ACCOUNT.hex()}`, with no context "
+        f"and no content unless its name says otherwise (then the post `{HAND_POST.hex()}`, or a content of the salt "
+        f"`{HAND_SALT.hex()}` and one zero byte); a device-add names device D (seed `{SEED_D.hex()}`), a removal "
+        f"removes device L (seed `{SEED_L.hex()}`) and its frontier names the logs `1111…11` and `2222…22` with the "
+        "head `3333…33`, a recovery key is K's. Their bytes are in the `inert` list of `vectors.json`; the header "
+        "alone tells why each is inert.",
+        "",
+        "| Kind | Name | Why it is inert | Whole (header alone) | Record id |",
+        "|---:|---|---|---:|---|",
+    ])
+    for v in accounts:
+        out.append(f"| {v['code']} | {v['name']} | {v['reason']} | {len(v['record'])} ({len(v['header'])}) | "
+                   f"`{v['id'].hex()}` |")
     out.append("")
     return out
 
@@ -1214,16 +1467,93 @@ def inert_cases() -> list[tuple[str, bytes, str]]:
     ]
 
 
+# The account records written by hand (§2.10) are about the account HAND_ACCOUNT, by A at sequence 1 (unless told).
+HAND_ACCOUNT = bytes([3]) * 32
+
+
+def account_bytes(code: int, data: bytes, *, context: bytes = bytes(32), content: bytes = b"", **kw) -> bytes:
+    """A record of kind 8, 9 or 10 with `context` (none unless told), `data` and `content` (none unless told),
+    written by hand from §2.1 and §2.10."""
+    return raw(code, context + struct.pack(">H", len(data)) + data, content, **kw)
+
+
+def consent_by(seed: bytes, account: bytes, device: bytes) -> bytes:
+    """The signature by `seed` over the consent message of `account` and `device` (§2.10), written out here."""
+    return Ed25519PrivateKey.from_private_bytes(seed).sign(b"continuum-device-consent-v3" + account + device)
+
+
+def frontier_bytes(entries: list[tuple[bytes, int, bytes]]) -> bytes:
+    """A frontier as it is written (§2.10): the count, then each log, through and head, in the order given."""
+    return bytes([len(entries)]) + b"".join(log + struct.pack(">Q", through) + head for log, through, head in entries)
+
+
+def account_inert_cases() -> list[tuple[str, bytes, str]]:
+    """Records of kinds 8 ... 10 that keep §2.8's common layout but break §2.10's table: valid, and inert (§2.10).
+    Each with the reason the decoder must give, written out here."""
+    a, d = public_key(SEED_A), public_key(SEED_D)
+    x, y, h = bytes([0x11]) * 32, bytes([0x22]) * 32, bytes([0x33]) * 32
+    remove = HAND_ACCOUNT + public_key(SEED_L)  # A's removal of L from the account, then the frontier
+    consent = "its consent does not verify: it is not the device's signature over continuum-device-consent-v3, " \
+              "the account and the device"
+    return [
+        ("device-add whose consent is by another key",
+         account_bytes(9, HAND_ACCOUNT + d + consent_by(SEED_L, HAND_ACCOUNT, d)), consent),
+        ("device-add whose consent is for another account",
+         account_bytes(9, HAND_ACCOUNT + d + consent_by(SEED_D, bytes([4]) * 32, d)), consent),
+        ("device-add of its own author",
+         account_bytes(9, HAND_ACCOUNT + a + consent_by(SEED_A, HAND_ACCOUNT, a)), "it adds its own author"),
+        ("device-add with 127 bytes of data",
+         account_bytes(9, (HAND_ACCOUNT + d + consent_by(SEED_D, HAND_ACCOUNT, d))[:127]),
+         "its data is 127 bytes: a device-add's is 128"),
+        ("founding account record with flags 01 but no recovery key (33 bytes)", account_bytes(8, bytes(32) + b"\x01"),
+         "its flags 01 and its 33 bytes of data disagree: a recovery key follows exactly when bit 0 is set"),
+        ("founding account record with flags 00 and a recovery key (65 bytes)",
+         account_bytes(8, bytes(32) + b"\x00" + public_key(SEED_K)),
+         "its flags 00 and its 65 bytes of data disagree: a recovery key follows exactly when bit 0 is set"),
+        ("account record with flags 02", account_bytes(8, bytes(32) + b"\x02"),
+         "its flags 02 set a bit other than bit 0"),
+        ("joining account record with a recovery key", account_bytes(8, HAND_ACCOUNT + b"\x01" + public_key(SEED_K)),
+         "it joins an account and names a recovery key: a recovery key is for founding only"),
+        ("account record with 32 bytes of data", account_bytes(8, bytes(32)),
+         "its data is 32 bytes: an account record's is 33 or 65"),
+        ("account record with a context", account_bytes(8, bytes(32) + b"\x00", context=HAND_POST),
+         "its context is not 32 zero bytes: an account record goes with no post"),
+        ("account record with a content", account_bytes(8, bytes(32) + b"\x00", content=HAND_SALT + b"\x00"),
+         "its content length is 17: an account record has no content"),
+        ("device-remove whose frontier is not ascending", account_bytes(10, remove + frontier_bytes([(y, 1, h),
+                                                                                                     (x, 1, h)])),
+         "its frontier's logs are not strictly ascending"),
+        ("device-remove naming a log twice", account_bytes(10, remove + frontier_bytes([(x, 1, h), (x, 2, h)])),
+         "its frontier's logs are not strictly ascending"),
+        ("device-remove with through 0 and a non-zero head", account_bytes(10, remove + frontier_bytes([(x, 0, h)])),
+         "its frontier entry 0 has through 0 and a non-zero head: the head is 32 zero bytes exactly when through "
+         "is 0"),
+        ("device-remove with through 1 and a zero head",
+         account_bytes(10, remove + frontier_bytes([(x, 1, h), (y, 1, bytes(32))])),
+         "its frontier entry 1 has through 1 and a zero head: the head is 32 zero bytes exactly when through is 0"),
+        ("device-remove with through 2^53", account_bytes(10, remove + frontier_bytes([(x, MAX_SEQUENCE + 1, h)])),
+         "its frontier entry 0 has through 9007199254740992, above 2^53 − 1"),
+        ("device-remove whose count is 65 with no entries", account_bytes(10, remove + b"\x41"),
+         "its frontier count 65 is above 55"),
+        ("device-remove one byte short of its count", account_bytes(10, (remove + frontier_bytes([(x, 1, h)]))[:-1]),
+         "its data is 136 bytes: with a count of 1, 65 + 72 × 1"),
+        ("device-remove with no count", account_bytes(10, remove), "its data is 64 bytes: a device-remove's is 65 + "
+                                                                   "72 × count"),
+    ]
+
+
 def build_inert() -> list[dict]:
-    """The inert vectors: each record whole and as its header alone, its id, and why it is inert."""
+    """The inert vectors: each record whole and as its header alone, its id, and why it is inert (kind 13's, then the
+    account records')."""
     out = []
-    for name, data, reason in inert_cases():
+    for name, data, reason in inert_cases() + account_inert_cases():
         try:
             decoded = verify(data)
         except Invalid:
             decoded = {"headerLength": len(data), "record": None}  # check_inert_vectors reports it
         header = data[: decoded["headerLength"]]
-        out.append({"name": name, "reason": reason, "record": data, "header": header, "content": data[len(header):],
+        out.append({"name": name, "code": data[5], "reason": reason, "record": data, "header": header,
+                    "content": data[len(header):],
                     "id": record_id(header), "model": decoded["record"]})
     return out
 
@@ -1451,13 +1781,21 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
          raw(REACTION_CODE, t[1] + b"\x00\x00", digest=hashlib.sha256(salt + b"\x01").digest())),
         ("reaction content length 0 and bytes after its header",
          raw(REACTION_CODE, t[1] + b"\x00\x00", after=salt + b"\x01")),
+        # Account records (§2.10): their table never makes a record invalid, but §2.8's layout does. A frontier of 56
+        # entries needs 65 + 72 × 56 = 4097 bytes of data, one more than §2.1 allows: §2.10's count 0 ... 64 can
+        # only reach 55.
+        ("device-remove with 56 frontier entries (4097 bytes of data)",
+         account_bytes(10, HAND_ACCOUNT + a
+                       + frontier_bytes([(k.to_bytes(32, "big"), 1, t[1]) for k in range(1, 57)]))),
+        ("account record references without the data length", raw(8, bytes(32))),
+        ("account record, data length past the header's end", raw(8, bytes(32) + b"\x00\x21" + bytes(32))),
         ("over 16384 bytes", good + bytes(RECORD_BYTES)),
     ]
 
 
 def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
-    """Each inert record (§2.9) is valid whole and as its header alone, reads as inert with the reason written out in
-    inert_cases, and re-encodes, through the model, to the bytes written by hand."""
+    """Each inert record (§2.9, §2.10) is valid whole and as its header alone, reads as inert with the reason written
+    out in inert_cases or account_inert_cases, and re-encodes, through the model, to the bytes written by hand."""
     if len({v["name"] for v in inert}) != len(inert):
         failures.append("two inert vectors have the same name")
     for v in inert:
@@ -1467,10 +1805,15 @@ def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
         except Invalid as error:
             failures.append(f"inert record refused: {name}: {error}")
             continue
-        if whole["inert"] != v["reason"] or record["kind"] != INERT or record["body"]["code"] != REACTION_CODE:
+        # An inert record of kind 13 is modelled as the kind "inert"; one of kinds 8 ... 10 as a kind to come.
+        model = INERT if v["code"] == REACTION_CODE else FUTURE
+        if v["code"] not in (REACTION_CODE, *ACCOUNT_KINDS) or v["record"][5] != v["code"]:
+            failures.append(f"inert record {name}: its code is {v['code']}")
+        if whole["inert"] != v["reason"] or record["kind"] != model or record["body"]["code"] != v["code"]:
             failures.append(f"inert record {name} reads as {record['kind']}, inert because {whole['inert']}")
         if alone["record"] != (None if has_content(record) else record) or alone["references"] != whole["references"]:
             failures.append(f"inert record {name}: its header alone decodes to something else")
+        # A header alone tells all of §2.10's rules, and all of §2.9's but the code after the salt.
         if alone["inert"] != (None if v["reason"].startswith("its code") else v["reason"]):
             failures.append(f"inert record {name}: its header alone is inert because {alone['inert']}")
         header, content = sign(SEED_A, record)
@@ -1484,6 +1827,43 @@ def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
         failures.append("the model signs a reaction of code 7")
     except Refused:
         pass
+    # Nor an account record that breaks §2.10: a device-add whose consent is by another key, or of its own author.
+    a, d = public_key(SEED_A), public_key(SEED_D)
+    for device, consent in ((d, consent_by(SEED_A, HAND_ACCOUNT, d)), (a, consent_by(SEED_A, HAND_ACCOUNT, a))):
+        add = {"author": a, "sequence": 1, "previous": None, "createdAt": HAND_CREATED, "kind": "device-add",
+               "salt": None, "body": {"account": HAND_ACCOUNT, "device": device, "consent": consent}}
+        try:
+            sign(SEED_A, add)
+            failures.append("the model signs a device-add that breaks §2.10")
+        except Refused:
+            pass
+
+
+def check_account_vectors(vectors: list[dict], failures: list[str]) -> None:
+    """The account vectors (§2.10): their data written out here byte by byte, without the model's encoder; each reads
+    as an account record (not inert), has no context and no content, and the consent of AC3 is D's."""
+    by_name = {v["name"].split()[0]: v for v in vectors if v["name"].startswith("AC")}
+    laptop, desktop, recovery = public_key(SEED_L), public_key(SEED_D), public_key(SEED_K)
+    account, added = by_name["AC1"]["id"], by_name["AC3"]["id"]
+    expected = {
+        "AC1": (SEED_L, 8, bytes(32) + b"\x01" + recovery),
+        "AC2": (SEED_D, 8, account + b"\x00"),
+        "AC3": (SEED_L, 9, account + desktop + consent_by(SEED_D, account, desktop)),
+        "AC4": (SEED_D, 10, account + laptop + frontier_bytes(sorted([(laptop, 2, added), (OTHER_LOG, 0, bytes(32))]))),
+    }
+    if set(by_name) != set(expected):
+        failures.append(f"the account vectors are {sorted(by_name)}")
+        return
+    for key, (seed, code, data) in expected.items():
+        v = by_name[key]
+        decoded = verify(v["header"])
+        refs = decoded["references"]
+        if v["header"][5] != code or refs["data"] != data or refs["context"] is not None or v["content"]:
+            failures.append(f"{v['name']}: its references or content are not as written out by hand")
+        if decoded["inert"] is not None or decoded["record"]["kind"] != ACCOUNT_KINDS[code]:
+            failures.append(f"{v['name']}: reads as inert: {decoded['inert']}")
+        if decoded["author"] != public_key(seed):
+            failures.append(f"{v['name']}: signed by another key")
 
 
 def check_invalid(vectors: list[dict], failures: list[str]) -> int:
@@ -1553,6 +1933,16 @@ def check_valid_edges(failures: list[str]) -> int:
         ("kind 13 (inert) with no context, 4096 bytes of data and a content of 8192 bytes",
          {"kind": INERT, "body": {"code": REACTION_CODE, "context": None, "data": bytes([0xFF]) * FUTURE_DATA_BYTES,
                                   "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)}}),
+        ("account record founding an account without a recovery key",
+         {"kind": "account", "salt": None, "body": {"account": None, "recovery": None}}),
+        ("device-remove with an empty frontier (count 0)",
+         {"kind": "device-remove", "salt": None,
+          "body": {"account": HAND_ACCOUNT, "device": bytes([0x44]) * 32, "frontier": []}}),
+        ("device-remove of its own author with 55 frontier entries (4025 bytes of data, the most that fit)",
+         {"kind": "device-remove", "salt": None, "sequence": MAX_SEQUENCE, "previous": bytes(32),
+          "body": {"account": HAND_ACCOUNT, "device": a,
+                   "frontier": [{"log": k.to_bytes(32, "big"), "through": MAX_SEQUENCE if k % 2 else 0,
+                                 "head": bytes([k]) * 32 if k % 2 else None} for k in range(1, 56)]}}),
         ("kind 9 whose payload is 8176 bytes (content length 8192)",
          {"kind": FUTURE, "body": {"code": 9, "context": None, "data": b"\x01",
                                    "payload": bytes(FUTURE_CONTENT_BYTES - SALT_BYTES)}}),
@@ -1632,6 +2022,7 @@ def main(argv: list[str]) -> int:
     failures: list[str] = []
     check_roundtrip(vectors, failures)
     check_inert_vectors(inert, failures)
+    check_account_vectors(vectors, failures)
     flips = check_bit_flips(vectors + inert, failures)
     refused = check_invalid(vectors, failures)
     edges = check_valid_edges(failures)
@@ -1670,7 +2061,8 @@ def main(argv: list[str]) -> int:
             return 1
 
     print(f"ok: {len(vectors)} vectors decode, re-encode and verify, whole and header alone; {len(inert)} inert "
-          f"records of kind 13 verify and read as inert; {flips} single-bit flips all refused; {refused} invalid "
+          f"records of kinds 13 and 8 ... 10 verify and read as inert; {flips} single-bit flips all refused; "
+          f"{refused} invalid "
           f"records refused; {edges} edge cases accepted; the largest record of each kind is as §2.5 says")
     return 0
 

@@ -33,7 +33,7 @@ public struct FrontierEntry: Sendable, Hashable {
 ///                      recovery 32 when bit 0
 /// device-add     (9)   account 32 · device 32 (≠ author) · consent 64: the device's signature over
 ///                      "continuum-device-consent-v3" · account · device
-/// device-remove  (10)  account 32 · device 32 · count u8 (0 … 64) · count × (log 32 · through u64 · head 32),
+/// device-remove  (10)  account 32 · device 32 · count u8 (0 … 55) · count × (log 32 · through u64 · head 32),
 ///                      logs strictly ascending; head all zeros exactly when through is 0
 /// ```
 public enum AccountRecord: Sendable, Hashable {
@@ -51,8 +51,8 @@ public enum AccountRecord: Sendable, Hashable {
     public static let accountCode: UInt8 = 8
     public static let deviceAddCode: UInt8 = 9
     public static let deviceRemoveCode: UInt8 = 10
-    /// The most logs a removal's frontier lists.
-    public static let frontierEntries = 64
+    /// The most logs a removal's frontier lists: 55 entries fill the 4,096 bytes of `data` (65 + 72 × 55 = 4,025).
+    public static let frontierEntries = 55
 
     /// The bytes a new device signs to consent to being added to `account`.
     public static func consentMessage(account: AccountID, device: AuthorID) -> Data {

@@ -87,11 +87,12 @@ struct DialPlan: Sendable {
         return true
     }
 
-    /// Discovery found `peer` announcing protocol `version` (its TXT record's `proto`). At this node's version, as
-    /// ``found(_:)``. At another, it is not dialled, since each side would refuse the other's HELLO (PROTOCOL.md
-    /// §7.8.13): out of the view unless pinned, as if discovery no longer showed it. True when the view changed.
+    /// Discovery found `peer` announcing protocol `version` (its TXT record's `proto`). At this node's version or a
+    /// later one (which answers at this node's, PROTOCOL.md §7.4.1), as ``found(_:)``. At an earlier one, it is not
+    /// dialled, since each side would refuse the other's HELLO (§7.8.13): out of the view unless pinned, as if
+    /// discovery no longer showed it. True when the view changed.
     mutating func found(_ peer: AuthorID, speaking version: UInt16) -> Bool {
-        guard version == WireLimits.protocolVersion else { return view.known.contains(peer) && removed(peer) }
+        guard version >= WireLimits.protocolVersion else { return view.known.contains(peer) && removed(peer) }
         return found(peer)
     }
 

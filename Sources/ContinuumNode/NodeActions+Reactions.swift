@@ -23,7 +23,12 @@ extension NodeActions {
         }
         try Self.check(reaction.body)
         let signer = try await signer(forPost: reaction.post, of: identity)
-        let record = try await store.append(reaction.body, by: signer)
+        // After this log's last reaction to it, so that the new one replaces it even within the same millisecond or
+        // after the clock stepped back (the latest by created-at counts).
+        let last = try await store.latestReaction(by: signer.author, to: reaction.target)
+        let now = Timestamp.now()
+        let createdAt = last.map { Timestamp(milliseconds: max(now.milliseconds, $0.milliseconds + 1)) } ?? now
+        let record = try await store.append(reaction.body, createdAt: createdAt, by: signer)
         await engine.recordsWritten()
         return record.id
     }

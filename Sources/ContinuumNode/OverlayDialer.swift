@@ -24,7 +24,7 @@ actor OverlayDialer {
     /// What to dial and when: every decision, with this actor's clock and random jitter as its inputs.
     private var plan: DialPlan
     private var addresses: [AuthorID: PeerAddress] = [:]
-    /// Discovered peers whose TXT announces another protocol version: not dialled, logged once.
+    /// Discovered peers whose TXT announces an earlier protocol version: not dialled, logged once.
     private var otherVersions: Set<AuthorID> = []
     /// Told of every peer discovery finds (its open groups, for `--join-open`).
     private let onFound: @Sendable (DiscoveredPeer) async -> Void
@@ -90,12 +90,12 @@ actor OverlayDialer {
 
     private func handle(_ event: DiscoveryEvent) async {
         switch event {
-        case .found(let peer) where peer.protocolVersion != WireLimits.protocolVersion:
-            // Another version's node: not dialled (DialPlan); when it dials in, it gets the ERROR that says why.
+        case .found(let peer) where peer.protocolVersion < WireLimits.protocolVersion:
+            // An earlier version's node: not dialled (DialPlan); when it dials in, it gets the ERROR that says why.
             if plan.found(peer.node, speaking: peer.protocolVersion) { wake.yield() }
             guard otherVersions.insert(peer.node).inserted else { return }
             logger.notice(
-                "a peer speaks another protocol version; not dialled (upgrade the older continuum-node)",
+                "a peer speaks an earlier protocol version; not dialled (upgrade its continuum-node)",
                 metadata: [
                     "peer.id": "\(peer.node.short)", "peer.name": "\(peer.name)",
                     "peer.protocol": "\(peer.protocolVersion)", "protocol": "\(WireLimits.protocolVersion)",

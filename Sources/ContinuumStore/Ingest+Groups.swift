@@ -129,6 +129,8 @@ extension Ingest {
         )
         let record: VerifiedRecord
         do {
+            // This node never signs a record that breaks its kind's own rules (an inert one, PROTOCOL.md §2.9).
+            try Reaction.checkKindRules(body)
             record = try identity.sign(content)
         } catch {
             throw StoreError.record(error)

@@ -357,8 +357,9 @@ struct Ingest {
         if case .opaque(let references) = header.references {
             // Shown nowhere; remembered so that a delete, of the record or of the post it goes with, can erase it.
             try insertOpaque(references, id: id, author: author, seq: seq)
-            // A reaction is counted from its row; one that breaks a rule of its kind is kept in its log only.
-            if broke == nil, let body, let reaction = Reaction(body) { try applyReaction(reaction, header, id: id) }
+            // A reaction has its row whatever else is here: which rows count is decided when they are read, so that
+            // the order of arrival does not matter (one naming a comment of another post never counts).
+            if let body, let reaction = Reaction(body) { try applyReaction(reaction, header, id: id) }
             return
         }
         switch body {

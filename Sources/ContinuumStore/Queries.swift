@@ -122,7 +122,7 @@ extension ContinuumStore {
             )
             var post = PostSummary(row: row)
             var shown = comments.map(CommentSummary.init(row:))
-            let reactions = try Self.reactions(to: [id.bytes] + shown.map(\.id.bytes), viewer: viewer, db)
+            let reactions = try Self.reactions(onPost: id.bytes, viewer: viewer, db)
             post.reactions = reactions[id.bytes] ?? .none
             for index in shown.indices { shown[index].reactions = reactions[shown[index].id.bytes] ?? .none }
             return PostDetail(post: post, comments: shown)

@@ -77,34 +77,53 @@ extension Ingest {
 }
 
 extension ContinuumStore {
-    /// The reactions to these posts and comments, by record id. Each author counts once per record, with its latest
-    /// reaction (by created-at, then record id); a reaction whose post is gone, or is another group's, or whose
-    /// comment is gone, counts nowhere. `viewer`: this node's id, whose reactions are its own besides those of its log
-    /// keys (a post in no group is reacted to under the node's id).
+    /// The reactions to these posts and comments, by record id (``reactions(where:_:viewer:_:)``).
     static func reactions(to targets: [Data], viewer: AuthorID?, _ db: Database) throws -> [Data: ReactionCounts] {
         guard !targets.isEmpty else { return [:] }
         let marks = targets.map { _ in "?" }.joined(separator: ",")
+        return try reactions(where: "reaction.target IN (\(marks))", StatementArguments(targets), viewer: viewer, db)
+    }
+
+    /// The reactions to a post and to each of its comments, by record id: one query, however many comments.
+    static func reactions(onPost post: Data, viewer: AuthorID?, _ db: Database) throws -> [Data: ReactionCounts] {
+        try reactions(where: "reaction.post = ?", [post], viewer: viewer, db)
+    }
+
+    /// The reactions that `selection` picks, by record id (PROTOCOL.md §2.9). Each author counts once per record,
+    /// with its latest reaction (by created-at, then record id) among those that name a held post and, for a comment,
+    /// a comment on that post, so that one naming another post never hides a valid one, whatever came first. It counts
+    /// while its post is live, its comment is live, and its author's group is its post's. `viewer`: this node's id,
+    /// whose reactions are its own besides those of its log keys (a post in no group is reacted to under the node's
+    /// id).
+    private static func reactions(
+        where selection: String,
+        _ arguments: StatementArguments,
+        viewer: AuthorID?,
+        _ db: Database
+    ) throws -> [Data: ReactionCounts] {
         let rows = try Row.fetchAll(
             db,
             sql: """
                 WITH latest AS (
                     SELECT reaction.*, row_number() OVER (
-                        PARTITION BY author, target ORDER BY created_at DESC, id DESC
+                        PARTITION BY reaction.author, reaction.target
+                        ORDER BY reaction.created_at DESC, reaction.id DESC
                     ) AS rank
-                    FROM reaction WHERE target IN (\(marks))
+                    FROM reaction JOIN post ON post.id = reaction.post
+                    WHERE \(selection) AND (reaction.target = reaction.post OR EXISTS (
+                        SELECT 1 FROM comment WHERE comment.id = reaction.target AND comment.post = reaction.post))
                 )
                 SELECT latest.target, latest.emoji, count(*) AS n,
                     max(latest.author IN (SELECT public FROM log_key) OR latest.author IS ?) AS mine
                 FROM latest JOIN post ON post.id = latest.post AND post.deleted = 0
                 WHERE latest.rank = 1 AND latest.emoji > 0
                     AND (latest.target = latest.post
-                        OR EXISTS (SELECT 1 FROM comment WHERE comment.id = latest.target
-                            AND comment.post = latest.post AND comment.deleted = 0))
+                        OR EXISTS (SELECT 1 FROM comment WHERE comment.id = latest.target AND comment.deleted = 0))
                     AND NOT EXISTS (SELECT 1 FROM member a, member b
                         WHERE a.log = latest.author AND b.log = post.author AND a.group_id != b.group_id)
                 GROUP BY latest.target, latest.emoji
                 """,
-            arguments: StatementArguments(targets) + StatementArguments([viewer?.bytes])
+            arguments: arguments + StatementArguments([viewer?.bytes])
         )
         var found: [Data: ReactionCounts] = [:]
         for row in rows {
@@ -117,6 +136,18 @@ extension ContinuumStore {
             found[key]?.counts.sort { $0.emoji.rawValue < $1.emoji.rawValue }
         }
         return found
+    }
+
+    /// When this log's latest reaction to `target` was made, if it made one: a new one must come after it to replace
+    /// it (PROTOCOL.md §2.9), whatever this machine's clock says now.
+    public func latestReaction(by log: AuthorID, to target: RecordID) async throws -> Timestamp? {
+        try await read { db in
+            try Int64.fetchOne(
+                db,
+                sql: "SELECT max(created_at) FROM reaction WHERE author = ? AND target = ?",
+                arguments: [log.bytes, target.bytes]
+            ).map(Timestamp.init(milliseconds:))
+        }
     }
 
     /// The reactions to one post or comment; `viewer` as for ``feed(_:viewer:)``.

@@ -391,6 +391,10 @@ enum Schema {
             )
             // No node stored a record of kind 13 before: version-2 sessions leave kinds to come out (§2.8).
         }
+        migrator.registerMigration("v13: reactions by post") { db in
+            // A post's view reads the reactions to it and to its comments in one query, however many comments.
+            try db.execute(sql: "CREATE INDEX reaction_post ON reaction (post)")
+        }
         return migrator
     }
 

@@ -139,7 +139,7 @@ public struct ContinuumStore: Sendable {
         let directory = wal?.deletingLastPathComponent().path ?? "the store"
         throw StoreError(
             .database,
-            "\(directory) holds \(old) records of protocol v1, which this version (protocol v2) cannot read or "
+            "\(directory) holds \(old) records of protocol v1, which this version (record format 2) cannot read or "
                 + "convert; move it away (mv \(directory) \(directory).v1) and run 'continuum-node init' again"
         )
     }

@@ -34,7 +34,8 @@ struct ReactCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await ReactionCommands.react(target, with: ReactionEmoji(typed: emoji) ?? .none, options, output)
+        guard let reaction = ReactionEmoji(typed: emoji) else { throw ValidationError(Self.unknown(emoji)) }
+        try await ReactionCommands.react(target, with: reaction, options, output)
     }
 }
 
@@ -76,10 +77,15 @@ enum ReactionCommands {
         let noun = if case .post = target { "post" } else { "comment" }
         if output.json {
             return try Output.json(
-                ReactionResultJSON(target: target.record.hex, record: record.hex, mine: emoji.name, counts: counts)
+                ReactionResultJSON(
+                    target: target.record.hex,
+                    record: record.hex,
+                    mine: (counts.mine ?? .none).name,
+                    counts: counts
+                )
             )
         }
-        let done = emoji == .none ? "took back your reaction to" : "reacted \(emoji.symbol) to"
+        let done = counts.mine.map { "reacted \($0.symbol) to" } ?? "took back your reaction to"
         print("\(done) \(noun) \(target.record.short)\(Output.reactions(counts).map { ": \($0)" } ?? "")")
     }
 }

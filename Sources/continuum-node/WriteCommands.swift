@@ -143,7 +143,9 @@ struct PostCommand: AsyncParsableCommand {
                 )
             )
         }
-        if output.json { return try Output.json(try await context.store.post(id).map { PostJSON($0) }) }
+        if output.json {
+            return try Output.json(try await context.store.post(id, viewer: context.viewer()).map { PostJSON($0) })
+        }
         print(id.hex)
     }
 
@@ -281,7 +283,9 @@ struct EditCommand: AsyncParsableCommand {
         } catch let error as MediaError {
             throw CLIError("\(photo ?? post): \(error)")
         }
-        if output.json { return try Output.json(try await context.store.post(postID).map { PostJSON($0) }) }
+        if output.json {
+            return try Output.json(try await context.store.post(postID, viewer: context.viewer()).map { PostJSON($0) })
+        }
         print(edit.hex)
     }
 }

@@ -4,8 +4,9 @@ import Testing
 
 /// The test vectors of Docs/PROTOCOL.md §8, made by an independent Python encoder (scripts/protocol_vectors.py):
 /// records of format version 2, each whole (header, then content) and as its header alone: the five kinds of posts and
-/// comments, then group and member records (§2.7), then records of kinds to come (§2.8), then reactions (§2.9); records
-/// that a node must refuse; and inert records of kind 13, valid but breaking a rule of §2.9.
+/// comments, then group and member records (§2.7), then records of kinds to come (§2.8), then reactions (§2.9), then
+/// account records (§2.10); records that a node must refuse; and inert records of kind 13 and of kinds 8 … 10, valid
+/// but breaking a rule of §2.9 or §2.10.
 @Suite("Golden vectors of Docs/PROTOCOL.md")
 struct GoldenVectorTests {
     struct Vectors: Decodable {
@@ -40,6 +41,17 @@ struct GoldenVectorTests {
             var payload: String?
             var comment: String?
             var emoji: UInt8?
+            var account: String?
+            var recovery: String?
+            var device: String?
+            var consent: String?
+            var frontier: [FrontierEntry]?
+        }
+        /// One log of a removal's frontier (§2.10): `head` is null for 32 zero bytes.
+        struct FrontierEntry: Decodable {
+            var log: String
+            var through: UInt64
+            var head: String?
         }
         struct Vector: Decodable {
             var name: String
@@ -63,9 +75,11 @@ struct GoldenVectorTests {
             var name: String
             var record: String
         }
-        /// A record of kind 13 that keeps §2.8's common layout but breaks a rule of §2.9: valid, and no reaction.
+        /// A record of kind 13, or of kinds 8 … 10, that keeps §2.8's common layout but breaks a rule of §2.9 or §2.10:
+        /// valid, and no reaction or account record.
         struct Inert: Decodable {
             var name: String
+            var code: UInt8
             var reason: String
             var record: String
             var header: String
@@ -77,7 +91,10 @@ struct GoldenVectorTests {
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 19
+    static let count = 23
+
+    /// The kind codes of the account records (PROTOCOL.md §2.10), by their names in vectors.json.
+    static let accountCodes: [String: UInt8] = ["account": 8, "device-add": 9, "device-remove": 10]
 
     static func load() throws -> Vectors {
         let url = try #require(Bundle.module.url(forResource: "Resources/vectors", withExtension: "json"))
@@ -188,8 +205,63 @@ struct GoldenVectorTests {
                 ),
                 payload: [try need(b.emoji, "emoji")]
             )
+        case "account", "device-add", "device-remove":
+            // An account record is a record of its code in the common layout of §2.8: no context, the fields in its
+            // data, no content.
+            let code = try need(Self.accountCodes[vector.kind], "code")
+            return .opaque(OpaqueReferences(code: code, context: nil, data: try accountData(of: vector)), payload: [])
         default:
             throw MissingField(description: "vectors.json: kind \(vector.kind)")
+        }
+    }
+
+    /// The `data` of an account vector, written byte by byte from its JSON and PROTOCOL.md §2.10's table.
+    func accountData(of vector: Vectors.Vector) throws -> [UInt8] {
+        let b = vector.body
+        let account = try b.account.map(bytes) ?? [UInt8](repeating: 0, count: 32)
+        switch vector.kind {
+        case "account":
+            guard let recovery = b.recovery else { return account + [0] }
+            return account + [1] + (try bytes(recovery))
+        case "device-add":
+            return account + (try bytes(try need(b.device, "device"))) + (try bytes(try need(b.consent, "consent")))
+        default:
+            let frontier = try need(b.frontier, "frontier")
+            var data = account + (try bytes(try need(b.device, "device"))) + [UInt8(frontier.count)]
+            for entry in frontier {
+                data += try bytes(entry.log)
+                data += (0..<8).reversed().map { UInt8(truncatingIfNeeded: entry.through >> (8 * $0)) }
+                data += try entry.head.map(bytes) ?? [UInt8](repeating: 0, count: 32)
+            }
+            return data
+        }
+    }
+
+    /// The account record an account vector's JSON gives (§2.10), built from the JSON alone.
+    func accountRecord(of vector: Vectors.Vector) throws -> AccountRecord {
+        let b = vector.body
+        switch vector.kind {
+        case "account":
+            if let account = b.account { return .joining(try need(AccountID(hex: account), "account")) }
+            return .founding(recovery: try b.recovery.map { try need(AuthorID(hex: $0), "recovery") })
+        case "device-add":
+            return .deviceAdd(
+                account: try need(AccountID(hex: try need(b.account, "account")), "account"),
+                device: try need(AuthorID(hex: try need(b.device, "device")), "device"),
+                consent: Data(try bytes(try need(b.consent, "consent")))
+            )
+        default:
+            return .deviceRemove(
+                account: try need(AccountID(hex: try need(b.account, "account")), "account"),
+                device: try need(AuthorID(hex: try need(b.device, "device")), "device"),
+                frontier: try need(b.frontier, "frontier").map {
+                    FrontierEntry(
+                        log: try need(AuthorID(hex: $0.log), "log"),
+                        through: $0.through,
+                        head: try $0.head.map { try need(RecordID(hex: $0), "head") }
+                    )
+                }
+            )
         }
     }
 
@@ -252,11 +324,11 @@ struct GoldenVectorTests {
             #expect(alone.header == whole.header, "\(vector.name): header alone")
             #expect(alone.bytes == header, "\(vector.name): bytes of the header alone")
             let noContent =
-                vector.kind == "delete" || vector.kind == "member"
+                vector.kind == "delete" || vector.kind == "member" || Self.accountCodes[vector.kind] != nil
                 || (vector.kind == "future" && vector.body.payload == "")
             if noContent {
-                // A delete, a member record or a kind to come with no payload has no content: its header alone is the
-                // record whole.
+                // A delete, a member record, an account record or a kind to come with no payload has no content: its
+                // header alone is the record whole.
                 #expect(alone.content == expected, "\(vector.name): a \(vector.kind) decodes whole from its header")
                 #expect(vector.record == vector.header, "\(vector.name): a \(vector.kind) is its header")
                 #expect(alone.record.contentBytes == [], "\(vector.name): no content bytes")
@@ -436,7 +508,7 @@ struct GoldenVectorTests {
 
     @Test("each inert record of kind 13 verifies whole and as its header alone, re-encodes, and is no reaction")
     func inertRecords() throws {
-        let cases = try Self.load().inert
+        let cases = try Self.load().inert.filter { $0.code == 13 }
         #expect(cases.count == 8)
         for inert in cases {
             let whole = try SignedRecord(bytes: try bytes(inert.record)).verify()
@@ -492,5 +564,107 @@ struct GoldenVectorTests {
                 "\(name)"
             )
         }
+    }
+}
+
+extension GoldenVectorTests {
+    /// The account vectors AC1 … AC4, verified, in the order of vectors.json.
+    func accountVectors() throws -> [(vector: Vectors.Vector, record: VerifiedRecord)] {
+        try Self.load().vectors.filter { Self.accountCodes[$0.kind] != nil }.map {
+            ($0, try SignedRecord(bytes: try bytes($0.record)).verify())
+        }
+    }
+
+    @Test("the account vectors (§2.10) verify and read as the account records their JSON gives")
+    func accountRecords() throws {
+        let accounts = try accountVectors()
+        #expect(accounts.map { String($0.vector.name.prefix(3)) } == ["AC1", "AC2", "AC3", "AC4"])
+        for (vector, whole) in accounts {
+            #expect(whole.header.kind == .unknown, "\(vector.name): kind")
+            #expect(whole.header.kindCode == Self.accountCodes[vector.kind], "\(vector.name): kind code")
+            #expect(whole.header.references.posts.isEmpty, "\(vector.name): no context")
+            #expect(whole.header.contentLength == 0 && vector.record == vector.header, "\(vector.name): no content")
+            let body = try #require(whole.body, "\(vector.name): a body")
+            let read = AccountRecord(body, author: whole.header.author)
+            #expect(read == (try accountRecord(of: vector)), "\(vector.name): read as \(String(describing: read))")
+
+            let alone = try SignedRecord(bytes: try bytes(vector.header)).verify()
+            #expect(alone.id == whole.id && alone.body == body, "\(vector.name): header alone")
+        }
+
+        // By hand, from PROTOCOL.md §8: L founds the account with recovery key K, D joins it, L adds D, D removes L
+        // keeping L's account log through 2 (head AC3) and nothing of the log eeee…ee.
+        let (laptop, desktop) = (accounts[0].record.header.author, accounts[1].record.header.author)
+        let account = AccountID(founding: accounts[0].record.id)
+        let recovery = try #require(
+            AuthorID(hex: "74e2a944eb640ccefef4d301cb282d8ee31bdfa99527ecb6b7c809b1d255037a")
+        )
+        let frontier = [
+            FrontierEntry(log: laptop, through: 2, head: accounts[2].record.id),
+            FrontierEntry(log: try #require(AuthorID(hex: String(repeating: "ee", count: 32))), through: 0, head: nil),
+        ]
+        let expected: [AccountRecord] = [
+            .founding(recovery: recovery),
+            .joining(account),
+            .deviceAdd(
+                account: account,
+                device: desktop,
+                consent: Data(try bytes(accounts[2].vector.body.consent ?? ""))
+            ),
+            .deviceRemove(account: account, device: laptop, frontier: frontier),
+        ]
+        for ((vector, whole), record) in zip(accounts, expected) {
+            #expect(whole.body.flatMap { AccountRecord($0, author: whole.header.author) } == record, "\(vector.name)")
+        }
+        #expect(laptop.hex == "bafc71bead3ac5e4b63e9c8216ee71a34aaec65722eedbca728b4e9b3ccce396")
+        #expect(desktop.hex == "414d91063323ba7b23cdf3b4409aeaceb4c928424d14e3b87211ccc807484545")
+
+        // Vector 16 (U2), of kind 8 with no data, is an inert account record.
+        let u2 = try #require(try Self.load().vectors.first { $0.name == "U2 kind 8 with nothing" })
+        let two = try SignedRecord(bytes: try bytes(u2.record)).verify()
+        #expect(two.body.flatMap { AccountRecord($0, author: two.header.author) } == nil)
+    }
+
+    @Test("the account rule over AC1 … AC4 (§2.10): D's removal of L counts, so D is the one device and L is removed")
+    func accountState() throws {
+        let accounts = try accountVectors()
+        let records = accounts.map(\.record)
+        let (laptop, desktop) = (records[0].header.author, records[1].header.author)
+        let account = AccountID(founding: records[0].id)
+        // D's removal keeps L's account log through AC3, L's add of D: D's add path stands, and L is removed.
+        let state = try #require(AccountRules.state(of: account, from: records))
+        #expect(state.devices == [desktop])
+        #expect(state.removed == [laptop])
+        // The set counts, not the order.
+        #expect(AccountRules.state(of: account, from: records.reversed()) == state)
+        // Without the removal, L founded the account and added D: both are devices.
+        let before = try #require(AccountRules.state(of: account, from: Array(records.prefix(3))))
+        #expect(before.devices == [laptop, desktop] && before.removed.isEmpty)
+        // Without the founding record there is no account to speak of.
+        #expect(AccountRules.state(of: account, from: Array(records.dropFirst())) == nil)
+    }
+
+    @Test("each inert account record (kinds 8 … 10) verifies whole and as its header alone, and is no account record")
+    func inertAccountRecords() throws {
+        let cases = try Self.load().inert.filter { $0.code != 13 }
+        #expect(cases.count == 19)
+        for inert in cases {
+            #expect([8, 9, 10].contains(inert.code), "\(inert.name): code \(inert.code)")
+            let whole = try SignedRecord(bytes: try bytes(inert.record)).verify()
+            #expect(whole.header.kind == .unknown && whole.header.kindCode == inert.code, "\(inert.name): kind")
+            #expect(whole.id.hex == inert.id, "\(inert.name): id")
+            let body = try #require(whole.body, "\(inert.name): a body")
+            let read = AccountRecord(body, author: whole.header.author)
+            #expect(read == nil, "\(inert.name): read as \(String(describing: read)); it is inert: \(inert.reason)")
+
+            let alone = try SignedRecord(bytes: try bytes(inert.header)).verify()
+            #expect(alone.id == whole.id && alone.header == whole.header, "\(inert.name): header alone")
+            // Only the one with a content has a header alone apart from the record whole.
+            #expect(
+                alone.body == (inert.header == inert.record ? body : nil),
+                "\(inert.name): header alone's body"
+            )
+        }
+        #expect(cases.filter { $0.header != $0.record }.map(\.name) == ["account record with a content"])
     }
 }

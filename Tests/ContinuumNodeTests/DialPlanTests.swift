@@ -38,18 +38,18 @@ struct DialPlanTests {
         plan.ended(peer, reason: refused, reached: reached, started: at(seconds), now: at(seconds))
     }
 
-    @Test("a peer found announcing another protocol version is not dialled; found again at this one, it is")
+    @Test("a peer found announcing an earlier protocol version is not dialled; at this one or a later one, it is")
     func otherVersion() {
         var plan = DialPlan(own: own, maxPeers: 0, jitter: Self.jitter())
         let older = Self.id(61)
         #expect(plan.found(older, speaking: WireLimits.protocolVersion - 1) == false)
         #expect(plan.found(peer, speaking: WireLimits.protocolVersion) == true)
         #expect(plan.reconcile(everyone: [], overlay: [], now: at(0)).dial == [peer])
-        // Upgraded: found again at this node's version, it is dialled. Then downgraded: it leaves the view.
-        #expect(plan.found(older, speaking: WireLimits.protocolVersion) == true)
+        // Upgraded past this node (it answers at this node's version): dialled. Then an earlier one: out of the view.
+        #expect(plan.found(older, speaking: WireLimits.protocolVersion + 1) == true)
         #expect(plan.reconcile(everyone: [peer], overlay: [peer], now: at(1)).dial == [older])
         plan.stopDialling(older)
-        #expect(plan.found(older, speaking: WireLimits.protocolVersion + 1) == true)
+        #expect(plan.found(older, speaking: WireLimits.protocolVersion - 1) == true)
         #expect(plan.reconcile(everyone: [peer], overlay: [peer], now: at(2)).dial == [])
         // A pinned peer (`--peer ID@HOST:PORT`) stays: the person asked for it.
         var pinned = DialPlan(own: own, maxPeers: 0, jitter: Self.jitter())

@@ -256,3 +256,34 @@ struct NodeActionsTests {
         #expect(try await fixture.actions.markRead(.all).marked == 0)
     }
 }
+
+@Suite("Reactions given by this node")
+struct ReactionActionsTests {
+    @Test("react, change, take back, ten times over, and after the clock stepped back: the last one always counts")
+    func lastCounts() async throws {
+        let fixture = try Fixture()
+        let post = try await fixture.foreignPost()
+        let target = ContinuumStore.Target.post(post, author: fixture.factory.authors[1].author)
+        let me = fixture.me.author
+        for round in 0..<10 {
+            _ = try await fixture.actions.react(to: target, with: .heart, by: fixture.me)
+            _ = try await fixture.actions.react(to: target, with: .laugh, by: fixture.me)
+            #expect(try await fixture.store.reactions(to: post.record, viewer: me).mine == .laugh, "round \(round)")
+            _ = try await fixture.actions.react(to: target, with: .none, by: fixture.me)
+            #expect(try await fixture.store.reactions(to: post.record, viewer: me).total == 0, "round \(round)")
+        }
+        // The clock stepped back an hour since this node's last reaction (signed an hour ahead): the next still wins.
+        let ahead = Timestamp(milliseconds: Timestamp.now().milliseconds + 3_600_000)
+        _ = try await fixture.store.append(Reaction(post: post, emoji: .sad).body, createdAt: ahead, by: fixture.me)
+        #expect(try await fixture.store.reactions(to: post.record, viewer: me).mine == .sad)
+        _ = try await fixture.actions.react(to: target, with: .thanks, by: fixture.me)
+        #expect(try await fixture.store.reactions(to: post.record, viewer: me).mine == .thanks)
+        // A reaction that breaks the kind's rules is never signed, whoever asks the store to.
+        await #expect(throws: StoreError.self) {
+            try await fixture.store.append(
+                .opaque(OpaqueReferences(code: 13, context: post, data: [1, 2, 3]), payload: [1]),
+                by: fixture.me
+            )
+        }
+    }
+}

@@ -117,6 +117,38 @@ struct ReactionStoreTests {
         }
     }
 
+    @Test("a later reaction naming the comment under another post, or a comment as its post, never hides a valid one")
+    func brokenNeverHides() async throws {
+        var scene = Scene()
+        let other = scene.factory.post(by: 0)
+        let comment = CommentID(scene.comment.id)
+        let valid = scene.factory.make(
+            Reaction(post: scene.id, comment: comment, emoji: .heart).body,
+            by: 1,
+            at: Timestamp(milliseconds: 1_800_000_000_000)
+        )
+        let otherPost = scene.factory.make(
+            Reaction(post: PostID(other.id), comment: comment, emoji: .sad).body,
+            by: 1,
+            at: Timestamp(milliseconds: 1_800_000_001_000)
+        )
+        let commentAsPost = scene.factory.make(
+            Reaction(post: PostID(unchecked: comment.bytes), emoji: .laugh).body,
+            by: 1,
+            at: Timestamp(milliseconds: 1_800_000_002_000)
+        )
+        let orders = CommentsGoWithPostTests.permutations([scene.comment, other, valid, otherPost, commentAsPost])
+        #expect(orders.count == 120)
+        for order in orders {
+            let temporary = try TemporaryStore()
+            _ = try await temporary.store.ingest([scene.post])
+            for record in order { _ = try await temporary.store.ingest([record]) }
+            #expect(try await Self.counts(temporary.store, scene.comment.id) == ["heart 1"])
+            #expect(try await temporary.store.post(scene.id)?.comments.first?.reactions.total == 1)
+            #expect(try await temporary.store.reactions(to: other.id).total == 0)
+        }
+    }
+
     @Test("a record of kind 13 that breaks its rules (code 7, or 3 bytes of data) is kept in its log, counts nowhere")
     func inert() async throws {
         var scene = Scene()
