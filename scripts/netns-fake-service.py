@@ -23,7 +23,8 @@ group = dbus.Interface(
 
 
 def txt(net):
-    entries = ["txtvers=1", "node=" + node, "proto=1", "net=" + net]
+    # This node's protocol version: a node does not dial, or count as discovered, a peer of an earlier one.
+    entries = ["txtvers=1", "node=" + node, "proto=3", "net=" + net]
     return [dbus.Array([dbus.Byte(b) for b in entry.encode()], signature="y") for entry in entries]
 
 
