@@ -147,21 +147,19 @@ struct AccountStateFromRecordsTests {
         }
     }
 
+    /// The body of a device-add of `device` to `account`, with the device's consent.
+    func added(_ device: NodeIdentity, to account: AccountID) throws -> RecordBody {
+        AccountRecord.deviceAdd(account: account, device: device.author, consent: try device.consent(toJoin: account))
+            .body
+    }
+
     @Test("founded on the laptop, the desktop added with its consent: both devices; a thief's add without it: none")
     func linked() throws {
         var logs = Logs()
         let founding = try logs.sign(AccountRecord.founding(recovery: recovery.author).body, by: laptop)
         let account = AccountID(founding: founding.id)
         let joining = try logs.sign(AccountRecord.joining(account).body, by: desktop)
-        let add = try logs.sign(
-            AccountRecord.deviceAdd(
-                account: account,
-                device: desktop.author,
-                consent: try desktop.consent(toJoin: account)
-            )
-            .body,
-            by: laptop
-        )
+        let add = try logs.sign(try added(desktop, to: account), by: laptop)
         // The thief signs an add of its own key with a consent it made for another account: inert.
         let forged = try logs.sign(
             AccountRecord.deviceAdd(
@@ -184,15 +182,7 @@ struct AccountStateFromRecordsTests {
         var logs = Logs()
         let founding = try logs.sign(AccountRecord.founding(recovery: nil).body, by: laptop)
         let account = AccountID(founding: founding.id)
-        let add = try logs.sign(
-            AccountRecord.deviceAdd(
-                account: account,
-                device: desktop.author,
-                consent: try desktop.consent(toJoin: account)
-            )
-            .body,
-            by: laptop
-        )
+        let add = try logs.sign(try added(desktop, to: account), by: laptop)
         // The laptop's log in a group: a post the desktop held, then one after the removal.
         var groupLog = Logs()
         let group = try NodeIdentity(seed: [UInt8](repeating: 5, count: 32))
