@@ -466,8 +466,11 @@ def functional_tests(args, work):
             wait_for('no result', lambda: 'No posts match' in browser.text(browser.find('.status-line')))
             browser.clear(box)
             browser.type(box, f'{tag}')
+            # The search's own answer, not the feed shown while it waits (one post too at this step): a tile clicked
+            # before the search answers is replaced by the search's.
             wait_for('the search result again', lambda: browser.js(
-                "return document.querySelectorAll('#grid li.tile').length === 1"))
+                "return document.querySelectorAll('#grid li.tile').length === 1") and
+                f'1 post matches “{tag}”' in browser.text(browser.find('.status-line')))
             return 'found by a caption word; a word in no caption finds nothing'
         steps.run('search for it', search, browser)
 

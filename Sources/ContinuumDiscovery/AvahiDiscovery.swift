@@ -432,10 +432,11 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
     private func recompute(_ node: AuthorID) {
         let services = resolved.filter { $0.value.txt.node == node }
         if let best = preferred(services.values) {
-            if !best.isIPv4, announced[node] == nil, ipv4Pending(for: services.keys) {
-                // Only IPv6 so far, but the same service is being resolved over IPv4 too: wait a little for it
-                // (`run` calls again once the deadline has passed), rather than dial IPv6 and switch.
-                let deadline = deferred[node] ?? .now + .milliseconds(500)
+            if !best.isIPv4, announced[node] == nil {
+                // Only IPv6 so far. Avahi browses each family on its own, so the same service's IPv4 answer may
+                // not even be browsed yet: wait a little for it (`run` calls again once the deadline has passed),
+                // rather than dial IPv6 and switch. A peer with IPv6 alone is announced a second later.
+                let deadline = deferred[node] ?? .now + .seconds(1)
                 deferred[node] = deadline
                 if ContinuousClock.now < deadline { return }
             }
@@ -457,15 +458,6 @@ public final class AvahiDiscovery: PeerDiscovery, @unchecked Sendable {
             if announced.removeValue(forKey: node) != nil { continuation.yield(.removed(node)) }
         }
         publishSnapshot()
-    }
-
-    /// Whether one of these services is also browsed over IPv4 and not resolved there yet (lock held).
-    private func ipv4Pending(for keys: some Collection<ServiceKey>) -> Bool {
-        let inet = AvahiProtocol(AVAHI_PROTO_INET)
-        return resolvers.keys.contains { pending in
-            pending.proto == inet && resolved[pending] == nil
-                && keys.contains { $0.name == pending.name && $0.domain == pending.domain }
-        }
     }
 
     // MARK: Helpers

@@ -51,6 +51,10 @@ public actor ThumbnailService {
         self.isShown = isShown
     }
 
+    /// Starts the image library (libvips) for this process, once; nil when it works, else its message (photos then
+    /// get no thumbnails, and the node still runs). Call it before serving: see ``Vips/start()``.
+    public nonisolated static func startImageLibrary() -> String? { Vips.start() }
+
     /// Where this node's own thumbnail of a photo is kept.
     public nonisolated func ownURL(for hash: AssetHash) -> URL {
         shard(hash).appendingPathComponent("\(hash.hex).jpg")

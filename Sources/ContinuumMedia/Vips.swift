@@ -51,6 +51,14 @@ enum Vips {
         return nil
     }()
 
+    /// Starts libvips now, if it has not started: nil when it works, else libvips's message.
+    ///
+    /// A process that uses libvips starts it before it serves: starting it loads libvips's modules (and with them
+    /// libraries such as libgomp) with `dlopen`, and a `dlopen` on one thread while another runs `exit` re-runs the
+    /// constructors of libraries the exit has already finalised (glibc's `_dl_fini` clears their "initialised" mark):
+    /// libgomp's then aborts the process (`goacc_register: Assertion '!dispatchers[disp->type]' failed`).
+    static func start() -> String? { initialization }
+
     /// Serialises libvips calls (the error buffer is shared). Holds nothing.
     private static let lock = Mutex(())
 

@@ -120,7 +120,12 @@ struct CrowdTests {
         let notified = try await follower.notifications()
         #expect(notified.count == 3, "exactly one notification per comment: \(notified)")
         #expect(Set(notified.map(\.record)) == Set(comments))
-        #expect(notified.allSatisfy { $0.delivery == "push" }, "\(notified)")
+        // Pushed, each: except that a neighbour answering the follower's periodic round in the moment between
+        // storing a comment and pushing it sends it in the round's answer (then not again), which the follower
+        // counts as caught up. Under CI's load one run in four had one such comment: all three is not a rule of the
+        // protocol, once each is, and a push that never happens fails here.
+        #expect(notified.contains { $0.delivery == "push" }, "\(notified)")
+        #expect(notified.allSatisfy { ["push", "catch-up"].contains($0.delivery) }, "\(notified)")
 
         // A third of the crowd crashes; the rest keep sharing, and the view closes over the gap.
         let crashed = [nodes[1], nodes[5], nodes[8], nodes[10]]
