@@ -167,7 +167,10 @@ extension NodeIdentity {
 extension AccountEvent where Key == AuthorID, ID == RecordID {
     /// The account rule's view of a verified record of an account log; nil for any other record, a header alone, or
     /// an inert one.
-    public init?(_ record: VerifiedRecord) {
+    public init?(_ record: VerifiedRecord) { self.init(record.record) }
+
+    /// The same, for a record whose signature was checked when it was stored.
+    public init?(_ record: SignedRecord) {
         guard let body = record.body, let account = AccountRecord(body, author: record.header.author) else {
             return nil
         }
@@ -201,6 +204,14 @@ extension AccountRules {
     public static func state(
         of account: AccountID,
         from records: [VerifiedRecord]
+    ) -> AccountState<AuthorID, RecordID>? {
+        state(of: account, from: records.map(\.record))
+    }
+
+    /// The same, from records whose signatures were checked when they were stored.
+    public static func state(
+        of account: AccountID,
+        from records: [SignedRecord]
     ) -> AccountState<AuthorID, RecordID>? {
         var founder: AuthorID?
         var recovery: AuthorID?

@@ -47,9 +47,22 @@ public struct MembershipView: Sendable {
     /// Every log of every group known here, members and removed ones.
     public let logs: [AuthorID: Log]
 
+    /// The groups each node has a log of (a member's or a removed one's): where the account log of its key travels.
+    public let nodeGroups: [NodeID: Set<GroupID>]
+
     public init(groups: [GroupID: Group], logs: [AuthorID: Log]) {
         self.groups = groups
         self.logs = logs
+        var nodeGroups: [NodeID: Set<GroupID>] = [:]
+        for log in logs.values { nodeGroups[log.node, default: []].insert(log.group) }
+        self.nodeGroups = nodeGroups
+    }
+
+    /// Whether `author` is the key of an account log (PROTOCOL.md §2.10) that a session sharing `groups` carries:
+    /// the log of a node key (no group log has that key) of a node with a log in one of them (§7.8.6).
+    public func carriesAccountLog(_ author: AuthorID, in groups: Set<GroupID>) -> Bool {
+        guard logs[author] == nil, let shared = nodeGroups[NodeID(unchecked: author.bytes)] else { return false }
+        return !shared.isDisjoint(with: groups)
     }
 
     /// The group of a log, if known.
@@ -71,7 +84,7 @@ public struct MembershipView: Sendable {
 
     /// Whether a log may write in `group` at `sequence`: a member's, or a removed one's up to what was kept.
     public func accepts(_ author: AuthorID, sequence: UInt64, in groups: Set<GroupID>) -> Bool? {
-        guard let log = logs[author] else { return nil }
+        guard let log = logs[author] else { return carriesAccountLog(author, in: groups) ? true : nil }
         guard groups.contains(log.group) else { return false }
         return log.removedThrough.map { sequence <= $0 } ?? true
     }

@@ -70,6 +70,8 @@ public struct PhotoJSON: Encodable, Sendable {
 public struct PostJSON: Encodable, Sendable {
     let id: PostID
     let author: AuthorID
+    /// The author's account (one per person, whatever device wrote it); null while not held.
+    @Nullable var account: AccountID?
     @Nullable var authorName: String?
     let caption: String
     let edited: Bool
@@ -102,6 +104,7 @@ public struct PostJSON: Encodable, Sendable {
     private init(_ post: PostSummary, comments: [CommentJSON]?, following: Bool?, mine: Bool?) {
         id = post.id
         author = post.author
+        account = post.account
         authorName = post.authorName
         caption = post.caption
         edited = post.edited
@@ -123,6 +126,8 @@ public struct CommentJSON: Encodable, Sendable {
     let id: CommentID
     let post: PostID
     let author: AuthorID
+    /// The author's account; null while not held.
+    @Nullable var account: AccountID?
     @Nullable var authorName: String?
     let text: String
     let createdAt: RFC3339Time
@@ -133,6 +138,7 @@ public struct CommentJSON: Encodable, Sendable {
         id = comment.id
         post = comment.post
         author = comment.author
+        account = comment.account
         authorName = comment.authorName
         text = comment.text
         createdAt = RFC3339Time(comment.createdAt)

@@ -286,12 +286,12 @@ public struct NodeActions: Sendable {
     // MARK: Who signs
 
     /// The identity that signs a new post: this node's log key in `group`; with no group given, in the node's only
-    /// group. A node in no group signs with its node key: the post stays on this node, shared with nobody.
+    /// group. A node in no group signs in its private log: the post stays on this node, shared with nobody.
     public func signer(inGroup group: GroupID?, of identity: NodeIdentity) async throws -> NodeIdentity {
         if let group { return try await store.logIdentity(in: group, of: identity) }
         let groups = try await store.groups()
         switch groups.count {
-        case 0: return identity
+        case 0: return try await store.privateLog(of: identity)
         case 1: return try await store.logIdentity(in: groups[0].id, of: identity)
         default:
             let names = groups.map { "\($0.name ?? "?") (\($0.id.short))" }.joined(separator: ", ")
@@ -301,7 +301,7 @@ public struct NodeActions: Sendable {
 
     /// The identity that writes about a post (a comment): this node's log key in the post's group.
     public func signer(forPost post: PostID, of identity: NodeIdentity) async throws -> NodeIdentity {
-        guard let group = try await store.group(ofPost: post) else { return identity }
+        guard let group = try await store.group(ofPost: post) else { return try await store.privateLog(of: identity) }
         return try await store.logIdentity(in: group, of: identity)
     }
 
@@ -323,12 +323,12 @@ public struct NodeActions: Sendable {
         try await store.requireOwner(target.author, of: "\(noun) \(target.record.short)", identity: signer)
     }
 
-    /// Sets `identity`'s display name, which peers see: a Profile record in each of its groups' logs (and one under
-    /// the node key, which stays on this node and names it to itself).
+    /// Sets `identity`'s display name, which peers see: a Profile record in each of its groups' logs (and, on this
+    /// node only, its own name and its private log's profile).
     public func setName(_ name: String, by identity: NodeIdentity) async throws {
         let body = RecordBody.profile(name: name)
         try Self.check(body)
-        _ = try await store.append(body, by: identity)
+        try await store.setOwnName(name, of: identity)
         for group in try await store.groups() {
             _ = try await store.append(body, by: try await store.logIdentity(in: group.id, of: identity))
         }

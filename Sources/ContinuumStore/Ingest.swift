@@ -360,6 +360,9 @@ struct Ingest {
             // A reaction has its row whatever else is here: which rows count is decided when they are read, so that
             // the order of arrival does not matter (one naming a comment of another post never counts).
             if let body, let reaction = Reaction(body) { try applyReaction(reaction, header, id: id) }
+            if let body, let account = AccountRecord(body, author: header.author) {
+                try applyAccountRecord(account, id: id)
+            }
             return
         }
         switch body {

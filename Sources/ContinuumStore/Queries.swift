@@ -113,7 +113,8 @@ extension ContinuumStore {
             let comments = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT comment.*, profile.name AS author_name FROM comment
+                    SELECT comment.*, profile.name AS author_name, \(accountSQL("comment.author")) AS account
+                    FROM comment
                     LEFT JOIN profile ON profile.author = comment.author
                     WHERE comment.post = ? AND comment.deleted = 0
                     ORDER BY comment.created_at, comment.id
@@ -287,7 +288,14 @@ extension ContinuumStore {
     /// The display name of an author, if a Profile record is held.
     public func displayName(of author: AuthorID) async throws -> String? {
         try await read { db in
-            try String.fetchOne(db, sql: "SELECT name FROM profile WHERE author = ?", arguments: [author.bytes])
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT name FROM own_name WHERE node = ?1
+                    UNION ALL SELECT name FROM profile WHERE author = ?1 LIMIT 1
+                    """,
+                arguments: [author.bytes]
+            )
         }
     }
 

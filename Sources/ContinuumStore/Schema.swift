@@ -395,6 +395,40 @@ enum Schema {
             // A post's view reads the reactions to it and to its comments in one query, however many comments.
             try db.execute(sql: "CREATE INDEX reaction_post ON reaction (post)")
         }
+        migrator.registerMigration("v14: accounts") { db in
+            try db.execute(
+                sql: """
+                    -- Account records (PROTOCOL.md 2.10) by the account they name.
+                    CREATE TABLE account_record (
+                        account BLOB NOT NULL,
+                        record BLOB NOT NULL,
+                        PRIMARY KEY (account, record)
+                    ) WITHOUT ROWID;
+                    -- Derived from them by the account rule, again after each one is stored: an account's founder
+                    -- and recovery key, and its devices (removed = 1: removed, never a device again).
+                    CREATE TABLE account (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        founder BLOB NOT NULL,
+                        recovery BLOB
+                    ) WITHOUT ROWID;
+                    CREATE TABLE account_device (
+                        device BLOB NOT NULL,
+                        account BLOB NOT NULL,
+                        removed INTEGER NOT NULL,
+                        PRIMARY KEY (device, account)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX account_device_account ON account_device (account);
+                    -- This node's own name, for itself (its identity key signs only its account log now, 2.10; the
+                    -- profile it signed there before stays the name until this is set).
+                    CREATE TABLE own_name (
+                        node BLOB PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """
+            )
+            // Records of kinds 8 to 10 stored since version 3, before the store applied them.
+            try Ingest.indexAccountRecords(db)
+        }
         return migrator
     }
 

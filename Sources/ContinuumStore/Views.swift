@@ -19,6 +19,8 @@ public struct PhotoSummary: Sendable, Hashable {
 public struct PostSummary: Sendable, Hashable {
     public let id: PostID
     public let author: AuthorID
+    /// The author's account: nil while this node holds no account of the log's device.
+    public let account: AccountID?
     /// The author's display name, from their latest Profile record, if any.
     public let authorName: String?
     public let caption: String
@@ -36,6 +38,7 @@ public struct PostSummary: Sendable, Hashable {
     init(row: Row) {
         id = PostID(unchecked: row["id"])
         author = AuthorID(unchecked: row["author"])
+        account = (row["account"] as Data?).map(AccountID.init(unchecked:))
         authorName = row["author_name"]
         caption = row["caption"]
         edited = row["edited"]
@@ -58,7 +61,8 @@ public struct PostSummary: Sendable, Hashable {
     }
 
     static let selectSQL = """
-        SELECT post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available
+        SELECT post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available,
+            \(accountSQL("post.author")) AS account
         FROM post
         LEFT JOIN profile ON profile.author = post.author
         LEFT JOIN asset ON asset.sha256 = post.photo_sha256
@@ -70,6 +74,8 @@ public struct CommentSummary: Sendable, Hashable {
     public let id: CommentID
     public let post: PostID
     public let author: AuthorID
+    /// The author's account: nil while this node holds no account of the log's device.
+    public let account: AccountID?
     public let authorName: String?
     public let text: String
     public let createdAt: Timestamp
@@ -80,10 +86,21 @@ public struct CommentSummary: Sendable, Hashable {
         id = CommentID(unchecked: row["id"])
         post = PostID(unchecked: row["post"])
         author = AuthorID(unchecked: row["author"])
+        account = (row["account"] as Data?).map(AccountID.init(unchecked:))
         authorName = row["author_name"]
         text = row["text"]
         createdAt = Timestamp(milliseconds: row["created_at"])
     }
+}
+
+/// The SQL of the account of the device whose log `log` is (the node its member records name), if this node holds
+/// it: the account the device founded first, else the first by id.
+func accountSQL(_ log: String) -> String {
+    """
+    (SELECT d.account FROM member m JOIN account_device d ON d.device = m.node AND d.removed = 0
+        JOIN account a ON a.id = d.account
+        WHERE m.log = \(log) ORDER BY a.founder = m.node DESC, a.id LIMIT 1)
+    """
 }
 
 /// A post with its live comments, oldest first.

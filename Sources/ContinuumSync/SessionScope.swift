@@ -58,7 +58,10 @@ final class SessionScope: Sendable {
 
     /// Whether the peer may be sent the log of `author`.
     func shares(_ author: AuthorID) -> Bool {
-        state.withLockedValue { state in state.view.logs[author].map { state.groups.contains($0.group) } ?? false }
+        state.withLockedValue { state in
+            state.view.logs[author].map { state.groups.contains($0.group) }
+                ?? state.view.carriesAccountLog(author, in: state.groups)
+        }
     }
 
     /// The part of a clock the peer may see: the logs of the groups shared, a removed log only up to what its
@@ -67,7 +70,12 @@ final class SessionScope: Sendable {
         state.withLockedValue { state in
             var heads: [AuthorID: UInt64] = [:]
             for (author, head) in clock.heads {
-                guard let log = state.view.logs[author], state.groups.contains(log.group) else { continue }
+                guard let log = state.view.logs[author] else {
+                    // The account logs of the nodes of the groups shared (PROTOCOL.md §7.8.6).
+                    if state.view.carriesAccountLog(author, in: state.groups) { heads[author] = head }
+                    continue
+                }
+                guard state.groups.contains(log.group) else { continue }
                 let shown = min(head, log.removedThrough ?? head)
                 if shown > 0 { heads[author] = shown }
             }
@@ -147,7 +155,7 @@ private struct BatchSorter {
     private mutating func sortLogRecord(_ record: VerifiedRecord) {
         let header = record.header
         guard let (group, admin, kept) = standing(header.author, header.sequence) else {
-            sorting.heldBack += 1
+            sortAccountLogRecord(record)
             return
         }
         guard groups.contains(group) else {
@@ -170,6 +178,16 @@ private struct BatchSorter {
             }
         }
         sorting.keep.insert(record.id)
+    }
+
+    /// A record of a log no group places: kept when it is a record of kinds 8 on (§2.8) in the account log of a node
+    /// of a group shared (§7.8.6); held back otherwise (the member record that makes its log known may be on its way).
+    private mutating func sortAccountLogRecord(_ record: VerifiedRecord) {
+        if record.header.kind == .unknown, view.carriesAccountLog(record.header.author, in: groups) {
+            sorting.keep.insert(record.id)
+        } else {
+            sorting.heldBack += 1
+        }
     }
 
     /// The group of `author`'s log, whether its member records stand (an admin, or one the founder removed: then up

@@ -31,6 +31,12 @@ struct InitCommand: AsyncParsableCommand {
     )
     var networkKey: String?
 
+    @Flag(
+        name: .customLong("no-recovery"),
+        help: "Found the account without a recovery code (a lost or stolen device may then lock the account for good)."
+    )
+    var noRecovery = false
+
     func validate() throws {
         if let name, TextRules.isBlank(name) { throw ValidationError("--name is blank; give a display name") }
         if network != nil && networkKey != nil {
@@ -43,6 +49,11 @@ struct InitCommand: AsyncParsableCommand {
 
     struct Result: Encodable {
         let id: AuthorID
+        /// The person's account: founded by this node, or the one it joined; null for a node whose key signed records
+        /// before accounts existed.
+        @Nullable var account: AccountID?
+        /// The recovery code's 12 words, only when the account was founded now with one; shown nowhere else.
+        @Nullable var recoveryCode: String?
         @Nullable var name: String?
         let created: Bool
         let dataDirectory: String
@@ -52,6 +63,9 @@ struct InitCommand: AsyncParsableCommand {
         let networkID = try NetworkChoice.id(network: network, key: networkKey)
         let context = try options.open()
         let (identity, created) = try IdentityFile.loadOrCreate(at: context.directory.identityURL)
+        let recovery = noRecovery ? nil : RecoveryCode.random()
+        let founding = try await context.store.foundAccount(by: identity, recovery: recovery?.key.author)
+        let founded = founding?.founded ?? false
         var current = try await context.store.displayName(of: identity.author)
         if let name, name != current {
             try await context.actions().setName(name, by: identity)
@@ -69,12 +83,23 @@ struct InitCommand: AsyncParsableCommand {
                 print("joined network group \(label)")
             }
         }
-        let result = Result(id: identity.author, name: current, created: created, dataDirectory: context.directory.path)
+        let result = Result(
+            id: identity.author,
+            account: founding?.account,
+            recoveryCode: founded ? recovery?.words.joined(separator: " ") : nil,
+            name: current,
+            created: created,
+            dataDirectory: context.directory.path
+        )
         if output.json { return try Output.json(result) }
         print(created ? "Created a new identity." : "Identity already exists.")
         print("node id: \(identity.author.hex)")
+        print(
+            "account: \(founding.map(\.account.hex) ?? "none (this node's key signed records before accounts existed)")"
+        )
         print("name:    \(current ?? "(none; set one with --name)")")
         print("data:    \(context.directory.path)")
+        if founded { Self.printRecovery(result.recoveryCode) }
         if try await context.store.groups().isEmpty {
             print(
                 "This node shares nothing until it is in a group: create one with 'continuum-node group create "
@@ -82,6 +107,31 @@ struct InitCommand: AsyncParsableCommand {
                     + "'continuum-node join NAME' (an open group announced nearby) or 'continuum-node join --ask PEER'."
             )
         }
+    }
+}
+
+extension InitCommand {
+    /// What `init` says of the recovery code of an account it founded: the words and their QR code, or the price of
+    /// having none.
+    static func printRecovery(_ words: String?) {
+        guard let words else {
+            print(
+                "No recovery code: if this device is lost or stolen and the thief removes your other devices, the "
+                    + "account cannot be taken back (found a new one, and be invited again)."
+            )
+            return
+        }
+        print("")
+        print("Your recovery code (write it down and keep it away from this machine; it is shown only now):")
+        print("")
+        print("    \(words)")
+        print("")
+        // 12 words of at most 8 letters fit any QR code this node draws (at most 271 bytes).
+        if let qr = try? QRCode(encoding: words) { print(qr.terminalText()) }
+        print(
+            "It ranks above every device of the account: with it a new device can remove any of them, even one "
+                + "that removed all the others."
+        )
     }
 }
 
@@ -97,6 +147,10 @@ struct StatusCommand: AsyncParsableCommand {
     struct Result: Encodable {
         struct Node: Encodable {
             @Nullable var id: AuthorID?
+            /// The person's account, once this node holds it (PROTOCOL.md §2.10).
+            @Nullable var account: AccountID?
+            /// The account's devices now, this node among them.
+            let devices: [AuthorID]
             @Nullable var name: String?
             /// Why the identity key cannot be used, if it cannot.
             @Nullable var identityError: String?
@@ -135,12 +189,20 @@ struct StatusCommand: AsyncParsableCommand {
             identityError = "\(error)"
         }
         if let author { name = try await context.store.displayName(of: author) }
+        var account: AccountMembership?
+        if let author { account = try await context.store.account(of: author) }
         let met = try await context.store.peers()
         let discovery = DiscoveryQuery.status(of: context.directory)
         let counts = try await context.store.counts()
         let forks = try await context.store.forks()
         let result = Result(
-            node: Result.Node(id: author, name: name, identityError: identityError),
+            node: Result.Node(
+                id: author,
+                account: account?.account,
+                devices: account?.devices ?? [],
+                name: name,
+                identityError: identityError
+            ),
             dataDirectory: context.directory.path,
             discovery: DiscoveryJSON(discovery),
             store: StoreCountsJSON(counts),
@@ -153,6 +215,9 @@ struct StatusCommand: AsyncParsableCommand {
         )
         if output.json { return try Output.json(result) }
         Self.printIdentity(author: author, name: name, identityError: identityError)
+        if let account {
+            print("account:  \(account.account.hex) (\(plural(account.devices.count, "device")))")
+        }
         print("data:     \(result.dataDirectory)")
         print(
             "holds:    \(counts.posts) posts, \(counts.comments) comments, \(counts.records) records from \(counts.authors) authors"

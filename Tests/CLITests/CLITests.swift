@@ -1,3 +1,4 @@
+import ContinuumCore
 import ContinuumTestSupport
 import Crypto
 import Foundation
@@ -57,6 +58,27 @@ struct CLITests {
         #expect(try await cli.ok("status", "--json").contains("\"records\" : 1"))
     }
 
+    @Test("init prints the recovery code in words and as a QR code; --no-recovery prints the price; status the account")
+    func recoveryCode() async throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        let text = try await cli.ok("init", "--name", "Ann")
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let heading = try #require(lines.firstIndex { $0.hasPrefix("Your recovery code") })
+        let words = lines[heading + 2].trimmingCharacters(in: .whitespaces)
+        #expect(throws: Never.self) { try RecoveryCode(words: words) }
+        #expect(text.contains("█"), "the QR code is drawn")
+        let account = try #require(lines.first { $0.hasPrefix("account: ") }?.dropFirst(9))
+        #expect(try await cli.ok("status").contains("account:  \(account) (1 device)"))
+        #expect(!(try await cli.ok("init")).contains("recovery code"), "shown once")
+
+        let bare = CLI()
+        defer { bare.remove() }
+        let none = try await bare.ok("init", "--name", "Ben", "--no-recovery")
+        #expect(none.contains("No recovery code: if this device is lost or stolen"))
+        #expect(!none.contains("Your recovery code"))
+    }
+
     @Test("init, post every format, comment, feed, search, show, edit, delete, export")
     func tour() async throws {
         let cli = CLI()
@@ -66,6 +88,14 @@ struct CLITests {
             as? [String: Any]
         let me = try #require(initJSON?["id"] as? String)
         #expect(initJSON?["name"] as? String == "Alice" && initJSON?["created"] as? Bool == true)
+        // The account, founded with a recovery code that reads back as one; shown once.
+        let account = try #require(initJSON?["account"] as? String)
+        #expect(account.count == 64)
+        let words = try #require(initJSON?["recoveryCode"] as? String)
+        #expect(words.split(separator: " ").count == 12)
+        #expect(throws: Never.self) { try RecoveryCode(words: words) }
+        let again = try await cli.run("init", "--json").json()
+        #expect(again["account"] as? String == account && again["recoveryCode"] is NSNull)
         let keyMode =
             try FileManager.default.attributesOfItem(
                 atPath: cli.data.appendingPathComponent("identity.key").path
@@ -90,7 +120,10 @@ struct CLITests {
         let posts = try #require(feed["posts"] as? [[String: Any]])
         #expect(posts.map { $0["id"] as? String } == [gif, forest, lake, waterfall])
         let first = try #require(posts.last)
-        #expect(first["author"] as? String == me && first["authorName"] as? String == "Alice")
+        // In no group, the node signs in its private log (its node key signs only its account log), named as it is.
+        let privateLog = try #require(first["author"] as? String)
+        #expect(privateLog.count == 64 && privateLog != me && first["authorName"] as? String == "Alice")
+        #expect(posts.allSatisfy { $0["author"] as? String == privateLog })
         #expect(first["caption"] as? String == "Waterfall at dusk" && first["commentCount"] as? Int == 0)
         #expect((first["createdAt"] as? String)?.hasSuffix("Z") == true)
         let location = try #require(first["location"] as? [String: Double])

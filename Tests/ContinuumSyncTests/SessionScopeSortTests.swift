@@ -149,4 +149,32 @@ struct SessionScopeSortTests {
         #expect(reversed.keep == [adds.id])
         #expect(reversed.heldBack == 1)
     }
+
+    @Test("account logs: a node of a shared group's records of kinds 8 on are kept; a stranger's, or a comment, wait")
+    func accountLogs() throws {
+        // Identity 4 is the node of `plain` (group A, shared); identity 5 the node of `other` (group B, not shared).
+        let member = Self.identity(4)
+        let founding = try Self.record(member, 1, AccountRecord.founding(recovery: nil).body)
+        let comment = try Self.record(
+            member,
+            2,
+            .comment(post: PostID(unchecked: Data(count: 32)), text: "by a node key")
+        )
+        let outsider = try Self.record(Self.identity(5), 1, AccountRecord.founding(recovery: nil).body)
+        let stranger = try Self.record(Self.identity(8), 1, AccountRecord.founding(recovery: nil).body)
+        let sorting = SessionScope.sort(
+            [founding, comment, outsider, stranger],
+            groups: [Self.groupA],
+            view: Self.view
+        )
+        #expect(sorting.keep == [founding.id])
+        #expect(sorting.heldBack == 3)
+        #expect(Self.view.carriesAccountLog(member.author, in: [Self.groupA]))
+        #expect(!Self.view.carriesAccountLog(Self.identity(5).author, in: [Self.groupA]))
+        #expect(!Self.view.carriesAccountLog(Self.plain.author, in: [Self.groupA]), "a group log is no account log")
+        // The peer's clock shows the member's account log, not the outsider's.
+        let scope = SessionScope(peer: Self.peer, groups: [Self.groupA], view: Self.view)
+        let clock = VectorClock([member.author: 1, Self.identity(5).author: 1, Self.plain.author: 3])
+        #expect(scope.filter(clock) == VectorClock([member.author: 1, Self.plain.author: 3]))
+    }
 }

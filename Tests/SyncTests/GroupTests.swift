@@ -42,6 +42,22 @@ struct GroupTests {
         #expect(members.contains { $0["name"] as? String == "alice" && $0["admin"] as? Bool == true })
         #expect(members.contains { $0["name"] as? String == "bob" && $0["me"] as? Bool == true })
 
+        // Each node's account (PROTOCOL.md §2.10) travels with the group: bob shows alice's post under her account.
+        let aliceNode = try #require(try Self.json(try await alice.cli("status", "--json"))["node"] as? [String: Any])
+        let aliceAccount = try #require(aliceNode["account"] as? String)
+        let aliceHex = try #require(aliceNode["id"] as? String)
+        #expect(aliceNode["devices"] as? [String] == [aliceHex], "alice's node is its one device")
+        try await eventually("bob shows alice's post under her account") {
+            let posts = try Self.list(try await bob.cli("feed", "--json"), "posts")
+            return posts.first { $0["id"] as? String == post }?["account"] as? String == aliceAccount
+        }
+        let bobNode = try #require(try Self.json(try await bob.cli("status", "--json"))["node"] as? [String: Any])
+        let bobID = try #require(bobNode["id"] as? String)
+        try await eventually("alice holds bob's account") {
+            try await alice.withStore { try await $0.account(of: AuthorID(hex: bobID)!)?.account.hex }
+                == bobNode["account"] as? String
+        }
+
         // A stranger that dials a member: refused before anything is sent, told why, and logged by the member.
         try await stranger.start(peers: [alice])
         try await eventually("the stranger logs the member's refusal") {
@@ -70,6 +86,8 @@ struct GroupTests {
         #expect(try await stranger.tryCLI("show", post).status != 0, "the stranger does not know the post")
         let strangerCounts = try await stranger.withStore { try await $0.counts() }
         #expect(strangerCounts.posts == 1 && strangerCounts.comments == 0, "only its own post")
+        let aliceID = try #require(AuthorID(hex: aliceHex))
+        #expect(try await stranger.withStore { try await $0.account(of: aliceID) } == nil, "nor alice's account")
         // Neither alice's photo nor a thumbnail of it.
         let photo = try #require(try await alice.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 })
         let strangerPhotos = Self.files(in: stranger.data.appendingPathComponent("photos"))

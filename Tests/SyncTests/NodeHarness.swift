@@ -156,7 +156,13 @@ final class TestNode: @unchecked Sendable {
     func clock() async throws -> VectorClock {
         try await withStore { store in
             let view = try await store.membershipView()
-            return VectorClock(try await store.clock().heads.filter { view.logs[$0.key]?.group == Self.networkGroup })
+            // The network group's logs, and the account logs of their nodes (PROTOCOL.md §2.10), as a session shows.
+            return VectorClock(
+                try await store.clock().heads.filter {
+                    view.logs[$0.key]?.group == Self.networkGroup
+                        || view.carriesAccountLog($0.key, in: [Self.networkGroup])
+                }
+            )
         }
     }
 }
