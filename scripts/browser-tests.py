@@ -1303,6 +1303,12 @@ def functional_tests(args, work):
             browser.cmd('POST', '/refresh', {})
             wait_for('the name after a reload', lambda: browser.js(
                 "const i = document.querySelector('#name-input'); return i && i.value") == 'Dave on the sofa', 10)
+            # Your devices: this one, under its new name, in the account that GET /api/devices names.
+            devices = dave.get('/api/devices')
+            shown = wait_for('the devices', lambda: browser.find_all('#device-list li') and browser.text(browser.find('#device-list')), 10)
+            assert 'Dave on the sofa' in shown and 'this device' in shown and 'founded the account' in shown, shown
+            assert len(devices['devices']) == 1 and devices['devices'][0]['id'] == dave.id, devices
+            assert devices['account'][:12] in browser.text(browser.find('#devices-account')), devices['account']
             phone_screenshot(browser, artifacts / 'settings-phone.png')
             box = browser.find('#name-input')
             browser.clear(box)
@@ -1314,7 +1320,7 @@ def functional_tests(args, work):
             assert browser.js("return document.querySelector('#name-input').getAttribute('aria-invalid')") == 'true'
             assert dave.get('/api/status')['name'] == 'Dave on the sofa', 'a blank name was stored'
             return f'id and version "{status["version"]}" shown; renamed, kept across a reload; blank: "{message}"'
-        steps.run('settings: set the display name; a blank one is refused', settings_name, browser)
+        steps.run('settings: set the display name; a blank one is refused; your devices', settings_name, browser)
 
         def open_on_phone():
             dave = extra_nodes['dave']

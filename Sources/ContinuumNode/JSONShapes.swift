@@ -382,3 +382,32 @@ public struct ReadMarksJSON: Encodable, Sendable {
         unread = marks.unread
     }
 }
+
+/// The devices of this node's account: `device list --json` and `GET /api/devices`.
+public struct DeviceListJSON: Encodable, Sendable {
+    struct Device: Encodable, Sendable {
+        let id: AuthorID
+        @Nullable var name: String?
+        let founder: Bool
+        let thisDevice: Bool
+        @Nullable var lastSeen: RFC3339Time?
+    }
+
+    @Nullable var account: AccountID?
+    let recoveryCode: Bool
+    let devices: [Device]
+
+    public init(_ list: DeviceList) {
+        account = list.account
+        recoveryCode = list.hasRecovery
+        devices = list.devices.map {
+            Device(
+                id: $0.id,
+                name: $0.name,
+                founder: $0.founder,
+                thisDevice: $0.thisDevice,
+                lastSeen: $0.lastSeen.map(RFC3339Time.init)
+            )
+        }
+    }
+}

@@ -205,3 +205,57 @@ extension ContinuumStore {
         }
     }
 }
+
+/// One device of an account, as `device list` shows it.
+public struct DeviceSummary: Sendable, Hashable {
+    public let id: AuthorID
+    /// The device that founded the account.
+    public let founder: Bool
+    /// This node.
+    public let thisDevice: Bool
+    /// Its name: this node's own, or the name the device gave when it last connected here.
+    public let name: String?
+    /// When this node last had a session with it; nil for this node, and for a device never met.
+    public let lastSeen: Timestamp?
+}
+
+/// The devices of this node's account.
+public struct DeviceList: Sendable, Hashable {
+    /// Nil while this node has no account.
+    public let account: AccountID?
+    public let hasRecovery: Bool
+    /// This device first, then the others by id.
+    public let devices: [DeviceSummary]
+}
+
+extension ContinuumStore {
+    /// The devices of the account of `identity`'s node, with what this node knows of each.
+    public func devices(of identity: NodeIdentity) async throws -> DeviceList {
+        let name = try await displayName(of: identity.author)
+        return try await read { db in
+            guard let held = try Self.account(of: identity.author, db) else {
+                return DeviceList(account: nil, hasRecovery: false, devices: [])
+            }
+            let devices = try held.devices.map { device in
+                let peer = try Row.fetchOne(
+                    db,
+                    sql: "SELECT name, last_seen FROM peer WHERE node = ?",
+                    arguments: [device.bytes]
+                )
+                let mine = device == identity.author
+                return DeviceSummary(
+                    id: device,
+                    founder: device == held.founder,
+                    thisDevice: mine,
+                    name: mine ? name : peer?["name"],
+                    lastSeen: mine ? nil : (peer?["last_seen"] as Int64?).map(Timestamp.init(milliseconds:))
+                )
+            }
+            return DeviceList(
+                account: held.account,
+                hasRecovery: held.hasRecovery,
+                devices: devices.sorted { ($0.thisDevice ? 0 : 1, $0.id) < ($1.thisDevice ? 0 : 1, $1.id) }
+            )
+        }
+    }
+}

@@ -114,6 +114,8 @@ private struct BatchSorter {
     let view: MembershipView
     /// Logs learned from this batch: their group, and whether they are admins.
     var learned: [AuthorID: (group: GroupID, admin: Bool)] = [:]
+    /// Nodes of the logs learned from this batch: their account logs are carried too.
+    var learnedNodes: Set<NodeID> = []
     var sorting = BatchSorting()
 
     mutating func sort(_ record: VerifiedRecord) {
@@ -145,6 +147,7 @@ private struct BatchSorter {
         let info = view.groups[change.group]
         if info?.open == true || info?.network == true {
             learned[record.header.author] = (change.group, false)
+            learnedNodes.insert(change.node)
             sorting.keep.insert(record.id)
         } else {
             sorting.heldBack += 1
@@ -175,6 +178,7 @@ private struct BatchSorter {
             }
             if change.action != .remove, view.logs[change.log]?.removedThrough == nil {
                 learned[change.log] = (group, change.action == .admin)
+                learnedNodes.insert(change.node)
             }
         }
         sorting.keep.insert(record.id)
@@ -183,7 +187,11 @@ private struct BatchSorter {
     /// A record of a log no group places: kept when it is a record of kinds 8 on (§2.8) in the account log of a node
     /// of a group shared (§7.8.6); held back otherwise (the member record that makes its log known may be on its way).
     private mutating func sortAccountLogRecord(_ record: VerifiedRecord) {
-        if record.header.kind == .unknown, view.carriesAccountLog(record.header.author, in: groups) {
+        let author = record.header.author
+        if record.header.kind == .unknown,
+            view.carriesAccountLog(author, in: groups)
+                || (view.logs[author] == nil && learnedNodes.contains(NodeID(unchecked: author.bytes)))
+        {
             sorting.keep.insert(record.id)
         } else {
             sorting.heldBack += 1

@@ -71,12 +71,21 @@ struct CLITests {
         let account = try #require(lines.first { $0.hasPrefix("account: ") }?.dropFirst(9))
         #expect(try await cli.ok("status").contains("account:  \(account) (1 device)"))
         #expect(!(try await cli.ok("init")).contains("recovery code"), "shown once")
+        // device list: the account, this one device, founder and this device.
+        let list = try await cli.ok("device", "list")
+        #expect(list.hasPrefix("account \(account) (1 device, a recovery code)"), "\(list)")
+        #expect(list.contains("  Ann  this device, founded the account"), "\(list)")
+        let devices = try await cli.run("device", "--json").json()
+        #expect(devices["account"] as? String == String(account) && devices["recoveryCode"] as? Bool == true)
+        let device = try #require((devices["devices"] as? [[String: Any]])?.first)
+        #expect(device["thisDevice"] as? Bool == true && device["founder"] as? Bool == true)
 
         let bare = CLI()
         defer { bare.remove() }
         let none = try await bare.ok("init", "--name", "Ben", "--no-recovery")
         #expect(none.contains("No recovery code: if this device is lost or stolen"))
         #expect(!none.contains("Your recovery code"))
+        #expect(try await bare.ok("device", "list").contains("(1 device, no recovery code)"))
     }
 
     @Test("init, post every format, comment, feed, search, show, edit, delete, export")

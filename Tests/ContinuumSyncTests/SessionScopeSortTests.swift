@@ -172,6 +172,23 @@ struct SessionScopeSortTests {
         #expect(Self.view.carriesAccountLog(member.author, in: [Self.groupA]))
         #expect(!Self.view.carriesAccountLog(Self.identity(5).author, in: [Self.groupA]))
         #expect(!Self.view.carriesAccountLog(Self.plain.author, in: [Self.groupA]), "a group log is no account log")
+        // A node made known earlier in the same batch, by an admin's add of its log: its account log is kept too.
+        let newcomer = Self.identity(9)
+        let add = try Self.record(
+            Self.shared,
+            2,
+            .member(MemberChange(group: Self.groupA, action: .add, node: newcomer.node, log: Self.fresh.author))
+        )
+        let itsAccount = try Self.record(newcomer, 1, AccountRecord.founding(recovery: nil).body)
+        #expect(
+            SessionScope.sort([add, itsAccount], groups: [Self.groupA], view: Self.view).keep == [
+                add.id, itsAccount.id,
+            ]
+        )
+        #expect(
+            SessionScope.sort([itsAccount], groups: [Self.groupA], view: Self.view).heldBack == 1,
+            "alone, it waits"
+        )
         // The peer's clock shows the member's account log, not the outsider's.
         let scope = SessionScope(peer: Self.peer, groups: [Self.groupA], view: Self.view)
         let clock = VectorClock([member.author: 1, Self.identity(5).author: 1, Self.plain.author: 3])

@@ -382,6 +382,16 @@ extension ISO8601DateFormatter {
         #expect((status.object["peers"] as? [String: Any])?["connected"] as? Int == 1)
         let peers = try await call(api, alice, "GET", "/api/peers", expect: 200)
         #expect((peers.object["peers"] as? [[String: Any]])?.first?["name"] as? String == "Bob")
+        // The account's devices: this node alone, with its name, and the account that status shows.
+        let devices = try await call(api, alice, "GET", "/api/devices", expect: 200)
+        let shown = try JSONSerialization.jsonObject(with: Data(try await alice.cli("status", "--json").utf8))
+        let account = ((shown as? [String: Any])?["node"] as? [String: Any])?["account"]
+        #expect(devices.object["account"] as? String == account as? String && account is String)
+        #expect(devices.object["recoveryCode"] as? Bool == true, "init founded the account with a code")
+        let device = try #require((devices.object["devices"] as? [[String: Any]])?.first)
+        #expect((devices.object["devices"] as? [Any])?.count == 1)
+        #expect(device["name"] as? String == "Alice" && device["thisDevice"] as? Bool == true)
+        #expect(device["founder"] as? Bool == true && device["lastSeen"] is NSNull)
 
         // Deleting: a comment, then several at once, then a post.
         let second = try await call(

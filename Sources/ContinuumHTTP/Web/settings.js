@@ -1,6 +1,7 @@
-// Settings (#/settings): this node's display name (PUT /api/name), what the node is (id, version, data directory,
-// the largest photo it fetches by itself) from /api/status, and "Open on your phone" (GET /api/phone): the
-// addresses a phone on the LAN opens, the QR code of the first, and the certificate's fingerprint under https.
+// Settings (#/settings): this node's display name (PUT /api/name), the devices of your account (GET /api/devices),
+// what the node is (id, version, data directory, the largest photo it fetches by itself) from /api/status, and "Open
+// on your phone" (GET /api/phone): the addresses a phone on the LAN opens, the QR code of the first, and the
+// certificate's fingerprint under https.
 
 import { api, nodeStatus } from './api.js';
 import { h, shortId, formatMiB, showError, announce, clearErrors, svgDataURL } from './dom.js';
@@ -19,10 +20,12 @@ export function mount(container) {
     nameError, nameStatus);
   const facts = h('dl', { class: 'facts', id: 'node-facts' }, h('dt', {}, 'Node'), h('dd', {}, 'Loading…'));
   const phone = h('div', { class: 'phone', id: 'phone' }, h('p', { class: 'status-line', role: 'status' }, 'Loading…'));
+  const devices = h('div', { class: 'devices', id: 'devices' }, h('p', { class: 'status-line', role: 'status' }, 'Loading…'));
 
   container.replaceChildren(h('section', { class: 'view settings-view', 'aria-labelledby': 'settings-title' },
     h('h1', { id: 'settings-title', tabindex: '-1' }, 'Settings'),
     h('section', { class: 'settings-section', 'aria-labelledby': 'name-title' }, h('h2', { id: 'name-title' }, 'Your name'), nameForm),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'devices-title' }, h('h2', { id: 'devices-title' }, 'Your devices'), devices),
     h('section', { class: 'settings-section', 'aria-labelledby': 'phone-title' }, h('h2', { id: 'phone-title' }, 'Open on your phone'), phone),
     h('section', { class: 'settings-section', 'aria-labelledby': 'node-title' }, h('h2', { id: 'node-title' }, 'This node'), facts)));
 
@@ -88,9 +91,35 @@ export function mount(container) {
     }
   }
 
+  async function loadDevices() {
+    try {
+      const body = await api('/api/devices');
+      if (alive) devices.replaceChildren(...devicesContent(body));
+    } catch (error) {
+      if (alive) devices.replaceChildren(h('p', { class: 'panel warning' }, `The devices could not be read: ${error.message}`));
+    }
+  }
+
   loadName();
+  loadDevices();
   loadPhone();
   return () => { alive = false; };
+}
+
+/** The devices section: the account, then each device (this one first) with what this node knows of it. */
+function devicesContent(body) {
+  if (!body.account) {
+    return [h('p', { class: 'help' }, 'This node has no account: its key signed records before accounts existed.')];
+  }
+  const list = h('ul', { class: 'device-list', id: 'device-list', 'aria-label': 'Devices of your account' },
+    body.devices.map((device) => h('li', { class: 'device', 'data-id': device.id },
+      h('strong', {}, device.name ?? 'No name'), ' ', h('code', { title: device.id }, shortId(device.id)),
+      h('span', { class: 'meta' }, [device.thisDevice ? 'this device' : null, device.founder ? 'founded the account' : null,
+        device.lastSeen ? `last seen ${new Date(device.lastSeen).toLocaleString()}` : null].filter(Boolean)
+        .map((note) => ` · ${note}`).join('')))));
+  const account = h('p', { class: 'help', id: 'devices-account' }, 'Account ', h('code', { title: body.account }, shortId(body.account)),
+    body.recoveryCode ? ', with a recovery code (shown once, when it was made).' : ', without a recovery code.');
+  return [account, list];
 }
 
 /** The phone section: the node's message, the QR code of the first address, every address, the fingerprint. */
