@@ -51,9 +51,17 @@ public actor ThumbnailService {
         self.isShown = isShown
     }
 
-    /// Starts the image library (libvips) for this process, once; nil when it works, else its message (photos then
-    /// get no thumbnails, and the node still runs). Call it before serving: see ``Vips/start()``.
-    public nonisolated static func startImageLibrary() -> String? { Vips.start() }
+    /// Ends this process's use of the image library (libvips): waits for the photo being worked on, if any, and
+    /// refuses any later one. A process that made thumbnails calls it before it exits (see ``Vips/close()``).
+    public static func closeImageLibrary() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            // Waits for a libvips call that may take a while: on a thread of its own, not the cooperative pool's.
+            Thread.detachNewThread {
+                Vips.close()
+                done.resume()
+            }
+        }
+    }
 
     /// Where this node's own thumbnail of a photo is kept.
     public nonisolated func ownURL(for hash: AssetHash) -> URL {

@@ -51,26 +51,29 @@ enum Vips {
         return nil
     }()
 
-    /// Starts libvips now, if it has not started: nil when it works, else libvips's message.
-    ///
-    /// A process that uses libvips starts it before it serves: starting it loads libvips's modules (and with them
-    /// libraries such as libgomp) with `dlopen`, and a `dlopen` on one thread while another runs `exit` re-runs the
-    /// constructors of libraries the exit has already finalised (glibc's `_dl_fini` clears their "initialised" mark):
-    /// libgomp's then aborts the process (`goacc_register: Assertion '!dispatchers[disp->type]' failed`).
-    static func start() -> String? { initialization }
+    /// Serialises libvips calls (the error buffer is shared); true once the process is ending (``close()``).
+    private static let lock = Mutex(false)
 
-    /// Serialises libvips calls (the error buffer is shared). Holds nothing.
-    private static let lock = Mutex(())
-
-    /// Runs `body` alone among libvips calls, with a clean error buffer. Blocks: call it off the cooperative pool
-    /// and off event loops for large images (``ThumbnailService`` does).
+    /// Runs `body` alone among libvips calls, with a clean error buffer; libvips starts at the first call. Blocks:
+    /// call it off the cooperative pool and off event loops for large images (``ThumbnailService`` does). Throws
+    /// once ``close()`` was called.
     static func run<T>(_ body: () throws(MediaError) -> T) throws(MediaError) -> T {
-        if let failure = initialization { throw MediaError("libvips could not start: \(failure)") }
-        return try lock.withLock { _ throws(MediaError) -> T in
+        try lock.withLock { closed throws(MediaError) -> T in
+            if closed { throw MediaError("the node is shutting down") }
+            if let failure = initialization { throw MediaError("libvips could not start: \(failure)") }
             vips_error_clear()
             defer { vips_error_clear() }
             return try body()
         }
+    }
+
+    /// Ends this process's use of libvips: waits for the call under way, if any (starting libvips included), and
+    /// refuses every later one. A process calls it before it exits. Starting libvips, and some of its operations,
+    /// load libraries with `dlopen`; a `dlopen` on one thread while another runs `exit` re-runs the constructors of
+    /// libraries that `exit` has already finalised (glibc's `_dl_fini` clears their "initialised" mark), and
+    /// libgomp's then aborts the process (`goacc_register: Assertion '!dispatchers[disp->type]' failed`).
+    static func close() {
+        lock.withLock { $0 = true }
     }
 
     /// The error buffer as one line: `VipsJpeg: Premature end of JPEG file\nVipsJpeg: …` becomes

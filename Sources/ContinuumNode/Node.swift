@@ -222,9 +222,6 @@ public final class Node: Sendable {
     /// Binds the sync port and the control socket, and reads the peers to dial; returns the addresses the sync
     /// port is bound to (so that the caller can print them). Then ``services()`` are run, in one service group.
     public func start() async throws -> [SocketAddress] {
-        if let failure = ThumbnailService.startImageLibrary() {
-            logger.warning("libvips could not start: photos get no thumbnails", metadata: ["error": "\(failure)"])
-        }
         // A data directory made by `run` alone, or by a build before accounts, gets its account now (without a
         // recovery code: only `init` shows one), unless its key signed other records first.
         if try await store.foundAccount(by: identity, recovery: nil) == nil {

@@ -2,6 +2,7 @@ import ArgumentParser
 import ContinuumCore
 import ContinuumDiscovery
 import ContinuumHTTP
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
@@ -362,10 +363,17 @@ struct RunCommand: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let error as APIStartError {
-            await node.close()
+            await close(node)
             throw CLIError(error.description)
         }
+        await close(node)
+    }
+
+    /// Closes the node; then, since the process exits after this, waits for the image library's call under way, if
+    /// any, and ends its use (``ThumbnailService/closeImageLibrary()``).
+    private static func close(_ node: Node) async {
         await node.close()
+        await ThumbnailService.closeImageLibrary()
     }
 }
 
