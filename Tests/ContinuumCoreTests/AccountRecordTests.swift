@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumTestSupport
 import Foundation
 import Testing
 
@@ -128,38 +129,13 @@ struct AccountStateFromRecordsTests {
     let thief = try! NodeIdentity(seed: [UInt8](repeating: 3, count: 32))
     let recovery = try! NodeIdentity(seed: [UInt8](repeating: 4, count: 32))
 
-    /// Signs the next record of each identity's log.
-    struct Logs {
-        var heads: [AuthorID: (UInt64, RecordID)] = [:]
-        mutating func sign(_ body: RecordBody, by identity: NodeIdentity) throws -> VerifiedRecord {
-            let head = heads[identity.author]
-            let record = try identity.sign(
-                RecordContent(
-                    author: identity.author,
-                    sequence: (head?.0 ?? 0) + 1,
-                    previous: head?.1,
-                    createdAt: Timestamp(milliseconds: 1_700_000_000_000),
-                    body: body
-                )
-            )
-            heads[identity.author] = (record.header.sequence, record.id)
-            return record
-        }
-    }
-
-    /// The body of a device-add of `device` to `account`, with the device's consent.
-    func added(_ device: NodeIdentity, to account: AccountID) throws -> RecordBody {
-        AccountRecord.deviceAdd(account: account, device: device.author, consent: try device.consent(toJoin: account))
-            .body
-    }
-
     @Test("founded on the laptop, the desktop added with its consent: both devices; a thief's add without it: none")
     func linked() throws {
-        var logs = Logs()
+        var logs = LogSigner()
         let founding = try logs.sign(AccountRecord.founding(recovery: recovery.author).body, by: laptop)
         let account = AccountID(founding: founding.id)
         let joining = try logs.sign(AccountRecord.joining(account).body, by: desktop)
-        let add = try logs.sign(try added(desktop, to: account), by: laptop)
+        let add = try logs.sign(try desktop.added(to: account), by: laptop)
         // The thief signs an add of its own key with a consent it made for another account: inert.
         let forged = try logs.sign(
             AccountRecord.deviceAdd(
@@ -179,12 +155,12 @@ struct AccountStateFromRecordsTests {
 
     @Test("the desktop removes the laptop: the laptop's records beyond the frontier, later or back-dated, do not count")
     func removed() throws {
-        var logs = Logs()
+        var logs = LogSigner()
         let founding = try logs.sign(AccountRecord.founding(recovery: nil).body, by: laptop)
         let account = AccountID(founding: founding.id)
-        let add = try logs.sign(try added(desktop, to: account), by: laptop)
+        let add = try logs.sign(try desktop.added(to: account), by: laptop)
         // The laptop's log in a group: a post the desktop held, then one after the removal.
-        var groupLog = Logs()
+        var groupLog = LogSigner()
         let group = try NodeIdentity(seed: [UInt8](repeating: 5, count: 32))
         let first = try groupLog.sign(.profile(name: "Alice"), by: group)
         let kept = try groupLog.sign(.profile(name: "Alice L."), by: group)
@@ -201,8 +177,7 @@ struct AccountStateFromRecordsTests {
             by: desktop
         )
         let later = try groupLog.sign(.profile(name: "the thief"), by: group)
-        var fork = Logs()
-        fork.heads[group.author] = (1, first.id)
+        var fork = LogSigner(continuing: [first])
         let backDated = try fork.sign(.profile(name: "back-dated"), by: group)
         let state = try #require(AccountRules.state(of: account, from: [removal, add, founding]))
         #expect(state.devices == [desktop.author])

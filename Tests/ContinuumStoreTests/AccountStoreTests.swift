@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Testing
 
@@ -19,17 +20,10 @@ struct AccountStoreTests {
         var all: [VerifiedRecord] { [founding, add, joining, removal] }
 
         init(laptop: NodeIdentity, desktop: NodeIdentity) throws {
-            var logs = AccountStateFromRecordsLogs()
+            var logs = LogSigner()
             founding = try logs.sign(AccountRecord.founding(recovery: nil).body, by: laptop)
             let account = AccountID(founding: founding.id)
-            add = try logs.sign(
-                AccountRecord.deviceAdd(
-                    account: account,
-                    device: desktop.author,
-                    consent: try desktop.consent(toJoin: account)
-                ).body,
-                by: laptop
-            )
+            add = try logs.sign(try desktop.added(to: account), by: laptop)
             joining = try logs.sign(AccountRecord.joining(account).body, by: desktop)
             removal = try logs.sign(
                 AccountRecord.deviceRemove(
@@ -93,25 +87,5 @@ struct AccountStoreTests {
         #expect(try await before.store.account(of: desktop.author)?.devices == both)
         _ = try await before.store.ingest([scene.removal])
         #expect(try await before.store.account(of: laptop.author) == nil)
-    }
-}
-
-/// Signs the next record of each identity's log.
-struct AccountStateFromRecordsLogs {
-    var heads: [AuthorID: (UInt64, RecordID)] = [:]
-
-    mutating func sign(_ body: RecordBody, by identity: NodeIdentity) throws -> VerifiedRecord {
-        let head = heads[identity.author]
-        let record = try identity.sign(
-            RecordContent(
-                author: identity.author,
-                sequence: (head?.0 ?? 0) + 1,
-                previous: head?.1,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_000),
-                body: body
-            )
-        )
-        heads[identity.author] = (record.header.sequence, record.id)
-        return record
     }
 }

@@ -11,26 +11,6 @@ import Testing
 extension HostileTests {
     @Suite("Account records from a raw peer", .serialized)
     struct AccountHostileTests {
-        /// Signs the next record of each key's log.
-        struct Logs {
-            var records: [VerifiedRecord] = []
-
-            mutating func sign(_ body: RecordBody, by identity: NodeIdentity) throws -> VerifiedRecord {
-                let last = records.last { $0.header.author == identity.author }
-                let record = try identity.sign(
-                    RecordContent(
-                        author: identity.author,
-                        sequence: (last?.header.sequence ?? 0) + 1,
-                        previous: last?.id,
-                        createdAt: .now(),
-                        body: body
-                    )
-                )
-                records.append(record)
-                return record
-            }
-        }
-
         @Test(
             "a node's account is kept and passed on; a forged add, a stranger's account and a node key's post are not"
         )
@@ -40,7 +20,7 @@ extension HostileTests {
                 let log = NodeIdentity.generate()
                 let victim = NodeIdentity.generate()
                 let stranger = NodeIdentity.generate()
-                var logs = Logs()
+                var logs = LogSigner(createdAt: nil)
                 // The raw peer's group log (its self-add names its node), then its node key's account log.
                 _ = try logs.sign(
                     .member(MemberChange(group: TestNode.networkGroup, action: .add, node: node.node, log: log.author)),
