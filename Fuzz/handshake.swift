@@ -1,10 +1,10 @@
 // libFuzzer target `handshake`: the connection handshake (ContinuumSession's HandshakeMachine, PROTOCOL.md §7.8.3)
 // fed a random peer's frames, with the engine's answers (the HELLO check, our MEMBERSHIP, admission, a JOINED's
-// check and record) and the connection's other events (a decode error, the stream's end, a broken transport, the
+// check and record, a link's consent, add and record) and the connection's other events (a decode error, the stream's end, a broken transport, the
 // node stopping) chosen by the input too. Built and run by scripts/fuzz.sh; Docs/FUZZING.md.
 //
 // Input: one byte n, then n control bytes (the executor's choices, used in a cycle; the first one also chooses
-// whether this side joins by invite, asks to join, or neither), then a byte stream decoded by FrameDecoder into the
+// whether this side joins by invite, asks to join, links, or neither), then a byte stream decoded by FrameDecoder into the
 // peer's messages, as the NIO handler decodes it. A refusal (ERROR, close) is expected. A bug is a crash, a trap
 // (the machine's preconditions included), an AddressSanitizer report, or one of these checks failing:
 // - every message the machine sends, and every ERROR it refuses with, passes WireCodec.validate and decodes back to
@@ -45,10 +45,11 @@ struct Executor {
         )
         let log = AuthorID(unchecked: Data(repeating: 0x44, count: 32))
         let join: HandshakeJoin? =
-            switch (controls.first ?? 0) % 4 {
+            switch (controls.first ?? 0) % 5 {
             case 1: .invite(nodePrefix: [UInt8](repeating: 0x11, count: 8), log: log)
             case 2: .request(log: log)
             case 3: .invite(nodePrefix: [UInt8](repeating: 0x12, count: 8), log: log)
+            case 4: .link(nodePrefix: [UInt8](repeating: 0x11, count: 8))
             default: nil
             }
         machine = HandshakeMachine(ours: ours, host: "127.0.0.1", join: join)
@@ -100,6 +101,16 @@ struct Executor {
         case .recordJoin:
             if control() % 8 == 0 { return failure() }
             return machine.joinRecorded()
+        case .consentTo:
+            if control() % 8 == 0 { return machine.consentSigned(.failure(WireError(.badRecord, "no founding"))) }
+            return machine.consentSigned(.success([UInt8](repeating: 6, count: 64)))
+        case .signLink:
+            if control() % 8 == 0 { return machine.linkSigned(.failure(WireError(.inviteRefused, "used"))) }
+            let groups = control() % 4 == 0 ? [] : [group]
+            return machine.linkSigned(.success(LinkedAccount(record: [UInt8](repeating: 7, count: 40), groups: groups)))
+        case .recordLink(let linked):
+            if control() % 8 == 0 { return machine.linkRecorded(.failure(WireError(.badRecord, "not this device"))) }
+            return machine.linkRecorded(.success(Set(linked.groups)))
         case .shareWithExistingSession, .reportJoin, .rememberRefusal, .rememberStranger: break
         }
         return []
@@ -117,6 +128,7 @@ struct Executor {
         if choice & 0x20 != 0 { admission.groups.insert(group) }
         if choice & 0x40 != 0 { admission.joined = JoinedGroup(group: group, record: [UInt8](repeating: 7, count: 40)) }
         if choice & 0x80 != 0 { admission.nodeInNoGroup = admission.groups.isEmpty }
+        if choice % 8 == 7 { admission.linking = [[UInt8](repeating: 8, count: 40)] }
         return machine.admitted(.success(admission))
     }
 

@@ -1309,6 +1309,11 @@ def functional_tests(args, work):
             assert 'Dave on the sofa' in shown and 'this device' in shown and 'founded the account' in shown, shown
             assert len(devices['devices']) == 1 and devices['devices'][0]['id'] == dave.id, devices
             assert devices['account'][:12] in browser.text(browser.find('#devices-account')), devices['account']
+            # Link a device: a one-time code and its QR code, for init --link on the new machine.
+            browser.click(browser.find('#link-device'))
+            command = wait_for('the link code', lambda: browser.find_all('#link-code') and browser.text(browser.find('#link-code')), 10)
+            assert command.startswith('continuum-node init --link '), command
+            assert browser.js("return document.querySelector('#link-qr').src.startsWith('data:image/svg')"), 'no QR code'
             phone_screenshot(browser, artifacts / 'settings-phone.png')
             box = browser.find('#name-input')
             browser.clear(box)

@@ -7,20 +7,21 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds twenty-three records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+It builds twenty-four records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
 eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
 member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them,
 then three reactions (§2.9, kind 13, written from that section alone): to a post, to a comment, and one taken back;
-then four account records (§2.10, kinds 8 ... 10, written from that section alone): device L founds an account with
-recovery key K, device D joins it, L adds D with D's consent, D removes L with a frontier;
+then five account records (§2.10, kinds 8 ... 11, written from that section alone): device L founds an account with
+recovery key K, device D joins it, L adds D with D's consent, D removes L with a frontier, D declares its log key N in
+the group G1 for the account;
 decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them. It also writes eight
 inert records of kind 13: valid records (§2.8's common layout holds) that break a rule of §2.9 and so count as no
-reaction, since a kind's own rules never make a record invalid; and nineteen inert records of kinds 8 ... 10, valid
-records that break §2.10's table (a consent that does not verify, an add of its own author, a frontier out of order,
-...). It checks that every single-bit flip of every
-record, whole or header alone, is refused (by the decoder, the content-hash check or the signature); checks a list
-of invalid records that must be refused and a few edge cases that must be accepted; and checks that the largest
-record of each kind has the size the table of §2.5 gives.
+reaction, since a kind's own rules never make a record invalid; and twenty-seven inert records of kinds 8 ... 11,
+valid records that break §2.10's table (a consent that does not verify, an add of its own author, a frontier out of
+order, a log declaration whose signature is not the log key's over its message, ...). It checks that every
+single-bit flip of every record, whole or header alone, is refused (by the decoder, the content-hash check or the
+signature); checks a list of invalid records that must be refused and a few edge cases that must be accepted; and
+checks that the largest record of each kind has the size the table of §2.5 gives.
 
 Usage:
     python3 scripts/protocol_vectors.py            check: vectors.json and the vector section of PROTOCOL.md are
@@ -90,22 +91,27 @@ FUTURE_CODES = tuple(code for code in range(8, 256) if code != REACTION_CODE)
 FUTURE_DATA_BYTES = 4096
 FUTURE_CONTENT_BYTES = 8192
 
-# Account records (§2.10): kinds 8 `account`, 9 `device-add` and 10 `device-remove`, laid out as every kind from 8 on
-# (§2.8), with `context` 32 zero bytes, their fields in `data`, and no content. Written from §2.10 alone. As for kind
-# 13, their own rules never make a record invalid: a record of these codes that keeps §2.8's layout is valid, and it
-# is an account record when it keeps §2.10's table, else *inert*. This script models a valid account record as the
-# kind of its name, with its own body, and an inert one as a kind to come ("future") of its code: to a node of this
-# version they are kinds to come (§2.8), and the vector U2 (kind 8, no data) is such an inert one.
+# Account records (§2.10): kinds 8 `account`, 9 `device-add`, 10 `device-remove` and 11 `log`, laid out as every kind
+# from 8 on (§2.8), with `context` 32 zero bytes, their fields in `data`, and no content. Written from §2.10 alone. As
+# for kind 13, their own rules never make a record invalid: a record of these codes that keeps §2.8's layout is valid,
+# and it is an account record when it keeps §2.10's table, else *inert*. This script models a valid account record as
+# the kind of its name, with its own body, and an inert one as a kind to come ("future") of its code: to a node of
+# this version they are kinds to come (§2.8), and the vector U2 (kind 8, no data) is such an inert one.
 #   account        {account, recovery}         account: None (32 zero bytes: founds an account) or the account the
 #                                              log joins; recovery: None or the recovery public key (flags bit 0,
 #                                              founding only)
 #   device-add     {account, device, consent}  consent: the device's signature over CONSENT_PREFIX, account, device
 #   device-remove  {account, device, frontier} frontier: [{log, through, head}], logs strictly ascending, head None
 #                                              (32 zero bytes) exactly when through is 0
-ACCOUNT_CODES = {"account": 8, "device-add": 9, "device-remove": 10}
+#   log            {account, group, log,       a log declaration: `log`, one of the author's group logs (not the
+#                   signature}                 author), is its device's log in `group` for `account`; signature: the
+#                                              log key's over DECLARATION_PREFIX, account, group, the author
+ACCOUNT_CODES = {"account": 8, "device-add": 9, "device-remove": 10, "log": 11}
 ACCOUNT_KINDS = {code: name for name, code in ACCOUNT_CODES.items()}
 ACCOUNT_RECOVERY = 0x01  # the flag of an `account` record: a recovery key follows (founding only)
 CONSENT_PREFIX = b"continuum-device-consent-v3"
+DECLARATION_PREFIX = b"continuum-log-declaration-v3"
+DECLARATION_BYTES = 32 + 32 + 32 + 64  # account, group, log, signature: 160 bytes of data
 FRONTIER_ENTRIES = 55  # §2.10: count 0 ... 55 (65 + 72 × 55 = 4025 bytes of data, the most §2.1 allows)
 FRONTIER_ENTRY_BYTES = 32 + 8 + 32  # log, through, head
 
@@ -314,7 +320,8 @@ def has_content(record: dict) -> bool:
 
 def check_future(body: dict, author: bytes) -> None:
     """A record of a kind to come (§2.1, §2.8): its code, its context, its data and its payload. A record of kind 8,
-    9 or 10 is modelled so only when it is inert (§2.10); one that reads as an account record is modelled as one."""
+    9, 10 or 11 is modelled so only when it is inert (§2.10); one that reads as an account record is modelled as
+    one."""
     if body["code"] not in FUTURE_CODES:
         raise Invalid(f"kind {body['code']} is not a kind to come (8 ... 255 but 13, a reaction)")
     check_layout(body)
@@ -397,6 +404,22 @@ def consent_verifies(account: bytes, device: bytes, consent: bytes) -> bool:
         return False
 
 
+def declaration_message(account: bytes, group: bytes, device: bytes) -> bytes:
+    """What a log key signs to declare itself its device's log in a group for an account (§2.10, kind 11): the ASCII
+    bytes `continuum-log-declaration-v3`, then the account, then the group, then the device (the record's author),
+    with nothing between them."""
+    return DECLARATION_PREFIX + account + group + device
+
+
+def declaration_verifies(account: bytes, group: bytes, log: bytes, device: bytes, signature: bytes) -> bool:
+    """Whether `signature` is the log key's Ed25519 signature over declaration_message (§2.10, §2.2's rules)."""
+    try:
+        Ed25519PublicKey.from_public_bytes(log).verify(signature, declaration_message(account, group, device))
+        return True
+    except (InvalidSignature, ValueError):
+        return False
+
+
 def account_data(kind: str, body: dict) -> list[tuple[str, bytes]]:
     """The `data` of an account record (§2.10) as labelled fields, in order."""
     account = bytes(32) if body["account"] is None else body["account"]
@@ -406,6 +429,8 @@ def account_data(kind: str, body: dict) -> list[tuple[str, bytes]]:
         return fields + ([] if recovery is None else [("recovery", recovery)])
     if kind == "device-add":
         return [("account", account), ("device", body["device"]), ("consent", body["consent"])]
+    if kind == "log":
+        return [("account", account), ("group", body["group"]), ("log", body["log"]), ("signature", body["signature"])]
     fields = [("account", account), ("device", body["device"]), ("count", bytes([len(body["frontier"])]))]
     for index, entry in enumerate(body["frontier"]):
         fields.append((f"log {index}", entry["log"]))
@@ -416,9 +441,10 @@ def account_data(kind: str, body: dict) -> list[tuple[str, bytes]]:
 
 def read_account(code: int, context: bytes, data: bytes, content_length: int,
                  author: bytes | None) -> tuple[str | None, dict | None, str | None]:
-    """Reads a valid record of kind 8, 9 or 10 (§2.8's layout holds) by §2.10's table: (its kind, its body, None)
+    """Reads a valid record of kind 8, 9, 10 or 11 (§2.8's layout holds) by §2.10's table: (its kind, its body, None)
     when it is an account record, or (None, None, why it is inert). `context` is the 32 bytes on the wire. `author`
-    None skips the one check that needs it (a device-add of its own author), for a body without its record."""
+    None skips the checks that need it (a device-add of its own author; a log declaration naming its author, and its
+    signature, which covers the author), for a body without its record."""
     if context != bytes(32):
         return None, None, "its context is not 32 zero bytes: an account record goes with no post"
     if content_length != 0:
@@ -449,6 +475,8 @@ def read_account(code: int, context: bytes, data: bytes, content_length: int,
             return None, None, ("its consent does not verify: it is not the device's signature over "
                                 "continuum-device-consent-v3, the account and the device")
         return "device-add", {"account": account, "device": device, "consent": consent}, None
+    if code == ACCOUNT_CODES["log"]:
+        return read_declaration(data, author)
     if size < 65:
         return None, None, f"its data is {size} bytes: a device-remove's is 65 + 72 × count"
     account, device, count = data[:32], data[32:64], data[64]
@@ -474,12 +502,34 @@ def read_account(code: int, context: bytes, data: bytes, content_length: int,
     return "device-remove", {"account": account, "device": device, "frontier": frontier}, None
 
 
+def read_declaration(data: bytes, author: bytes | None) -> tuple[str | None, dict | None, str | None]:
+    """Reads the data of a valid record of kind 11, a log declaration (§2.10), as read_account does: its account,
+    group, log and the log key's signature, 160 bytes; neither the account nor the group 32 zero bytes; the log not
+    the author; the signature the log key's over `continuum-log-declaration-v3`, the account, the group, the author."""
+    if len(data) != DECLARATION_BYTES:
+        return None, None, f"its data is {len(data)} bytes: a log declaration's is {DECLARATION_BYTES}"
+    account, group, log, signature = data[:32], data[32:64], data[64:96], data[96:]
+    if account == bytes(32):
+        return None, None, "it names no account (32 zero bytes)"
+    if group == bytes(32):
+        return None, None, "it names no group (32 zero bytes)"
+    if author is not None and log == author:
+        return None, None, "its log is its own author: a log declaration names one of the author's group logs"
+    if author is not None and not declaration_verifies(account, group, log, author, signature):
+        return None, None, ("its signature does not verify: it is not the log key's signature over "
+                            "continuum-log-declaration-v3, the account, the group and the author")
+    return "log", {"account": account, "group": group, "log": log, "signature": signature}, None
+
+
 def check_account(kind: str, body: dict, author: bytes) -> None:
     """An account record as a node signs it (§2.10). Breaking §2.10's table makes a valid, inert record, which a node
     does not sign: that is Refused, not Invalid."""
     if kind == "account":
         sizes_ok = body["account"] is None or len(body["account"]) == 32
         sizes_ok = sizes_ok and (body["recovery"] is None or len(body["recovery"]) == 32)
+    elif kind == "log":
+        sizes_ok = all(len(body[key]) == 32 for key in ("account", "group", "log"))
+        sizes_ok = sizes_ok and len(body["signature"]) == SIGNATURE_BYTES
     else:
         sizes_ok = len(body["account"]) == 32 and len(body["device"]) == 32
         if kind == "device-add":
@@ -765,9 +815,9 @@ def decode(data: bytes) -> dict:
     header's fields, `record` (the record as this script models it, or None for a header alone), `signedLength`
     and `headerLength`. The header of a record of kind 13 is read as a kind to come's (its `kind` is "future", its
     references' code 13), with `inert`: why the record is inert (§2.9), or None; its record is a "reaction" or an
-    "inert" one. A record of kind 8, 9 or 10 likewise has `inert` (§2.10): None when it is an account record, whose
-    record is then modelled as its kind ("account", "device-add", "device-remove"); else the reason, and its record
-    stays a kind to come."""
+    "inert" one. A record of kind 8, 9, 10 or 11 likewise has `inert` (§2.10): None when it is an account record,
+    whose record is then modelled as its kind ("account", "device-add", "device-remove", "log"); else the reason, and
+    its record stays a kind to come."""
     if len(data) > RECORD_BYTES:
         raise Invalid("record too long")
     r = Reader(data)
@@ -927,9 +977,12 @@ SEED_S = bytes(range(160, 192))
 SEED_L = bytes(range(255, 223, -1))
 SEED_D = bytes(range(223, 191, -1))
 SEED_K = bytes(range(191, 159, -1))
+# N is device D's log key in the group G1 (founded by F), which D declares its log there for the account (vector 24,
+# kind 11). N signs the declaration and no record here. Its seed counts down too: the bytes 159 down to 128.
+SEED_LOG_D = bytes(range(159, 127, -1))
 SEED_NAMES = {SEED_A: "identity A", SEED_B: "identity B", SEED_F: "log key F", SEED_M: "log key M",
               SEED_O: "log key O", SEED_S: "log key S", SEED_L: "device L",
-              SEED_D: "device D", SEED_K: "recovery key K"}
+              SEED_D: "device D", SEED_K: "recovery key K", SEED_LOG_D: "log key N"}
 # A log of L's named in D's removal of L (vector 23) besides L's account log, with nothing of it kept (through 0):
 # a stand-in key, of no seed; no record of it is given.
 OTHER_LOG = bytes([0xEE]) * 32
@@ -949,7 +1002,7 @@ def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at
 
 
 def build() -> list[dict]:
-    """The nineteen golden vectors, each with its seed, record, header, content and id."""
+    """The twenty-four golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
     def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
@@ -1020,7 +1073,13 @@ def build() -> list[dict]:
              {"account": account, "device": desktop, "consent": consent})
     frontier = sorted([{"log": laptop, "through": 2, "head": l2}, {"log": OTHER_LOG, "through": 0, "head": None}],
                       key=lambda entry: entry["log"])
-    add("AC4 D removes L", SEED_D, 2, d1, "device-remove", {"account": account, "device": laptop, "frontier": frontier})
+    d2 = add("AC4 D removes L", SEED_D, 2, d1, "device-remove",
+             {"account": account, "device": laptop, "frontier": frontier})
+    # D declares, in its account log after AC4, its log N in the group G1 (founded by F, vector 9) for the account:
+    # D signs the record, N the declaration.
+    declaration = Ed25519PrivateKey.from_private_bytes(SEED_LOG_D).sign(declaration_message(account, g1, desktop))
+    add("AC5 D declares its log N in group G1", SEED_D, 3, d2, "log",
+        {"account": account, "group": g1, "log": public_key(SEED_LOG_D), "signature": declaration})
     return out
 
 
@@ -1060,6 +1119,8 @@ def body_json(kind: str, body: dict) -> dict:
         return {key: None if body[key] is None else body[key].hex() for key in ("account", "recovery")}
     if kind == "device-add":
         return {key: body[key].hex() for key in ("account", "device", "consent")}
+    if kind == "log":
+        return {key: body[key].hex() for key in ("account", "group", "log", "signature")}
     if kind == "device-remove":
         return {"account": body["account"].hex(), "device": body["device"].hex(),
                 "frontier": [{"log": e["log"].hex(), "through": e["through"],
@@ -1144,7 +1205,7 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
         lines.append("- data: none (data length 0): a reaction to the post itself" if body["comment"] is None
                      else f"- data: the comment `{body['comment'].hex()}` (id of {names[body['comment']]})")
     elif r["kind"] in ACCOUNT_CODES:
-        lines.extend(describe_account(r["kind"], body, names, keys))
+        lines.extend(describe_account(r["kind"], body, r["author"], names, keys))
     elif r["kind"] == FUTURE:
         lines.append("- context: none (32 zero bytes)" if body["context"] is None
                      else f"- context `{body['context'].hex()}` (id of {names[body['context']]})")
@@ -1187,7 +1248,8 @@ def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
     return lines
 
 
-def describe_account(kind: str, body: dict, names: dict[bytes, str], keys: dict[bytes, str]) -> list[str]:
+def describe_account(kind: str, body: dict, author: bytes, names: dict[bytes, str],
+                     keys: dict[bytes, str]) -> list[str]:
     """The inputs of an account record (§2.10): its context is none, its fields are in its data."""
     lines = ["- context: none (32 zero bytes); no content (no salt, content length 0)"]
     data = account_data(kind, body)
@@ -1203,6 +1265,17 @@ def describe_account(kind: str, body: dict, names: dict[bytes, str], keys: dict[
                      + (": no recovery key" if recovery is None else ": a recovery key follows"))
         if recovery is not None:
             lines.append(f"  - recovery `{recovery.hex()}` ({keys[recovery]}, seed `{SEED_K.hex()}`)")
+        return lines
+    if kind == "log":
+        group, log = body["group"], body["log"]
+        message = declaration_message(account, group, author)
+        lines.append(f"  - group `{group.hex()}` (the group G1 of vector 9: its id is its founder, {keys[group]}, "
+                     "§2.7)")
+        lines.append(f"  - log `{log.hex()}` ({keys[log]}, seed `{SEED_LOG_D.hex()}`: {keys[author]}'s log key in the "
+                     "group)")
+        lines.append(f"  - signature `{body['signature'].hex()}`: {keys[log]}'s Ed25519 signature over the "
+                     f"{len(message)} bytes `{message.hex()}` (the ASCII `continuum-log-declaration-v3`, the account, "
+                     f"the group, the author: {keys[author]})")
         return lines
     lines.append(f"  - device `{body['device'].hex()}` ({keys[body['device']]})")
     if kind == "device-add":
@@ -1290,7 +1363,7 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
             out.append("Kind 8 is an `account` record (§2.10), and this one's data is empty, not 33 or 65 bytes: it is "
                        "a valid record and an inert account record, a kind to come to a node of this version (§2.8).")
             out.append("")
-        if v["name"].startswith(("G1 ", "G5 ", "U1 ", "R2 ", "AC1 ", "AC4 ")):
+        if v["name"].startswith(("G1 ", "G5 ", "U1 ", "R2 ", "AC1 ", "AC4 ", "AC5 ")):
             out.append(f"The header of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(header_fields(v["record"], content)))
@@ -1307,7 +1380,7 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
 
 
 def markdown_inert(inert: list[dict]) -> list[str]:
-    """The inert records of kind 13, then those of kinds 8 ... 10, briefly: their bytes are in vectors.json."""
+    """The inert records of kind 13, then those of kinds 8 ... 11, briefly: their bytes are in vectors.json."""
     reactions = [v for v in inert if v["code"] == REACTION_CODE]
     accounts = [v for v in inert if v["code"] != REACTION_CODE]
     out = [
@@ -1325,15 +1398,17 @@ def markdown_inert(inert: list[dict]) -> list[str]:
         out.append(f"| {v['name']} | {v['reason']} | {len(v['record'])} ({len(v['header'])}) | `{v['id'].hex()}` |")
     out.extend([
         "",
-        "#### Inert account records (kinds 8 … 10)",
+        "#### Inert account records (kinds 8 … 11)",
         "",
-        f"Valid records of kinds 8 … 10 that break §2.10's table, and so count for nothing in an account. Each is by "
+        f"Valid records of kinds 8 … 11 that break §2.10's table, and so count for nothing in an account. Each is by "
         f"identity A, sequence 1, createdAt {HAND_CREATED}, about the account `{HAND_ACCOUNT.hex()}`, with no context "
         f"and no content unless its name says otherwise (then the post `{HAND_POST.hex()}`, or a content of the salt "
         f"`{HAND_SALT.hex()}` and one zero byte); a device-add names device D (seed `{SEED_D.hex()}`), a removal "
         f"removes device L (seed `{SEED_L.hex()}`) and its frontier names the logs `1111…11` and `2222…22` with the "
-        "head `3333…33`, a recovery key is K's. Their bytes are in the `inert` list of `vectors.json`; the header "
-        "alone tells why each is inert.",
+        f"head `3333…33`, a recovery key is K's, and a log declaration declares log key N (seed `{SEED_LOG_D.hex()}`) "
+        f"in the group `{HAND_GROUP.hex()}` with N's signature over `continuum-log-declaration-v3`, the account, the "
+        "group and A, unless its name says otherwise. Their bytes are in the `inert` list of `vectors.json`; the "
+        "header alone tells why each is inert.",
         "",
         "| Kind | Name | Why it is inert | Whole (header alone) | Record id |",
         "|---:|---|---|---:|---|",
@@ -1467,12 +1542,25 @@ def inert_cases() -> list[tuple[str, bytes, str]]:
     ]
 
 
-# The account records written by hand (§2.10) are about the account HAND_ACCOUNT, by A at sequence 1 (unless told).
+# The account records written by hand (§2.10) are about the account HAND_ACCOUNT, by A at sequence 1 (unless told); a
+# log declaration (kind 11) declares the log key N (SEED_LOG_D) in the group HAND_GROUP.
 HAND_ACCOUNT = bytes([3]) * 32
+HAND_GROUP = bytes([5]) * 32
+
+
+def declaration_data(*, account: bytes = HAND_ACCOUNT, group: bytes = HAND_GROUP, log: bytes | None = None,
+                     signer: bytes = SEED_LOG_D, signed: bytes | None = None) -> bytes:
+    """The data of a log declaration by A (§2.10, kind 11), written by hand: `account`, `group`, `log` (N's key unless
+    told), then the signature by `signer` over `signed` (unless told, the message of the account, the group and A).
+    With nothing told, a declaration that keeps §2.10's table."""
+    log = public_key(SEED_LOG_D) if log is None else log
+    if signed is None:
+        signed = b"continuum-log-declaration-v3" + account + group + public_key(SEED_A)
+    return account + group + log + Ed25519PrivateKey.from_private_bytes(signer).sign(signed)
 
 
 def account_bytes(code: int, data: bytes, *, context: bytes = bytes(32), content: bytes = b"", **kw) -> bytes:
-    """A record of kind 8, 9 or 10 with `context` (none unless told), `data` and `content` (none unless told),
+    """A record of kind 8, 9, 10 or 11 with `context` (none unless told), `data` and `content` (none unless told),
     written by hand from §2.1 and §2.10."""
     return raw(code, context + struct.pack(">H", len(data)) + data, content, **kw)
 
@@ -1482,13 +1570,19 @@ def consent_by(seed: bytes, account: bytes, device: bytes) -> bytes:
     return Ed25519PrivateKey.from_private_bytes(seed).sign(b"continuum-device-consent-v3" + account + device)
 
 
+def declaration_by(seed: bytes, account: bytes, group: bytes, device: bytes) -> bytes:
+    """The signature by `seed` over a log declaration's message (§2.10, kind 11) of `account`, `group` and `device`,
+    written out here."""
+    return Ed25519PrivateKey.from_private_bytes(seed).sign(b"continuum-log-declaration-v3" + account + group + device)
+
+
 def frontier_bytes(entries: list[tuple[bytes, int, bytes]]) -> bytes:
     """A frontier as it is written (§2.10): the count, then each log, through and head, in the order given."""
     return bytes([len(entries)]) + b"".join(log + struct.pack(">Q", through) + head for log, through, head in entries)
 
 
 def account_inert_cases() -> list[tuple[str, bytes, str]]:
-    """Records of kinds 8 ... 10 that keep §2.8's common layout but break §2.10's table: valid, and inert (§2.10).
+    """Records of kinds 8 ... 11 that keep §2.8's common layout but break §2.10's table: valid, and inert (§2.10).
     Each with the reason the decoder must give, written out here."""
     a, d = public_key(SEED_A), public_key(SEED_D)
     x, y, h = bytes([0x11]) * 32, bytes([0x22]) * 32, bytes([0x33]) * 32
@@ -1539,6 +1633,33 @@ def account_inert_cases() -> list[tuple[str, bytes, str]]:
          "its data is 136 bytes: with a count of 1, 65 + 72 × 1"),
         ("device-remove with no count", account_bytes(10, remove), "its data is 64 bytes: a device-remove's is 65 + "
                                                                    "72 × count"),
+    ] + declaration_inert_cases()
+
+
+def declaration_inert_cases() -> list[tuple[str, bytes, str]]:
+    """Log declarations (kind 11) by A that keep §2.8's layout but break §2.10's table, each in the one way its name
+    says (declaration_data with nothing told keeps it): valid, and inert."""
+    a, d = public_key(SEED_A), public_key(SEED_D)
+    signature = "its signature does not verify: it is not the log key's signature over " \
+                "continuum-log-declaration-v3, the account, the group and the author"
+    tag = b"continuum-log-declaration-v3"
+    return [
+        ("log declaration with 159 bytes of data", account_bytes(11, declaration_data()[:159]),
+         "its data is 159 bytes: a log declaration's is 160"),
+        ("log declaration with 161 bytes of data", account_bytes(11, declaration_data() + b"\x00"),
+         "its data is 161 bytes: a log declaration's is 160"),
+        ("log declaration naming no account", account_bytes(11, declaration_data(account=bytes(32))),
+         "it names no account (32 zero bytes)"),
+        ("log declaration naming no group", account_bytes(11, declaration_data(group=bytes(32))),
+         "it names no group (32 zero bytes)"),
+        ("log declaration of its own author", account_bytes(11, declaration_data(log=a, signer=SEED_A)),
+         "its log is its own author: a log declaration names one of the author's group logs"),
+        ("log declaration signed by the device instead of the log key",
+         account_bytes(11, declaration_data(signer=SEED_A)), signature),
+        ("log declaration signed with group and account swapped",
+         account_bytes(11, declaration_data(signed=tag + HAND_GROUP + HAND_ACCOUNT + a)), signature),
+        ("log declaration signed for another device",
+         account_bytes(11, declaration_data(signed=tag + HAND_ACCOUNT + HAND_GROUP + d)), signature),
     ]
 
 
@@ -1805,7 +1926,7 @@ def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
         except Invalid as error:
             failures.append(f"inert record refused: {name}: {error}")
             continue
-        # An inert record of kind 13 is modelled as the kind "inert"; one of kinds 8 ... 10 as a kind to come.
+        # An inert record of kind 13 is modelled as the kind "inert"; one of kinds 8 ... 11 as a kind to come.
         model = INERT if v["code"] == REACTION_CODE else FUTURE
         if v["code"] not in (REACTION_CODE, *ACCOUNT_KINDS) or v["record"][5] != v["code"]:
             failures.append(f"inert record {name}: its code is {v['code']}")
@@ -1837,19 +1958,39 @@ def check_inert_vectors(inert: list[dict], failures: list[str]) -> None:
             failures.append("the model signs a device-add that breaks §2.10")
         except Refused:
             pass
+    # The log declaration the inert ones of kind 11 start from keeps §2.10's table: each breaks it in one way only.
+    control = verify(account_bytes(11, declaration_data()))
+    n = public_key(SEED_LOG_D)
+    if control["inert"] is not None or control["record"]["kind"] != "log" or control["record"]["body"] != {
+            "account": HAND_ACCOUNT, "group": HAND_GROUP, "log": n,
+            "signature": declaration_by(SEED_LOG_D, HAND_ACCOUNT, HAND_GROUP, a)}:
+        failures.append(f"the unbroken log declaration by A does not read as one: {control['inert']}")
+    # A node does not sign a log declaration that breaks §2.10 either: of its own author, or signed by another key.
+    for log, signer in ((a, SEED_A), (n, SEED_A)):
+        declaration = {"author": a, "sequence": 1, "previous": None, "createdAt": HAND_CREATED, "kind": "log",
+                       "salt": None, "body": {"account": HAND_ACCOUNT, "group": HAND_GROUP, "log": log,
+                                              "signature": declaration_by(signer, HAND_ACCOUNT, HAND_GROUP, a)}}
+        try:
+            sign(SEED_A, declaration)
+            failures.append("the model signs a log declaration that breaks §2.10")
+        except Refused:
+            pass
 
 
 def check_account_vectors(vectors: list[dict], failures: list[str]) -> None:
     """The account vectors (§2.10): their data written out here byte by byte, without the model's encoder; each reads
-    as an account record (not inert), has no context and no content, and the consent of AC3 is D's."""
+    as an account record (not inert), has no context and no content, the consent of AC3 is D's, and the declaration
+    of AC5 is N's. D's account log is AC2, AC4, AC5 in a chain (check_roundtrip checks `previous`)."""
     by_name = {v["name"].split()[0]: v for v in vectors if v["name"].startswith("AC")}
     laptop, desktop, recovery = public_key(SEED_L), public_key(SEED_D), public_key(SEED_K)
     account, added = by_name["AC1"]["id"], by_name["AC3"]["id"]
+    group, log = public_key(SEED_F), public_key(SEED_LOG_D)  # the group G1 (its id, §2.7) and D's log key N in it
     expected = {
         "AC1": (SEED_L, 8, bytes(32) + b"\x01" + recovery),
         "AC2": (SEED_D, 8, account + b"\x00"),
         "AC3": (SEED_L, 9, account + desktop + consent_by(SEED_D, account, desktop)),
         "AC4": (SEED_D, 10, account + laptop + frontier_bytes(sorted([(laptop, 2, added), (OTHER_LOG, 0, bytes(32))]))),
+        "AC5": (SEED_D, 11, account + group + log + declaration_by(SEED_LOG_D, account, group, desktop)),
     }
     if set(by_name) != set(expected):
         failures.append(f"the account vectors are {sorted(by_name)}")
@@ -1864,6 +2005,8 @@ def check_account_vectors(vectors: list[dict], failures: list[str]) -> None:
             failures.append(f"{v['name']}: reads as inert: {decoded['inert']}")
         if decoded["author"] != public_key(seed):
             failures.append(f"{v['name']}: signed by another key")
+    if (by_name["AC5"]["record"]["sequence"], by_name["AC5"]["record"]["previous"]) != (3, by_name["AC4"]["id"]):
+        failures.append("AC5 is not the record of D's account log after AC4")
 
 
 def check_invalid(vectors: list[dict], failures: list[str]) -> int:
@@ -2061,7 +2204,7 @@ def main(argv: list[str]) -> int:
             return 1
 
     print(f"ok: {len(vectors)} vectors decode, re-encode and verify, whole and header alone; {len(inert)} inert "
-          f"records of kinds 13 and 8 ... 10 verify and read as inert; {flips} single-bit flips all refused; "
+          f"records of kinds 13 and 8 ... 11 verify and read as inert; {flips} single-bit flips all refused; "
           f"{refused} invalid "
           f"records refused; {edges} edge cases accepted; the largest record of each kind is as §2.5 says")
     return 0

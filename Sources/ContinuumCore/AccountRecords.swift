@@ -24,7 +24,7 @@ public struct FrontierEntry: Sendable, Hashable {
     }
 }
 
-/// The records of an account log (kinds 8 … 10, design note §V2.3, §V3.1), laid out as every kind from 8 on
+/// The records of an account log (kinds 8 … 11, design note §V2.3, §V3.1), laid out as every kind from 8 on
 /// (PROTOCOL.md §2.8): no `context`, the fields in `data`, no content. A record of these kinds whose `data` breaks
 /// the layout below is valid but inert (``init(_:author:)`` gives nil), as a reaction that breaks its rules is.
 ///
@@ -35,6 +35,8 @@ public struct FrontierEntry: Sendable, Hashable {
 ///                      "continuum-device-consent-v3" · account · device
 /// device-remove  (10)  account 32 · device 32 · count u8 (0 … 55) · count × (log 32 · through u64 · head 32),
 ///                      logs strictly ascending; head all zeros exactly when through is 0
+/// log            (11)  account 32 · group 32 · log 32 (≠ author) · signature 64: the log key's signature over
+///                      "continuum-log-declaration-v3" · account · group · device (the author)
 /// ```
 public enum AccountRecord: Sendable, Hashable {
     /// Founds an account: its author is the founding device; `recovery` is the recovery key, if the person kept a
@@ -47,10 +49,15 @@ public enum AccountRecord: Sendable, Hashable {
     case deviceAdd(account: AccountID, device: AuthorID, consent: Data)
     /// Removes `device` from `account`, keeping what `frontier` names of its logs.
     case deviceRemove(account: AccountID, device: AuthorID, frontier: [FrontierEntry])
+    /// Declares that the author's log `log` in `group` is the account's: the device's log there, which counts for
+    /// the account while the device is one of its devices (PROTOCOL.md §2.10). Both keys sign it: the device the
+    /// record, the log key `signature`.
+    case logDeclaration(account: AccountID, group: GroupID, log: AuthorID, signature: Data)
 
     public static let accountCode: UInt8 = 8
     public static let deviceAddCode: UInt8 = 9
     public static let deviceRemoveCode: UInt8 = 10
+    public static let logDeclarationCode: UInt8 = 11
     /// The most logs a removal's frontier lists: 55 entries fill the 4,096 bytes of `data` (65 + 72 × 55 = 4,025).
     public static let frontierEntries = 55
 
@@ -59,11 +66,18 @@ public enum AccountRecord: Sendable, Hashable {
         Data("continuum-device-consent-v3".utf8) + account.bytes + device.bytes
     }
 
+    /// The bytes a log key signs to declare itself the log of `device` in `group` for `account`.
+    public static func declarationMessage(account: AccountID, group: GroupID, device: AuthorID) -> Data {
+        Data("continuum-log-declaration-v3".utf8) + account.bytes + group.bytes + device.bytes
+    }
+
     /// The account a record names: the founded one (`founding`: its own id), or the one its fields name.
     public func account(foundedBy record: RecordID) -> AccountID {
         switch self {
         case .founding: AccountID(founding: record)
-        case .joining(let account), .deviceAdd(let account, _, _), .deviceRemove(let account, _, _): account
+        case .joining(let account), .deviceAdd(let account, _, _), .deviceRemove(let account, _, _),
+            .logDeclaration(let account, _, _, _):
+            account
         }
     }
 
@@ -88,13 +102,16 @@ public enum AccountRecord: Sendable, Hashable {
                 var through = entry.through.bigEndian
                 data += entry.log.bytes + Data(bytes: &through, count: 8) + (entry.head?.bytes ?? Data(count: 32))
             }
+        case .logDeclaration(let account, let group, let log, let signature):
+            code = Self.logDeclarationCode
+            data += account.bytes + group.bytes + log.bytes + signature
         }
         return .opaque(OpaqueReferences(code: code, context: nil, data: Array(data)), payload: [])
     }
 
     /// Reads an account record signed by `author`; nil for another kind, or for one that breaks its kind's rules (it
     /// is then inert): a bad layout, a joining record naming no account, an add of the author itself or without the
-    /// added device's consent, a frontier out of order.
+    /// added device's consent, a frontier out of order, a log declaration without the log key's signature.
     public init?(_ body: RecordBody, author: AuthorID) {
         guard case .opaque(let references, let payload) = body, references.context == nil, payload.isEmpty else {
             return nil
@@ -104,6 +121,7 @@ public enum AccountRecord: Sendable, Hashable {
         case Self.accountCode: self.init(account: data)
         case Self.deviceAddCode: self.init(add: data, author: author)
         case Self.deviceRemoveCode: self.init(remove: data)
+        case Self.logDeclarationCode: self.init(declaration: data, author: author)
         default: return nil
         }
     }
@@ -134,6 +152,21 @@ public enum AccountRecord: Sendable, Hashable {
         self = .deviceAdd(account: account, device: device, consent: consent)
     }
 
+    private init?(declaration data: Data, author: AuthorID) {
+        guard data.count == 160 else { return nil }
+        let account = AccountID(unchecked: Data(data.prefix(32)))
+        let group = GroupID(unchecked: Data(data.dropFirst(32).prefix(32)))
+        let log = AuthorID(unchecked: Data(data.dropFirst(64).prefix(32)))
+        let signature = Data(data.suffix(64))
+        let message = Self.declarationMessage(account: account, group: group, device: author)
+        // A log id that is no Ed25519 key cannot have signed: inert, as a signature that does not verify.
+        guard log != author, !account.bytes.allSatisfy({ $0 == 0 }), !group.bytes.allSatisfy({ $0 == 0 }),
+            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes),
+            key.isValidSignature(signature, for: message)
+        else { return nil }
+        self = .logDeclaration(account: account, group: group, log: log, signature: signature)
+    }
+
     private init?(remove data: Data) {
         guard data.count >= 65 else { return nil }
         let account = AccountID(unchecked: Data(data.prefix(32)))
@@ -162,6 +195,11 @@ extension NodeIdentity {
     public func consent(toJoin account: AccountID) throws -> Data {
         try privateKey.signature(for: AccountRecord.consentMessage(account: account, device: author))
     }
+
+    /// This log key's half of a log declaration: its signature that it is `device`'s log in `group` for `account`.
+    public func declaration(account: AccountID, group: GroupID, device: AuthorID) throws -> Data {
+        try privateKey.signature(for: AccountRecord.declarationMessage(account: account, group: group, device: device))
+    }
 }
 
 extension AccountEvent where Key == AuthorID, ID == RecordID {
@@ -178,6 +216,7 @@ extension AccountEvent where Key == AuthorID, ID == RecordID {
         switch account {
         case .founding: change = .found
         case .joining: change = .join
+        case .logDeclaration: change = .declare
         case .deviceAdd(_, let device, _): change = .add(device: device)
         case .deviceRemove(_, let device, let frontier):
             change = .remove(

@@ -75,7 +75,7 @@ public struct AccountFrontierEntry<ID: Hashable & Sendable>: Hashable, Sendable 
     }
 }
 
-/// What an account record does (§V2.3 kinds 8, 9 and 10; a profile changes no device and is left out).
+/// What an account record does (§V2.3 kinds 8 … 11; a profile changes no device and is left out).
 public enum AccountChange<Key: Hashable & Sendable, ID: Hashable & Sendable>: Hashable, Sendable {
     /// The `account` record founding the account (the founder's first record).
     case found
@@ -85,6 +85,9 @@ public enum AccountChange<Key: Hashable & Sendable, ID: Hashable & Sendable>: Ha
     case add(device: Key)
     /// A `device-remove` of `device`, keeping of each listed log of `device` what the frontier names.
     case remove(device: Key, frontier: [Key: AccountFrontierEntry<ID>])
+    /// A `log` record declaring one of the author's group logs: nothing to the devices, but a record of the account
+    /// log all the same, which a removal's frontier counts.
+    case declare
 }
 
 /// An account record as the rule needs it: its id, its author, where it sits in the author's account log, and

@@ -47,22 +47,48 @@ public struct MembershipView: Sendable {
     /// Every log of every group known here, members and removed ones.
     public let logs: [AuthorID: Log]
 
-    /// The groups each node has a log of (a member's or a removed one's): where the account log of its key travels.
+    /// The groups each node has a log of (a member's or a removed one's), and the groups of which an account of the
+    /// node is a member account (PROTOCOL.md §5.1): where the account log of its key travels, and, for the second,
+    /// which groups a device of a member account shares before it has a log there.
     public let nodeGroups: [NodeID: Set<GroupID>]
+    /// The groups of which an account of each node is a member account (§5.1, members by account).
+    public let accountGroups: [NodeID: Set<GroupID>]
+    /// The accounts of each device, its live devices only.
+    public let devices: [NodeID: Set<AccountID>]
+    /// The groups of which each account is a member account.
+    public let memberAccounts: [AccountID: Set<GroupID>]
 
-    public init(groups: [GroupID: Group], logs: [AuthorID: Log]) {
+    /// A view of `groups` and `logs`; `devices` gives the accounts of each device (its live devices only), by which a
+    /// device of a member account shares the account's groups.
+    public init(groups: [GroupID: Group], logs: [AuthorID: Log], devices: [NodeID: Set<AccountID>] = [:]) {
         self.groups = groups
         self.logs = logs
         var nodeGroups: [NodeID: Set<GroupID>] = [:]
-        for log in logs.values { nodeGroups[log.node, default: []].insert(log.group) }
+        var memberAccounts: [AccountID: Set<GroupID>] = [:]
+        for log in logs.values {
+            nodeGroups[log.node, default: []].insert(log.group)
+            guard log.removedThrough == nil else { continue }
+            for account in devices[log.node] ?? [] { memberAccounts[account, default: []].insert(log.group) }
+        }
+        var accountGroups: [NodeID: Set<GroupID>] = [:]
+        for (device, accounts) in devices {
+            let shared = accounts.reduce(into: Set<GroupID>()) { $0.formUnion(memberAccounts[$1] ?? []) }
+            if !shared.isEmpty { accountGroups[device] = shared }
+        }
         self.nodeGroups = nodeGroups
+        self.accountGroups = accountGroups
+        self.devices = devices
+        self.memberAccounts = memberAccounts
     }
 
     /// Whether `author` is the key of an account log (PROTOCOL.md §2.10) that a session sharing `groups` carries:
-    /// the log of a node key (no group log has that key) of a node with a log in one of them (§7.8.6).
+    /// the log of a node key (no group log has that key) of a node with a log in one of them, or a device of a
+    /// member account of one of them (§7.8.6).
     public func carriesAccountLog(_ author: AuthorID, in groups: Set<GroupID>) -> Bool {
-        guard logs[author] == nil, let shared = nodeGroups[NodeID(unchecked: author.bytes)] else { return false }
-        return !shared.isDisjoint(with: groups)
+        guard logs[author] == nil else { return false }
+        let node = NodeID(unchecked: author.bytes)
+        return !(nodeGroups[node] ?? []).isDisjoint(with: groups)
+            || !(accountGroups[node] ?? []).isDisjoint(with: groups)
     }
 
     /// The group of a log, if known.
@@ -73,9 +99,10 @@ public struct MembershipView: Sendable {
         logs.values.contains { $0.group == group && $0.node == node && $0.removedThrough == nil }
     }
 
-    /// The groups this node shares with `node`, as this node's records say.
+    /// The groups this node shares with `node`, as this node's records say: those where it has a member log, and
+    /// those of which an account it is a device of is a member account.
     public func groupsShared(with node: NodeID) -> Set<GroupID> {
-        var shared: Set<GroupID> = []
+        var shared = (accountGroups[node] ?? []).filter { groups[$0] != nil }
         for log in logs.values where log.node == node && log.removedThrough == nil && groups[log.group] != nil {
             shared.insert(log.group)
         }
@@ -146,6 +173,23 @@ public enum MembershipProofs {
     /// joiner nonce ‖ joiner node id.
     public static func joinLogMessage(inviterNonce: [UInt8], joinerNonce: [UInt8], joiner: NodeID) -> [UInt8] {
         Array("continuum-join-log-v2".utf8) + inviterNonce + joinerNonce + Array(joiner.bytes)
+    }
+
+    /// The proof that a new device holds a link code's secret, on one connection (PROTOCOL.md §7.8.19):
+    /// HMAC-SHA256(key: secret, `continuum-link-v3` ‖ linker nonce ‖ device nonce ‖ linker ‖ device).
+    public static func linkMAC(
+        secret: some DataProtocol,
+        linkerNonce: [UInt8],
+        deviceNonce: [UInt8],
+        linker: NodeID,
+        device: NodeID
+    ) -> [UInt8] {
+        var message = Array("continuum-link-v3".utf8)
+        message += linkerNonce
+        message += deviceNonce
+        message += linker.bytes
+        message += device.bytes
+        return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret))))
     }
 
     /// Whether `signature` is `log`'s signature of the join message.
@@ -231,12 +275,16 @@ public struct InviteCode: Sendable, Hashable {
     /// An IPv4 address and port where the inviter listens, if it gave one.
     public let host: String?
     public let port: Int?
+    /// A link code (`device link`, version 2: a new device joins the maker's account) rather than an invite to a
+    /// group (version 1). Both have the same layout.
+    public let isLink: Bool
 
-    public init(nodePrefix: Data, secret: Data, host: String?, port: Int?) {
+    public init(nodePrefix: Data, secret: Data, host: String?, port: Int?, isLink: Bool = false) {
         self.nodePrefix = nodePrefix
         self.secret = secret
         self.host = host
         self.port = port
+        self.isLink = isLink
     }
 
     /// The id under which an invite's secret is looked up: the first 8 bytes of
@@ -247,9 +295,10 @@ public struct InviteCode: Sendable, Hashable {
 
     static let alphabet = Array("0123456789ABCDEFGHJKMNPQRSTVWXYZ".utf8)
 
-    /// The code: version 1, node prefix, secret, and (when known) 4 address bytes and 2 port bytes.
+    /// The code: version (1 an invite, 2 a link), node prefix, secret, and (when known) 4 address bytes and 2 port
+    /// bytes.
     public var text: String {
-        var bytes: [UInt8] = [1]
+        var bytes: [UInt8] = [isLink ? 2 : 1]
         bytes += nodePrefix
         bytes += secret
         if let host, let port, let address = Self.ipv4(host) {
@@ -296,12 +345,13 @@ public struct InviteCode: Sendable, Hashable {
             }
         }
         let short = 1 + Self.nodePrefixBytes + Self.secretBytes
-        guard bytes.first == 1, bytes.count == short || bytes.count == short + 6 else {
+        guard bytes.first == 1 || bytes.first == 2, bytes.count == short || bytes.count == short + 6 else {
             throw InviteCodeError(
                 "'\(text)' is not an invite code (it may be mistyped: a code is 31 or 40 characters, from "
                     + "'continuum-node invite')"
             )
         }
+        isLink = bytes.first == 2
         nodePrefix = Data(bytes[1..<(1 + Self.nodePrefixBytes)])
         secret = Data(bytes[(1 + Self.nodePrefixBytes)..<short])
         if bytes.count == short + 6 {

@@ -471,6 +471,13 @@ public struct RecordHeader: Sendable, Hashable {
         if case .opaque(let references) = references { return references.code }
         return kind.rawValue
     }
+
+    /// Whether a record of this kind can change who belongs to a group: a group or member record (§5.1), or an
+    /// account record (kinds 8 … 11, §2.10), since members follow accounts.
+    public var changesMembership: Bool { Self.changesMembership(kindCode: kindCode) }
+
+    /// ``changesMembership`` for a kind's code on the wire.
+    public static func changesMembership(kindCode: UInt8) -> Bool { (6...11).contains(kindCode) }
 }
 
 /// Why a record was refused. The message says which field and which limit.

@@ -245,6 +245,7 @@ public final class APIServer: Service, Sendable {
         ReactionRoutes(services).register(on: api)
         PhotoRoutes(services, uploads: uploads).register(on: api)
         GroupRoutes(services).register(on: api)
+        DeviceRoutes(services).register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
         return router
     }

@@ -264,7 +264,7 @@ extension GroupRoutes {
 }
 
 /// A dotted IPv4 address, checked.
-private struct IPv4Address {
+struct IPv4Address {
     init?(_ text: String) {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { return nil }

@@ -32,7 +32,6 @@ struct NodeRoutes: Sendable {
         }
         api.get("status") { _, _ in try await status() }
         api.get("peers") { _, _ in try await peers() }
-        api.get("devices") { _, _ in try json(DeviceListJSON(try await store.devices(of: identity))) }
         api.get("events") { request, _ in try await events(request) }
     }
 

@@ -164,3 +164,36 @@ public struct RevokedJSON: Encodable, Sendable {
         self.record = record
     }
 }
+
+/// A link code (`device link --json`, `POST /api/devices/link`).
+public struct DeviceLinkJSON: Encodable, Sendable {
+    public let code: String
+    public let account: AccountID
+    public let expiresAt: String
+    public let host: String
+    public let port: Int
+    /// The code as a QR code in SVG (the API only): its text is the code.
+    public var qrSvg: String?
+
+    public init(code: InviteCode, account: AccountID, expiresAt: Timestamp, qr: Bool = false) {
+        self.code = code.text
+        self.account = account
+        self.expiresAt = expiresAt.rfc3339
+        host = code.host ?? ""
+        port = code.port ?? 0
+        qrSvg = qr ? (try? QRCode(encoding: code.text))?.svg() : nil
+    }
+}
+
+extension LinkTicket {
+    /// The code a new device types or scans: this node's id prefix, the secret, and where the new device dials.
+    public func code(of identity: NodeIdentity, host: String, port: Int) -> InviteCode {
+        InviteCode(
+            nodePrefix: Data(identity.node.bytes.prefix(InviteCode.nodePrefixBytes)),
+            secret: secret,
+            host: host,
+            port: port,
+            isLink: true
+        )
+    }
+}

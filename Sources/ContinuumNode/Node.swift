@@ -28,6 +28,9 @@ public struct NodeConfiguration: Sendable {
     public var discoveryNetwork: NetworkID = .default
     /// Join the first open group discovered on the LAN while this node is in no group (`run --join-open`).
     public var joinOpen = false
+    /// Found the node's account at start when it has none; off for a node about to be linked into one (`init
+    /// --link`), whose account log must begin with its joining record.
+    public var foundsAccount = true
 
     public init() {}
 }
@@ -116,6 +119,12 @@ public final class Node: Sendable {
     /// Joins a group with an invite code: dials the inviter at the code's address, proves the invite and waits for
     /// the inviter to accept (at most `timeout`). The group's history then comes by sync. Throws ``JoinFailure``.
     public func join(_ code: InviteCode, timeout: Duration = .seconds(20)) async throws -> GroupID {
+        guard !code.isLink else {
+            throw JoinFailure(
+                description:
+                    "this is a link code, from 'device link': on a new device, run 'continuum-node init --link CODE'"
+            )
+        }
         guard let host = code.host, let port = code.port else {
             throw JoinFailure(description: "the invite code carries no address of the inviter")
         }
@@ -124,15 +133,41 @@ public final class Node: Sendable {
             throw JoinFailure(description: "the new log key for the join could not be read back")
         }
         let attempt = JoinAttempt(code: code, log: logKey)
-        joins.continuation.yield((PeerAddress(host: host, port: port), attempt))
-        let outcome = await withTaskGroup(of: Result<GroupID, JoinFailure>?.self) { group in
+        guard let group = try await outcome(of: attempt, at: PeerAddress(host: host, port: port), timeout: timeout)
+        else {
+            throw JoinFailure(description: "the inviter answered a join with a link")
+        }
+        return group
+    }
+
+    /// Links this node into the account of the device that made the link code (`device link`): it becomes a device
+    /// of that account, and shares the account's groups with their history (PROTOCOL.md §7.8.19). The node's key
+    /// must have signed nothing yet.
+    public func link(_ code: InviteCode, timeout: Duration = .seconds(20)) async throws {
+        guard code.isLink else {
+            throw JoinFailure(description: "this is an invite to a group: run 'continuum-node join CODE'")
+        }
+        guard let host = code.host, let port = code.port else {
+            throw JoinFailure(description: "the link code carries no address of the device that made it")
+        }
+        let attempt = JoinAttempt(code: code, log: identity)
+        _ = try await outcome(of: attempt, at: PeerAddress(host: host, port: port), timeout: timeout)
+    }
+
+    /// Dials `address` with `attempt` and waits for its outcome, at most `timeout`.
+    private func outcome(of attempt: JoinAttempt, at address: PeerAddress, timeout: Duration) async throws -> GroupID? {
+        joins.continuation.yield((address, attempt))
+        let outcome = await withTaskGroup(of: Result<GroupID?, JoinFailure>?.self) { group in
             group.addTask {
                 for await result in attempt.outcome { return result }
                 return nil
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                return .failure(JoinFailure(description: "the inviter at \(host):\(port) did not answer in time"))
+                let who = attempt.isLink ? "the device that made the link code" : "the inviter"
+                return .failure(
+                    JoinFailure(description: "\(who) at \(address.host):\(address.port) did not answer in time")
+                )
             }
             let first = await group.next() ?? nil
             group.cancelAll()
@@ -196,11 +231,13 @@ public final class Node: Sendable {
         while ContinuousClock.now < deadline, !Task.isCancelled {
             let attempt = JoinAttempt(asking: logKey, of: node)
             joins.continuation.yield((address, attempt))
-            var outcome: Result<GroupID, JoinFailure>?
+            var outcome: Result<GroupID?, JoinFailure>?
             for await result in attempt.outcome { outcome = result }
             switch outcome {
-            case .success(let group)?:
+            case .success(let group?)?:
                 return .joined(group)
+            case .success(nil)?:
+                return .failed("the node answered a request to join with a link")
             case .failure(let failure)? where failure.pending:
                 if !told { pending(failure.description) }
                 told = true
@@ -224,7 +261,7 @@ public final class Node: Sendable {
     public func start() async throws -> [SocketAddress] {
         // A data directory made by `run` alone, or by a build before accounts, gets its account now (without a
         // recovery code: only `init` shows one), unless its key signed other records first.
-        if try await store.foundAccount(by: identity, recovery: nil) == nil {
+        if configuration.foundsAccount, try await store.foundAccount(by: identity, recovery: nil) == nil {
             logger.notice(
                 "this node has no account: its key signed records before accounts existed (PROTOCOL.md Appendix A 33)"
             )

@@ -135,4 +135,30 @@ struct NodeSyncStorage: SyncStorage {
     func completeJoin(log: AuthorID, group: GroupID) async throws {
         try await store.completeJoin(log: log, group: group, by: identity)
     }
+
+    func checkLink(ticket: [UInt8], proves: @escaping @Sendable (Data) -> Bool) async throws -> [[UInt8]] {
+        try await store.checkLink(ticket: Data(ticket), proves: proves, by: identity)
+    }
+
+    func signDeviceAdd(
+        ticket: [UInt8],
+        device: AuthorID,
+        consent: [UInt8],
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (record: [UInt8], groups: [GroupID]) {
+        let (record, groups) = try await store.signDeviceAdd(
+            ticket: Data(ticket),
+            device: device,
+            consent: Data(consent),
+            proves: proves,
+            by: identity
+        )
+        return (record.bytes, groups)
+    }
+
+    func canBeLinked() async throws -> Bool { try await store.canBeLinked(identity) }
+
+    func recordLink(records: [[UInt8]], add: [UInt8], groups: [GroupID], name: String?) async throws -> Set<GroupID> {
+        try await store.recordLink(records: records, add: add, groups: groups, name: name, by: identity)
+    }
 }

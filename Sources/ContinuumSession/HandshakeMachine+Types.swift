@@ -47,12 +47,26 @@ public enum HandshakeJoin: Hashable, Sendable {
     case invite(nodePrefix: [UInt8], log: AuthorID)
     /// A request to join, which an admin of the peer approves, for the asker's new log `log`.
     case request(log: AuthorID)
+    /// A new device's link into the account of the device that made the link code, whose id starts with these bytes.
+    case link(nodePrefix: [UInt8])
 
-    /// The joiner's new log, which the JOINED must add.
-    public var log: AuthorID {
+    /// The joiner's new log, which the JOINED must add; nil for a link.
+    public var log: AuthorID? {
         switch self {
         case .invite(_, let log), .request(let log): log
+        case .link: nil
         }
+    }
+}
+
+/// What a LINKED says: the `device-add` record that adds the new device, and the account's groups it shares now.
+public struct LinkedAccount: Hashable, Sendable {
+    public let record: [UInt8]
+    public let groups: [GroupID]
+
+    public init(record: [UInt8], groups: [GroupID]) {
+        self.record = record
+        self.groups = groups
     }
 }
 
@@ -78,18 +92,22 @@ public struct HandshakeAdmission: Hashable, Sendable {
     public var problem: String?
     /// Whether this node is in no group at all (only asked when `groups` is empty; it chooses the refusal's message).
     public var nodeInNoGroup: Bool
+    /// A link this node accepted: the account records LINKING sends.
+    public var linking: [[UInt8]]?
 
     /// An admission; by default one that shares nothing and accepts no join.
     public init(
         groups: Set<GroupID> = [],
         joined: JoinedGroup? = nil,
         problem: String? = nil,
-        nodeInNoGroup: Bool = false
+        nodeInNoGroup: Bool = false,
+        linking: [[UInt8]]? = nil
     ) {
         self.groups = groups
         self.joined = joined
         self.problem = problem
         self.nodeInNoGroup = nodeInNoGroup
+        self.linking = linking
     }
 }
 
@@ -119,6 +137,8 @@ public enum JoinReport: Hashable, Sendable {
     case failed(String)
     /// A request to join waits for an admin (the peer's message): asking again later may succeed.
     case pending(String)
+    /// This device was linked into the account of the peer's device.
+    case linked
 }
 
 /// What the ``HandshakeMachine`` asks its executor to do, in order. Actions that ask the engine name the input that
@@ -142,6 +162,15 @@ public enum HandshakeAction: Hashable, Sendable {
     case shareWithExistingSession(peer: AuthorID, group: GroupID)
     /// Tell whoever asked for this side's join how it went.
     case reportJoin(JoinReport)
+    /// A new device: check the account records of the LINKING and sign this device's consent to the account, then
+    /// answer with ``HandshakeMachine/consentSigned(_:)``.
+    case consentTo([[UInt8]])
+    /// The device that made the link code: sign the `device-add` of the peer with its consent, then answer with
+    /// ``HandshakeMachine/linkSigned(_:)``.
+    case signLink(consent: [UInt8])
+    /// A new device: record the link (the add, the joining record, the groups), then answer with
+    /// ``HandshakeMachine/linkRecorded(_:)``.
+    case recordLink(LinkedAccount)
     /// The peer refused this node with this ERROR: log it where a person sees it, and remember it for `peers`.
     case rememberRefusal(HandshakeMeeting, WireError)
     /// This node refused the peer as a stranger (no group shared): log it, and remember it for `peers`.

@@ -28,6 +28,16 @@ public struct HandshakeMachine: Sendable {
         case checkingJoined(HandshakeMeeting, HandshakeAdmission, JoinedGroup)
         /// A joiner whose JOINED holds: the engine records the group joined.
         case recordingJoin(HandshakeMeeting, HandshakeAdmission, JoinedGroup)
+        /// A new device with the LINKING: the engine signs its consent.
+        case signingConsent(HandshakeMeeting, HandshakeAdmission)
+        /// A new device whose CONSENT is sent: the peer's next frame must be its LINKED.
+        case awaitingLinked(HandshakeMeeting, HandshakeAdmission)
+        /// A new device with the LINKED: the engine records the link.
+        case recordingLink(HandshakeMeeting, HandshakeAdmission)
+        /// The device that made the link code, its LINKING sent: the peer's next frame must be its CONSENT.
+        case awaitingConsent(HandshakeMeeting, HandshakeAdmission)
+        /// The device that made the link code, with the CONSENT: the engine signs the add.
+        case signingLink(HandshakeMeeting, HandshakeAdmission)
         /// A node in no group refused the peer: the peer's own verdict (an ERROR) may follow, and is reported instead.
         case awaitingVerdict(HandshakeMeeting)
         /// The connection is a session now; the machine has nothing more to say.
@@ -62,7 +72,8 @@ public struct HandshakeMachine: Sendable {
     /// Whether the machine waits for a frame from the peer (rather than for an answer of the engine, or nothing).
     public var awaitsFrame: Bool {
         switch state {
-        case .awaitingHello, .awaitingMembership, .awaitingJoined, .awaitingVerdict: true
+        case .awaitingHello, .awaitingMembership, .awaitingJoined, .awaitingVerdict, .awaitingLinked, .awaitingConsent:
+            true
         default: false
         }
     }
@@ -90,6 +101,13 @@ public struct HandshakeMachine: Sendable {
             state = .admitting(meeting)
             return [.admit(meeting, membership)]
         case .awaitingJoined(let meeting, let admission):
+            if case .link = join {
+                guard case .linking(let records) = message else {
+                    return unexpected(message, at: .linking, meeting: meeting)
+                }
+                state = .signingConsent(meeting, admission)
+                return [.consentTo(records)]
+            }
             guard case .joined(let group, let record) = message else {
                 return unexpectedJoined(message, meeting: meeting)
             }
@@ -99,7 +117,20 @@ public struct HandshakeMachine: Sendable {
         case .awaitingVerdict(let meeting):
             if case .error(let error) = message { return end(refusedBy: error, meeting: meeting) }
             return endStranger(meeting)
-        case .idle, .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin:
+        case .awaitingLinked(let meeting, let admission):
+            guard case .linked(let record, let groups) = message else {
+                return unexpected(message, at: .linked, meeting: meeting)
+            }
+            state = .recordingLink(meeting, admission)
+            return [.recordLink(LinkedAccount(record: record, groups: groups))]
+        case .awaitingConsent(let meeting, let admission):
+            guard case .consent(let consent) = message else {
+                return unexpected(message, at: .consent, meeting: meeting)
+            }
+            state = .signingLink(meeting, admission)
+            return [.signLink(consent: consent)]
+        case .idle, .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin, .signingConsent,
+            .recordingLink, .signingLink:
             preconditionFailure("the executor reads no frame while the handshake waits for the engine")
         case .established, .closed:
             return []
@@ -148,7 +179,8 @@ public struct HandshakeMachine: Sendable {
     /// `reason` to the log.
     public mutating func engineFailed(_ error: WireError, reason: String) -> [HandshakeAction] {
         switch state {
-        case .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin:
+        case .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin, .signingConsent,
+            .recordingLink, .signingLink:
             return refuse(error, reason)
         default:
             preconditionFailure("an engine's failure while the handshake asked nothing")
@@ -171,9 +203,16 @@ public struct HandshakeMachine: Sendable {
             return refuse(error, "handshake failed: \(description)")
         }
         let meeting = HandshakeMeeting(theirs: theirs, ours: ours, host: host)
-        if case .invite(let prefix, _) = join, let refusal = Self.inviterProblem(peer: meeting.peer, nodePrefix: prefix)
-        {
-            return refuse(refusal, "the node at \(host) (\(meeting.peer.short)) is not the one that made the invite")
+        switch join {
+        case .invite(let prefix, _), .link(let prefix):
+            if let refusal = Self.inviterProblem(peer: meeting.peer, nodePrefix: prefix) {
+                let what = if case .link = join { "link code" } else { "invite" }
+                return refuse(
+                    refusal,
+                    "the node at \(host) (\(meeting.peer.short)) is not the one that made the \(what)"
+                )
+            }
+        default: break
         }
         state = .preparingMembership(meeting)
         return [.prepareMembership(meeting)]
@@ -194,6 +233,10 @@ public struct HandshakeMachine: Sendable {
         switch result {
         case .success(let admitted): admission = admitted
         case .failure(let error): return refuse(error, "refused: \(error.message)")
+        }
+        if let linking = admission.linking {
+            state = .awaitingConsent(meeting, admission)
+            return [.send(.linking(linking))]
         }
         var actions: [HandshakeAction] = []
         if let joined = admission.joined {
@@ -216,7 +259,8 @@ public struct HandshakeMachine: Sendable {
             preconditionFailure("no JOINED is being checked")
         }
         guard let join else { preconditionFailure("a JOINED checked on a connection that joins nothing") }
-        if let refusal = Self.answer(toJoined: joined, me: meeting.me, log: join.log, alreadyMember: alreadyMember) {
+        guard let log = join.log else { preconditionFailure("a JOINED checked on a connection that links") }
+        if let refusal = Self.answer(toJoined: joined, me: meeting.me, log: log, alreadyMember: alreadyMember) {
             let whose = if case .request = join { "the node's" } else { "the inviter's" }
             let report: [HandshakeAction] =
                 refusal.code == .inviteRefused
@@ -240,6 +284,56 @@ public struct HandshakeMachine: Sendable {
             .reportJoin(.joined(joined.group)),
         ]
             + settle(meeting, admission, joined: true)
+    }
+
+    // MARK: Linking a device
+
+    /// A new device signed its consent to the LINKING's account (or the engine refused the LINKING): CONSENT goes to
+    /// the peer, whose LINKED is awaited.
+    public mutating func consentSigned(_ result: Result<[UInt8], WireError>) -> [HandshakeAction] {
+        guard case .signingConsent(let meeting, let admission) = state else {
+            preconditionFailure("no consent was asked")
+        }
+        switch result {
+        case .success(let consent):
+            state = .awaitingLinked(meeting, admission)
+            return [.send(.consent(consent))]
+        case .failure(let error):
+            return [.reportJoin(.failed(error.message))] + refuse(error, "refused the LINKING: \(error.message)")
+        }
+    }
+
+    /// The device that made the link code signed the add (or refused the consent): LINKED goes to the peer, and the
+    /// session goes on with the account's groups.
+    public mutating func linkSigned(_ result: Result<LinkedAccount, WireError>) -> [HandshakeAction] {
+        guard case .signingLink(let meeting, var admission) = state else { preconditionFailure("no link was asked") }
+        switch result {
+        case .success(let linked):
+            admission.groups.formUnion(linked.groups)
+            return [.send(.linked(record: linked.record, groups: linked.groups))] + settleLink(meeting, admission)
+        case .failure(let error):
+            return refuse(error, "refused the link: \(error.message)")
+        }
+    }
+
+    /// A new device recorded its link: the groups the LINKED named are shared, and the link is reported.
+    public mutating func linkRecorded(_ result: Result<Set<GroupID>, WireError>) -> [HandshakeAction] {
+        guard case .recordingLink(let meeting, var admission) = state else { preconditionFailure("no link recorded") }
+        switch result {
+        case .success(let groups):
+            admission.groups.formUnion(groups)
+            return [.reportJoin(.linked)] + settleLink(meeting, admission)
+        case .failure(let error):
+            return [.reportJoin(.failed(error.message))] + refuse(error, "refused the LINKED: \(error.message)")
+        }
+    }
+
+    /// A link is done: a session with the account's groups, or (an account in no group yet) a close with nothing more
+    /// to say, since the link itself was the point.
+    private mutating func settleLink(_ meeting: HandshakeMeeting, _ admission: HandshakeAdmission) -> [HandshakeAction]
+    {
+        guard admission.groups.isEmpty else { return settle(meeting, admission, joined: true) }
+        return close("linked \(meeting.peer.short): no group to share yet")
     }
 
     // MARK: Endings
@@ -329,6 +423,9 @@ extension HandshakeMachine {
         static let hello = Stage(name: "HELLO", position: "the first frame")
         static let membership = Stage(name: "MEMBERSHIP", position: "the frame after HELLO")
         static let joined = Stage(name: "JOINED", position: "the frame after MEMBERSHIP")
+        static let linking = Stage(name: "LINKING", position: "the frame after MEMBERSHIP")
+        static let consent = Stage(name: "CONSENT", position: "the frame after LINKING")
+        static let linked = Stage(name: "LINKED", position: "the frame after CONSENT")
 
         /// The stage of a state that waits for a frame, or of one waiting for the engine on the way to the next.
         init?(_ state: State) {
@@ -336,6 +433,8 @@ extension HandshakeMachine {
             case .idle, .awaitingHello, .checkingHello: self = .hello
             case .preparingMembership, .awaitingMembership, .admitting: self = .membership
             case .awaitingJoined, .checkingJoined, .recordingJoin: self = .joined
+            case .signingConsent, .awaitingLinked, .recordingLink: self = .linked
+            case .awaitingConsent, .signingLink: self = .consent
             case .awaitingVerdict, .established, .closed: return nil
             }
         }

@@ -6,11 +6,16 @@ extension Ingest {
     /// An account record (PROTOCOL.md §2.10): noted under the account it names, and that account's founder, recovery
     /// key and devices derived again from every record of it held, inside this transaction, so that the next record
     /// of the batch is judged by them (never by what an earlier transaction derived).
-    mutating func applyAccountRecord(_ parsed: AccountRecord, id: RecordID) throws {
+    mutating func applyAccountRecord(_ parsed: AccountRecord, id: RecordID, author: AuthorID) throws {
         let account = parsed.account(foundedBy: id)
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO account_record (account, record) VALUES (?, ?)")
             .execute(arguments: [account.bytes, id.bytes])
+        if case .logDeclaration(_, let group, let log, _) = parsed {
+            try applyLogDeclaration(account: account, group: group, log: log, device: author, id: id)
+        }
         try Self.deriveAccount(account, db)
+        // The account's devices may have changed: so may the members of the groups its devices declared logs in.
+        touchedGroups.formUnion(try Self.groupsDeclared(by: account, db))
     }
 
     /// Derives an account's rows from its records held: the account rule is a function of the set of records, so

@@ -87,7 +87,11 @@ extension ContinuumStore {
                     logs[group.log] = MembershipView.Log(group: group.id, node: node, admin: false, removedThrough: nil)
                 }
             }
-            return MembershipView(groups: groups, logs: logs)
+            var devices: [NodeID: Set<AccountID>] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT device, account FROM account_device WHERE removed = 0") {
+                devices[NodeID(unchecked: row["device"]), default: []].insert(AccountID(unchecked: row["account"]))
+            }
+            return MembershipView(groups: groups, logs: logs, devices: devices)
         }
     }
 
@@ -399,7 +403,7 @@ extension ContinuumStore {
         ) == true
     }
 
-    private static func newLogKey(_ identity: NodeIdentity) -> (salt: Data, log: NodeIdentity) {
+    static func newLogKey(_ identity: NodeIdentity) -> (salt: Data, log: NodeIdentity) {
         var generator = SystemRandomNumberGenerator()
         let salt = Data((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
         return (salt, identity.logKey(salt: salt))

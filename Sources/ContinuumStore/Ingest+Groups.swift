@@ -104,6 +104,12 @@ extension Ingest {
                 member.removedThrough.map { Int64($0) },
             ])
         }
+        // Migrations before v15 derive members before log declarations have a table: none is held then.
+        guard try db.tableExists("log_declaration") else { return }
+        let memberNodes = Set(logs.values.filter(\.isMember).map(\.node))
+        for declared in try declaredMembers(of: group, memberNodes: memberNodes, placed: Set(logs.keys), db) {
+            try insert.execute(arguments: [declared.log.bytes, group.bytes, declared.device.bytes, 0, 0, nil])
+        }
     }
 }
 

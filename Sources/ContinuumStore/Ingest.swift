@@ -361,7 +361,7 @@ struct Ingest {
             // the order of arrival does not matter (one naming a comment of another post never counts).
             if let body, let reaction = Reaction(body) { try applyReaction(reaction, header, id: id) }
             if let body, let account = AccountRecord(body, author: header.author) {
-                try applyAccountRecord(account, id: id)
+                try applyAccountRecord(account, id: id, author: header.author)
             }
             return
         }

@@ -429,6 +429,33 @@ enum Schema {
             // Records of kinds 8 to 10 stored since version 3, before the store applied them.
             try Ingest.indexAccountRecords(db)
         }
+        migrator.registerMigration("v15: log declarations") { db in
+            try db.execute(
+                sql: """
+                    -- Log declarations (PROTOCOL.md 2.10, kind 11): a device's log in a group, for its account. The
+                    -- members they make are derived into member (5.1, members by account).
+                    CREATE TABLE log_declaration (
+                        log BLOB PRIMARY KEY NOT NULL,
+                        record BLOB NOT NULL,
+                        group_id BLOB NOT NULL,
+                        account BLOB NOT NULL,
+                        device BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX log_declaration_group ON log_declaration (group_id);
+                    CREATE INDEX log_declaration_account ON log_declaration (account);
+                    -- Link codes this node made (device link): one new device each, until it expires.
+                    CREATE TABLE link_ticket (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        secret BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        used_at INTEGER,
+                        used_by BLOB
+                    ) WITHOUT ROWID;
+                    """
+            )
+            try Ingest.indexLogDeclarations(db)
+        }
         return migrator
     }
 

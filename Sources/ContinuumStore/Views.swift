@@ -93,13 +93,17 @@ public struct CommentSummary: Sendable, Hashable {
     }
 }
 
-/// The SQL of the account of the device whose log `log` is (the node its member records name), if this node holds
-/// it: the account the device founded first, else the first by id.
+/// The SQL of the account of `log`: the one its declaration names (PROTOCOL.md §2.10, kind 11) while it is a member
+/// by it; else that of the device the log is of (the node its member records name), if this node holds it: the
+/// account the device founded first, else the first by id.
 func accountSQL(_ log: String) -> String {
     """
-    (SELECT d.account FROM member m JOIN account_device d ON d.device = m.node AND d.removed = 0
-        JOIN account a ON a.id = d.account
-        WHERE m.log = \(log) ORDER BY a.founder = m.node DESC, a.id LIMIT 1)
+    coalesce(
+        (SELECT ld.account FROM log_declaration ld JOIN member dm ON dm.log = ld.log AND dm.node = ld.device
+            WHERE ld.log = \(log)),
+        (SELECT d.account FROM member m JOIN account_device d ON d.device = m.node AND d.removed = 0
+            JOIN account a ON a.id = d.account
+            WHERE m.log = \(log) ORDER BY a.founder = m.node DESC, a.id LIMIT 1))
     """
 }
 

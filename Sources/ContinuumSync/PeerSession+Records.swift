@@ -116,8 +116,9 @@ extension PeerSession {
         // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
         // (its clock was read through the session's view before them).
         var clock = ingested.clock
-        if kept.records.contains(where: { $0.header.kind.isMembership }), !ingested.stored.isEmpty {
+        if kept.records.contains(where: { $0.header.changesMembership }), !ingested.stored.isEmpty {
             await engine.refreshMembership()
+            askAgain(afterHolding: sorting.heldBack)
             // The ACK must carry the clock that counts the logs this batch made known: a failed read ends the batch as
             // a failed store (the peer resends), never an ACK with the clock from before.
             do {
@@ -146,6 +147,14 @@ extension PeerSession {
                 raced: max(0, duplicates)
             )
         )
+    }
+
+    /// Records held back may belong to logs that the batch that held them made known (a log declared ahead of an add
+    /// the batch also held): a round of our own asks for them now, not at the next anti-entropy round. Each such
+    /// round stores what it is sent, so these end once nothing new is learned.
+    private func askAgain(afterHolding heldBack: Int) {
+        guard heldBack > 0 else { return }
+        Task { [weak self] in _ = await self?.startRound() }
     }
 
     /// Logs what a batch's sorting left out: records of groups the session does not share, member records not

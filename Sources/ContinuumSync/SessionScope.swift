@@ -116,6 +116,8 @@ private struct BatchSorter {
     var learned: [AuthorID: (group: GroupID, admin: Bool)] = [:]
     /// Nodes of the logs learned from this batch: their account logs are carried too.
     var learnedNodes: Set<NodeID> = []
+    /// Devices added to accounts by adds of this batch (signed by a device of the account).
+    var learnedDevices: [NodeID: Set<AccountID>] = [:]
     var sorting = BatchSorting()
 
     mutating func sort(_ record: VerifiedRecord) {
@@ -185,17 +187,47 @@ private struct BatchSorter {
     }
 
     /// A record of a log no group places: kept when it is a record of kinds 8 on (§2.8) in the account log of a node
-    /// of a group shared (§7.8.6); held back otherwise (the member record that makes its log known may be on its way).
+    /// of a group shared, or of a device of a member account of one (§7.8.6); held back otherwise (the member record
+    /// or the add that makes its log known may be on its way). An add makes its device's account log carried for the
+    /// rest of the batch, and a log declaration its log a member of its group, as the store will derive (§5.1).
     private mutating func sortAccountLogRecord(_ record: VerifiedRecord) {
         let author = record.header.author
-        if record.header.kind == .unknown,
-            view.carriesAccountLog(author, in: groups)
-                || (view.logs[author] == nil && learnedNodes.contains(NodeID(unchecked: author.bytes)))
-        {
-            sorting.keep.insert(record.id)
-        } else {
+        let node = NodeID(unchecked: author.bytes)
+        guard record.header.kind == .unknown,
+            view.carriesAccountLog(author, in: groups) || (view.logs[author] == nil && learnedNodes.contains(node))
+        else {
             sorting.heldBack += 1
+            return
         }
+        sorting.keep.insert(record.id)
+        guard let body = record.record.body, let parsed = AccountRecord(body, author: author) else { return }
+        switch parsed {
+        case .founding where record.header.sequence == 1:
+            learnedDevices[node, default: []].insert(AccountID(founding: record.id))
+        case .deviceAdd(let account, let device, _) where isDevice(node, of: account):
+            let added = NodeID(unchecked: device.bytes)
+            learnedNodes.insert(added)
+            learnedDevices[added, default: []].insert(account)
+        case .logDeclaration(let account, let group, let log, _)
+        where groups.contains(group) && isDevice(node, of: account) && isMemberAccount(account, of: group):
+            learned[log] = (group, false)
+        default:
+            break
+        }
+    }
+
+    /// Whether `account` is a member account of `group` (§5.1): in the view, or by a device learned in this batch
+    /// that is the node of a member log.
+    private func isMemberAccount(_ account: AccountID, of group: GroupID) -> Bool {
+        if view.memberAccounts[account]?.contains(group) == true { return true }
+        return view.logs.values.contains { log in
+            log.group == group && log.removedThrough == nil && learnedDevices[log.node]?.contains(account) == true
+        }
+    }
+
+    /// Whether `node` is a device of `account` in the view, or was added to it earlier in the batch.
+    private func isDevice(_ node: NodeID, of account: AccountID) -> Bool {
+        view.devices[node]?.contains(account) == true || learnedDevices[node]?.contains(account) == true
     }
 
     /// The group of `author`'s log, whether its member records stand (an admin, or one the founder removed: then up

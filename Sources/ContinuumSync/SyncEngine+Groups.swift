@@ -20,6 +20,8 @@ struct Admission: Sendable {
     var joined: (group: GroupID, record: [UInt8])?
     /// Why the peer's claims that did not hold failed (for the refusal's message).
     var problems: [String] = []
+    /// A link this node accepted: the records of its account, for LINKING.
+    var linking: [[UInt8]]?
 }
 
 extension SyncEngine {
@@ -136,6 +138,9 @@ extension SyncEngine {
             let (group, record) = try await redeem(join, from: peer, nonces: nonces)
             admission.groups.insert(group)
             admission.joined = (group, record)
+        }
+        if let link = theirs.link {
+            admission.linking = try await checkLink(link, from: peer, nonces: nonces)
         }
         return admission
     }

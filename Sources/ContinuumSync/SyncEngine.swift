@@ -370,9 +370,9 @@ public actor SyncEngine {
 
     /// Sends one read of new records to every session (but not back to their source), and tells `watch`.
     private func gossip(_ records: [StoredRecord]) async {
-        // A group or member record (the kind byte, §2.1) changes who may be sent what: read the groups again
-        // before anything is gossiped.
-        if records.contains(where: { $0.bytes.count > 5 && ($0.bytes[5] == 6 || $0.bytes[5] == 7) }) {
+        // A group, member or account record (the kind byte, §2.1) changes who may be sent what: read the groups
+        // again before anything is gossiped.
+        if records.contains(where: { $0.bytes.count > 5 && RecordHeader.changesMembership(kindCode: $0.bytes[5]) }) {
             await refreshMembership()
         }
         let wantsContents = !subscribers.isEmpty || interest.values.contains { !$0.isEmpty }

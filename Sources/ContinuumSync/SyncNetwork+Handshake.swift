@@ -29,6 +29,7 @@ extension SyncNetwork {
     ) async throws -> HandshakeEnd {
         var machine = HandshakeMachine(ours: await engine.hello, host: host, join: join?.handshakeJoin)
         var pending = machine.start()[...]
+        var link = LinkContext()
         while true {
             guard let action = pending.popFirst() else {
                 pending = await Self.read(into: &machine, iterator: &iterator)[...]
@@ -51,6 +52,11 @@ extension SyncNetwork {
                 let verdict = await check(hello, channel: channel)
                 if verdict == .passed { learned.withLockedValue { $0 = hello.node } }
                 pending += machine.helloChecked(verdict)
+            case .admit(let meeting, let membership):
+                link = LinkContext(meeting: meeting, theirs: membership.link)
+                pending += await perform(action, machine: &machine, join: join)
+            case .consentTo, .signLink, .recordLink:
+                pending += await performLink(action, machine: &machine, join: join, context: link)
             default:
                 pending += await perform(action, machine: &machine, join: join)
             }
@@ -146,7 +152,8 @@ extension SyncNetwork {
                 host: meeting.host,
                 port: Int(theirs.listenPort)
             )
-        case .send, .checkHello, .refuse, .close, .established:
+        case .reportJoin(.linked): join?.finish(.success(nil))
+        case .send, .checkHello, .refuse, .close, .established, .consentTo, .signLink, .recordLink:
             preconditionFailure("\(action) is performed by the handshake's loop")
         }
         return []

@@ -5,25 +5,29 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// A join under way, by invite or by request: what the joiner proves, and where the outcome goes (the group joined,
-/// or why not).
+/// A join under way, by invite or by request, or a link into an account: what the joiner proves, and where the
+/// outcome goes (the group joined, or why not).
 public final class JoinAttempt: Sendable {
-    /// The invite, or nil for a request to join (which an admin of the peer approves).
+    /// The invite or link code, or nil for a request to join (which an admin of the peer approves).
     let code: InviteCode?
-    /// The joiner's new log key for the group, which signs the join.
+    /// The key that signs: the joiner's new log key for the group, or for a link the node's own key (its consent).
     let logKey: NodeIdentity
     public var log: AuthorID { logKey.author }
     /// Whether this asks to join rather than joins by invite.
     public var isRequest: Bool { code == nil }
+    /// Whether this links the node into the account of the code's maker.
+    public var isLink: Bool { code?.isLink == true }
+    /// A link's LINKING records, kept from the consent to the LINKED.
+    let linking = NIOLockedValueBox<[[UInt8]]>([])
     /// The node a request is for, when the asker knows its id: the connection must present that key.
     public let expected: AuthorID?
     private let result = NIOLockedValueBox<Bool?>(nil)
 
     /// Whether the join succeeded (false until it has).
     public var succeeded: Bool { result.withLockedValue { $0 } == true }
-    private let continuation: AsyncStream<Result<GroupID, JoinFailure>>.Continuation
-    /// The outcome, once: the group joined, or why the join failed.
-    public let outcome: AsyncStream<Result<GroupID, JoinFailure>>
+    private let continuation: AsyncStream<Result<GroupID?, JoinFailure>>.Continuation
+    /// The outcome, once: the group joined (nil: linked into the account), or why the join failed.
+    public let outcome: AsyncStream<Result<GroupID?, JoinFailure>>
 
     /// A join with an invite code.
     public init(code: InviteCode, log: NodeIdentity) {
@@ -41,7 +45,7 @@ public final class JoinAttempt: Sendable {
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
-    func finish(_ result: Result<GroupID, JoinFailure>) {
+    func finish(_ result: Result<GroupID?, JoinFailure>) {
         self.result.withLockedValue { state in
             if state == nil, case .success = result { state = true }
             if state == nil { state = false }
@@ -54,7 +58,9 @@ public final class JoinAttempt: Sendable {
 
     /// The join as the handshake machine sees it.
     var handshakeJoin: HandshakeJoin {
-        code.map { .invite(nodePrefix: Array($0.nodePrefix), log: log) } ?? .request(log: log)
+        guard let code else { return .request(log: log) }
+        return code.isLink
+            ? .link(nodePrefix: Array(code.nodePrefix)) : .invite(nodePrefix: Array(code.nodePrefix), log: log)
     }
 }
 
@@ -92,6 +98,19 @@ extension SyncNetwork {
             return .failure(Refusal(error: readingGroupsFailed(error), reason: "reading the groups failed: \(error)"))
         }
         guard let join else { return .success(claims) }
+        if let code = join.code, code.isLink {
+            claims.link = Membership.Link(
+                ticket: InviteCode.id(of: code.secret),
+                mac: MembershipProofs.linkMAC(
+                    secret: code.secret,
+                    linkerNonce: meeting.theirs.nonce.bytes,
+                    deviceNonce: meeting.ours.nonce.bytes,
+                    linker: peer,
+                    device: meeting.me
+                )
+            )
+            return .success(claims)
+        }
         let message = MembershipProofs.joinLogMessage(
             inviterNonce: meeting.theirs.nonce.bytes,
             joinerNonce: meeting.ours.nonce.bytes,
@@ -147,7 +166,8 @@ extension SyncNetwork {
         var answer = HandshakeAdmission(
             groups: admission.groups,
             joined: admission.joined.map { JoinedGroup(group: $0.group, record: $0.record) },
-            problem: admission.problems.first
+            problem: admission.problems.first,
+            linking: admission.linking
         )
         if answer.groups.isEmpty, answer.joined == nil, !joining {
             // The refusal itself was decided by admission. A failed read is logged and the peer gets the plain "not

@@ -102,6 +102,55 @@ public protocol EngineStorage: Sendable {
         -> JoinRequestAnswer
     /// The join was accepted: the log key belongs to `group`.
     func completeJoin(log: AuthorID, group: GroupID) async throws
+    /// Checks a link code's ticket (`proves` checks the new device's proof against the secret) and returns the
+    /// records of this node's account for LINKING. Throws an error whose description says why a link is refused.
+    func checkLink(ticket: [UInt8], proves: @escaping @Sendable (Data) -> Bool) async throws -> [[UInt8]]
+    /// Uses a link code's ticket once: signs the `device-add` of `device` with its `consent`; returns the record's
+    /// bytes and this node's groups.
+    func signDeviceAdd(
+        ticket: [UInt8],
+        device: AuthorID,
+        consent: [UInt8],
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (record: [UInt8], groups: [GroupID])
+    /// Whether this node can still be linked into an account (its key has signed nothing).
+    func canBeLinked() async throws -> Bool
+    /// The link was accepted: store the account's records and the add, join the account, declare a log in each group.
+    func recordLink(records: [[UInt8]], add: [UInt8], groups: [GroupID], name: String?) async throws -> Set<GroupID>
+}
+
+extension EngineStorage {
+    /// A storage that links no device (an in-memory one for the sync layer's tests) refuses every link.
+    public func checkLink(ticket: [UInt8], proves: @escaping @Sendable (Data) -> Bool) async throws -> [[UInt8]] {
+        throw LinkUnsupported()
+    }
+
+    public func signDeviceAdd(
+        ticket: [UInt8],
+        device: AuthorID,
+        consent: [UInt8],
+        proves: @escaping @Sendable (Data) -> Bool
+    ) async throws -> (record: [UInt8], groups: [GroupID]) {
+        throw LinkUnsupported()
+    }
+
+    public func canBeLinked() async throws -> Bool { false }
+
+    public func recordLink(
+        records: [[UInt8]],
+        add: [UInt8],
+        groups: [GroupID],
+        name: String?
+    ) async throws
+        -> Set<GroupID>
+    {
+        throw LinkUnsupported()
+    }
+}
+
+/// What a storage that links no device throws.
+public struct LinkUnsupported: Error, CustomStringConvertible {
+    public var description: String { "this node does not link devices" }
 }
 
 /// What storing a batch did.

@@ -105,6 +105,8 @@ extension WireCodec {
             writeMembership(membership, to: &writer)
         case .joined(let group, let record):
             writeJoined(group, record: record, to: &writer)
+        case .linking, .consent, .linked:
+            writeLink(message, to: &writer)
         }
     }
 

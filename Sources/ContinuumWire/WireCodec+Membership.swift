@@ -25,6 +25,10 @@ extension WireCodec {
             writer.u8(2)
             writer.raw(request.log.bytes)
             writer.raw(request.signature)
+        } else if let link = membership.link {
+            writer.u8(3)
+            writer.raw(link.ticket)
+            writer.raw(link.mac)
         } else {
             writer.u8(0)
         }
@@ -60,7 +64,10 @@ extension WireCodec {
         case 2:
             let log: AuthorID = try reader.id("log")
             membership.request = Membership.Request(log: log, signature: Array(try reader.raw(64, "signature")))
-        case let flag: throw reader.malformed("join flag is \(flag); it must be 0, 1 or 2")
+        case 3:
+            let ticket = Array(try reader.raw(8, "link ticket"))
+            membership.link = Membership.Link(ticket: ticket, mac: Array(try reader.raw(32, "mac")))
+        case let flag: throw reader.malformed("join flag is \(flag); it must be 0, 1, 2 or 3")
         }
         return membership
     }
@@ -81,6 +88,102 @@ extension WireCodec {
         if let request = membership.request {
             guard membership.join == nil else { throw reader.malformed("a join by invite and a request, both") }
             guard request.signature.count == 64 else { throw reader.malformed("a request's signature is 64 bytes") }
+        }
+        if let link = membership.link {
+            guard membership.join == nil, membership.request == nil else {
+                throw reader.malformed("a link with a join or a request")
+            }
+            guard link.ticket.count == 8, link.mac.count == 32 else {
+                throw reader.malformed("a link's ticket id is 8 bytes and its mac 32")
+            }
+        }
+    }
+
+    /// LINKING: the count of records (1 … ``WireLimits/maxLinkRecords``), then each record's length and bytes.
+    static func writeLinking(_ records: [[UInt8]], to writer: inout WireWriter) {
+        writer.u8(UInt8(records.count))
+        for record in records {
+            writer.u16(UInt16(record.count))
+            writer.raw(record)
+        }
+    }
+
+    static func readLinking(_ reader: inout WireReader) throws(WireError) -> [[UInt8]] {
+        let count = Int(try reader.u8("record count"))
+        guard (1...WireLimits.maxLinkRecords).contains(count) else {
+            throw reader.malformed("\(count) records; a LINKING has 1 ... \(WireLimits.maxLinkRecords)")
+        }
+        var records: [[UInt8]] = []
+        for _ in 0..<count {
+            let length = Int(try reader.u16("record length"))
+            guard length <= Limits.recordBytes else {
+                throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
+            }
+            records.append(Array(try reader.raw(length, "record")))
+        }
+        return records
+    }
+
+    /// LINKING, CONSENT (the 64-byte signature) or LINKED.
+    static func writeLink(_ message: WireMessage, to writer: inout WireWriter) {
+        switch message {
+        case .linking(let records): writeLinking(records, to: &writer)
+        case .consent(let signature): writer.raw(signature)
+        case .linked(let record, let groups): writeLinked(record: record, groups: groups, to: &writer)
+        default: preconditionFailure("\(message.typeName) is not a link message")
+        }
+    }
+
+    /// LINKING, CONSENT or LINKED, by the type's kind.
+    static func readLink(_ kind: MessageKind, _ reader: inout WireReader) throws(WireError) -> WireMessage {
+        switch kind {
+        case .linking: .linking(try readLinking(&reader))
+        case .consent: .consent(Array(try reader.raw(64, "consent")))
+        default: try readLinked(&reader)
+        }
+    }
+
+    /// LINKED: the add record's length and bytes, then the count of groups (0 … ``WireLimits/maxClaims``) and their
+    /// ids.
+    static func writeLinked(record: [UInt8], groups: [GroupID], to writer: inout WireWriter) {
+        writer.u16(UInt16(record.count))
+        writer.raw(record)
+        writer.u8(UInt8(groups.count))
+        for group in groups { writer.raw(group.bytes) }
+    }
+
+    static func readLinked(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let length = Int(try reader.u16("record length"))
+        guard length <= Limits.recordBytes else {
+            throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
+        }
+        let record = Array(try reader.raw(length, "record"))
+        let count = Int(try reader.u8("group count"))
+        guard count <= WireLimits.maxClaims else {
+            throw reader.malformed("\(count) groups; the limit is \(WireLimits.maxClaims)")
+        }
+        var groups: [GroupID] = []
+        for _ in 0..<count { groups.append(try reader.id("group")) }
+        return .linked(record: record, groups: groups)
+    }
+
+    /// The rules ``readLinking(_:)``, CONSENT and ``readLinked(_:)`` apply, for ``validate(_:)``.
+    static func checkLink(_ message: WireMessage, _ reader: WireReader) throws(WireError) {
+        switch message {
+        case .linking(let records):
+            guard (1...WireLimits.maxLinkRecords).contains(records.count),
+                records.allSatisfy({ $0.count <= Limits.recordBytes })
+            else {
+                throw reader.malformed("a LINKING has 1 ... \(WireLimits.maxLinkRecords) records of a record's size")
+            }
+        case .consent(let signature):
+            guard signature.count == 64 else { throw reader.malformed("a consent is 64 bytes") }
+        case .linked(let record, let groups):
+            guard record.count <= Limits.recordBytes, groups.count <= WireLimits.maxClaims else {
+                throw reader.malformed("a LINKED has one record and at most \(WireLimits.maxClaims) groups")
+            }
+        default:
+            break
         }
     }
 }

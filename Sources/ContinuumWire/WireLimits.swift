@@ -27,6 +27,8 @@ public enum WireLimits {
     public static let maxClaims = 32
     /// Bytes of one claim's proof (a record header; the largest is a member record's, 291 bytes).
     public static let maxProofBytes = 1024
+    /// The most account records a LINKING carries (PROTOCOL.md §7.4).
+    public static let maxLinkRecords = 64
     /// Network tags in one MEMBERSHIP.
     public static let maxNetworkTags = 8
     /// Posts one peer may ask to have pushed, in all.

@@ -167,6 +167,13 @@ public enum WireMessage: Hashable, Sendable {
     case membership(Membership)
     /// An invite was accepted: the group joined and the record that adds the joiner: type 0x04.
     case joined(group: GroupID, record: [UInt8])
+    /// A link (join flag 3) was accepted: the records of the account the new device is to join, its founding record
+    /// among them: type 0x05.
+    case linking([[UInt8]])
+    /// The new device's consent to the account of the LINKING (its signature for the `device-add`): type 0x06.
+    case consent([UInt8])
+    /// The device was added: the `device-add` record, and the account's groups it now shares: type 0x07.
+    case linked(record: [UInt8], groups: [GroupID])
     /// A message of an optional type (0x80 … 0xFF, PROTOCOL.md §7.3) that this node does not know: read whole,
     /// charged to the sender's budget, and ignored. Nothing this node sends is one; tests send them.
     case optional(type: UInt8, payload: [UInt8])
@@ -217,6 +224,9 @@ public enum WireMessage: Hashable, Sendable {
         case .tree: .tree
         case .membership: .membership
         case .joined: .joined
+        case .linking: .linking
+        case .consent: .consent
+        case .linked: .linked
         case .optional: .optional
         }
     }
@@ -270,15 +280,35 @@ public struct Membership: Hashable, Sendable {
     public var claims: [Claim]
     /// Proofs of network groups: one 16-byte tag per network the sender is in.
     public var networkTags: [[UInt8]]
-    /// A join by invite, or (never both) a request to join.
+    /// A new device's link into the account of the receiver's device (PROTOCOL.md §7.8.19): the link code's id and
+    /// the proof that the sender holds its secret, bound to this connection.
+    public struct Link: Hashable, Sendable {
+        public var ticket: [UInt8]
+        public var mac: [UInt8]
+
+        public init(ticket: [UInt8], mac: [UInt8]) {
+            self.ticket = ticket
+            self.mac = mac
+        }
+    }
+
+    /// A join by invite, a request to join, or a link (never two).
     public var join: Join?
     public var request: Request?
+    public var link: Link?
 
-    public init(claims: [Claim] = [], networkTags: [[UInt8]] = [], join: Join? = nil, request: Request? = nil) {
+    public init(
+        claims: [Claim] = [],
+        networkTags: [[UInt8]] = [],
+        join: Join? = nil,
+        request: Request? = nil,
+        link: Link? = nil
+    ) {
         self.claims = claims
         self.networkTags = networkTags
         self.join = join
         self.request = request
+        self.link = link
     }
 }
 
@@ -288,6 +318,9 @@ enum MessageKind: UInt8, CaseIterable {
     case error = 0x02
     case membership = 0x03
     case joined = 0x04
+    case linking = 0x05
+    case consent = 0x06
+    case linked = 0x07
     case clock = 0x10
     case offer = 0x11
     case records = 0x12
@@ -318,6 +351,9 @@ enum MessageKind: UInt8, CaseIterable {
         case .error: "ERROR"
         case .membership: "MEMBERSHIP"
         case .joined: "JOINED"
+        case .linking: "LINKING"
+        case .consent: "CONSENT"
+        case .linked: "LINKED"
         case .clock: "CLOCK"
         case .offer: "OFFER"
         case .records: "RECORDS"

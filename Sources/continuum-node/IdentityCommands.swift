@@ -37,7 +37,20 @@ struct InitCommand: AsyncParsableCommand {
     )
     var noRecovery = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Link this new device into your account with the code 'continuum-node device link' printed on one of your devices.",
+            valueName: "CODE"
+        )
+    )
+    var link: String?
+
     func validate() throws {
+        if link != nil, noRecovery || network != nil || networkKey != nil {
+            throw ValidationError(
+                "--link joins an account that exists: --no-recovery, --network and --network-key do not apply"
+            )
+        }
         if let name, TextRules.isBlank(name) { throw ValidationError("--name is blank; give a display name") }
         if network != nil && networkKey != nil {
             throw ValidationError("--network and --network-key both name the network; give only one of them")
@@ -63,6 +76,7 @@ struct InitCommand: AsyncParsableCommand {
         let networkID = try NetworkChoice.id(network: network, key: networkKey)
         let context = try options.open()
         let (identity, created) = try IdentityFile.loadOrCreate(at: context.directory.identityURL)
+        if let link { return try await LinkRun(code: link, name: name, json: output.json).run(context, identity) }
         let recovery = noRecovery ? nil : RecoveryCode.random()
         let founding = try await context.store.foundAccount(by: identity, recovery: recovery?.key.author)
         let founded = founding?.founded ?? false

@@ -371,7 +371,7 @@ struct RunCommand: AsyncParsableCommand {
 
     /// Closes the node; then, since the process exits after this, waits for the image library's call under way, if
     /// any, and ends its use (``ThumbnailService/closeImageLibrary()``).
-    private static func close(_ node: Node) async {
+    static func close(_ node: Node) async {
         await node.close()
         await ThumbnailService.closeImageLibrary()
     }

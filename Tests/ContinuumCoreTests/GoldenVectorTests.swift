@@ -5,7 +5,7 @@ import Testing
 /// The test vectors of Docs/PROTOCOL.md §8, made by an independent Python encoder (scripts/protocol_vectors.py):
 /// records of format version 2, each whole (header, then content) and as its header alone: the five kinds of posts and
 /// comments, then group and member records (§2.7), then records of kinds to come (§2.8), then reactions (§2.9), then
-/// account records (§2.10); records that a node must refuse; and inert records of kind 13 and of kinds 8 … 10, valid
+/// account records (§2.10); records that a node must refuse; and inert records of kind 13 and of kinds 8 … 11, valid
 /// but breaking a rule of §2.9 or §2.10.
 @Suite("Golden vectors of Docs/PROTOCOL.md")
 struct GoldenVectorTests {
@@ -46,6 +46,8 @@ struct GoldenVectorTests {
             var device: String?
             var consent: String?
             var frontier: [FrontierEntry]?
+            /// A log declaration's (kind 11) signature by the log key, not the record's own.
+            var signature: String?
         }
         /// One log of a removal's frontier (§2.10): `head` is null for 32 zero bytes.
         struct FrontierEntry: Decodable {
@@ -75,7 +77,7 @@ struct GoldenVectorTests {
             var name: String
             var record: String
         }
-        /// A record of kind 13, or of kinds 8 … 10, that keeps §2.8's common layout but breaks a rule of §2.9 or §2.10:
+        /// A record of kind 13, or of kinds 8 … 11, that keeps §2.8's common layout but breaks a rule of §2.9 or §2.10:
         /// valid, and no reaction or account record.
         struct Inert: Decodable {
             var name: String
@@ -91,10 +93,10 @@ struct GoldenVectorTests {
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 23
+    static let count = 24
 
     /// The kind codes of the account records (PROTOCOL.md §2.10), by their names in vectors.json.
-    static let accountCodes: [String: UInt8] = ["account": 8, "device-add": 9, "device-remove": 10]
+    static let accountCodes: [String: UInt8] = ["account": 8, "device-add": 9, "device-remove": 10, "log": 11]
 
     static func load() throws -> Vectors {
         let url = try #require(Bundle.module.url(forResource: "Resources/vectors", withExtension: "json"))
@@ -205,7 +207,7 @@ struct GoldenVectorTests {
                 ),
                 payload: [try need(b.emoji, "emoji")]
             )
-        case "account", "device-add", "device-remove":
+        case "account", "device-add", "device-remove", "log":
             // An account record is a record of its code in the common layout of §2.8: no context, the fields in its
             // data, no content.
             let code = try need(Self.accountCodes[vector.kind], "code")
@@ -225,6 +227,9 @@ struct GoldenVectorTests {
             return account + [1] + (try bytes(recovery))
         case "device-add":
             return account + (try bytes(try need(b.device, "device"))) + (try bytes(try need(b.consent, "consent")))
+        case "log":
+            return account + (try bytes(try need(b.group, "group"))) + (try bytes(try need(b.log, "log")))
+                + (try bytes(try need(b.signature, "signature")))
         default:
             let frontier = try need(b.frontier, "frontier")
             var data = account + (try bytes(try need(b.device, "device"))) + [UInt8(frontier.count)]
@@ -249,6 +254,13 @@ struct GoldenVectorTests {
                 account: try need(AccountID(hex: try need(b.account, "account")), "account"),
                 device: try need(AuthorID(hex: try need(b.device, "device")), "device"),
                 consent: Data(try bytes(try need(b.consent, "consent")))
+            )
+        case "log":
+            return .logDeclaration(
+                account: try need(AccountID(hex: try need(b.account, "account")), "account"),
+                group: try need(GroupID(hex: try need(b.group, "group")), "group"),
+                log: try need(AuthorID(hex: try need(b.log, "log")), "log"),
+                signature: Data(try bytes(try need(b.signature, "signature")))
             )
         default:
             return .deviceRemove(
@@ -568,7 +580,7 @@ struct GoldenVectorTests {
 }
 
 extension GoldenVectorTests {
-    /// The account vectors AC1 … AC4, verified, in the order of vectors.json.
+    /// The account vectors AC1 … AC5, verified, in the order of vectors.json.
     func accountVectors() throws -> [(vector: Vectors.Vector, record: VerifiedRecord)] {
         try Self.load().vectors.filter { Self.accountCodes[$0.kind] != nil }.map {
             ($0, try SignedRecord(bytes: try bytes($0.record)).verify())
@@ -578,7 +590,7 @@ extension GoldenVectorTests {
     @Test("the account vectors (§2.10) verify and read as the account records their JSON gives")
     func accountRecords() throws {
         let accounts = try accountVectors()
-        #expect(accounts.map { String($0.vector.name.prefix(3)) } == ["AC1", "AC2", "AC3", "AC4"])
+        #expect(accounts.map { String($0.vector.name.prefix(3)) } == ["AC1", "AC2", "AC3", "AC4", "AC5"])
         for (vector, whole) in accounts {
             #expect(whole.header.kind == .unknown, "\(vector.name): kind")
             #expect(whole.header.kindCode == Self.accountCodes[vector.kind], "\(vector.name): kind code")
@@ -593,12 +605,16 @@ extension GoldenVectorTests {
         }
 
         // By hand, from PROTOCOL.md §8: L founds the account with recovery key K, D joins it, L adds D, D removes L
-        // keeping L's account log through 2 (head AC3) and nothing of the log eeee…ee.
+        // keeping L's account log through 2 (head AC3) and nothing of the log eeee…ee, D declares its log key N in the
+        // group G1 (vector 9, founded by log key F) for the account.
         let (laptop, desktop) = (accounts[0].record.header.author, accounts[1].record.header.author)
         let account = AccountID(founding: accounts[0].record.id)
         let recovery = try #require(
             AuthorID(hex: "74e2a944eb640ccefef4d301cb282d8ee31bdfa99527ecb6b7c809b1d255037a")
         )
+        // G1's id is F's public key (seed 4041…5f); N's seed is 9f9e…80.
+        let group = try #require(GroupID(hex: "2543b92ff1095511476adc8369db6ddc933665a11978dda1404ee1066ca9559d"))
+        let logN = try #require(AuthorID(hex: "87ded68945a0fdb974d33ada42d2408e1ae490de811757e729dac5ddc3fe73f1"))
         let frontier = [
             FrontierEntry(log: laptop, through: 2, head: accounts[2].record.id),
             FrontierEntry(log: try #require(AuthorID(hex: String(repeating: "ee", count: 32))), through: 0, head: nil),
@@ -612,12 +628,29 @@ extension GoldenVectorTests {
                 consent: Data(try bytes(accounts[2].vector.body.consent ?? ""))
             ),
             .deviceRemove(account: account, device: laptop, frontier: frontier),
+            .logDeclaration(
+                account: account,
+                group: group,
+                log: logN,
+                signature: Data(try bytes(accounts[4].vector.body.signature ?? ""))
+            ),
         ]
         for ((vector, whole), record) in zip(accounts, expected) {
             #expect(whole.body.flatMap { AccountRecord($0, author: whole.header.author) } == record, "\(vector.name)")
         }
         #expect(laptop.hex == "bafc71bead3ac5e4b63e9c8216ee71a34aaec65722eedbca728b4e9b3ccce396")
         #expect(desktop.hex == "414d91063323ba7b23cdf3b4409aeaceb4c928424d14e3b87211ccc807484545")
+        // AC5 is D's record after its removal of L, and N signed the ASCII continuum-log-declaration-v3, the account,
+        // G1 and D (124 bytes).
+        #expect(accounts[4].record.header.author == desktop && accounts[4].record.header.sequence == 3)
+        #expect(accounts[4].record.header.previous == accounts[3].record.id)
+        #expect(
+            Hex.encode(AccountRecord.declarationMessage(account: account, group: group, device: desktop))
+                == "636f6e74696e75756d2d6c6f672d6465636c61726174696f6e2d7633"
+                + "62720b0796d907da13e3e0b51c4805b9614b105e73486b68da6737967fb1afc4"
+                + "2543b92ff1095511476adc8369db6ddc933665a11978dda1404ee1066ca9559d"
+                + "414d91063323ba7b23cdf3b4409aeaceb4c928424d14e3b87211ccc807484545"
+        )
 
         // Vector 16 (U2), of kind 8 with no data, is an inert account record.
         let u2 = try #require(try Self.load().vectors.first { $0.name == "U2 kind 8 with nothing" })
@@ -625,7 +658,7 @@ extension GoldenVectorTests {
         #expect(two.body.flatMap { AccountRecord($0, author: two.header.author) } == nil)
     }
 
-    @Test("the account rule over AC1 … AC4 (§2.10): D's removal of L counts, so D is the one device and L is removed")
+    @Test("the account rule over AC1 … AC5 (§2.10): D's removal of L counts, so D is the one device and L is removed")
     func accountState() throws {
         let accounts = try accountVectors()
         let records = accounts.map(\.record)
@@ -640,16 +673,24 @@ extension GoldenVectorTests {
         // Without the removal, L founded the account and added D: both are devices.
         let before = try #require(AccountRules.state(of: account, from: Array(records.prefix(3))))
         #expect(before.devices == [laptop, desktop] && before.removed.isEmpty)
+        // D's log declaration (AC5) changes no device, and counts as a record of D's account log (§2.10).
+        let undeclared = try #require(AccountRules.state(of: account, from: Array(records.prefix(4))))
+        #expect(undeclared.devices == [desktop] && undeclared.removed == [laptop])
+        let declaration = try #require(
+            RecordID(hex: "57c5e96482d590f5bf7ab6a1ff5f77ade016b18c3ac4f5dece3caae01711fad6")
+        )
+        #expect(state.countingRecords.contains(declaration) && !undeclared.countingRecords.contains(declaration))
         // Without the founding record there is no account to speak of.
         #expect(AccountRules.state(of: account, from: Array(records.dropFirst())) == nil)
     }
 
-    @Test("each inert account record (kinds 8 … 10) verifies whole and as its header alone, and is no account record")
+    @Test("each inert account record (kinds 8 … 11) verifies whole and as its header alone, and is no account record")
     func inertAccountRecords() throws {
         let cases = try Self.load().inert.filter { $0.code != 13 }
-        #expect(cases.count == 19)
+        #expect(cases.count == 27)
+        #expect(cases.filter { $0.code == 11 }.count == 8)
         for inert in cases {
-            #expect([8, 9, 10].contains(inert.code), "\(inert.name): code \(inert.code)")
+            #expect([8, 9, 10, 11].contains(inert.code), "\(inert.name): code \(inert.code)")
             let whole = try SignedRecord(bytes: try bytes(inert.record)).verify()
             #expect(whole.header.kind == .unknown && whole.header.kindCode == inert.code, "\(inert.name): kind")
             #expect(whole.id.hex == inert.id, "\(inert.name): id")

@@ -392,6 +392,29 @@ extension ISO8601DateFormatter {
         #expect((devices.object["devices"] as? [Any])?.count == 1)
         #expect(device["name"] as? String == "Alice" && device["thisDevice"] as? Bool == true)
         #expect(device["founder"] as? Bool == true && device["lastSeen"] is NSNull)
+        // A link code for a new device of the account, with its QR code; bad input is a 400 naming the field, and
+        // the account's devices are unchanged by any of it.
+        let link = try await call(
+            api,
+            alice,
+            "POST",
+            "/api/devices/link",
+            json: ["host": "127.0.0.1", "expiresMinutes": 5],
+            expect: 201
+        )
+        #expect(link.object["account"] as? String == account as? String)
+        #expect(link.object["host"] as? String == "127.0.0.1")
+        let linkCode = try InviteCode(parsing: try #require(link.object["code"] as? String))
+        #expect(linkCode.isLink && linkCode.port == link.object["port"] as? Int)
+        #expect((link.object["qrSvg"] as? String)?.hasPrefix("<svg") == true)
+        for (body, field) in [
+            (["expiresMinutes": 0] as [String: Any], "expiresMinutes"), (["host": "nowhere"], "host"),
+        ] {
+            let bad = try await call(api, alice, "POST", "/api/devices/link", json: body, expect: 400)
+            #expect(bad.object["field"] as? String == field, "\(bad.text)")
+        }
+        let after = try await call(api, alice, "GET", "/api/devices", expect: 200)
+        #expect((after.object["devices"] as? [Any])?.count == 1)
 
         // Deleting: a comment, then several at once, then a post.
         let second = try await call(

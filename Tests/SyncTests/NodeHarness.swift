@@ -34,6 +34,14 @@ final class TestNode: @unchecked Sendable {
         }
     }
 
+    /// A new device linked into the account of the node whose `device link` printed `code` (that node runs): its
+    /// `init --link` must succeed.
+    init(_ name: String, linking code: String) async throws {
+        self.name = name
+        data = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
+        try await cli("init", "--link", code)
+    }
+
     /// The network group every test node joins at `init`, so that nodes share their posts as they did before groups;
     /// tests of groups themselves make their own.
     static let network = "continuum-tests"

@@ -1,4 +1,5 @@
-// Settings (#/settings): this node's display name (PUT /api/name), the devices of your account (GET /api/devices),
+// Settings (#/settings): this node's display name (PUT /api/name), the devices of your account (GET /api/devices)
+// and a code that links a new one (POST /api/devices/link),
 // what the node is (id, version, data directory, the largest photo it fetches by itself) from /api/status, and "Open
 // on your phone" (GET /api/phone): the addresses a phone on the LAN opens, the QR code of the first, and the
 // certificate's fingerprint under https.
@@ -94,10 +95,44 @@ export function mount(container) {
   async function loadDevices() {
     try {
       const body = await api('/api/devices');
-      if (alive) devices.replaceChildren(...devicesContent(body));
+      if (alive) devices.replaceChildren(...devicesContent(body), ...(body.account ? [linkForm()] : []));
     } catch (error) {
       if (alive) devices.replaceChildren(h('p', { class: 'panel warning' }, `The devices could not be read: ${error.message}`));
     }
+  }
+
+  /** "Link a device": a one-time code (POST /api/devices/link) and its QR code, for `init --link` on the new machine. */
+  function linkForm() {
+    const button = h('button', { type: 'button', id: 'link-device' }, 'Link a device');
+    const error = h('p', { class: 'form-error', id: 'link-error', role: 'alert', hidden: true });
+    const shown = h('div', { id: 'link-shown' });
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      error.hidden = true;
+      try {
+        const made = await api('/api/devices/link', { method: 'POST', json: {} });
+        if (!alive) return;
+        const qr = h('img', { id: 'link-qr', class: 'invite-qr', alt: `QR code of the link code ${made.code}`, width: 220, height: 220 });
+        if (typeof made.qrSvg === 'string' && made.qrSvg) qr.src = svgDataURL(made.qrSvg);
+        else qr.hidden = true;
+        shown.replaceChildren(h('div', { class: 'invite', id: 'link-box', role: 'group', 'aria-label': 'Link code' },
+          h('p', {}, 'On the new machine, run:'),
+          h('p', {}, h('code', { id: 'link-code', class: 'invite-code', tabindex: '0' }, `continuum-node init --link ${made.code}`)),
+          qr,
+          h('p', { class: 'meta', id: 'link-valid' }, `Valid once, until ${new Date(made.expiresAt).toLocaleString()}. `
+            + `The new device dials ${made.host}:${made.port}, gets its own key, your name, your groups and their history.`)));
+        announce('A link code was made.');
+      } catch (failure) {
+        if (!alive) return;
+        error.textContent = `No link code: ${failure.message}`;
+        error.hidden = false;
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return h('div', { class: 'link-device' },
+      h('p', { class: 'help' }, 'Another machine of yours can join your account: it keeps its own key, never a copy of this one.'),
+      h('p', {}, button), error, shown);
   }
 
   loadName();

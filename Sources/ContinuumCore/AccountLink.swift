@@ -1,0 +1,39 @@
+import Foundation
+
+/// A new device's check of the account it is asked to join (PROTOCOL.md §7.8.19): the LINKING's records must found
+/// one account, of which the device that made the link code is a device.
+public enum AccountLink {
+    /// The account `records` found, when `linker` is one of its devices by them; throws the reason otherwise (a record
+    /// that does not verify, not exactly one founding record, a linker that is no device).
+    public static func account(of records: [[UInt8]], linker: AuthorID) throws(AccountLinkError) -> AccountID {
+        var verified: [VerifiedRecord] = []
+        for bytes in records {
+            do {
+                verified.append(try SignedRecord(bytes: bytes).verify())
+            } catch {
+                throw AccountLinkError("a record of the account is not valid: \(error)")
+            }
+        }
+        let foundings = verified.filter { record in
+            guard record.header.sequence == 1, let body = record.record.body,
+                case .founding = AccountRecord(body, author: record.header.author)
+            else { return false }
+            return true
+        }
+        guard foundings.count == 1, let founding = foundings.first else {
+            throw AccountLinkError("the account's records hold \(foundings.count) founding records, not one")
+        }
+        let account = AccountID(founding: founding.id)
+        guard let state = AccountRules.state(of: account, from: verified), state.devices.contains(linker) else {
+            throw AccountLinkError("the device that made the link code is not a device of the account it names")
+        }
+        return account
+    }
+}
+
+/// Why a LINKING or LINKED does not hold, for a person.
+public struct AccountLinkError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) { self.description = description }
+}

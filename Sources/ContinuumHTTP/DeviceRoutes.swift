@@ -1,0 +1,64 @@
+import ContinuumCore
+import ContinuumNode
+import ContinuumStore
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The devices of this node's account (Docs/API.md, "Devices"): the list, and a link code for a new one.
+struct DeviceRoutes: Sendable {
+    let store: ContinuumStore
+    let identity: NodeIdentity
+    /// The sync port's addresses, as `host:port`.
+    let listening: @Sendable () -> [String]
+
+    /// Adds the routes to `api` (the `/api` group).
+    func register(on api: RouterGroup<BasicRequestContext>) {
+        api.get("devices") { _, _ in try json(DeviceListJSON(try await store.devices(of: identity))) }
+        api.post("devices/link") { request, context in try await link(request, context: context) }
+    }
+
+    struct LinkBody: Decodable {
+        let expiresMinutes: Int?
+        let host: String?
+    }
+
+    /// A one-time link code for a new device of this node's account, with its QR code; it names this node's sync port
+    /// and its LAN address (or `host`).
+    func link(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let body = try await request.decodeJSON(as: LinkBody.self, context: context)
+        let minutes = body.expiresMinutes ?? 10
+        guard (1...1_440).contains(minutes) else {
+            throw APIError.badRequest("expiresMinutes must be 1 to 1440", field: "expiresMinutes")
+        }
+        if let host = body.host, IPv4Address(host) == nil {
+            throw APIError.badRequest(
+                "host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)",
+                field: "host"
+            )
+        }
+        guard let account = try await store.account(of: identity.author)?.account else {
+            throw APIError(
+                .conflict,
+                "no_account",
+                "this node has no account to link a device into: its key signed records before accounts existed"
+            )
+        }
+        let ticket = try await storeCall(noun: "device") {
+            try await store.newLinkTicket(lifetime: .seconds(minutes * 60), by: identity)
+        }
+        let (listenHost, port) = GroupRoutes.syncAddress(listening())
+        let host = body.host ?? listenHost ?? LANAddress.first() ?? "127.0.0.1"
+        let code = ticket.code(of: identity, host: host, port: port)
+        return try json(
+            DeviceLinkJSON(code: code, account: account, expiresAt: ticket.expiresAt, qr: true),
+            status: .created
+        )
+    }
+}
+
+extension DeviceRoutes {
+    init(_ services: APIServices) {
+        self.init(store: services.store, identity: services.identity, listening: services.listening)
+    }
+}

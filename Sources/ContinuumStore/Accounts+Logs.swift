@@ -1,0 +1,101 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+// Log declarations (PROTOCOL.md §2.10, kind 11) and the members they make (§5.1, members by account): a device of
+// a member account writes in the account's groups with logs it declares, with no admin's record.
+
+extension Ingest {
+    /// A log declaration was stored: it is noted (of two for one log, the smaller record id counts, in any order),
+    /// and the members of its group are derived again before the next record is judged.
+    mutating func applyLogDeclaration(
+        account: AccountID,
+        group: GroupID,
+        log: AuthorID,
+        device: AuthorID,
+        id: RecordID
+    ) throws {
+        if let earlier = try Data.fetchOne(
+            db.cachedStatement(sql: "SELECT group_id FROM log_declaration WHERE log = ?"),
+            arguments: [log.bytes]
+        ) {
+            touchedGroups.insert(GroupID(unchecked: earlier))
+        }
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO log_declaration (log, record, group_id, account, device) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (log) DO UPDATE SET record = excluded.record, group_id = excluded.group_id,
+                    account = excluded.account, device = excluded.device
+                WHERE excluded.record < log_declaration.record
+                """
+        ).execute(arguments: [log.bytes, id.bytes, group.bytes, account.bytes, device.bytes])
+        touchedGroups.insert(group)
+    }
+
+    /// The groups in which `account`'s devices declared logs: their members follow the account's devices.
+    static func groupsDeclared(by account: AccountID, _ db: Database) throws -> [GroupID] {
+        try Data.fetchAll(
+            db.cachedStatement(sql: "SELECT DISTINCT group_id FROM log_declaration WHERE account = ?"),
+            arguments: [account.bytes]
+        ).map { GroupID(unchecked: $0) }
+    }
+
+    /// The declared logs of `group` that are members (§5.1, members by account): each declared by a device of its
+    /// account, whose account has a device that is the node of a member log in `memberNodes` (the group's members
+    /// by its member records). Logs those records place already are left out.
+    static func declaredMembers(
+        of group: GroupID,
+        memberNodes: Set<NodeID>,
+        placed: Set<AuthorID>,
+        _ db: Database
+    ) throws -> [(log: AuthorID, device: NodeID)] {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT d.log, d.device, d.account FROM log_declaration d
+                    JOIN account_device a ON a.device = d.device AND a.account = d.account AND a.removed = 0
+                    WHERE d.group_id = ?
+                    """
+            ),
+            arguments: [group.bytes]
+        )
+        var memberAccounts: [Data: Bool] = [:]
+        var members: [(log: AuthorID, device: NodeID)] = []
+        for row in rows {
+            let log = AuthorID(unchecked: row["log"])
+            guard !placed.contains(log) else { continue }
+            let account: Data = row["account"]
+            if memberAccounts[account] == nil {
+                let devices = try Data.fetchAll(
+                    db.cachedStatement(sql: "SELECT device FROM account_device WHERE account = ? AND removed = 0"),
+                    arguments: [account]
+                )
+                memberAccounts[account] = devices.contains { memberNodes.contains(NodeID(unchecked: $0)) }
+            }
+            if memberAccounts[account] == true { members.append((log, NodeID(unchecked: row["device"]))) }
+        }
+        return members
+    }
+
+    /// Notes the log declarations held (migration v15: records of kind 11 stored before the store applied them).
+    static func indexLogDeclarations(_ db: Database) throws {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT r.bytes, r.content FROM opaque_record o JOIN record r ON r.author = o.author AND r.seq = o.seq
+                WHERE o.code = 11
+                """
+        )
+        var ingest = Ingest(db: db, now: 0)
+        for row in rows {
+            let header: Data = row["bytes"]
+            let content: Data? = row["content"]
+            // As in deriveAccount: a stored record that no longer decodes counts as not held.
+            guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
+                let body = record.body, let parsed = AccountRecord(body, author: record.author)
+            else { continue }
+            try ingest.applyAccountRecord(parsed, id: record.id, author: record.author)
+        }
+        try ingest.settleMembers()
+    }
+}

@@ -1,0 +1,220 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// A link code this node made (`device link`): the secret goes into the code; the id names it in a link.
+public struct LinkTicket: Sendable, Hashable {
+    public let id: Data
+    public let secret: Data
+    public let expiresAt: Timestamp
+}
+
+/// Linking a device into an account (PROTOCOL.md §7.8.19): the device that made a link code signs the new device's
+/// `device-add`; the new device joins the account, declares a log in each of its groups, and syncs their history.
+extension ContinuumStore {
+    /// A new link code's ticket, valid for `lifetime`; this node must have an account.
+    public func newLinkTicket(lifetime: Duration, by identity: NodeIdentity) async throws -> LinkTicket {
+        let now = Timestamp.now()
+        let expires = Timestamp(milliseconds: now.milliseconds + lifetime.components.seconds * 1000)
+        var generator = SystemRandomNumberGenerator()
+        let secret = Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let ticket = LinkTicket(id: Data(InviteCode.id(of: secret)), secret: secret, expiresAt: expires)
+        try await write { db in
+            guard try Self.account(of: identity.author, db) != nil else {
+                throw StoreError(.notMember, "this node has no account to link a device into")
+            }
+            try db.execute(
+                sql: "INSERT INTO link_ticket (id, secret, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                arguments: [ticket.id, secret, now.milliseconds, expires.milliseconds]
+            )
+        }
+        return ticket
+    }
+
+    /// Checks a link code's proof: the ticket exists, is unused and not expired, and `proves` its secret. Returns
+    /// the records of this node's account, for LINKING (at most ``linkRecordLimit``, the founding record first).
+    /// Throws `.notMember` with the reason a person reads.
+    public func checkLink(
+        ticket id: Data,
+        proves: @escaping @Sendable (Data) -> Bool,
+        by identity: NodeIdentity
+    ) async throws
+        -> [[UInt8]]
+    {
+        let now = Timestamp.now().milliseconds
+        return try await read { db in
+            try Self.usableTicket(id, proves: proves, now: now, db)
+            guard let account = try Self.account(of: identity.author, db) else {
+                throw StoreError(.notMember, "this node has no account to link a device into")
+            }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.bytes, r.content FROM account_record a JOIN record r ON r.id = a.record
+                    WHERE a.account = ? ORDER BY r.id = a.account DESC, r.author, r.seq LIMIT ?
+                    """,
+                arguments: [account.account.bytes, Self.linkRecordLimit]
+            ).map { row in Array(row["bytes"] as Data) + Array(row["content"] as Data? ?? Data()) }
+        }
+    }
+
+    /// The most account records a LINKING carries.
+    public static let linkRecordLimit = 64
+
+    /// Uses a link ticket once: checks it again, verifies `consent` as `device`'s, marks the ticket used, and signs
+    /// the `device-add` in this node's account log. Returns the record and this node's groups.
+    public func signDeviceAdd(
+        ticket id: Data,
+        device: AuthorID,
+        consent: Data,
+        proves: @escaping @Sendable (Data) -> Bool,
+        by identity: NodeIdentity
+    ) async throws -> (record: VerifiedRecord, groups: [GroupID]) {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            try Self.usableTicket(id, proves: proves, now: now, db)
+            guard let account = try Self.account(of: identity.author, db)?.account else {
+                throw StoreError(.notMember, "this node has no account to link a device into")
+            }
+            let add = AccountRecord.deviceAdd(account: account, device: device, consent: consent)
+            guard AccountRecord(add.body, author: identity.author) != nil else {
+                throw StoreError(
+                    .notMember,
+                    "the consent is not the new device's signature for account \(account.short)"
+                )
+            }
+            try db.execute(
+                sql: "UPDATE link_ticket SET used_at = ?, used_by = ? WHERE id = ?",
+                arguments: [now, device.bytes, id]
+            )
+            var ingest = Ingest(db: db, now: now)
+            let record = try ingest.signAndStore(add.body, by: identity)
+            try ingest.finish()
+            let groups = try Data.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT log_key.group_id FROM log_key JOIN member ON member.log = log_key.public
+                    WHERE member.removed_through IS NULL ORDER BY log_key.group_id LIMIT 32
+                    """
+            )
+            return (record, groups.map { GroupID(unchecked: $0) })
+        }
+    }
+
+    /// Throws `.notMember` unless the ticket exists, is unused, has not expired and `proves` its secret.
+    private static func usableTicket(_ id: Data, proves: @Sendable (Data) -> Bool, now: Int64, _ db: Database) throws {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT secret, expires_at, used_at FROM link_ticket WHERE id = ?",
+                arguments: [id]
+            )
+        else { throw StoreError(.notMember, "the link code is not known to this device") }
+        guard proves(row["secret"]) else {
+            throw StoreError(.notMember, "the link code's proof does not match this session")
+        }
+        guard (row["used_at"] as Int64?) == nil else {
+            throw StoreError(.notMember, "this link code was already used; make a new one with 'device link'")
+        }
+        guard (row["expires_at"] as Int64) > now else {
+            throw StoreError(.notMember, "this link code has expired; make a new one with 'device link'")
+        }
+    }
+}
+
+/// The new device's side of a link.
+extension ContinuumStore {
+    /// Whether this node can still be linked into an account: its key has signed nothing yet (a linked device's
+    /// account log begins with its joining record, PROTOCOL.md §2.10).
+    public func canBeLinked(_ identity: NodeIdentity) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM record WHERE author = ? LIMIT 1",
+                arguments: [identity.author.bytes]
+            )
+                != true
+        }
+    }
+
+    /// Records a link: stores the account's records and the `device-add` of this device, signs the joining record,
+    /// takes `name` as this node's own if it has none, and declares a new log in each of `groups` (its first record
+    /// is the name). Returns the groups.
+    public func recordLink(
+        records: [[UInt8]],
+        add: [UInt8],
+        groups: [GroupID],
+        name: String?,
+        by identity: NodeIdentity
+    ) async throws -> Set<GroupID> {
+        let linker: VerifiedRecord
+        do {
+            linker = try SignedRecord(bytes: add).verify()
+        } catch {
+            throw StoreError(.notMember, "the device-add is not a valid record: \(error)")
+        }
+        let account: AccountID
+        do {
+            account = try AccountLink.account(of: records + [add], linker: linker.header.author)
+        } catch {
+            throw StoreError(.notMember, error.description)
+        }
+        guard let body = linker.record.body,
+            case .deviceAdd(account, identity.author, _) = AccountRecord(body, author: linker.header.author)
+        else { throw StoreError(.notMember, "the LINKED record does not add this device to account \(account.short)") }
+        let now = Timestamp.now().milliseconds
+        let ownName = try await displayName(of: identity.author)
+        try await write { db in
+            guard
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM record WHERE author = ?", arguments: [identity.author.bytes])
+                    != true
+            else { throw StoreError(.invalidInput, "this device has an account already; it cannot be linked") }
+            var ingest = Ingest(db: db, now: now)
+            for bytes in records + [add] {
+                if case .rejected(let error) = try ingest.one(try SignedRecord(bytes: bytes).verify()) { throw error }
+            }
+            _ = try ingest.signAndStore(AccountRecord.joining(account).body, by: identity)
+            let shown = ownName ?? name
+            if ownName == nil, let name {
+                try db.execute(
+                    sql: "INSERT INTO own_name (node, name) VALUES (?, ?)",
+                    arguments: [identity.author.bytes, name]
+                )
+            }
+            for group in groups {
+                try Self.declareLog(in: group, account: account, name: shown, by: identity, &ingest)
+            }
+            try ingest.finish()
+        }
+        return Set(groups)
+    }
+
+    /// Makes this device's log in `group` and declares it for `account` (kind 11); its first record is `name`.
+    private static func declareLog(
+        in group: GroupID,
+        account: AccountID,
+        name: String?,
+        by identity: NodeIdentity,
+        _ ingest: inout Ingest
+    ) throws {
+        let db = ingest.db
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE group_id = ?", arguments: [group.bytes]) == true {
+            return
+        }
+        let (salt, log) = newLogKey(identity)
+        try db.execute(sql: "INSERT OR IGNORE INTO grp (id) VALUES (?)", arguments: [group.bytes])
+        try db.execute(
+            sql: "INSERT INTO log_key (public, salt, group_id, created_at, pending_for) VALUES (?, ?, ?, ?, NULL)",
+            arguments: [log.author.bytes, salt, group.bytes, ingest.now]
+        )
+        let signature = try log.declaration(account: account, group: group, device: identity.author)
+        let declaration = AccountRecord.logDeclaration(
+            account: account,
+            group: group,
+            log: log.author,
+            signature: signature
+        )
+        _ = try ingest.signAndStore(declaration.body, by: identity)
+        if let name { _ = try ingest.signAndStore(.profile(name: name), by: log) }
+    }
+}
