@@ -8,6 +8,7 @@ import NIOCore
 /// The devices of this node's account (Docs/API.md, "Devices"): the list, and a link code for a new one.
 struct DeviceRoutes: Sendable {
     let store: ContinuumStore
+    let actions: NodeActions
     let identity: NodeIdentity
     /// The sync port's addresses, as `host:port`.
     let listening: @Sendable () -> [String]
@@ -16,6 +17,33 @@ struct DeviceRoutes: Sendable {
     func register(on api: RouterGroup<BasicRequestContext>) {
         api.get("devices") { _, _ in try json(DeviceListJSON(try await store.devices(of: identity))) }
         api.post("devices/link") { request, context in try await link(request, context: context) }
+        api.delete("devices/:id") { _, context in try await remove(context) }
+    }
+
+    struct Removed: Encodable {
+        let device: AuthorID
+        let record: RecordID
+        let logs: Int
+        let kept: UInt64
+    }
+
+    /// Removes a device of this node's account, named by its id or a unique prefix (404 `unknown_device`, 400 for
+    /// this device itself).
+    func remove(_ context: BasicRequestContext) async throws -> Response {
+        let text = try context.parameters.require("id").lowercased()
+        let devices = try await store.devices(of: identity).devices.filter { $0.id.hex.hasPrefix(text) }
+        guard devices.count == 1, let device = devices.first, !text.isEmpty else {
+            if devices.count > 1 {
+                throw APIError(
+                    .conflict,
+                    "ambiguous_prefix",
+                    "'\(text)' names \(devices.count) devices; give more of the id"
+                )
+            }
+            throw APIError(.notFound, "unknown_device", "no device of this account has an id starting with '\(text)'")
+        }
+        let removal = try await storeCall(noun: "device") { try await actions.removeDevice(device.id, by: identity) }
+        return try json(Removed(device: device.id, record: removal.record, logs: removal.logs, kept: removal.kept))
     }
 
     struct LinkBody: Decodable {
@@ -59,6 +87,11 @@ struct DeviceRoutes: Sendable {
 
 extension DeviceRoutes {
     init(_ services: APIServices) {
-        self.init(store: services.store, identity: services.identity, listening: services.listening)
+        self.init(
+            store: services.store,
+            actions: services.actions,
+            identity: services.identity,
+            listening: services.listening
+        )
     }
 }

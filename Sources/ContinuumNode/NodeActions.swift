@@ -136,7 +136,7 @@ public struct NodeActions: Sendable {
     public func edit(_ post: PostID, _ edit: PostEdit, by identity: NodeIdentity) async throws -> RecordID {
         let target = try await store.resolveTarget(post.hex)
         let identity = try await signer(forAuthor: target.author, of: identity)
-        try await requireOwner(target, identity: identity)
+        try await requireOwner(target, signer: identity)
         var change = PostChange(caption: edit.caption, location: edit.location)
         var cleaned: PhotoSource?
         defer {
@@ -185,7 +185,7 @@ public struct NodeActions: Sendable {
         var byLog: [AuthorID: (signer: NodeIdentity, targets: [RecordID])] = [:]
         for target in targets {
             let signer = try await signer(forAuthor: target.author, of: identity)
-            try await requireOwner(target, identity: signer)
+            try await requireOwner(target, signer: signer)
             byLog[signer.author, default: (signer, [])].targets.append(target.record)
         }
         var records: [RecordID] = []
@@ -272,6 +272,14 @@ public struct NodeActions: Sendable {
         return record.id
     }
 
+    /// Removes a device from this node's account (PROTOCOL.md §2.10): its removal, with the frontier of what this
+    /// node holds of its logs, goes to every node of the account's groups.
+    public func removeDevice(_ device: AuthorID, by identity: NodeIdentity) async throws -> DeviceRemoval {
+        let removal = try await store.removeDevice(device, by: identity)
+        await engine.recordsWritten()
+        return removal
+    }
+
     /// Approves a node's request to join into `group` (this node must be its admin): signs the record that adds it,
     /// which the asker fetches the next time it asks.
     public func approve(_ node: NodeID, into group: GroupID, by identity: NodeIdentity) async throws -> RecordID {
@@ -315,11 +323,16 @@ public struct NodeActions: Sendable {
         return try await store.logIdentity(in: group, of: identity)
     }
 
-    /// Throws ``StoreError`` `.notOwner`, naming the record and its author, unless `identity` wrote it.
+    /// Throws ``StoreError`` `.notOwner`, naming the record and its author, unless `identity` wrote it, or another
+    /// device of its account did (PROTOCOL.md §4.4).
     public func requireOwner(_ target: ContinuumStore.Target, identity: NodeIdentity) async throws {
-        let noun = if case .post = target { "post" } else { "comment" }
         // Compared with this node's log key in the target's group.
-        let signer = try await signer(forAuthor: target.author, of: identity)
+        try await requireOwner(target, signer: try await signer(forAuthor: target.author, of: identity))
+    }
+
+    /// ``requireOwner(_:identity:)`` with the log key that signs in the target's group, found already.
+    private func requireOwner(_ target: ContinuumStore.Target, signer: NodeIdentity) async throws {
+        let noun = if case .post = target { "post" } else { "comment" }
         try await store.requireOwner(target.author, of: "\(noun) \(target.record.short)", identity: signer)
     }
 

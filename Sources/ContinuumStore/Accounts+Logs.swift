@@ -32,17 +32,25 @@ extension Ingest {
         touchedGroups.insert(group)
     }
 
-    /// The groups in which `account`'s devices declared logs: their members follow the account's devices.
-    static func groupsDeclared(by account: AccountID, _ db: Database) throws -> [GroupID] {
+    /// The groups in which `account`'s devices declared logs, or have member logs: their members and owners follow
+    /// the account's devices.
+    static func groupsOfDevices(of account: AccountID, _ db: Database) throws -> [GroupID] {
         try Data.fetchAll(
-            db.cachedStatement(sql: "SELECT DISTINCT group_id FROM log_declaration WHERE account = ?"),
+            db.cachedStatement(
+                sql: """
+                    SELECT group_id FROM log_declaration WHERE account = ?1
+                    UNION SELECT member.group_id FROM member JOIN account_device d ON d.device = member.node
+                    WHERE d.account = ?1
+                    """
+            ),
             arguments: [account.bytes]
         ).map { GroupID(unchecked: $0) }
     }
 
     /// The declared logs of `group` that are members (§5.1, members by account): each declared by a device of its
-    /// account, whose account has a device that is the node of a member log in `memberNodes` (the group's members
-    /// by its member records). Logs those records place already are left out.
+    /// account (a removed one's too: its removal's frontier then bounds the log, ``applyCuts(in:_:)``), whose account
+    /// has a device, removed or not, that is the node of a member log in `memberNodes` (the group's members by its
+    /// member records). Logs those records place already are left out.
     static func declaredMembers(
         of group: GroupID,
         memberNodes: Set<NodeID>,
@@ -53,7 +61,7 @@ extension Ingest {
             db.cachedStatement(
                 sql: """
                     SELECT d.log, d.device, d.account FROM log_declaration d
-                    JOIN account_device a ON a.device = d.device AND a.account = d.account AND a.removed = 0
+                    JOIN account_device a ON a.device = d.device AND a.account = d.account
                     WHERE d.group_id = ?
                     """
             ),
@@ -67,7 +75,7 @@ extension Ingest {
             let account: Data = row["account"]
             if memberAccounts[account] == nil {
                 let devices = try Data.fetchAll(
-                    db.cachedStatement(sql: "SELECT device FROM account_device WHERE account = ? AND removed = 0"),
+                    db.cachedStatement(sql: "SELECT device FROM account_device WHERE account = ?"),
                     arguments: [account]
                 )
                 memberAccounts[account] = devices.contains { memberNodes.contains(NodeID(unchecked: $0)) }
@@ -75,6 +83,22 @@ extension Ingest {
             if memberAccounts[account] == true { members.append((log, NodeID(unchecked: row["device"]))) }
         }
         return members
+    }
+
+    /// Bounds the logs of removed devices in `group` (§2.10): a log whose node is a device removed from an account,
+    /// and a device of none, keeps what every counting removal keeps (``writeCuts(of:_:_:)``), nothing when one does
+    /// not list it; a removal by the group's rules (§5.1) that keeps less stands.
+    static func applyCuts(in group: GroupID, _ db: Database) throws {
+        guard try db.tableExists("device_cut") else { return }
+        try db.cachedStatement(
+            sql: """
+                UPDATE member SET removed_through = min(coalesce(removed_through, 9007199254740991),
+                    coalesce((SELECT min(c.through) FROM device_cut c WHERE c.device = member.node AND c.log = member.log), 0))
+                WHERE group_id = ?1
+                    AND EXISTS (SELECT 1 FROM account_device d WHERE d.device = member.node AND d.removed = 1)
+                    AND NOT EXISTS (SELECT 1 FROM account_device d WHERE d.device = member.node AND d.removed = 0)
+                """
+        ).execute(arguments: [group.bytes])
     }
 
     /// Notes the log declarations held (migration v15: records of kind 11 stored before the store applied them).

@@ -13,9 +13,11 @@ extension Ingest {
         if case .logDeclaration(_, let group, let log, _) = parsed {
             try applyLogDeclaration(account: account, group: group, log: log, device: author, id: id)
         }
+        // The account's devices may change: so may the members of the groups its devices declared logs in, and the
+        // owners of its devices' logs (before and after, for a device that leaves it).
+        touchedGroups.formUnion(try Self.groupsOfDevices(of: account, db))
         try Self.deriveAccount(account, db)
-        // The account's devices may have changed: so may the members of the groups its devices declared logs in.
-        touchedGroups.formUnion(try Self.groupsDeclared(by: account, db))
+        touchedGroups.formUnion(try Self.groupsOfDevices(of: account, db))
     }
 
     /// Derives an account's rows from its records held: the account rule is a function of the set of records, so
@@ -50,6 +52,28 @@ extension Ingest {
         for device in state.devices { try insert.execute(arguments: [device.bytes, account.bytes, false]) }
         for device in state.removed.subtracting(state.devices) {
             try insert.execute(arguments: [device.bytes, account.bytes, true])
+        }
+        try writeCuts(of: account, state, db)
+    }
+
+    /// Writes what the counting removals of each removed device keep of its logs (`device_cut`): a record counts
+    /// only within every one of them (PROTOCOL.md §2.10), so each log keeps the smallest `through`, and 0 when a
+    /// removal does not list it.
+    static func writeCuts(of account: AccountID, _ state: AccountState<AuthorID, RecordID>, _ db: Database) throws {
+        // Migrations before v16 derive accounts before the table exists: no device was removed then.
+        guard try db.tableExists("device_cut") else { return }
+        try db.cachedStatement(sql: "DELETE FROM device_cut WHERE account = ?").execute(arguments: [account.bytes])
+        let insert = try db.cachedStatement(
+            sql: "INSERT INTO device_cut (account, device, log, through) VALUES (?, ?, ?, ?)"
+        )
+        for (device, removals) in state.removals {
+            let frontiers = removals.compactMap { event in
+                if case .remove(_, let frontier) = event.change { frontier } else { nil }
+            }
+            for log in Set(frontiers.flatMap(\.keys)) {
+                let through = frontiers.map { $0[log]?.through ?? 0 }.min() ?? 0
+                try insert.execute(arguments: [account.bytes, device.bytes, log.bytes, Int64(through)])
+            }
         }
     }
 

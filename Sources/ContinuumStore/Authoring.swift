@@ -22,9 +22,10 @@ extension ContinuumStore {
         }
     }
 
-    /// Refuses (`.notOwner`) to act on a record of another author's. `what` names it: "post 5b43c74f439e".
+    /// Refuses (`.notOwner`) to act on a record of another author's: one whose log is neither `identity`'s nor a log
+    /// of its account (PROTOCOL.md §4.4). `what` names it: "post 5b43c74f439e".
     public func requireOwner(_ author: AuthorID, of what: String, identity: NodeIdentity) async throws {
-        guard author != identity.author else { return }
+        guard try await !sameOwner(author, identity.author) else { return }
         let name = try await displayName(of: author)
         let owner = name.map { "\($0) (\(author.short))" } ?? author.short
         throw StoreError(.notOwner, "\(what) belongs to \(owner); only its author can change or delete it")

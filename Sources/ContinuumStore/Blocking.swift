@@ -143,9 +143,9 @@ extension ContinuumStore {
         }
     }
 
-    /// Whether `author` is this node's: its node key, or one of its log keys.
+    /// Whether `author` is this node's: its node key, one of its log keys, or a log of another device of its account.
     static func isOwnLog(_ author: AuthorID, identity: NodeIdentity, _ db: Database) throws -> Bool {
         if author == identity.author { return true }
-        return try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE public = ?", arguments: [author.bytes]) == true
+        return try isOwn(author, db)
     }
 }

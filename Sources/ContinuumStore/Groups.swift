@@ -487,8 +487,19 @@ extension ContinuumStore {
     /// Whether `author` is this node: its node key, or one of its log keys.
     public func isOwn(_ author: AuthorID, node: NodeID) async throws -> Bool {
         if author.bytes == node.bytes { return true }
-        return try await read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE public = ?", arguments: [author.bytes]) == true
-        }
+        return try await read { db in try Self.isOwn(author, db) }
+    }
+
+    /// Whether `author` is a log of this node's, or of its account (another device's: PROTOCOL.md §4.4).
+    static func isOwn(_ author: AuthorID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT 1 FROM log_key WHERE public = ?1
+                    OR \(ownerSQL("log_key.public")) = (SELECT owner FROM log_owner WHERE log = ?1)
+                LIMIT 1
+                """,
+            arguments: [author.bytes]
+        ) == true
     }
 }

@@ -9,11 +9,16 @@ extension Ingest {
     /// author of its post hid (deleted), a comment on a post its author deleted (a post's comments go with it), or
     /// an edit of a post its author deleted. A profile's content is never erased (a newer profile replaces it).
     ///
-    /// `extendsLog`: the record is the next of a log held without a gap. A post's own author can then not have
-    /// deleted it: a delete names the post's id, a hash of the post, so it comes later in the same log.
+    /// `extendsLog`: the record is the next of a log held without a gap. A post's own log can then not have deleted
+    /// it (a delete names the post's id, a hash of the post, so it comes later in the same log); another log of its
+    /// account may have, which one look at the tombstones by target rules out.
     mutating func isErased(_ header: RecordHeader, id: RecordID, extendsLog: Bool = false) throws -> Bool {
         if [.post, .comment, .edit, .unknown].contains(header.kind), try isBlocked(header.author.bytes) { return true }
-        if extendsLog && header.kind == .post { return false }
+        if extendsLog && header.kind == .post,
+            try !Self.exists(db, "SELECT 1 FROM tombstone WHERE target = ?", [id.bytes])
+        {
+            return false
+        }
         let target: Data
         switch (header.kind, header.references) {
         case (.comment, .post(let post)):
@@ -21,9 +26,10 @@ extension Ingest {
                 db,
                 """
                 SELECT 1 FROM tombstone WHERE target = ?1
-                    AND (author = ?2 OR author = (SELECT author FROM post WHERE id = ?3))
+                    AND \(ownerSQL("tombstone.author")) IN (\(ownerSQL("?2")),
+                        \(ownerSQL("(SELECT author FROM post WHERE id = ?3)")))
                 UNION ALL SELECT 1 FROM tombstone JOIN record ON record.id = tombstone.target AND record.kind = 2
-                    AND record.author = tombstone.author WHERE tombstone.target = ?3
+                    AND \(ownerSQL("record.author")) = \(ownerSQL("tombstone.author")) WHERE tombstone.target = ?3
                 """,
                 [id.bytes, header.author.bytes, post.bytes]
             )
@@ -34,9 +40,9 @@ extension Ingest {
             return try Self.exists(
                 db,
                 """
-                SELECT 1 FROM tombstone WHERE target = ?1 AND author = ?2
+                SELECT 1 FROM tombstone WHERE target = ?1 AND \(ownerSQL("tombstone.author")) = \(ownerSQL("?2"))
                 UNION ALL SELECT 1 FROM tombstone JOIN record ON record.id = tombstone.target AND record.kind = 2
-                    AND record.author = tombstone.author WHERE tombstone.target = ?3
+                    AND \(ownerSQL("record.author")) = \(ownerSQL("tombstone.author")) WHERE tombstone.target = ?3
                 """,
                 [id.bytes, header.author.bytes, references.context?.bytes ?? Data()]
             )
@@ -44,7 +50,7 @@ extension Ingest {
         }
         return try Self.exists(
             db,
-            "SELECT 1 FROM tombstone WHERE target = ? AND author = ?",
+            "SELECT 1 FROM tombstone WHERE target = ?1 AND \(ownerSQL("tombstone.author")) = \(ownerSQL("?2"))",
             [target, header.author.bytes]
         )
     }
@@ -70,7 +76,12 @@ extension Ingest {
     /// whole or as its header alone; a post not held yet is judged when it arrives
     /// (``eraseWhatGoesWith(arrivingPost:author:)``). Blocking erases a post without them: it is not a delete.
     mutating func eraseWhatGoesWith(post: Data, deletedBy author: Data) throws {
-        guard try Self.exists(db, "SELECT 1 FROM record WHERE id = ? AND kind = 2 AND author = ?", [post, author])
+        guard
+            try Self.exists(
+                db,
+                "SELECT 1 FROM record WHERE id = ?1 AND kind = 2 AND \(ownerSQL("record.author")) = \(ownerSQL("?2"))",
+                [post, author]
+            )
         else { return }
         let opaque = try Row.fetchAll(
             try db.cachedStatement(sql: "SELECT author, seq FROM opaque_record WHERE context = ?"),
@@ -96,7 +107,11 @@ extension Ingest {
     /// A post that arrives erased takes with it the comments that came first: all of them, and the records of unknown
     /// kinds that go with it, when its author deleted it; otherwise (this node blocks its author) those its author hid.
     mutating func eraseWhatGoesWith(arrivingPost post: Data, author: Data) throws {
-        if try Self.exists(db, "SELECT 1 FROM tombstone WHERE target = ? AND author = ?", [post, author]) {
+        if try Self.exists(
+            db,
+            "SELECT 1 FROM tombstone WHERE target = ?1 AND \(ownerSQL("tombstone.author")) = \(ownerSQL("?2"))",
+            [post, author]
+        ) {
             try eraseWhatGoesWith(post: post, deletedBy: author)
         } else {
             try eraseHiddenComments(on: post, author: author)
@@ -105,28 +120,46 @@ extension Ingest {
 
     mutating func erasePost(_ post: Data, author: Data) throws {
         // The edits of the post, whether or not the post is here: their captions and photos go too.
-        let edits = try Row.fetchAll(
-            try db.cachedStatement(sql: "SELECT seq, photo_sha256 FROM edit WHERE post = ? AND author = ?"),
-            arguments: [post, author]
-        )
-        for edit in edits {
-            try eraseContent(author: author, seq: edit["seq"])
-            if let photo: Data = edit["photo_sha256"] { try considerPhoto(photo) }
-        }
-        if !edits.isEmpty {
-            try db.cachedStatement(sql: "DELETE FROM edit WHERE post = ? AND author = ?").execute(arguments: [
-                post, author,
-            ])
-            erasedText = true
-        }
+        // Of the same owner as the post: a post of another's is not `author`'s to delete (§4.4).
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(
-                    sql: "SELECT rowid, seq, photo_sha256 FROM post WHERE id = ? AND author = ? AND deleted = 0"
+                    sql: """
+                        SELECT rowid, author, seq, photo_sha256, deleted FROM post
+                        WHERE id = ?1 AND \(ownerSQL("post.author")) = \(ownerSQL("?2"))
+                        """
                 ),
                 arguments: [post, author]
             )
+                ?? Row.fetchOne(
+                    // A post not here yet: its edits by the delete's owner go all the same.
+                    try db.cachedStatement(
+                        sql:
+                            "SELECT NULL AS rowid, ?2 AS author, 1 AS deleted WHERE NOT EXISTS (SELECT 1 FROM post WHERE id = ?1)"
+                    ),
+                    arguments: [post, author]
+                )
         else { return }
+        let edits = try Row.fetchAll(
+            try db.cachedStatement(
+                sql: """
+                    SELECT author, seq, photo_sha256 FROM edit
+                    WHERE post = ?1 AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))
+                    """
+            ),
+            arguments: [post, row["author"] as Data]
+        )
+        for edit in edits {
+            try eraseContent(author: edit["author"], seq: edit["seq"])
+            if let photo: Data = edit["photo_sha256"] { try considerPhoto(photo) }
+        }
+        if !edits.isEmpty {
+            try db.cachedStatement(
+                sql: "DELETE FROM edit WHERE post = ?1 AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))"
+            ).execute(arguments: [post, row["author"] as Data])
+            erasedText = true
+        }
+        guard (row["deleted"] as Int64) == 0 else { return }
         let rowid: Int64 = row["rowid"]
         try db.cachedStatement(
             sql: """
@@ -136,7 +169,7 @@ extension Ingest {
                 """
         ).execute(arguments: [rowid])
         removeSearchEntry(rowid)
-        try eraseContent(author: author, seq: row["seq"])
+        try eraseContent(author: row["author"], seq: row["seq"])
         try db.cachedStatement(sql: "UPDATE notification SET text = NULL WHERE post = ?").execute(arguments: [post])
         try considerPhoto(row["photo_sha256"])
         erasedText = true
@@ -149,7 +182,8 @@ extension Ingest {
                 try db.cachedStatement(
                     sql: """
                         UPDATE comment SET deleted = 1, text = '' WHERE id = ?1 AND deleted = 0
-                            AND (author = ?2 OR EXISTS (SELECT 1 FROM post WHERE post.id = comment.post AND post.author = ?2))
+                            AND \(ownerSQL("?2")) IN (\(ownerSQL("comment.author")),
+                                \(ownerSQL("(SELECT post.author FROM post WHERE post.id = comment.post)")))
                         RETURNING id, post, seq, author
                         """
                 ),
@@ -175,7 +209,8 @@ extension Ingest {
             try db.cachedStatement(
                 sql: """
                     SELECT comment.id FROM comment JOIN tombstone ON tombstone.target = comment.id
-                    WHERE comment.post = ? AND comment.deleted = 0 AND tombstone.author = ?
+                    WHERE comment.post = ?1 AND comment.deleted = 0
+                        AND \(ownerSQL("tombstone.author")) = \(ownerSQL("?2"))
                     """
             ),
             arguments: [post, author]
@@ -206,13 +241,18 @@ extension Ingest {
     /// Erases a record of a kind this node does not know that its own author deleted (§2.8).
     mutating func eraseOpaque(_ record: Data, author: Data) throws {
         guard
-            let seq = try Int64.fetchOne(
-                try db.cachedStatement(sql: "SELECT seq FROM opaque_record WHERE id = ? AND author = ?"),
+            let row = try Row.fetchOne(
+                try db.cachedStatement(
+                    sql: """
+                        SELECT author, seq FROM opaque_record
+                        WHERE id = ?1 AND \(ownerSQL("opaque_record.author")) = \(ownerSQL("?2"))
+                        """
+                ),
                 arguments: [record, author]
             )
         else { return }
-        try eraseContent(author: author, seq: seq)
-        try eraseReaction(author: author, seq: seq)
+        try eraseContent(author: row["author"], seq: row["seq"])
+        try eraseReaction(author: row["author"], seq: row["seq"])
         erasedText = true
     }
 

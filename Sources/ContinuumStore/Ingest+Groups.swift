@@ -42,26 +42,27 @@ extension Ingest {
     /// them: which group its log is in, whether this node blocks it.
     mutating func settleMembers() throws {
         guard !touchedGroups.isEmpty else { return }
+        var owners: Set<Data> = []
         for group in touchedGroups.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) }) {
-            try refreshMembers(of: group)
+            owners.formUnion(try Self.refreshMembers(of: group, db))
         }
         touchedGroups = []
         blockedLogs = nil
+        // What depends on the owners that changed is applied again (in any order of arrival, the same outcome).
+        try reapplyOwnership(of: owners)
     }
 
-    /// Derives a group's logs from its records with ``GroupRules``, and writes them to `member`.
-    func refreshMembers(of group: GroupID) throws {
-        try Self.refreshMembers(of: group, db)
-    }
-
-    static func refreshMembers(of group: GroupID, _ db: Database) throws {
+    /// Derives a group's logs from its records with ``GroupRules``, and writes them to `member`; then their owners.
+    /// Returns the logs whose owner changed.
+    @discardableResult
+    static func refreshMembers(of group: GroupID, _ db: Database) throws -> Set<Data> {
         guard
             let row = try Row.fetchOne(
                 db,
                 sql: "SELECT node, open, network FROM grp WHERE id = ?",
                 arguments: [group.bytes]
             )
-        else { return }
+        else { return [] }
         let origin: GroupRules.Origin
         if (row["network"] as Int64) != 0 {
             origin = .network
@@ -69,7 +70,7 @@ extension Ingest {
             origin = .founded(node: NodeID(unchecked: node), open: (row["open"] as Int64) != 0)
         } else {
             // Joined by invite, its group record not here yet: nobody's membership can be judged.
-            return
+            return []
         }
         let records = try Row.fetchAll(
             db,
@@ -104,12 +105,15 @@ extension Ingest {
                 member.removedThrough.map { Int64($0) },
             ])
         }
-        // Migrations before v15 derive members before log declarations have a table: none is held then.
-        guard try db.tableExists("log_declaration") else { return }
+        // Migrations before v15 (v16) derive members before log declarations (owners) have a table: none is held.
+        guard try db.tableExists("log_declaration") else { return [] }
         let memberNodes = Set(logs.values.filter(\.isMember).map(\.node))
         for declared in try declaredMembers(of: group, memberNodes: memberNodes, placed: Set(logs.keys), db) {
             try insert.execute(arguments: [declared.log.bytes, group.bytes, declared.device.bytes, 0, 0, nil])
         }
+        guard try db.tableExists("log_owner") else { return [] }
+        try applyCuts(in: group, db)
+        return try refreshOwners(of: group, db)
     }
 }
 

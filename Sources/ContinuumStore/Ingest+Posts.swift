@@ -79,7 +79,8 @@ extension Ingest {
         let row = try Row.fetchOne(
             try db.cachedStatement(
                 sql: """
-                    SELECT EXISTS (SELECT 1 FROM edit WHERE post = ?1 AND author = ?2) AS edited,
+                    SELECT EXISTS (SELECT 1 FROM edit WHERE post = ?1
+                                   AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))) AS edited,
                            (SELECT count(*) FROM comment WHERE post = ?1 AND deleted = 0) AS comments,
                            (SELECT max(rowid) FROM post WHERE rowid BETWEEN ?3 AND ?3 + 1023) AS taken
                     """
@@ -187,8 +188,9 @@ extension Ingest {
         }
     }
 
-    /// The author's edits of a post, oldest first, folded onto its photo and location: the latest caption set, if
-    /// any, and whether there is any edit.
+    /// The edits of a post by its owner (its author's log, or any log of its account: §4.4), oldest first by when
+    /// they were signed (then by id), folded onto its photo and location: the latest caption set, if any, and whether
+    /// there is any edit.
     private func foldEdits(
         of post: Data,
         by author: Data,
@@ -200,7 +202,13 @@ extension Ingest {
         var caption: String?
         var edited = false
         let edits = try Row.fetchCursor(
-            try db.cachedStatement(sql: "SELECT * FROM edit WHERE post = ? AND author = ? ORDER BY seq"),
+            try db.cachedStatement(
+                sql: """
+                    SELECT edit.* FROM edit JOIN record ON record.id = edit.id
+                    WHERE edit.post = ?1 AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))
+                    ORDER BY record.created_at, edit.author = ?2 DESC, edit.seq, edit.id
+                    """
+            ),
             arguments: [post, author]
         )
         while let edit = try edits.next() {

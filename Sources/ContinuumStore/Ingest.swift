@@ -211,51 +211,21 @@ struct Ingest {
     /// Whether or not the target is here yet, the views apply such a record only when the target turns out to be
     /// the same author's; this check names the broken rule when it can already be seen.
     private static func ownershipError(_ header: RecordHeader, _ id: RecordID, _ db: Database) throws -> StoreError? {
-        func target(_ target: RecordID) throws -> (author: Data, kind: RecordKind, postAuthor: Data?)? {
-            try Row.fetchOne(
-                // Only posts and comments can be targets; a target of another kind is never applied either.
-                try db.cachedStatement(
-                    sql: """
-                        SELECT author, 2 AS kind, NULL AS post_author FROM post WHERE id = ?1
-                        UNION ALL SELECT author, 3 AS kind, (SELECT post.author FROM post WHERE post.id = comment.post)
-                            FROM comment WHERE id = ?1
-                        LIMIT 1
-                        """
-                ),
-                arguments: [target.bytes]
-            ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile, $0["post_author"]) }
-        }
+        func target(_ target: RecordID) throws -> HeldTarget? { try Self.target(target, db) }
         switch (header.kind, header.references) {
         case (.edit, .post(let post)):
             guard let held = try target(post.record) else { return nil }
             if held.kind != .post {
                 return .record(.malformed("an edit must target a post; \(post.short) is a \(held.kind.name)"))
             }
-            if held.author != header.author.bytes {
+            if try !Self.sameOwner(held.author, header.author.bytes, db) {
                 return StoreError(
                     .notOwner,
                     ContinuumCore.RecordError.notOwner(kind: .edit, target: post.record).description
                 )
             }
         case (.delete, .targets(let targets)):
-            for item in targets {
-                guard let held = try target(item) else { continue }
-                if held.kind != .post && held.kind != .comment {
-                    return .record(
-                        .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
-                    )
-                }
-                // The author of a post may also delete (hide) the comments of others on it; a comment whose post is
-                // not here yet cannot be judged (the hide applies when the post comes, if its author signed it).
-                let author = header.author.bytes
-                let mayHide = held.kind == .comment && (held.postAuthor == nil || held.postAuthor == author)
-                if held.author != author, !mayHide {
-                    return StoreError(
-                        .notOwner,
-                        ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description
-                    )
-                }
-            }
+            return try deleteError(targets, by: header.author.bytes, db)
         case (.unknown, .opaque(let references)): return try reactionError(references, db)
         case (.comment, .post(let post)):
             guard let held = try target(post.record) else { break }
@@ -267,6 +237,48 @@ struct Ingest {
             }
         default:
             break
+        }
+        return nil
+    }
+
+    /// A post or comment held here that a record targets: its author, its kind and, for a comment, its post's author.
+    private typealias HeldTarget = (author: Data, kind: RecordKind, postAuthor: Data?)
+
+    private static func target(_ target: RecordID, _ db: Database) throws -> HeldTarget? {
+        try Row.fetchOne(
+            // Only posts and comments can be targets; a target of another kind is never applied either.
+            try db.cachedStatement(
+                sql: """
+                    SELECT author, 2 AS kind, NULL AS post_author FROM post WHERE id = ?1
+                    UNION ALL SELECT author, 3 AS kind, (SELECT post.author FROM post WHERE post.id = comment.post)
+                        FROM comment WHERE id = ?1
+                    LIMIT 1
+                    """
+            ),
+            arguments: [target.bytes]
+        ).map { ($0["author"], RecordKind(rawValue: $0["kind"]) ?? .profile, $0["post_author"]) }
+    }
+
+    /// The rule a delete by `author` breaks, judged on the targets held here (§4.4): one that is neither a post nor a
+    /// comment, or one of another owner's that is not a comment on a post of the delete's owner (a hide).
+    private static func deleteError(_ targets: [RecordID], by author: Data, _ db: Database) throws -> StoreError? {
+        for item in targets {
+            guard let held = try target(item, db) else { continue }
+            if held.kind != .post && held.kind != .comment {
+                return .record(
+                    .malformed("a delete may only target posts and comments; \(item.short) is a \(held.kind.name)")
+                )
+            }
+            // The author of a post may also delete (hide) the comments of others on it; a comment whose post is not
+            // here yet cannot be judged (the hide applies when the post comes, if its author signed it).
+            let mayHide =
+                try held.kind == .comment && (held.postAuthor.map { try sameOwner($0, author, db) } ?? true)
+            if try !sameOwner(held.author, author, db), !mayHide {
+                return StoreError(
+                    .notOwner,
+                    ContinuumCore.RecordError.notOwner(kind: .delete, target: item).description
+                )
+            }
         }
         return nil
     }

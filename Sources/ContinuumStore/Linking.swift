@@ -218,3 +218,72 @@ extension ContinuumStore {
         if let name { _ = try ingest.signAndStore(.profile(name: name), by: log) }
     }
 }
+
+/// What ``ContinuumStore/removeDevice(_:by:)`` did.
+public struct DeviceRemoval: Sendable, Hashable {
+    /// The `device-remove` record signed.
+    public let record: RecordID
+    /// The logs of the removed device that the removal names, and how many of its records it keeps in all.
+    public let logs: Int
+    public let kept: UInt64
+}
+
+extension ContinuumStore {
+    /// Removes `device` from this node's account (PROTOCOL.md §2.10): signs a `device-remove` whose frontier keeps,
+    /// of each log of the device this node holds (its account log and its group logs), what this node holds of it
+    /// without a gap. What the device signs beyond that, or signs again below it, counts nowhere. Throws
+    /// `.notFound` for a key that is no device of the account, `.invalidInput` for this device itself.
+    public func removeDevice(_ device: AuthorID, by identity: NodeIdentity) async throws -> DeviceRemoval {
+        guard device != identity.author else {
+            throw StoreError(.invalidInput, "this is this device: remove it from another device of your account")
+        }
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            guard let account = try Self.account(of: identity.author, db) else {
+                throw StoreError(.notMember, "this node has no account")
+            }
+            guard account.devices.contains(device) else {
+                throw StoreError(.notFound, "\(device.short) is not a device of account \(account.account.short)")
+            }
+            let frontier = try Self.frontier(of: device, db)
+            var ingest = Ingest(db: db, now: now)
+            let body = AccountRecord.deviceRemove(account: account.account, device: device, frontier: frontier).body
+            let record = try ingest.signAndStore(body, by: identity)
+            try ingest.finish()
+            return DeviceRemoval(record: record.id, logs: frontier.count, kept: frontier.reduce(0) { $0 + $1.through })
+        }
+    }
+
+    /// A removal's frontier over the logs of `device` held here, in ascending order of log: each held without a gap
+    /// up to `through`, the id there as `head`.
+    static func frontier(of device: AuthorID, _ db: Database) throws -> [FrontierEntry] {
+        let logs = try Data.fetchAll(
+            db,
+            sql: """
+                SELECT ?1 UNION SELECT log FROM member WHERE node = ?1 UNION SELECT log FROM log_declaration WHERE device = ?1
+                ORDER BY 1
+                """,
+            arguments: [device.bytes]
+        )
+        guard logs.count <= AccountRecord.frontierEntries else {
+            throw StoreError(
+                .invalidInput,
+                "the device has \(logs.count) logs; a removal names at most \(AccountRecord.frontierEntries)"
+            )
+        }
+        return try logs.map { log in
+            let through =
+                try Int64.fetchOne(db, sql: "SELECT contiguous FROM log_head WHERE author = ?", arguments: [log]) ?? 0
+            let head = try Data.fetchOne(
+                db,
+                sql: "SELECT id FROM record WHERE author = ? AND seq = ?",
+                arguments: [log, through]
+            )
+            return FrontierEntry(
+                log: AuthorID(unchecked: log),
+                through: head == nil ? 0 : UInt64(through),
+                head: head.map { RecordID(unchecked: $0) }
+            )
+        }
+    }
+}

@@ -13,7 +13,14 @@ extension ContinuumStore {
             var conditions = ["post.deleted = 0"]
             var arguments = StatementArguments()
             if let mine = query.mine {
-                conditions.append("(post.author = ? OR post.author IN (SELECT public FROM log_key))")
+                // This node's logs, and those of the other devices of its account (PROTOCOL.md §4.4).
+                conditions.append(
+                    """
+                    (post.author = ? OR post.author IN (SELECT public FROM log_key)
+                        OR post.author IN (SELECT log FROM log_owner WHERE owner IN (
+                            SELECT owner FROM log_owner JOIN log_key ON log_key.public = log_owner.log)))
+                    """
+                )
                 arguments += [mine.bytes]
             }
             if let author = query.author {

@@ -456,6 +456,36 @@ enum Schema {
             )
             try Ingest.indexLogDeclarations(db)
         }
+        migrator.registerMigration("v16: owners and removed devices") { db in
+            try db.execute(
+                sql: """
+                    -- The account that owns each log (PROTOCOL.md 4.4), when this node knows one: derived with the
+                    -- members. A log with no row is its own owner.
+                    CREATE TABLE log_owner (
+                        log BLOB PRIMARY KEY NOT NULL,
+                        owner BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX log_owner_owner ON log_owner (owner);
+                    -- What the counting removals of a removed device keep of each of its logs (2.10): the smallest
+                    -- through among them (0 when one does not list the log). A log of a removed device with no row
+                    -- keeps nothing.
+                    CREATE TABLE device_cut (
+                        account BLOB NOT NULL,
+                        device BLOB NOT NULL,
+                        log BLOB NOT NULL,
+                        through INTEGER NOT NULL,
+                        PRIMARY KEY (device, log, account)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX device_cut_account ON device_cut (account);
+                    """
+            )
+            for account in try Data.fetchAll(db, sql: "SELECT id FROM account") {
+                try Ingest.deriveAccount(AccountID(unchecked: account), db)
+            }
+            for group in try Data.fetchAll(db, sql: "SELECT id FROM grp") {
+                try Ingest.refreshMembers(of: GroupID(unchecked: group), db)
+            }
+        }
         return migrator
     }
 

@@ -332,7 +332,11 @@ public struct ContinuumStore: Sendable {
         let (records, erasedPhotos, erasedText) = try await write { db in
             var ingest = Ingest(db: db, now: now)
             let records = try bodies.map { body in
-                let record = try ingest.signAndStore(body, by: identity, createdAt: createdAt)
+                let record = try ingest.signAndStore(
+                    body,
+                    by: identity,
+                    createdAt: try Ingest.signingTime(of: body, at: createdAt, by: identity.author, db)
+                )
                 if autoFollow, case .post = body {
                     try db.execute(
                         sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",

@@ -93,18 +93,10 @@ public struct CommentSummary: Sendable, Hashable {
     }
 }
 
-/// The SQL of the account of `log`: the one its declaration names (PROTOCOL.md §2.10, kind 11) while it is a member
-/// by it; else that of the device the log is of (the node its member records name), if this node holds it: the
-/// account the device founded first, else the first by id.
+/// The SQL of the account of `log`, when this node knows one: its owner (PROTOCOL.md §4.4), derived with the members
+/// (the account a declaration names, else the account of the log's device, removed or not).
 func accountSQL(_ log: String) -> String {
-    """
-    coalesce(
-        (SELECT ld.account FROM log_declaration ld JOIN member dm ON dm.log = ld.log AND dm.node = ld.device
-            WHERE ld.log = \(log)),
-        (SELECT d.account FROM member m JOIN account_device d ON d.device = m.node AND d.removed = 0
-            JOIN account a ON a.id = d.account
-            WHERE m.log = \(log) ORDER BY a.founder = m.node DESC, a.id LIMIT 1))
-    """
+    "(SELECT owner FROM log_owner WHERE log_owner.log = \(log))"
 }
 
 /// A post with its live comments, oldest first.

@@ -10,7 +10,7 @@ struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
         abstract: "The devices of your account: each machine of yours is one, with its own key.",
-        subcommands: [DeviceListCommand.self, DeviceLinkCommand.self],
+        subcommands: [DeviceListCommand.self, DeviceLinkCommand.self, DeviceRemoveCommand.self],
         defaultSubcommand: DeviceListCommand.self
     )
 }
@@ -110,6 +110,58 @@ struct DeviceLinkCommand: AsyncParsableCommand {
                 ("links one new device into account \(account.short), until \(ticket.expiresAt.rfc3339); on the new "
                     + "machine: continuum-node init --link \(code.text)\n").utf8
             )
+        )
+    }
+}
+
+struct DeviceRemoveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Remove a device from this node's account: a lost or stolen one, or one you no longer use.",
+        discussion: """
+            Every node of your groups then refuses what the device signs from now on, and anything it signs claiming             to be from before; what it posted up to now stays, as yours. Sync with the device first if you can:             the removal keeps what this node holds of its logs.
+            """
+    )
+
+    @OptionGroup var options: DataOptions
+    @OptionGroup var output: OutputOptions
+
+    @Argument(help: ArgumentHelp("The device: its id or a unique prefix of it ('device list').", valueName: "ID"))
+    var device: String
+
+    struct Result: Encodable {
+        let device: AuthorID
+        let record: RecordID
+        let logs: Int
+        let kept: UInt64
+    }
+
+    func run() async throws {
+        let context = try options.open()
+        let identity = try context.identity()
+        let list = try await context.store.devices(of: identity)
+        let matches = list.devices.filter { $0.id.hex.hasPrefix(device.lowercased()) }
+        guard matches.count == 1, let chosen = matches.first else {
+            throw CLIError(
+                matches.isEmpty
+                    ? "no device of this account has an id starting with '\(device)' (see 'continuum-node device list')"
+                    : "'\(device)' names \(matches.count) devices; give more of the id"
+            )
+        }
+        let removal: DeviceRemoval
+        do {
+            removal = try await context.actions().removeDevice(chosen.id, by: identity)
+        } catch let error as StoreError {
+            throw CLIError(error.message)
+        }
+        if output.json {
+            return try Output.json(
+                Result(device: chosen.id, record: removal.record, logs: removal.logs, kept: removal.kept)
+            )
+        }
+        print(
+            "removed device \(chosen.id.short) (\(chosen.name ?? "no name")): \(removal.kept) of its records in "
+                + "\(removal.logs) logs stay; anything else it signs counts nowhere"
         )
     }
 }

@@ -122,7 +122,7 @@ struct DeclaredLogStoreTests {
         #expect(try await Self.seen(temporary.store, scene).desktopNode == desktop.node)
     }
 
-    @Test("the laptop removes the desktop: its declared log is no member any more")
+    @Test("the laptop removes the desktop keeping nothing: its declared log keeps nothing, and is nobody's member")
     func removal() async throws {
         let scene = try Scene(laptop: laptop, desktop: desktop, mallory: mallory)
         let temporary = try TemporaryStore()
@@ -133,6 +133,31 @@ struct DeclaredLogStoreTests {
             by: laptop
         )
         _ = try await temporary.store.ingest([removal])
-        #expect(try await Self.seen(temporary.store, scene).desktopNode == nil)
+        let view = try await temporary.store.membershipView()
+        #expect(view.logs[scene.desktopLog.author]?.removedThrough == 0)
+        #expect(view.groupsShared(with: desktop.node).isEmpty)
+        #expect(view.accountGroups[desktop.node] == nil)
+    }
+
+    @Test("the desktop removes the laptop: the laptop's logs keep what the desktop held, the desktop stays a member")
+    func removeTheLaptop() async throws {
+        let scene = try Scene(laptop: laptop, desktop: desktop, mallory: mallory)
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest(scene.records)
+        let removal = try await temporary.store.removeDevice(laptop.author, by: desktop)
+        // The laptop's account log (founding, add) and its log in Family (group record, post).
+        #expect(removal.logs == 2 && removal.kept == 4)
+        let view = try await temporary.store.membershipView()
+        let laptopLog = try #require(view.logs[scene.group.founder])
+        #expect(laptopLog.removedThrough == 2)
+        #expect(laptopLog.accepts(sequence: 2) && !laptopLog.accepts(sequence: 3))
+        #expect(view.logs[scene.desktopLog.author]?.removedThrough == nil, "the desktop's own log stays")
+        #expect(view.groupsShared(with: laptop.node).isEmpty, "the laptop shares nothing any more")
+        #expect(view.accountGroups[desktop.node] == [scene.group], "the desktop shares the account's group")
+        #expect(try await temporary.store.account(of: laptop.author) == nil)
+        // What the laptop posted before stays, still the account's.
+        #expect(try await Self.seen(temporary.store, scene).accounts["from the laptop"] == .some(scene.account))
+        let again = try? await temporary.store.removeDevice(laptop.author, by: desktop)
+        #expect(again == nil, "a removed device cannot be removed again")
     }
 }

@@ -413,6 +413,11 @@ extension ISO8601DateFormatter {
             let bad = try await call(api, alice, "POST", "/api/devices/link", json: body, expect: 400)
             #expect(bad.object["field"] as? String == field, "\(bad.text)")
         }
+        let ownID = try #require(device["id"] as? String)
+        let itself = try await call(api, alice, "DELETE", "/api/devices/\(ownID.prefix(12))", expect: 400)
+        #expect(itself.text.contains("this is this device"), "\(itself.text)")
+        let unknown = try await call(api, alice, "DELETE", "/api/devices/00000000", expect: 404)
+        #expect(unknown.object["error"] as? String == "unknown_device")
         let after = try await call(api, alice, "GET", "/api/devices", expect: 200)
         #expect((after.object["devices"] as? [Any])?.count == 1)
 

@@ -52,6 +52,62 @@ struct LinkTests {
         }
         let devices = try Self.list(try await laptop.cli("device", "list", "--json"), "devices")
         #expect(devices.count == 2)
+
+        // The desktop edits, then deletes, the post the laptop made: bob's node applies both (PROTOCOL.md §4.4).
+        try await desktop.cli("edit", first, "--caption", "edited on the desktop")
+        try await eventually("bob shows the desktop's edit of the laptop's post", timeout: .seconds(20)) {
+            let posts = try Self.list(try await bob.cli("feed", "--json"), "posts")
+            return posts.first { $0["id"] as? String == first }?["caption"] as? String == "edited on the desktop"
+        }
+        try await desktop.cli("delete", first)
+        try await eventually("bob's node applies the desktop's delete of the laptop's post", timeout: .seconds(20)) {
+            try await bob.withStore { try await $0.post(PostID(hex: first)!) } == nil
+        }
+        #expect(try await laptop.withStore { try await $0.post(PostID(hex: first)!) } == nil)
+        try await desktop.stop()
+        try await bob.stop()
+        try await laptop.stop()
+    }
+
+    @Test("the desktop removes the laptop: what the laptop posts afterwards reaches nobody; what it posted stays")
+    func removeTheLaptop() async throws {
+        let laptop = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        defer { for node in [laptop, bob] { node.remove() } }
+        try await laptop.cli("group", "create", "Family")
+        let before = try await laptop.cli("post", laptop.fixture("lake.png"), "--caption", "before the removal")
+        try await laptop.start()
+        try await bob.start()
+        try await bob.cli("join", try await laptop.cli("invite", "--host", "127.0.0.1", "--port", "\(laptop.port)"))
+        let code = try await laptop.cli("device", "link", "--host", "127.0.0.1", "--port", "\(laptop.port)")
+        let desktop = try await TestNode("desktop", linking: code)
+        defer { desktop.remove() }
+        try await desktop.start(peers: [laptop, bob])
+        let laptopID = try #require(try await Self.status(laptop)["id"] as? String)
+        try await eventually("bob holds the desktop's account records", timeout: .seconds(20)) {
+            try await bob.withStore { try await $0.account(of: AuthorID(hex: laptopID)!)?.devices.count } == 2
+        }
+
+        let removed = try Self.json(try await desktop.cli("device", "remove", String(laptopID.prefix(12)), "--json"))
+        #expect(removed["device"] as? String == laptopID)
+        #expect((removed["kept"] as? Int ?? 0) >= 3, "the laptop's founding and add, its group record and post")
+        try await eventually("bob's node knows the laptop removed", timeout: .seconds(20)) {
+            try await bob.withStore { try await $0.account(of: AuthorID(hex: laptopID)!) } == nil
+        }
+        let after = try await laptop.cli("post", laptop.fixture("forest.webp"), "--caption", "after the removal")
+        let marker = try await desktop.cli("post", desktop.fixture("waterfall.jpg"), "--caption", "marker")
+        try await eventually("bob has the desktop's marker", timeout: .seconds(20)) {
+            try await bob.withStore { try await $0.post(PostID(hex: marker)!) } != nil
+        }
+        #expect(try await bob.withStore { try await $0.post(PostID(hex: after)!) } == nil)
+        #expect(try await desktop.withStore { try await $0.post(PostID(hex: after)!) } == nil)
+        #expect(
+            try await bob.withStore { try await $0.post(PostID(hex: before)!) } != nil,
+            "what it posted before stays"
+        )
+        try await eventually("the laptop is refused: not a member", timeout: .seconds(20)) {
+            laptop.logText.contains("not a member")
+        }
         try await desktop.stop()
         try await bob.stop()
         try await laptop.stop()
