@@ -6,15 +6,15 @@
 #
 #   scripts/tour-test.sh [--bin PATH]      (default: the debug build, `swift build --show-bin-path`)
 #
-# The tour's own data directories (/tmp/alice, /tmp/bob, /tmp/carol) and /tmp/share are removed before and after;
-# the nodes it starts are stopped by the PIDs in their node.lock files, whatever happens.
+# The tour's own data directories (/tmp/alice, /tmp/bob, /tmp/carol, /tmp/alice-desktop) and /tmp/share are removed
+# before and after; the nodes it starts are stopped by the PIDs in their node.lock files, whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(swift build --show-bin-path)/continuum-node"
 if [ "${1:-}" = "--bin" ]; then bin="$2"; fi
 [ -x "$bin" ] || { echo "tour-test: no binary at $bin (build first)" >&2; exit 1; }
 
-dirs=(/tmp/alice /tmp/bob /tmp/carol)
+dirs=(/tmp/alice /tmp/bob /tmp/carol /tmp/alice-desktop)
 cleanup() {
     for dir in "${dirs[@]}"; do
         if [ -f "$dir/node.lock" ]; then
@@ -74,5 +74,13 @@ expect "case- and accent-insensitive|Café by the lake" "Bob finds the post by s
 expect "Lovely light" "Bob's comment shows on Alice's node"
 expect "Alice commented on \"Café by the lake\": Taken at noon" "Bob is notified of Alice's comment"
 expect "^removed Bob from the group" "Alice revokes Bob"
+expect "^Linked: this device \([0-9a-f]{12}\) is now a device of account" "Alice's desktop links into her account"
+expect "\(2 devices, a recovery code\)" "Alice's device list shows her two devices"
+accounts="$(grep -cE '^ *[0-9]+ "account":"[0-9a-f]{64}"$' "$out" || true)"
+[ "$accounts" = 1 ] || {
+    echo "tour-test: bob's feed shows $accounts accounts for Alice's posts from two devices, not 1; its output:" >&2
+    cat "$out" >&2
+    exit 1
+}
 echo "tour-test: the README's tour ran, top to bottom, in $((SECONDS - begin)) s"
 rm -rf "$work"

@@ -266,6 +266,8 @@ public final class Node: Sendable {
                 "this node has no account: its key signed records before accounts existed (PROTOCOL.md Appendix A 33)"
             )
         }
+        // Logs made before they were declared (a data directory of an earlier build) are declared now (§2.10).
+        try await store.declareOwnLogs(by: identity)
         let server: NIOAsyncChannel<WireChannel, Never>
         do {
             server = try await network.bind(host: configuration.listenHost, port: configuration.port)

@@ -123,3 +123,50 @@ extension Ingest {
         try ingest.settleMembers()
     }
 }
+
+extension ContinuumStore {
+    /// Declares, for this node's account, each of its group logs that no declaration of its names yet (PROTOCOL.md
+    /// §2.10, kind 11): what makes a log its account's on every node (an owner is never taken from a node a member
+    /// record names alone, which anyone can name). Does nothing while the node has no account. Returns how many.
+    @discardableResult
+    public func declareOwnLogs(by identity: NodeIdentity) async throws -> Int {
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
+            var ingest = Ingest(db: db, now: now)
+            let count = try Self.declareOwnLogs(by: identity, &ingest)
+            try ingest.finish()
+            return count
+        }
+    }
+
+    /// ``declareOwnLogs(by:)`` inside a write transaction.
+    @discardableResult
+    static func declareOwnLogs(by identity: NodeIdentity, _ ingest: inout Ingest) throws -> Int {
+        let db = ingest.db
+        guard let account = try account(of: identity.author, db)?.account,
+            try db.tableExists("log_declaration")
+        else { return 0 }
+        let logs = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT public, salt, group_id FROM log_key WHERE group_id IS NOT NULL
+                    AND NOT EXISTS (SELECT 1 FROM log_declaration d WHERE d.log = log_key.public AND d.device = ?)
+                ORDER BY created_at, public
+                """,
+            arguments: [identity.author.bytes]
+        )
+        for row in logs {
+            let group = GroupID(unchecked: row["group_id"])
+            let log = identity.logKey(salt: row["salt"] as Data)
+            let signature = try log.declaration(account: account, group: group, device: identity.author)
+            let declaration = AccountRecord.logDeclaration(
+                account: account,
+                group: group,
+                log: log.author,
+                signature: signature
+            )
+            _ = try ingest.signAndStore(declaration.body, by: identity)
+        }
+        return logs.count
+    }
+}

@@ -209,6 +209,7 @@ extension ContinuumStore {
             var ingest = Ingest(db: db, now: now)
             _ = try ingest.signAndStore(.group(founding), by: log)
             if let displayName { _ = try ingest.signAndStore(.profile(name: displayName), by: log) }
+            try Self.declareOwnLogs(by: identity, &ingest)
             try ingest.finish()
             return group
         }
@@ -259,6 +260,7 @@ extension ContinuumStore {
                 by: log
             )
             if let displayName { _ = try ingest.signAndStore(.profile(name: displayName), by: log) }
+            try Self.declareOwnLogs(by: identity, &ingest)
             try ingest.finish()
             return true
         }
@@ -311,11 +313,12 @@ extension ContinuumStore {
                 sql: "UPDATE log_key SET group_id = ? WHERE public = ?",
                 arguments: [group.bytes, log.bytes]
             )
+            var ingest = Ingest(db: db, now: now)
             if let displayName {
-                var ingest = Ingest(db: db, now: now)
                 _ = try ingest.signAndStore(.profile(name: displayName), by: identity.logKey(salt: salt))
-                try ingest.finish()
             }
+            try Self.declareOwnLogs(by: identity, &ingest)
+            try ingest.finish()
         }
     }
 

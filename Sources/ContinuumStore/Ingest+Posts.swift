@@ -204,7 +204,7 @@ extension Ingest {
         let edits = try Row.fetchCursor(
             try db.cachedStatement(
                 sql: """
-                    SELECT edit.* FROM edit JOIN record ON record.id = edit.id
+                    SELECT edit.* FROM edit JOIN record ON record.author = edit.author AND record.seq = edit.seq
                     WHERE edit.post = ?1 AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))
                     ORDER BY record.created_at, edit.author = ?2 DESC, edit.seq, edit.id
                     """

@@ -181,41 +181,33 @@ extension ContinuumStore {
                     arguments: [identity.author.bytes, name]
                 )
             }
-            for group in groups {
-                try Self.declareLog(in: group, account: account, name: shown, by: identity, &ingest)
-            }
+            let logs = try groups.compactMap { try Self.newLog(in: $0, by: identity, now: ingest.now, db) }
+            try Self.declareOwnLogs(by: identity, &ingest)
+            if let shown { for log in logs { _ = try ingest.signAndStore(.profile(name: shown), by: log) } }
             try ingest.finish()
         }
         return Set(groups)
     }
 
-    /// Makes this device's log in `group` and declares it for `account` (kind 11); its first record is `name`.
-    private static func declareLog(
+    /// Makes this device's log in `group` (nil when it has one there already); ``declareOwnLogs(by:_:)`` declares it.
+    private static func newLog(
         in group: GroupID,
-        account: AccountID,
-        name: String?,
         by identity: NodeIdentity,
-        _ ingest: inout Ingest
-    ) throws {
-        let db = ingest.db
+        now: Int64,
+        _ db: Database
+    ) throws
+        -> NodeIdentity?
+    {
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM log_key WHERE group_id = ?", arguments: [group.bytes]) == true {
-            return
+            return nil
         }
         let (salt, log) = newLogKey(identity)
         try db.execute(sql: "INSERT OR IGNORE INTO grp (id) VALUES (?)", arguments: [group.bytes])
         try db.execute(
             sql: "INSERT INTO log_key (public, salt, group_id, created_at, pending_for) VALUES (?, ?, ?, ?, NULL)",
-            arguments: [log.author.bytes, salt, group.bytes, ingest.now]
+            arguments: [log.author.bytes, salt, group.bytes, now]
         )
-        let signature = try log.declaration(account: account, group: group, device: identity.author)
-        let declaration = AccountRecord.logDeclaration(
-            account: account,
-            group: group,
-            log: log.author,
-            signature: signature
-        )
-        _ = try ingest.signAndStore(declaration.body, by: identity)
-        if let name { _ = try ingest.signAndStore(.profile(name: name), by: log) }
+        return log
     }
 }
 

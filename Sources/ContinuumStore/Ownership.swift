@@ -39,7 +39,8 @@ extension Ingest {
             let newest = try Int64.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT max(record.created_at) FROM edit JOIN record ON record.id = edit.id
+                        SELECT max(record.created_at) FROM edit
+                        JOIN record ON record.author = edit.author AND record.seq = edit.seq
                         WHERE edit.post = ?1 AND \(ownerSQL("edit.author")) = \(ownerSQL("?2"))
                         """
                 ),
@@ -50,19 +51,19 @@ extension Ingest {
         return Timestamp(milliseconds: min(newest + 1, Limits.latestTimestamp))
     }
 
-    /// Derives the owners of a group's member logs again (after its members were): the declared account of a declared
-    /// log, else the account of the log's node (the one it founded first, removed or not: what a removed device signed
-    /// within its frontier stays its account's). Returns the logs whose owner changed.
+    /// Derives the owners of a group's member logs again (after its members were): the account a declaration of the
+    /// log by its node names (kind 11, signed by the node's key and the log's), when the node is or was a device of
+    /// that account (what a removed device signed within its frontier stays its account's). Never the account of a
+    /// node that a member record names alone: anyone can name any node in a self-add (Appendix A 26), but only the
+    /// node can declare. Returns the logs whose owner changed.
     static func refreshOwners(of group: GroupID, _ db: Database) throws -> Set<Data> {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT m.log,
-                        coalesce(
-                            (SELECT ld.account FROM log_declaration ld WHERE ld.log = m.log AND ld.device = m.node),
-                            (SELECT d.account FROM account_device d JOIN account a ON a.id = d.account
-                                WHERE d.device = m.node ORDER BY a.founder = d.device DESC, a.id LIMIT 1)
-                        ) AS owner,
+                        (SELECT ld.account FROM log_declaration ld
+                            JOIN account_device d ON d.device = ld.device AND d.account = ld.account
+                            WHERE ld.log = m.log AND ld.device = m.node) AS owner,
                         (SELECT owner FROM log_owner o WHERE o.log = m.log) AS before
                     FROM member m WHERE m.group_id = ?
                     """
@@ -88,27 +89,33 @@ extension Ingest {
     }
 
     /// Applies again what depends on the owners of `logs`, which just changed: the posts edited across logs (the
-    /// edits that count may differ now), and the deletes and hides across logs (one may now erase its target).
+    /// edits that count may differ now), and the deletes by those logs or of their records, and the hides of comments
+    /// on their posts (one may now erase its target).
     mutating func reapplyOwnership(of logs: Set<Data>) throws {
         guard !logs.isEmpty else { return }
         let marks = Array(repeating: "?", count: logs.count).joined(separator: ",")
-        let arguments = StatementArguments(Array(logs) + Array(logs))
+        let list = Array(logs)
         let posts = try Data.fetchAll(
             db,
             sql: """
                 SELECT DISTINCT e.post FROM edit e JOIN post p ON p.id = e.post
                 WHERE e.author != p.author AND (e.author IN (\(marks)) OR p.author IN (\(marks)))
                 """,
-            arguments: arguments
+            arguments: StatementArguments(list + list)
         )
         for post in posts { try refreshPost(post) }
         let deletes = try Row.fetchAll(
             db,
             sql: """
-                SELECT t.target, t.author FROM tombstone t JOIN record r ON r.id = t.target
-                WHERE t.author != r.author AND (t.author IN (\(marks)) OR r.author IN (\(marks)))
+                SELECT t.target, t.author FROM tombstone t
+                WHERE t.author IN (\(marks))
+                    OR EXISTS (SELECT 1 FROM post p WHERE p.id = t.target AND p.author IN (\(marks)))
+                    OR EXISTS (SELECT 1 FROM comment c WHERE c.id = t.target AND c.author IN (\(marks)))
+                    OR EXISTS (SELECT 1 FROM comment c JOIN post p ON p.id = c.post
+                               WHERE c.id = t.target AND p.author IN (\(marks)))
+                    OR EXISTS (SELECT 1 FROM opaque_record o WHERE o.id = t.target AND o.author IN (\(marks)))
                 """,
-            arguments: arguments
+            arguments: StatementArguments(list + list + list + list + list)
         )
         for delete in deletes {
             let target: Data = delete["target"]

@@ -209,7 +209,9 @@ private struct BatchSorter {
             learnedNodes.insert(added)
             learnedDevices[added, default: []].insert(account)
         case .logDeclaration(let account, let group, let log, _)
-        where groups.contains(group) && isDevice(node, of: account) && isMemberAccount(account, of: group):
+        where groups.contains(group) && isDevice(node, of: account) && isMemberAccount(account, of: group)
+            && learned[log] == nil && view.logs[log] == nil:
+            // A log placed by member records already keeps its place (and its admin's standing).
             learned[log] = (group, false)
         default:
             break

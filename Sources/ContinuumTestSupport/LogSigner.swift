@@ -41,3 +41,12 @@ extension NodeIdentity {
         AccountRecord.deviceAdd(account: account, device: author, consent: try consent(toJoin: account)).body
     }
 }
+
+extension NodeIdentity {
+    /// The body of a log declaration (kind 11) of this log key as `device`'s log in `group` for `account`, with this
+    /// key's signature: what `device` signs.
+    public func declared(in group: GroupID, for account: AccountID, by device: NodeIdentity) throws -> RecordBody {
+        let signature = try declaration(account: account, group: group, device: device.author)
+        return AccountRecord.logDeclaration(account: account, group: group, log: author, signature: signature).body
+    }
+}

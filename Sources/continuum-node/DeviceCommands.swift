@@ -61,27 +61,10 @@ struct DeviceLinkCommand: AsyncParsableCommand {
     @Option(help: "Minutes until the code expires.")
     var expires = 10
 
-    @Option(
-        help: ArgumentHelp(
-            "The address the new device dials (default: this machine's first LAN IPv4 address).",
-            valueName: "HOST"
-        )
-    )
-    var host: String?
-
-    @Option(help: "The sync port the new device dials (default: the running node's, else 7420).")
-    var port: Int?
+    @OptionGroup var address: CodeAddressOptions
 
     func validate() throws {
         guard (1...1_440).contains(expires) else { throw ValidationError("--expires must be 1 to 1440 minutes") }
-        if let host,
-            host.split(separator: ".").count != 4 || host.split(separator: ".").contains(where: { UInt8($0) == nil })
-        {
-            throw ValidationError(
-                "--host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)"
-            )
-        }
-        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1 to 65535") }
     }
 
     func run() async throws {
@@ -93,10 +76,8 @@ struct DeviceLinkCommand: AsyncParsableCommand {
             )
         }
         let ticket = try await context.store.newLinkTicket(lifetime: .seconds(expires * 60), by: identity)
-        let address = host ?? LANAddress.first() ?? "127.0.0.1"
-        // No node running (or none that answers): the code carries `run`'s default port, as --port's help says.
-        let syncPort = port ?? ((try? ControlClient.listeningPort(context.directory)) ?? 7420)
-        let code = ticket.code(of: identity, host: address, port: syncPort)
+        let (host, port) = address.resolved(context.directory)
+        let code = ticket.code(of: identity, host: host, port: port)
         if output.json {
             return try Output.json(DeviceLinkJSON(code: code, account: account, expiresAt: ticket.expiresAt))
         }
@@ -261,5 +242,36 @@ struct LinkRun {
             await group.next()
             group.cancelAll()
         }
+    }
+}
+
+/// Where a new node dials the one that made a code (`invite`, `device link`): `--host` and `--port`.
+struct CodeAddressOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "The address the new node dials (default: this machine's first LAN IPv4 address).",
+            valueName: "HOST"
+        )
+    )
+    var host: String?
+
+    @Option(help: "The sync port the new node dials (default: the running node's, else 7420).")
+    var port: Int?
+
+    func validate() throws {
+        if let host,
+            host.split(separator: ".").count != 4 || host.split(separator: ".").contains(where: { UInt8($0) == nil })
+        {
+            throw ValidationError(
+                "--host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)"
+            )
+        }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1 to 65535") }
+    }
+
+    /// The address and port the code carries.
+    func resolved(_ directory: DataDirectory) -> (host: String, port: Int) {
+        // No node running (or none that answers): the code carries `run`'s default port, as --port's help says.
+        (host ?? LANAddress.first() ?? "127.0.0.1", port ?? ((try? ControlClient.listeningPort(directory)) ?? 7420))
     }
 }

@@ -137,27 +137,10 @@ struct InviteCommand: AsyncParsableCommand {
     @Option(help: "Minutes until the code expires.")
     var expires = 60
 
-    @Option(
-        help: ArgumentHelp(
-            "The address the joiner dials (default: this machine's first LAN IPv4 address).",
-            valueName: "HOST"
-        )
-    )
-    var host: String?
-
-    @Option(help: "The sync port the joiner dials (default: the running node's, else 7420).")
-    var port: Int?
+    @OptionGroup var address: CodeAddressOptions
 
     func validate() throws {
         guard (1...10_080).contains(expires) else { throw ValidationError("--expires must be 1 to 10080 minutes") }
-        if let host,
-            host.split(separator: ".").count != 4 || host.split(separator: ".").contains(where: { UInt8($0) == nil })
-        {
-            throw ValidationError(
-                "--host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)"
-            )
-        }
-        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1 to 65535") }
     }
 
     func run() async throws {
@@ -165,10 +148,8 @@ struct InviteCommand: AsyncParsableCommand {
         let identity = try context.identity()
         let id = try await GroupChoice.resolve(group, in: context.store, adminOnly: group == nil)
         let ticket = try await context.actions().invite(to: id, lifetime: .seconds(expires * 60), by: identity)
-        let address = host ?? LANAddress.first() ?? "127.0.0.1"
-        // No node running (or none that answers): the code carries `run`'s default port, as --port's help says.
-        let syncPort = port ?? ((try? ControlClient.listeningPort(context.directory)) ?? 7420)
-        let code = ticket.code(of: identity, host: address, port: syncPort)
+        let (host, port) = address.resolved(context.directory)
+        let code = ticket.code(of: identity, host: host, port: port)
         let name = try await context.store.groups().first { $0.id == id }?.name
         if output.json {
             return try Output.json(InviteJSON(code: code, group: id, groupName: name, expiresAt: ticket.expiresAt))

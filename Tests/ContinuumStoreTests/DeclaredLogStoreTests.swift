@@ -28,27 +28,18 @@ struct DeclaredLogStoreTests {
             let laptopLog = laptop.logKey(salt: Data("family".utf8))
             group = GroupID(founder: laptopLog.author)
             _ = try logs.sign(.group(GroupFounding(node: laptop.node, name: "Family", open: false)), by: laptopLog)
+            // The laptop declares its own log (what makes it its account's, §4.4).
+            _ = try logs.sign(try laptopLog.declared(in: group, for: account, by: laptop), by: laptop)
             _ = try logs.sign(.post(caption: "from the laptop", photo: Self.photo(1), location: nil), by: laptopLog)
             add = try logs.sign(try desktop.added(to: account), by: laptop)
             _ = try logs.sign(AccountRecord.joining(account).body, by: desktop)
             desktopLog = desktop.logKey(salt: Data("family".utf8))
-            _ = try logs.sign(try Self.declaration(of: desktopLog, in: group, for: account, by: desktop), by: desktop)
+            _ = try logs.sign(try desktopLog.declared(in: group, for: account, by: desktop), by: desktop)
             _ = try logs.sign(.post(caption: "from the desktop", photo: Self.photo(2), location: nil), by: desktopLog)
             malloryLog = mallory.logKey(salt: Data("family".utf8))
-            _ = try logs.sign(try Self.declaration(of: malloryLog, in: group, for: account, by: mallory), by: mallory)
+            _ = try logs.sign(try malloryLog.declared(in: group, for: account, by: mallory), by: mallory)
             _ = try logs.sign(.post(caption: "from mallory", photo: Self.photo(3), location: nil), by: malloryLog)
             records = logs.records
-        }
-
-        static func declaration(
-            of log: NodeIdentity,
-            in group: GroupID,
-            for account: AccountID,
-            by device: NodeIdentity
-        ) throws -> RecordBody {
-            let signature = try log.declaration(account: account, group: group, device: device.author)
-            return AccountRecord.logDeclaration(account: account, group: group, log: log.author, signature: signature)
-                .body
         }
 
         static func photo(_ seed: Int) -> PhotoReference {
@@ -145,8 +136,8 @@ struct DeclaredLogStoreTests {
         let temporary = try TemporaryStore()
         _ = try await temporary.store.ingest(scene.records)
         let removal = try await temporary.store.removeDevice(laptop.author, by: desktop)
-        // The laptop's account log (founding, add) and its log in Family (group record, post).
-        #expect(removal.logs == 2 && removal.kept == 4)
+        // The laptop's account log (founding, its declaration, the add) and its log in Family (group record, post).
+        #expect(removal.logs == 2 && removal.kept == 5)
         let view = try await temporary.store.membershipView()
         let laptopLog = try #require(view.logs[scene.group.founder])
         #expect(laptopLog.removedThrough == 2)

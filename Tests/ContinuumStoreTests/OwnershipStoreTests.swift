@@ -26,6 +26,7 @@ struct OwnershipStoreTests {
             let laptopLog = laptop.logKey(salt: Data("family".utf8))
             let group = GroupID(founder: laptopLog.author)
             _ = try logs.sign(.group(GroupFounding(node: laptop.node, name: "Family", open: false)), by: laptopLog)
+            _ = try logs.sign(try laptopLog.declared(in: group, for: account, by: laptop), by: laptop)
             let bobLog = bob.logKey(salt: Data("family".utf8))
             _ = try logs.sign(
                 .member(MemberChange(group: group, action: .add, node: bob.node, log: bobLog.author)),
@@ -36,20 +37,9 @@ struct OwnershipStoreTests {
             _ = try logs.sign(try desktop.added(to: account), by: laptop)
             _ = try logs.sign(AccountRecord.joining(account).body, by: desktop)
             desktopLog = desktop.logKey(salt: Data("family".utf8))
-            _ = try logs.sign(try Self.declaration(of: desktopLog, in: group, for: account, by: desktop), by: desktop)
+            _ = try logs.sign(try desktopLog.declared(in: group, for: account, by: desktop), by: desktop)
             malloryLog = mallory.logKey(salt: Data("family".utf8))
-            _ = try logs.sign(try Self.declaration(of: malloryLog, in: group, for: account, by: mallory), by: mallory)
-        }
-
-        static func declaration(
-            of log: NodeIdentity,
-            in group: GroupID,
-            for account: AccountID,
-            by device: NodeIdentity
-        ) throws -> RecordBody {
-            let signature = try log.declaration(account: account, group: group, device: device.author)
-            return AccountRecord.logDeclaration(account: account, group: group, log: log.author, signature: signature)
-                .body
+            _ = try logs.sign(try malloryLog.declared(in: group, for: account, by: mallory), by: mallory)
         }
 
         static func photo(_ seed: Int) -> PhotoReference {
@@ -127,6 +117,32 @@ struct OwnershipStoreTests {
         )
         #expect(signed.header.createdAt.milliseconds == 1_900_000_000_001)
         #expect(try await Self.seen(temporary.store, scene).caption == "from the desktop, now")
+    }
+
+    @Test("a self-add naming the laptop's node (Appendix A 26) makes Mallory's log no log of the account")
+    func selfAddNamingAnotherNode() async throws {
+        var logs = LogSigner()
+        let founding = try logs.sign(AccountRecord.founding(recovery: nil).body, by: laptop)
+        let account = AccountID(founding: founding.id)
+        let partyLog = laptop.logKey(salt: Data("party".utf8))
+        let party = GroupID(founder: partyLog.author)
+        _ = try logs.sign(.group(GroupFounding(node: laptop.node, name: "Party", open: true)), by: partyLog)
+        _ = try logs.sign(try partyLog.declared(in: party, for: account, by: laptop), by: laptop)
+        let post = try logs.sign(.post(caption: "Party", photo: Scene.photo(9), location: nil), by: partyLog)
+        let malloryLog = mallory.logKey(salt: Data("party".utf8))
+        _ = try logs.sign(
+            .member(MemberChange(group: party, action: .add, node: laptop.node, log: malloryLog.author)),
+            by: malloryLog
+        )
+        let spam = try logs.sign(.post(caption: "as the laptop", photo: Scene.photo(10), location: nil), by: malloryLog)
+        _ = try logs.sign(.edit(post: PostID(post.id), change: PostChange(caption: "defaced")), by: malloryLog)
+        let temporary = try TemporaryStore()
+        _ = try await temporary.store.ingest(logs.records)
+        #expect(try await temporary.store.post(PostID(post.id))?.post.caption == "Party")
+        #expect(try await temporary.store.post(PostID(post.id))?.post.account == account)
+        let shown = try #require(try await temporary.store.post(PostID(spam.id)))
+        #expect(shown.post.account == nil, "Mallory's post is not the laptop's account's")
+        #expect(try await !temporary.store.sameOwner(malloryLog.author, partyLog.author))
     }
 
     @Test("the desktop hides Bob's comment on the laptop's post; Mallory's delete of the post does nothing")
