@@ -112,16 +112,19 @@ public enum AccountRecord: Sendable, Hashable {
     /// Reads an account record signed by `author`; nil for another kind, or for one that breaks its kind's rules (it
     /// is then inert): a bad layout, a joining record naming no account, an add of the author itself or without the
     /// added device's consent, a frontier out of order, a log declaration without the log key's signature.
-    public init?(_ body: RecordBody, author: AuthorID) {
+    ///
+    /// `verifying`: false only for a record read back from where it was stored after this same check passed (its
+    /// signatures are then not checked again: the account rule reads every record of an account at each new one).
+    public init?(_ body: RecordBody, author: AuthorID, verifying: Bool = true) {
         guard case .opaque(let references, let payload) = body, references.context == nil, payload.isEmpty else {
             return nil
         }
         let data = Data(references.data)
         switch references.code {
         case Self.accountCode: self.init(account: data)
-        case Self.deviceAddCode: self.init(add: data, author: author)
+        case Self.deviceAddCode: self.init(add: data, author: author, verifying: verifying)
         case Self.deviceRemoveCode: self.init(remove: data)
-        case Self.logDeclarationCode: self.init(declaration: data, author: author)
+        case Self.logDeclarationCode: self.init(declaration: data, author: author, verifying: verifying)
         default: return nil
         }
     }
@@ -139,31 +142,37 @@ public enum AccountRecord: Sendable, Hashable {
         }
     }
 
-    private init?(add data: Data, author: AuthorID) {
+    private init?(add data: Data, author: AuthorID, verifying: Bool) {
         guard data.count == 128 else { return nil }
         let account = AccountID(unchecked: Data(data.prefix(32)))
         let device = AuthorID(unchecked: Data(data.dropFirst(32).prefix(32)))
         let consent = Data(data.suffix(64))
+        guard device != author, !account.bytes.allSatisfy({ $0 == 0 }) else { return nil }
         // A device id that is no Ed25519 key cannot have signed a consent: inert, as a consent that does not verify.
-        guard device != author, !account.bytes.allSatisfy({ $0 == 0 }),
-            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: device.bytes),
-            key.isValidSignature(consent, for: Self.consentMessage(account: account, device: device))
-        else { return nil }
+        if verifying {
+            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: device.bytes),
+                key.isValidSignature(consent, for: Self.consentMessage(account: account, device: device))
+            else { return nil }
+        }
         self = .deviceAdd(account: account, device: device, consent: consent)
     }
 
-    private init?(declaration data: Data, author: AuthorID) {
+    private init?(declaration data: Data, author: AuthorID, verifying: Bool) {
         guard data.count == 160 else { return nil }
         let account = AccountID(unchecked: Data(data.prefix(32)))
         let group = GroupID(unchecked: Data(data.dropFirst(32).prefix(32)))
         let log = AuthorID(unchecked: Data(data.dropFirst(64).prefix(32)))
         let signature = Data(data.suffix(64))
-        let message = Self.declarationMessage(account: account, group: group, device: author)
+        guard log != author, !account.bytes.allSatisfy({ $0 == 0 }), !group.bytes.allSatisfy({ $0 == 0 }) else {
+            return nil
+        }
         // A log id that is no Ed25519 key cannot have signed: inert, as a signature that does not verify.
-        guard log != author, !account.bytes.allSatisfy({ $0 == 0 }), !group.bytes.allSatisfy({ $0 == 0 }),
-            let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes),
-            key.isValidSignature(signature, for: message)
-        else { return nil }
+        if verifying {
+            let message = Self.declarationMessage(account: account, group: group, device: author)
+            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes),
+                key.isValidSignature(signature, for: message)
+            else { return nil }
+        }
         self = .logDeclaration(account: account, group: group, log: log, signature: signature)
     }
 
@@ -207,11 +216,12 @@ extension AccountEvent where Key == AuthorID, ID == RecordID {
     /// an inert one.
     public init?(_ record: VerifiedRecord) { self.init(record.record) }
 
-    /// The same, for a record whose signature was checked when it was stored.
-    public init?(_ record: SignedRecord) {
-        guard let body = record.body, let account = AccountRecord(body, author: record.header.author) else {
-            return nil
-        }
+    /// The same, for a record whose signature was checked when it was stored; `verifying` as for
+    /// ``AccountRecord/init(_:author:verifying:)``.
+    public init?(_ record: SignedRecord, verifying: Bool = true) {
+        guard let body = record.body,
+            let account = AccountRecord(body, author: record.header.author, verifying: verifying)
+        else { return nil }
         let change: AccountChange<AuthorID, RecordID>
         switch account {
         case .founding: change = .found
@@ -247,17 +257,20 @@ extension AccountRules {
         state(of: account, from: records.map(\.record))
     }
 
-    /// The same, from records whose signatures were checked when they were stored.
+    /// The same, from records whose signatures were checked when they were stored. `verifying`: false when every
+    /// record was also read as an account record when it was stored (its consent or declaration checked then).
     public static func state(
         of account: AccountID,
-        from records: [SignedRecord]
+        from records: [SignedRecord],
+        verifying: Bool = true
     ) -> AccountState<AuthorID, RecordID>? {
         var founder: AuthorID?
         var recovery: AuthorID?
         var events: [AccountEvent<AuthorID, RecordID>] = []
         for record in records {
-            guard let body = record.body, let parsed = AccountRecord(body, author: record.header.author),
-                parsed.account(foundedBy: record.id) == account, let event = AccountEvent(record)
+            guard let body = record.body,
+                let parsed = AccountRecord(body, author: record.header.author, verifying: verifying),
+                parsed.account(foundedBy: record.id) == account, let event = AccountEvent(record, verifying: verifying)
             else { continue }
             if case .founding(let key) = parsed, record.header.sequence == 1 {
                 founder = record.header.author
