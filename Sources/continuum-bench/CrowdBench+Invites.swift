@@ -1,6 +1,7 @@
 import ArgumentParser
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Logging
 
@@ -66,7 +67,7 @@ extension CrowdBench {
         }
         _ = try crowd[0].command(["group", "create", "crowd"])
         let ids = try crowd.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0.author }
-        let ports = try (0..<nodes).map { _ in try Self.freePort() }
+        let ports = try (0..<nodes).map { _ in try TestPorts.reserve() }
         for (index, node) in crowd.enumerated() {
             var extra = ["--max-peers", "\(maxPeers)"] + nodeOptions
             for other in 0..<nodes where other != index {

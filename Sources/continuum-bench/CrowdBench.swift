@@ -175,7 +175,7 @@ struct CrowdBench: AsyncParsableCommand {
             crowd.append(try BenchNode(root.appendingPathComponent("n\(index)"), logger: logger))
         }
         let ids = try crowd.map { try IdentityFile.loadOrCreate(at: $0.directory.identityURL).0.author }
-        let ports = try (0..<nodes).map { _ in try Self.freePort() }
+        let ports = try (0..<nodes).map { _ in try TestPorts.reserve() }
         let everyone = (0..<nodes).map { "\(ids[$0].hex)@127.0.0.1:\(ports[$0])" }
         for (index, node) in crowd.enumerated() {
             var extra = ["--max-peers", "\(maxPeers)"] + nodeOptions
@@ -326,13 +326,6 @@ struct CrowdBench: AsyncParsableCommand {
         return try queue.read { db in
             try Int64.fetchOne(db, sql: "SELECT received_at FROM record WHERE id = ?", arguments: [Data(record.bytes)])
         }
-    }
-
-    /// A TCP port free on 127.0.0.1 now (bound, read and released).
-    static func freePort() throws -> Int {
-        let (socket, port) = try PushBench.loopbackListener()
-        close(socket)
-        return port
     }
 }
 

@@ -1,3 +1,4 @@
+import ContinuumTestSupport
 import Foundation
 import Testing
 
@@ -127,6 +128,11 @@ struct BadInputTests {
         Case(arguments: ["notifications", "--limit", "0"], message: "--limit must be 1 to 1000", status: 64),
         Case(arguments: ["watch"], message: "no node is running", status: 1),
         Case(
+            arguments: ["run", "--listen", "127.0.0.1", "--port", "TAKEN", "--no-api", "--no-remembered-peers"],
+            message: "Address already in use; choose another --port or --listen",
+            status: 1
+        ),
+        Case(
             arguments: ["export", "POST", "--to", "EXISTING"],
             message: "already exists; nothing was written",
             status: 1
@@ -150,8 +156,12 @@ struct BadInputTests {
             atPath: existing.appendingPathComponent("\(post.prefix(12)).txt").path,
             contents: Data("mine".utf8)
         )
+        // A port another program listens on, for `run --port TAKEN`.
+        let taken = try TestPorts.Listener()
+        defer { taken.close() }
         let arguments = item.arguments.map { argument in
             switch argument {
+            case "TAKEN": "\(taken.port)"
             case "POST": post
             case "COMMENT": comment
             case "AMBIGUOUS": ambiguous

@@ -16,29 +16,10 @@ struct CrowdTests {
     static let size = 12
     static let maxPeers = 4
 
-    /// Nodes with free ports chosen up front, so that each can be given every other's `ID@HOST:PORT`.
+    /// Nodes whose ports are known up front (``TestNode`` reserves one each), so that each can be given every other's
+    /// `ID@HOST:PORT`.
     static func crowd(_ count: Int, prefix: String) async throws -> [TestNode] {
-        try await (0..<count).asyncMap { index in
-            let node = try await TestNode("\(prefix)\(index)")
-            node.port = try freePort()
-            return node
-        }
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
+        try await (0..<count).asyncMap { try await TestNode("\(prefix)\($0)") }
     }
 
     static func address(_ node: TestNode) async throws -> String { "\(try await node.nodeID())@127.0.0.1:\(node.port)" }

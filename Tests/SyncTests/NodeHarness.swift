@@ -16,8 +16,9 @@ final class TestNode: @unchecked Sendable {
     let name: String
     let data: URL
     private(set) var process: Process?
-    /// The sync port: 0 picks a free one at the first start, and later starts keep it (or a test sets it first).
-    var port = 0
+    /// The sync port, kept across restarts: one below the kernel's ephemeral range (``TestPorts``), so that no other
+    /// node's outgoing connection takes it while this one is down; a test may set another before the first start.
+    var port: Int
     /// The HTTP API's port (0 until started).
     private(set) var apiPort = 0
     private var runs = 0
@@ -25,6 +26,7 @@ final class TestNode: @unchecked Sendable {
     /// A new node; with `network`, in the test network (``network``), else in no group at all.
     init(_ name: String, data: URL? = nil, network: Bool = true) async throws {
         self.name = name
+        port = try TestPorts.reserve()
         self.data =
             data ?? FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
         if network {
@@ -38,6 +40,7 @@ final class TestNode: @unchecked Sendable {
     /// `init --link` must succeed.
     init(_ name: String, linking code: String) async throws {
         self.name = name
+        port = try TestPorts.reserve()
         data = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
         try await cli("init", "--link", code)
     }
@@ -94,7 +97,22 @@ final class TestNode: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         self.process = process
+        do {
+            try await waitForListening(process, extra: extra)
+        } catch {
+            Issue.record("\(name)'s log:\n\(logText)")
+            throw error
+        }
+    }
+
+    /// Waits (at most 60 s) for the node's "listening on" line, and "api on" unless `--no-api`; reads their ports.
+    private func waitForListening(_ process: Process, extra: [String]) async throws {
         try await eventually("\(name) listening", timeout: .seconds(60)) {
+            // A node that exited (it could not listen, say) fails the test now, with its status and log.
+            guard process.isRunning else {
+                Issue.record("\(name) exited (status \(process.terminationStatus)) before it listened")
+                throw CancellationError()
+            }
             let text = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
             let lines = text.split(separator: "\n")
             guard let line = lines.first(where: { $0.hasPrefix("listening on ") }),
