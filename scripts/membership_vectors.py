@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""MEMBERSHIP frame vectors (Docs/PROTOCOL.md §7.4.21, §7.8.3, §7.8.16), computed by Python alone.
+"""Handshake frame vectors (Docs/PROTOCOL.md §7.4.21, §7.8.3, §7.8.16, §7.8.19, §7.8.20), computed by Python alone.
 
-Independent of the Swift code: the frame layout is written from §7.1 and §7.4.21, the proofs from §7.8.3 and
-§7.8.16 (hashlib, hmac), and Ed25519 signatures by the pure-Python RFC 8032 code below (no third-party package).
-When the `cryptography` package is importable, each signature is also checked against it.
+Independent of the Swift code: the frame layouts are written from §7.1, §7.4.21, §7.8.19 and §7.8.20, the proofs
+from §7.8.3, §7.8.16 and §7.4.21 (hashlib, hmac), the recovery key from §2.10 (HKDF-SHA256 of RFC 5869, written here
+with hmac), and Ed25519 signatures by the pure-Python RFC 8032 code below (no third-party package). When the
+`cryptography` package is importable, each signature and the HKDF output are also checked against it.
 
-Three frames:
+Seven frames:
   (a) membership-claim-and-network-tag  one claim (group G1 of §8, proof: vector 11's header) and one network tag,
                                         join flag 0
   (b) membership-join-by-invite         join flag 1, with the invite values of §7.8.16
   (c) membership-request-to-join        join flag 2, a request to join
+  (d) membership-link                   join flag 3, a link into the receiver's account (§7.8.19)
+  (e) membership-recovery               join flag 4, a recovery with the recovery code e0e1…ef of §2.10 (§7.8.20)
+  (f) linking                           LINKING (05): the account records of §8 vectors 20 and 21
+  (g) recovery                          RECOVERY (08), laid out as LINKING, with the same two records
 
 Usage:
     python3 membership_vectors.py              check the self-checks, print a summary
@@ -177,16 +182,50 @@ def join_log_message(inviter_nonce: bytes, joiner_nonce: bytes, joiner: bytes) -
     return b"continuum-join-log-v2" + inviter_nonce + joiner_nonce + joiner
 
 
+def link_mac(secret: bytes, receiver_nonce: bytes, sender_nonce: bytes, receiver: bytes, sender: bytes) -> bytes:
+    """§7.4.21, join flag 3: HMAC-SHA256 under the link code's secret of `continuum-link-v3` ‖ receiver's nonce ‖
+    sender's nonce ‖ receiver's node ‖ sender's node."""
+    message = b"continuum-link-v3" + receiver_nonce + sender_nonce + receiver + sender
+    return hmac.new(secret, message, hashlib.sha256).digest()
+
+
+def recover_message(receiver_nonce: bytes, sender_nonce: bytes, receiver: bytes, sender: bytes) -> bytes:
+    """§7.4.21, join flag 4: what the recovery key signs, `continuum-recover-v3` ‖ receiver's nonce ‖ sender's nonce ‖
+    receiver's node ‖ sender's node. No length prefixes, no separators: 20 + 4 × 32 = 148 bytes."""
+    return b"continuum-recover-v3" + receiver_nonce + sender_nonce + receiver + sender
+
+
+def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
+    """RFC 5869 HKDF with SHA-256: extract (an absent salt is HashLen zero bytes, §2.2), then expand (§2.3)."""
+    prk = hmac.new(salt or bytes(32), ikm, hashlib.sha256).digest()
+    okm, block, counter = b"", b"", 1
+    while len(okm) < length:
+        block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
+        okm += block
+        counter += 1
+    return okm[:length]
+
+
+def recovery_seed(code: bytes) -> bytes:
+    """§2.10, the recovery code: the Ed25519 seed is HKDF-SHA256 of the 16 bytes, no salt, info
+    `continuum recovery key v3`, 32 bytes."""
+    assert len(code) == 16
+    return hkdf_sha256(code, b"", b"continuum recovery key v3", 32)
+
+
 # ---------------------------------------------------------------------------------------------------------------
-# MEMBERSHIP (§7.4.21) in a frame (§7.1)
+# MEMBERSHIP (§7.4.21), LINKING and RECOVERY (§7.8.19, §7.8.20) in a frame (§7.1)
 # ---------------------------------------------------------------------------------------------------------------
 
 MEMBERSHIP = 0x03
+LINKING = 0x05
+RECOVERY = 0x08
+TYPE_NAMES = {MEMBERSHIP: "MEMBERSHIP", LINKING: "LINKING", RECOVERY: "RECOVERY"}
 
 
-def membership_fields(claims, tags, join=None, request=None) -> list[tuple[str, bytes, str]]:
+def membership_fields(claims, tags, join=None, request=None, link=None, recovery=None) -> list[tuple[str, bytes, str]]:
     """The payload as (field, bytes, meaning) rows, in order."""
-    assert len(claims) <= 32 and len(tags) <= 8 and not (join and request)
+    assert len(claims) <= 32 and len(tags) <= 8 and len([x for x in (join, request, link, recovery) if x]) <= 1
     rows = [("claim count", bytes([len(claims)]), f"{len(claims)} claim{'s' if len(claims) != 1 else ''}")]
     for i, (group, proof, group_note, proof_note) in enumerate(claims):
         assert len(group) == 32 and len(proof) <= 1024
@@ -207,6 +246,14 @@ def membership_fields(claims, tags, join=None, request=None) -> list[tuple[str, 
         rows.append(("join flag", b"\x02", "2: a request to join"))
         rows.append(("log", request["log"], request["logNote"]))
         rows.append(("signature", request["signature"], "the log key's Ed25519 signature of the join-log message"))
+    elif link:
+        rows.append(("join flag", b"\x03", "3: a link into the receiver's account"))
+        rows.append(("ticket", link["ticket"], "the link code's id"))
+        rows.append(("mac", link["mac"], "HMAC-SHA256 under the link code's secret"))
+    elif recovery:
+        rows.append(("join flag", b"\x04", "4: a recovery of an account the receiver holds"))
+        rows.append(("recovery key", recovery["key"], recovery["keyNote"]))
+        rows.append(("signature", recovery["signature"], "the recovery key's Ed25519 signature of the recover message"))
     else:
         rows.append(("join flag", b"\x00", "0: no join; the payload ends here"))
     return rows
@@ -229,7 +276,7 @@ def decode_membership(data: bytes) -> dict:
         o += n
         return out
 
-    out = {"claims": [], "networkTags": [], "join": None, "request": None}
+    out = {"claims": [], "networkTags": [], "join": None, "request": None, "link": None, "recovery": None}
     count = take(1)[0]
     assert count <= 32
     for _ in range(count):
@@ -246,8 +293,43 @@ def decode_membership(data: bytes) -> dict:
                        "signature": take(64).hex()}
     elif flag == 2:
         out["request"] = {"log": take(32).hex(), "signature": take(64).hex()}
+    elif flag == 3:
+        out["link"] = {"ticket": take(8).hex(), "mac": take(32).hex()}
+    elif flag == 4:
+        out["recovery"] = {"recoveryKey": take(32).hex(), "signature": take(64).hex()}
     else:
         assert flag == 0, f"join flag {flag}"
+    assert o == len(p), "trailing bytes"
+    return out
+
+
+def records_fields(records) -> list[tuple[str, bytes, str]]:
+    """A LINKING or RECOVERY payload (§7.8.19 step 2; RECOVERY is laid out as LINKING, §7.8.20 step 3) as rows:
+    `u8` count, 1 … 64, then per record `u16` length and the record whole, at most 16384 bytes."""
+    assert 1 <= len(records) <= 64
+    rows = [("record count", bytes([len(records)]), f"{len(records)} record{'s' if len(records) != 1 else ''}")]
+    for i, (record, note) in enumerate(records):
+        assert len(record) <= 16384
+        rows.append((f"record {i}: length", struct.pack(">H", len(record)), f"{len(record)} bytes"))
+        rows.append((f"record {i}", record, note))
+    return rows
+
+
+def decode_records(data: bytes, kind: int) -> list[str]:
+    """An independent reader of a whole LINKING or RECOVERY frame, checking §7.1 and the layout of §7.8.19 step 2."""
+    length, version, got = struct.unpack(">IBB", data[:6])
+    assert length == len(data) - 4 and 2 <= length <= 4194304 and version == 1 and got == kind
+    p = data[6:]
+    assert len(p) >= 1, "truncated"
+    count, o, out = p[0], 1, []
+    assert 1 <= count <= 64, f"{count} records"
+    for _ in range(count):
+        assert o + 2 <= len(p), "truncated"
+        n = struct.unpack(">H", p[o:o + 2])[0]
+        o += 2
+        assert n <= 16384 and o + n <= len(p), f"record length {n}"
+        out.append(p[o:o + n].hex())
+        o += n
     assert o == len(p), "trailing bytes"
     return out
 
@@ -267,6 +349,9 @@ NONCE_1 = bytes(range(32, 64))      # 202122…3f: the joiner's (sender's) nonce
 SECRET = bytes.fromhex("00112233445566778899")
 INVITER = bytes.fromhex("03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8")  # §7.8.16 (= node A)
 JOINER = bytes.fromhex("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025")   # §7.8.16
+LINK_SECRET = bytes(range(0xA0, 0xAA))              # a0a1…a9: the link code's 10-byte secret in (d)
+RECOVERY_CODE = bytes(range(0xE0, 0xF0))            # e0e1…ef: the recovery code of §2.10's vector, in (e)
+RECOVERY_KEY = bytes.fromhex("de38b8f020ffbd82ec7f4afa39cd697b94029aa2d3093cf164349c651454bc09")  # §2.10's vector
 
 
 def record_vector(name_prefix: str) -> dict:
@@ -364,10 +449,98 @@ def build() -> list[dict]:
         },
     })
 
+    out += build_account_frames()
     for v in out:
+        v.setdefault("type", MEMBERSHIP)
         payload = b"".join(data for _, data, _ in v["rows"])
-        v["frame"] = frame(MEMBERSHIP, payload)
-        v["membership"] = decode_membership(v["frame"])
+        v["frame"] = frame(v["type"], payload)
+        if v["type"] == MEMBERSHIP:
+            v["membership"] = decode_membership(v["frame"])
+        else:
+            v["records"] = decode_records(v["frame"], v["type"])
+    return out
+
+
+def build_account_frames() -> list[dict]:
+    """The frames of a link (§7.8.19) and a recovery (§7.8.20): (d) to (g)."""
+    out = []
+
+    # (d) The new device D (node fc51cd8e…, nonce 202122…3f) links into the account of L (node 03a107bf…, nonce
+    # 000102…1f) with a link code whose secret is a0a1…a9. The receiver's values come first in the mac's message.
+    ticket = invite_id(LINK_SECRET)
+    mac = link_mac(LINK_SECRET, NONCE_0, NONCE_1, INVITER, JOINER)
+    out.append({
+        "name": "membership-link",
+        "title": "(d) A link into the receiver's account, join flag 3",
+        "note": ("The new device D (node `fc51cd8e…`, nonce `202122…3f`) dials the device L that made the link code "
+                 "(node `03a107bf…`, node A, nonce `000102…1f`); the code's secret is `a0a1…a9` (10 bytes). ticket = "
+                 "the first 8 bytes of SHA-256(`continuum-invite-id-v2` ‖ secret), as an invite's id; mac = "
+                 "HMAC-SHA256(key = secret, `continuum-link-v3` ‖ the receiver's nonce ‖ the sender's nonce ‖ the "
+                 "receiver's node ‖ the sender's node), that is L's values first, as the inviter's in a join. D has "
+                 "signed nothing yet: it claims nothing and sends no tag."),
+        "rows": membership_fields([], [], link={"ticket": ticket, "mac": mac}),
+        "inputs": {
+            "secret": LINK_SECRET.hex(), "receiver": INVITER.hex(), "receiverNonce": NONCE_0.hex(),
+            "sender": JOINER.hex(), "senderNonce": NONCE_1.hex(),
+            "ticket": ticket.hex(),
+            "linkMessage": (b"continuum-link-v3" + NONCE_0 + NONCE_1 + INVITER + JOINER).hex(),
+            "mac": mac.hex(),
+        },
+    })
+
+    # (e) The new device D (same node and nonce) recovers, at node N (node 03a107bf…, nonce 000102…1f), the account
+    # whose recovery code is e0e1…ef (§2.10's vector).
+    seed = recovery_seed(RECOVERY_CODE)
+    key = public_key(seed)
+    message = recover_message(NONCE_0, NONCE_1, INVITER, JOINER)
+    signature = sign(seed, message)
+    recovery = {"key": key, "keyNote": "the recovery key of the code e0e1…ef (§2.10)", "signature": signature}
+    out.append({
+        "name": "membership-recovery",
+        "title": "(e) A recovery, join flag 4",
+        "note": ("The new device D (node `fc51cd8e…`, nonce `202122…3f`) dials a node N holding the account (node "
+                 "`03a107bf…`, nonce `000102…1f`) with the recovery code of §2.10's vector, the 16 bytes `e0e1…ef` "
+                 "(`thought audit rib six fury initial photo diary typical guess knife test`). The recovery key's seed "
+                 "is HKDF-SHA256 (RFC 5869) of the 16 bytes, no salt, info `continuum recovery key v3`, 32 bytes; "
+                 "its public key is §2.10's `de38b8f0…`. signature = that key's Ed25519 signature of the 148 bytes "
+                 "`continuum-recover-v3` ‖ the receiver's nonce ‖ the sender's nonce ‖ the receiver's node ‖ the "
+                 "sender's node. D claims nothing and sends no tag."),
+        "rows": membership_fields([], [], recovery=recovery),
+        "inputs": {
+            "recoveryCode": RECOVERY_CODE.hex(), "recoverySeed": seed.hex(), "recoveryKey": key.hex(),
+            "receiver": INVITER.hex(), "receiverNonce": NONCE_0.hex(),
+            "sender": JOINER.hex(), "senderNonce": NONCE_1.hex(),
+            "recoverMessage": message.hex(), "signature": signature.hex(),
+        },
+    })
+
+    # (f) and (g): LINKING and RECOVERY with the same two account records, §8 vectors 20 (AC1, L founds the account
+    # with recovery key K) and 21 (AC2, D joins it). Account records have no content: the header is the record whole.
+    ac1, ac2 = record_vector("AC1 "), record_vector("AC2 ")
+    records = [(bytes.fromhex(ac1["record"]), "§8 vector 20 (AC1): L founds the account, recovery key K"),
+               (bytes.fromhex(ac2["record"]), "§8 vector 21 (AC2): D's joining record")]
+    inputs = {"record0": ac1["record"], "record0Is": "§8 vector 20, AC1, id " + ac1["id"],
+              "record1": ac2["record"], "record1Is": "§8 vector 21, AC2, id " + ac2["id"]}
+    out.append({
+        "name": "linking",
+        "type": LINKING,
+        "title": "(f) LINKING with two account records",
+        "note": ("LINKING (`05`, §7.8.19 step 2): `u8` count, 1 … 64, then per record a `u16` length and the record "
+                 "whole (at most 16384 bytes). The records are §8 vectors 20 (AC1: L founds the account, 253 bytes) "
+                 "and 21 (AC2: D's joining record, 221 bytes), in that order."),
+        "rows": records_fields(records),
+        "inputs": dict(inputs),
+    })
+    out.append({
+        "name": "recovery",
+        "type": RECOVERY,
+        "title": "(g) RECOVERY with the same two records",
+        "note": ("RECOVERY (`08`, §7.8.20 step 3) is laid out as LINKING: with the same records, its frame is (f)'s "
+                 "with the type byte `08` in place of `05`. (The records are (f)'s for the comparison, not what a "
+                 "recovering device sends: that is its records in the recovery key's log, then its own account log.)"),
+        "rows": records_fields(records),
+        "inputs": dict(inputs),
+    })
     return out
 
 
@@ -410,8 +583,18 @@ def self_checks(vectors: list[dict]) -> list[str]:
            "f83a6b087032c223211534c5bde190784da595cd1d51cc1c0e664d4eecd77ebd")
     expect("§7.8.16 network tag", network_tag(network_id("lab"), NONCE_1, NONCE_0, JOINER, INVITER).hex(),
            "501e395ed9e042c982ede3eef82576ce")
+    # RFC 5869 A.1 and A.3 (A.3: no salt, no info, as §2.10's "no salt"), then §2.10's recovery code vector.
+    ikm = b"\x0b" * 22
+    expect("RFC 5869 A.1", hkdf_sha256(ikm, bytes(range(13)), bytes(range(0xF0, 0xFA)), 42).hex(),
+           "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")
+    expect("RFC 5869 A.3", hkdf_sha256(ikm, b"", b"", 42).hex(),
+           "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")
+    expect("§2.10 recovery key of e0e1…ef", public_key(recovery_seed(RECOVERY_CODE)).hex(), RECOVERY_KEY.hex())
     # Each frame: it decodes to its inputs, the signatures verify, and a wrong binding does not.
     for v in vectors:
+        if v["type"] != MEMBERSHIP:
+            failures.extend(check_records_frame(v, vectors))
+            continue
         m, i = v["membership"], v["inputs"]
         data = v["frame"]
         if m["join"]:
@@ -433,6 +616,31 @@ def self_checks(vectors: list[dict]) -> list[str]:
             expect("frame length (c)", len(data), 4 + 2 + 1 + 1 + 1 + 32 + 64)
         if m["claims"]:
             expect("frame length (a)", len(data), 4 + 2 + 1 + 32 + 2 + 291 + 1 + 16 + 1)
+        if m["link"]:
+            k = m["link"]
+            expect("link ticket", k["ticket"], invite_id(LINK_SECRET).hex())
+            expect("link mac", k["mac"], link_mac(LINK_SECRET, NONCE_0, NONCE_1, INVITER, JOINER).hex())
+            expect("link message length", len(bytes.fromhex(i["linkMessage"])), 17 + 4 * 32)
+            expect("link mac of its message", k["mac"],
+                   hmac.new(LINK_SECRET, bytes.fromhex(i["linkMessage"]), hashlib.sha256).hexdigest())
+            if k["mac"] == link_mac(LINK_SECRET, NONCE_1, NONCE_0, JOINER, INVITER).hex():
+                failures.append("link mac is the same with receiver and sender swapped")
+            expect("frame length (d)", len(data), 4 + 2 + 1 + 1 + 1 + 8 + 32)
+        if m["recovery"]:
+            r = m["recovery"]
+            key, sig = bytes.fromhex(r["recoveryKey"]), bytes.fromhex(r["signature"])
+            expect("recovery key", r["recoveryKey"], RECOVERY_KEY.hex())
+            msg = bytes.fromhex(i["recoverMessage"])
+            # Spelled out here rather than by recover_message, so that a wrong order there is caught: the receiver
+            # (node A, nonce 000102…1f) comes first, then the sender (fc51cd8e…, nonce 202122…3f).
+            expect("recover message", msg.hex(), (b"continuum-recover-v3" + bytes(range(32)) + bytes(range(32, 64))
+                                                  + INVITER + JOINER).hex())
+            expect("recover message length", len(msg), 148)
+            if not verify(key, msg, sig):
+                failures.append("recovery signature does not verify")
+            if verify(key, recover_message(NONCE_1, NONCE_0, JOINER, INVITER), sig):
+                failures.append("recovery signature verifies with receiver and sender swapped")
+            expect("frame length (e)", len(data), 4 + 2 + 1 + 1 + 1 + 32 + 64)
     # Cross-check the signatures with the `cryptography` package, when it is there.
     try:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -442,6 +650,40 @@ def self_checks(vectors: list[dict]) -> list[str]:
         for seed in (SEED_J, SEED_K):
             msg = join_log_message(NONCE_0, NONCE_1, JOINER)
             expect("cryptography's signature", Ed25519PrivateKey.from_private_bytes(seed).sign(msg), sign(seed, msg))
+        seed, msg = recovery_seed(RECOVERY_CODE), recover_message(NONCE_0, NONCE_1, INVITER, JOINER)
+        expect("cryptography's recovery signature", Ed25519PrivateKey.from_private_bytes(seed).sign(msg),
+               sign(seed, msg))
+    try:
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    except ImportError:
+        pass
+    else:
+        theirs = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"continuum recovery key v3")
+        expect("cryptography's HKDF", theirs.derive(RECOVERY_CODE), recovery_seed(RECOVERY_CODE))
+    return failures
+
+
+def check_records_frame(v: dict, vectors: list[dict]) -> list[str]:
+    """LINKING and RECOVERY: the records decode back in order, the frame's length is the sum of its parts, and
+    RECOVERY differs from LINKING in its type byte alone."""
+    failures = []
+    records = [bytes.fromhex(v["inputs"]["record0"]), bytes.fromhex(v["inputs"]["record1"])]
+    if v["records"] != [r.hex() for r in records]:
+        failures.append(f"{v['name']}: the records do not decode back")
+    if len(v["frame"]) != 4 + 2 + 1 + sum(2 + len(r) for r in records):
+        failures.append(f"{v['name']}: frame length {len(v['frame'])}")
+    if v["type"] == RECOVERY:
+        linking = next(x for x in vectors if x["type"] == LINKING)["frame"]
+        if v["frame"][:5] + v["frame"][6:] != linking[:5] + linking[6:] or v["frame"][5] != RECOVERY:
+            failures.append("RECOVERY is not LINKING with another type byte")
+    for bad in (b"\x00", b"\x41"):
+        try:
+            decode_records(frame(v["type"], bad + v["frame"][7:]), v["type"])
+        except AssertionError:
+            pass
+        else:
+            failures.append(f"{v['name']}: a count of {bad[0]} decodes")
     return failures
 
 
@@ -459,25 +701,37 @@ def short(data: bytes) -> str:
 
 
 def to_json(vectors: list[dict]) -> str:
-    items = [{"name": v["name"], "frameHex": v["frame"].hex(), "inputs": v["inputs"], "membership": v["membership"]}
-             for v in vectors]
+    items = []
+    for v in vectors:
+        item = {"name": v["name"], "type": TYPE_NAMES[v["type"]], "frameHex": v["frame"].hex(), "inputs": v["inputs"]}
+        if v["type"] == MEMBERSHIP:
+            item["membership"] = v["membership"]
+        else:
+            item["records"] = v["records"]
+        items.append(item)
     return json.dumps({"vectors": items}, indent=2) + "\n"
 
 
 def markdown(vectors: list[dict]) -> str:
-    out = ["# MEMBERSHIP frame vectors", "",
-           "Three MEMBERSHIP frames (§7.4.21) computed by `membership_vectors.py` with Python alone: the frame layout",
-           "from §7.1 and §7.4.21, the proofs from §7.8.3 and §7.8.16 with `hashlib` and `hmac`, and the Ed25519",
-           "signatures with a pure-Python RFC 8032 signer (checked against RFC 8032's test vectors, the fourteen record",
-           "signatures of §8 and, when it is installed, the `cryptography` package). `vectors.json` holds",
-           "`{\"vectors\": [{name, frameHex, inputs, membership}]}`: `frameHex` is the whole frame (length, version,",
-           "type, payload); `membership` is what a decoder must find in it (`claims` [{group, proof}], `networkTags`,",
-           "`join` {invite, log, mac, signature} or null, `request` {log, signature} or null), byte strings in",
-           "lowercase hex. The generator also checks the values of §7.8.16 (invite id, mac, network tag) and that each",
-           "signature verifies, and fails under the wrong nonce order.", "",
+    out = ["# MEMBERSHIP, LINKING and RECOVERY frame vectors", "",
+           "Five MEMBERSHIP frames (§7.4.21, join flags 0 to 4), a LINKING (§7.8.19) and a RECOVERY (§7.8.20)",
+           "computed by `membership_vectors.py` with Python alone: the frame layouts from §7.1, §7.4.21, §7.8.19 and",
+           "§7.8.20, the proofs from §7.8.3, §7.8.16 and §7.4.21 with `hashlib` and `hmac`, the recovery key from",
+           "§2.10 with an HKDF-SHA256 of its own (checked against RFC 5869's test cases A.1 and A.3 and §2.10's",
+           "vector), and the Ed25519 signatures with a pure-Python RFC 8032 signer (checked against RFC 8032's test",
+           "vectors, the record signatures of §8 and, when it is installed, the `cryptography` package).",
+           "`vectors.json` holds `{\"vectors\": [{name, type, frameHex, inputs, membership | records}]}`: `type` is",
+           "`MEMBERSHIP`, `LINKING` or `RECOVERY`; `frameHex` is the whole frame (length, version, type, payload);",
+           "`membership` is what a decoder must find in a MEMBERSHIP (`claims` [{group, proof}], `networkTags`,",
+           "`join` {invite, log, mac, signature}, `request` {log, signature}, `link` {ticket, mac} and `recovery`",
+           "{recoveryKey, signature}, each null when absent), `records` what it must find in a LINKING or RECOVERY",
+           "(the records whole, in order); byte strings in lowercase hex. The generator also checks the values of",
+           "§7.8.16 (invite id, mac, network tag) and that each signature verifies, and fails under the wrong nonce",
+           "order.", "",
            "Keys and nonces: identities A (`000102…1f`) and B (`202122…3f`) and log keys F and M are those of §8;",
            "J (seed `c0c1c2…df`, the bytes 192 to 223) and K (seed `e0e1e2…ff`, 224 to 255) are new log keys. The",
-           "nonces are those of §7.8.16: `000102…1f` for the receiver (the inviter), `202122…3f` for the sender.", ""]
+           "nonces are those of §7.8.16: `000102…1f` for the receiver (the inviter), `202122…3f` for the sender.",
+           "The link code's secret is `a0a1…a9`; the recovery code is §2.10's `e0e1…ef` (16 bytes).", ""]
     for v in vectors:
         out += [f"## {v['title']}", "", v["note"], ""]
         for key, value in v["inputs"].items():
@@ -491,7 +745,7 @@ def markdown(vectors: list[dict]) -> str:
                 "| Frame offset | Field | Bytes (hex) | Value |", "|---:|---|---|---|"]
         data = v["frame"]
         header = [("length", data[:4], f"{len(data) - 4}"), ("version", data[4:5], "frame version 1"),
-                  ("type", data[5:6], "MEMBERSHIP")]
+                  ("type", data[5:6], TYPE_NAMES[v["type"]])]
         offset = 0
         for field, chunk, meaning in header + v["rows"]:
             out.append(f"| {offset} | {field} | {short(chunk)} | {meaning} |")
@@ -515,7 +769,8 @@ def main(argv: list[str]) -> int:
         (directory / "vectors.json").write_text(to_json(vectors))
         (directory / "membership-vectors.md").write_text(markdown(vectors))
         print(f"wrote {directory / 'vectors.json'} and {directory / 'membership-vectors.md'}")
-    print("ok: RFC 8032 and §8 signatures reproduced; §7.8.16 invite id, mac and tag reproduced; frames decode")
+    print("ok: RFC 8032, RFC 5869 and §8 signatures reproduced; §7.8.16 invite id, mac and tag and §2.10's recovery "
+          "key reproduced; frames decode")
     return 0
 
 

@@ -37,3 +37,37 @@ public struct AccountLinkError: Error, Sendable, Hashable, CustomStringConvertib
 
     public init(_ description: String) { self.description = description }
 }
+
+/// A new device's check of the account it recovers (PROTOCOL.md §7.8.20): the LINKING's records must found one
+/// account, with the recovery key the device holds.
+public enum AccountRecovery {
+    /// The account `records` found, and its state by them, when its recovery key is `recovery`; throws the reason
+    /// otherwise.
+    public static func account(
+        of records: [[UInt8]],
+        recovery: AuthorID
+    ) throws(AccountLinkError) -> (AccountID, AccountState<AuthorID, RecordID>) {
+        var verified: [VerifiedRecord] = []
+        for bytes in records {
+            do {
+                verified.append(try SignedRecord(bytes: bytes).verify())
+            } catch {
+                throw AccountLinkError("a record of the account is not valid: \(error)")
+            }
+        }
+        let foundings = verified.filter { record in
+            guard record.header.sequence == 1, let body = record.record.body,
+                case .founding(recovery) = AccountRecord(body, author: record.header.author)
+            else { return false }
+            return true
+        }
+        guard foundings.count == 1, let founding = foundings.first else {
+            throw AccountLinkError("the records sent found no account with this recovery code")
+        }
+        let account = AccountID(founding: founding.id)
+        guard let state = AccountRules.state(of: account, from: verified) else {
+            throw AccountLinkError("the account's records give it no state")
+        }
+        return (account, state)
+    }
+}

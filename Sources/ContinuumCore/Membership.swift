@@ -51,7 +51,8 @@ public struct MembershipView: Sendable {
     /// node is a member account (PROTOCOL.md §5.1): where the account log of its key travels, and, for the second,
     /// which groups a device of a member account shares before it has a log there.
     public let nodeGroups: [NodeID: Set<GroupID>]
-    /// The groups of which an account of each node is a member account (§5.1, members by account).
+    /// The groups of which an account of each node is a member account (§5.1, members by account); for a recovery
+    /// key, its account's (its account log travels there; whoever holds the key can add a device anyway).
     public let accountGroups: [NodeID: Set<GroupID>]
     /// The accounts of each device, its live devices only.
     public let devices: [NodeID: Set<AccountID>]
@@ -59,8 +60,14 @@ public struct MembershipView: Sendable {
     public let memberAccounts: [AccountID: Set<GroupID>]
 
     /// A view of `groups` and `logs`; `devices` gives the accounts of each device (its live devices only), by which a
-    /// device of a member account shares the account's groups.
-    public init(groups: [GroupID: Group], logs: [AuthorID: Log], devices: [NodeID: Set<AccountID>] = [:]) {
+    /// device of a member account shares the account's groups; `recoveries` the account of each recovery key, whose
+    /// account log travels with the account's (§2.10).
+    public init(
+        groups: [GroupID: Group],
+        logs: [AuthorID: Log],
+        devices: [NodeID: Set<AccountID>] = [:],
+        recoveries: [NodeID: AccountID] = [:]
+    ) {
         self.groups = groups
         self.logs = logs
         var nodeGroups: [NodeID: Set<GroupID>] = [:]
@@ -74,6 +81,9 @@ public struct MembershipView: Sendable {
         for (device, accounts) in devices {
             let shared = accounts.reduce(into: Set<GroupID>()) { $0.formUnion(memberAccounts[$1] ?? []) }
             if !shared.isEmpty { accountGroups[device] = shared }
+        }
+        for (key, account) in recoveries {
+            if let shared = memberAccounts[account] { accountGroups[key, default: []].formUnion(shared) }
         }
         self.nodeGroups = nodeGroups
         self.accountGroups = accountGroups
@@ -192,6 +202,17 @@ public enum MembershipProofs {
         return Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Array(secret))))
     }
 
+    /// What a new device recovering an account signs with the recovery key, on one connection (PROTOCOL.md
+    /// §7.8.20): `continuum-recover-v3` ‖ receiver nonce ‖ device nonce ‖ receiver ‖ device.
+    public static func recoveryMessage(
+        receiverNonce: [UInt8],
+        deviceNonce: [UInt8],
+        receiver: NodeID,
+        device: NodeID
+    ) -> [UInt8] {
+        Array("continuum-recover-v3".utf8) + receiverNonce + deviceNonce + Array(receiver.bytes) + Array(device.bytes)
+    }
+
     /// Whether `signature` is `log`'s signature of the join message.
     public static func isLogSignature(
         _ signature: [UInt8],
@@ -204,6 +225,26 @@ public enum MembershipProofs {
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: log.bytes) else { return false }
         let message = joinLogMessage(inviterNonce: inviterNonce, joinerNonce: joinerNonce, joiner: joiner)
         return key.isValidSignature(signature, for: message)
+    }
+
+    /// Whether `signature` is the recovery key `key`'s signature of ``recoveryMessage(receiverNonce:deviceNonce:receiver:device:)``.
+    public static func isRecoverySignature(
+        _ signature: [UInt8],
+        key: AuthorID,
+        receiverNonce: [UInt8],
+        deviceNonce: [UInt8],
+        receiver: NodeID,
+        device: NodeID
+    ) -> Bool {
+        // A key that is no Ed25519 key verifies nothing: its error is the answer false.
+        guard let publicKey = try? Curve25519.Signing.PublicKey(rawRepresentation: key.bytes) else { return false }
+        let message = recoveryMessage(
+            receiverNonce: receiverNonce,
+            deviceNonce: deviceNonce,
+            receiver: receiver,
+            device: device
+        )
+        return publicKey.isValidSignature(signature, for: message)
     }
 
     /// Why a claim that `peer` is a member of `group` does not hold, in this node's view; nil when it holds.

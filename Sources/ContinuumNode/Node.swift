@@ -155,7 +155,7 @@ public final class Node: Sendable {
     }
 
     /// Dials `address` with `attempt` and waits for its outcome, at most `timeout`.
-    private func outcome(of attempt: JoinAttempt, at address: PeerAddress, timeout: Duration) async throws -> GroupID? {
+    func outcome(of attempt: JoinAttempt, at address: PeerAddress, timeout: Duration) async throws -> GroupID? {
         joins.continuation.yield((address, attempt))
         let outcome = await withTaskGroup(of: Result<GroupID?, JoinFailure>?.self) { group in
             group.addTask {
@@ -164,7 +164,9 @@ public final class Node: Sendable {
             }
             group.addTask {
                 try? await Task.sleep(for: timeout)
-                let who = attempt.isLink ? "the device that made the link code" : "the inviter"
+                let who =
+                    attempt.isLink
+                    ? "the device that made the link code" : attempt.isRecovery ? "the node" : "the inviter"
                 return .failure(
                     JoinFailure(description: "\(who) at \(address.host):\(address.port) did not answer in time")
                 )

@@ -339,12 +339,8 @@ public struct NodeActions: Sendable {
     /// Sets `identity`'s display name, which peers see: a Profile record in each of its groups' logs (and, on this
     /// node only, its own name and its private log's profile).
     public func setName(_ name: String, by identity: NodeIdentity) async throws {
-        let body = RecordBody.profile(name: name)
-        try Self.check(body)
-        try await store.setOwnName(name, of: identity)
-        for group in try await store.groups() {
-            _ = try await store.append(body, by: try await store.logIdentity(in: group.id, of: identity))
-        }
+        try Self.check(RecordBody.profile(name: name))
+        try await store.signName(name, by: identity)
         await engine.recordsWritten()
     }
 

@@ -161,4 +161,18 @@ struct NodeSyncStorage: SyncStorage {
     func recordLink(records: [[UInt8]], add: [UInt8], groups: [GroupID], name: String?) async throws -> Set<GroupID> {
         try await store.recordLink(records: records, add: add, groups: groups, name: name, by: identity)
     }
+
+    func recoveryRecords(key: AuthorID) async throws -> [[UInt8]] { try await store.recoveryRecords(key: key) }
+
+    func recordRecovery(
+        records: [[UInt8]],
+        recovery: NodeIdentity,
+        name: String?
+    ) async throws -> (records: [[UInt8]], groups: Set<GroupID>) {
+        try await store.recordRecovery(records: records, recovery: recovery, name: name, by: identity)
+    }
+
+    func takeRecovery(_ records: [[UInt8]], key: AuthorID, device: AuthorID) async throws {
+        try await store.takeRecovery(records, key: key, device: device)
+    }
 }

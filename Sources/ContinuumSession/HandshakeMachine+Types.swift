@@ -49,12 +49,14 @@ public enum HandshakeJoin: Hashable, Sendable {
     case request(log: AuthorID)
     /// A new device's link into the account of the device that made the link code, whose id starts with these bytes.
     case link(nodePrefix: [UInt8])
+    /// A new device's recovery of the account whose recovery key it holds, through any node that holds the account.
+    case recover
 
-    /// The joiner's new log, which the JOINED must add; nil for a link.
+    /// The joiner's new log, which the JOINED must add; nil for a link or a recovery.
     public var log: AuthorID? {
         switch self {
         case .invite(_, let log), .request(let log): log
-        case .link: nil
+        case .link, .recover: nil
         }
     }
 }
@@ -66,6 +68,17 @@ public struct LinkedAccount: Hashable, Sendable {
 
     public init(record: [UInt8], groups: [GroupID]) {
         self.record = record
+        self.groups = groups
+    }
+}
+
+/// What a new device recovering an account sends (RECOVERY), and the account's groups it shares then.
+public struct RecoveredAccount: Hashable, Sendable {
+    public let records: [[UInt8]]
+    public let groups: Set<GroupID>
+
+    public init(records: [[UInt8]], groups: Set<GroupID>) {
+        self.records = records
         self.groups = groups
     }
 }
@@ -92,8 +105,10 @@ public struct HandshakeAdmission: Hashable, Sendable {
     public var problem: String?
     /// Whether this node is in no group at all (only asked when `groups` is empty; it chooses the refusal's message).
     public var nodeInNoGroup: Bool
-    /// A link this node accepted: the account records LINKING sends.
+    /// A link or a recovery this node accepted: the account records LINKING sends.
     public var linking: [[UInt8]]?
+    /// Whether `linking` answers a recovery (the peer's RECOVERY follows) rather than a link (its CONSENT).
+    public var recovering: Bool
 
     /// An admission; by default one that shares nothing and accepts no join.
     public init(
@@ -101,13 +116,15 @@ public struct HandshakeAdmission: Hashable, Sendable {
         joined: JoinedGroup? = nil,
         problem: String? = nil,
         nodeInNoGroup: Bool = false,
-        linking: [[UInt8]]? = nil
+        linking: [[UInt8]]? = nil,
+        recovering: Bool = false
     ) {
         self.groups = groups
         self.joined = joined
         self.problem = problem
         self.nodeInNoGroup = nodeInNoGroup
         self.linking = linking
+        self.recovering = recovering
     }
 }
 
@@ -137,7 +154,7 @@ public enum JoinReport: Hashable, Sendable {
     case failed(String)
     /// A request to join waits for an admin (the peer's message): asking again later may succeed.
     case pending(String)
-    /// This device was linked into the account of the peer's device.
+    /// This device was linked into the account of the peer's device, or recovered its account.
     case linked
 }
 
@@ -171,6 +188,12 @@ public enum HandshakeAction: Hashable, Sendable {
     /// A new device: record the link (the add, the joining record, the groups), then answer with
     /// ``HandshakeMachine/linkRecorded(_:)``.
     case recordLink(LinkedAccount)
+    /// A new device recovering an account: check the LINKING's account against the recovery key, sign this device's
+    /// add (and the removals asked) with it, record them, then answer with ``HandshakeMachine/recoverySigned(_:)``.
+    case recoverAccount([[UInt8]])
+    /// A node that sent a recovering device the account's records: take the RECOVERY's records, which must make the
+    /// peer a device of the account, then answer with ``HandshakeMachine/recoveryTaken(_:)``.
+    case takeRecovery([[UInt8]])
     /// The peer refused this node with this ERROR: log it where a person sees it, and remember it for `peers`.
     case rememberRefusal(HandshakeMeeting, WireError)
     /// This node refused the peer as a stranger (no group shared): log it, and remember it for `peers`.

@@ -38,6 +38,12 @@ public struct HandshakeMachine: Sendable {
         case awaitingConsent(HandshakeMeeting, HandshakeAdmission)
         /// The device that made the link code, with the CONSENT: the engine signs the add.
         case signingLink(HandshakeMeeting, HandshakeAdmission)
+        /// A new device recovering an account, with the LINKING: the engine signs and records its recovery.
+        case signingRecovery(HandshakeMeeting, HandshakeAdmission)
+        /// A node that sent a recovering device the LINKING: the peer's next frame must be its RECOVERY.
+        case awaitingRecovery(HandshakeMeeting, HandshakeAdmission)
+        /// A node with the RECOVERY: the engine takes its records.
+        case takingRecovery(HandshakeMeeting, HandshakeAdmission)
         /// A node in no group refused the peer: the peer's own verdict (an ERROR) may follow, and is reported instead.
         case awaitingVerdict(HandshakeMeeting)
         /// The connection is a session now; the machine has nothing more to say.
@@ -72,7 +78,8 @@ public struct HandshakeMachine: Sendable {
     /// Whether the machine waits for a frame from the peer (rather than for an answer of the engine, or nothing).
     public var awaitsFrame: Bool {
         switch state {
-        case .awaitingHello, .awaitingMembership, .awaitingJoined, .awaitingVerdict, .awaitingLinked, .awaitingConsent:
+        case .awaitingHello, .awaitingMembership, .awaitingJoined, .awaitingVerdict, .awaitingLinked, .awaitingConsent,
+            .awaitingRecovery:
             true
         default: false
         }
@@ -101,12 +108,18 @@ public struct HandshakeMachine: Sendable {
             state = .admitting(meeting)
             return [.admit(meeting, membership)]
         case .awaitingJoined(let meeting, let admission):
-            if case .link = join {
+            switch join {
+            case .some(.link), .some(.recover):
                 guard case .linking(let records) = message else {
                     return unexpected(message, at: .linking, meeting: meeting)
                 }
+                if join == .recover {
+                    state = .signingRecovery(meeting, admission)
+                    return [.recoverAccount(records)]
+                }
                 state = .signingConsent(meeting, admission)
                 return [.consentTo(records)]
+            default: break
             }
             guard case .joined(let group, let record) = message else {
                 return unexpectedJoined(message, meeting: meeting)
@@ -129,8 +142,14 @@ public struct HandshakeMachine: Sendable {
             }
             state = .signingLink(meeting, admission)
             return [.signLink(consent: consent)]
+        case .awaitingRecovery(let meeting, let admission):
+            guard case .recovery(let records) = message else {
+                return unexpected(message, at: .recovery, meeting: meeting)
+            }
+            state = .takingRecovery(meeting, admission)
+            return [.takeRecovery(records)]
         case .idle, .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin, .signingConsent,
-            .recordingLink, .signingLink:
+            .recordingLink, .signingLink, .signingRecovery, .takingRecovery:
             preconditionFailure("the executor reads no frame while the handshake waits for the engine")
         case .established, .closed:
             return []
@@ -180,7 +199,7 @@ public struct HandshakeMachine: Sendable {
     public mutating func engineFailed(_ error: WireError, reason: String) -> [HandshakeAction] {
         switch state {
         case .checkingHello, .preparingMembership, .admitting, .checkingJoined, .recordingJoin, .signingConsent,
-            .recordingLink, .signingLink:
+            .recordingLink, .signingLink, .signingRecovery, .takingRecovery:
             return refuse(error, reason)
         default:
             preconditionFailure("an engine's failure while the handshake asked nothing")
@@ -235,7 +254,7 @@ public struct HandshakeMachine: Sendable {
         case .failure(let error): return refuse(error, "refused: \(error.message)")
         }
         if let linking = admission.linking {
-            state = .awaitingConsent(meeting, admission)
+            state = admission.recovering ? .awaitingRecovery(meeting, admission) : .awaitingConsent(meeting, admission)
             return [.send(.linking(linking))]
         }
         var actions: [HandshakeAction] = []
@@ -325,6 +344,37 @@ public struct HandshakeMachine: Sendable {
             return [.reportJoin(.linked)] + settleLink(meeting, admission)
         case .failure(let error):
             return [.reportJoin(.failed(error.message))] + refuse(error, "refused the LINKED: \(error.message)")
+        }
+    }
+
+    // MARK: Recovering an account
+
+    /// A new device signed and recorded its recovery (or the engine refused the LINKING): RECOVERY goes to the peer,
+    /// and the session goes on with the account's groups.
+    public mutating func recoverySigned(_ result: Result<RecoveredAccount, WireError>) -> [HandshakeAction] {
+        guard case .signingRecovery(let meeting, var admission) = state else {
+            preconditionFailure("no recovery was asked")
+        }
+        switch result {
+        case .success(let recovered):
+            admission.groups.formUnion(recovered.groups)
+            return [.send(.recovery(recovered.records)), .reportJoin(.linked)] + settleLink(meeting, admission)
+        case .failure(let error):
+            return [.reportJoin(.failed(error.message))] + refuse(error, "refused the LINKING: \(error.message)")
+        }
+    }
+
+    /// The RECOVERY's records were taken (or refused): the session goes on with the account's groups it shares.
+    public mutating func recoveryTaken(_ result: Result<Set<GroupID>, WireError>) -> [HandshakeAction] {
+        guard case .takingRecovery(let meeting, var admission) = state else {
+            preconditionFailure("no RECOVERY is being taken")
+        }
+        switch result {
+        case .success(let groups):
+            admission.groups.formUnion(groups)
+            return settleLink(meeting, admission)
+        case .failure(let error):
+            return refuse(error, "refused the RECOVERY: \(error.message)")
         }
     }
 
@@ -426,6 +476,7 @@ extension HandshakeMachine {
         static let linking = Stage(name: "LINKING", position: "the frame after MEMBERSHIP")
         static let consent = Stage(name: "CONSENT", position: "the frame after LINKING")
         static let linked = Stage(name: "LINKED", position: "the frame after CONSENT")
+        static let recovery = Stage(name: "RECOVERY", position: "the frame after LINKING")
 
         /// The stage of a state that waits for a frame, or of one waiting for the engine on the way to the next.
         init?(_ state: State) {
@@ -435,6 +486,8 @@ extension HandshakeMachine {
             case .awaitingJoined, .checkingJoined, .recordingJoin: self = .joined
             case .signingConsent, .awaitingLinked, .recordingLink: self = .linked
             case .awaitingConsent, .signingLink: self = .consent
+            case .signingRecovery: self = .linking
+            case .awaitingRecovery, .takingRecovery: self = .recovery
             case .awaitingVerdict, .established, .closed: return nil
             }
         }

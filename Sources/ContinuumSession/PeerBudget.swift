@@ -107,7 +107,7 @@ public struct PeerBudget: Sendable {
     /// the smallest charge is one unit.
     public static func cost(of message: WireMessage) -> Double {
         switch message {
-        case .hello, .error, .membership, .joined, .linking, .consent, .linked: 0
+        case .hello, .error, .membership, .joined, .linking, .consent, .linked, .recovery: 0
         case .ping, .pong, .offer, .done, .photoEnd, .photoMissing, .thumbMissing: 1
         // Decoded, compared with the last one, merged into what the peer holds, kept in the store and answered
         // with a scan of this node's clock.

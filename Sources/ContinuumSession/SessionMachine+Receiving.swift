@@ -25,7 +25,7 @@ extension SessionMachine {
         switch message {
         case .hello:
             return refuse(WireError(.unexpectedMessage, "HELLO after the handshake"))
-        case .membership, .joined, .linking, .consent, .linked:
+        case .membership, .joined, .linking, .consent, .linked, .recovery:
             return refuse(WireError(.unexpectedMessage, "\(message.typeName) after the handshake"))
         case .error(let error):
             close()

@@ -236,6 +236,17 @@ extension ContinuumStore {
     }
 }
 
+extension ContinuumStore {
+    /// Sets this node's display name: its own (``setOwnName(_:of:)``), and a Profile record in each of its groups'
+    /// logs, which peers see.
+    public func signName(_ name: String, by identity: NodeIdentity) async throws {
+        try await setOwnName(name, of: identity)
+        for group in try await groups() {
+            _ = try await append(.profile(name: name), by: try await logIdentity(in: group.id, of: identity))
+        }
+    }
+}
+
 /// One device of an account, as `device list` shows it.
 public struct DeviceSummary: Sendable, Hashable {
     public let id: AuthorID

@@ -91,7 +91,11 @@ extension ContinuumStore {
             for row in try Row.fetchAll(db, sql: "SELECT device, account FROM account_device WHERE removed = 0") {
                 devices[NodeID(unchecked: row["device"]), default: []].insert(AccountID(unchecked: row["account"]))
             }
-            return MembershipView(groups: groups, logs: logs, devices: devices)
+            var recoveries: [NodeID: AccountID] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT recovery, id FROM account WHERE recovery IS NOT NULL") {
+                recoveries[NodeID(unchecked: row["recovery"])] = AccountID(unchecked: row["id"])
+            }
+            return MembershipView(groups: groups, logs: logs, devices: devices, recoveries: recoveries)
         }
     }
 

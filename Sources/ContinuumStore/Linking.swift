@@ -47,14 +47,7 @@ extension ContinuumStore {
             guard let account = try Self.account(of: identity.author, db) else {
                 throw StoreError(.notMember, "this node has no account to link a device into")
             }
-            return try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT r.bytes, r.content FROM account_record a JOIN record r ON r.id = a.record
-                    WHERE a.account = ? ORDER BY r.id = a.account DESC, r.author, r.seq LIMIT ?
-                    """,
-                arguments: [account.account.bytes, Self.linkRecordLimit]
-            ).map { row in Array(row["bytes"] as Data) + Array(row["content"] as Data? ?? Data()) }
+            return try Self.accountRecords(account.account, db)
         }
     }
 
@@ -190,7 +183,7 @@ extension ContinuumStore {
     }
 
     /// Makes this device's log in `group` (nil when it has one there already); ``declareOwnLogs(by:_:)`` declares it.
-    private static func newLog(
+    static func newLog(
         in group: GroupID,
         by identity: NodeIdentity,
         now: Int64,

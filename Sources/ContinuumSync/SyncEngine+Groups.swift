@@ -20,8 +20,10 @@ struct Admission: Sendable {
     var joined: (group: GroupID, record: [UInt8])?
     /// Why the peer's claims that did not hold failed (for the refusal's message).
     var problems: [String] = []
-    /// A link this node accepted: the records of its account, for LINKING.
+    /// A link or a recovery this node accepted: the records of the account, for LINKING.
     var linking: [[UInt8]]?
+    /// Whether `linking` answers a recovery.
+    var recovering = false
 }
 
 extension SyncEngine {
@@ -141,6 +143,10 @@ extension SyncEngine {
         }
         if let link = theirs.link {
             admission.linking = try await checkLink(link, from: peer, nonces: nonces)
+        }
+        if let recovery = theirs.recovery {
+            admission.linking = try await checkRecovery(recovery, from: peer, nonces: nonces)
+            admission.recovering = true
         }
         return admission
     }

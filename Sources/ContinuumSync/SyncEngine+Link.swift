@@ -80,3 +80,61 @@ extension SyncEngine {
         }
     }
 }
+
+// Recovering an account (PROTOCOL.md §7.8.20): any node that holds the account answers a recovery key's proof with
+// the account's records; the new device has the key add it, and sends those records back.
+
+extension SyncEngine {
+    /// A recovery: the recovery key's signature checked, bound to this connection. Returns the account's records
+    /// for LINKING; throws the ERROR that refuses it.
+    func checkRecovery(
+        _ recovery: Membership.Recovery,
+        from peer: NodeID,
+        nonces: (ours: SessionNonce, theirs: SessionNonce)
+    ) async throws(WireError) -> [[UInt8]] {
+        guard
+            MembershipProofs.isRecoverySignature(
+                recovery.signature,
+                key: recovery.key,
+                receiverNonce: nonces.ours.bytes,
+                deviceNonce: nonces.theirs.bytes,
+                receiver: identity.node,
+                device: peer
+            )
+        else {
+            throw WireError(.inviteRefused, "the recovery key's signature does not match this session")
+        }
+        do {
+            return try await store.recoveryRecords(key: recovery.key)
+        } catch {
+            logger.notice("refused a recovery", metadata: ["peer.id": "\(peer.short)", "reason": "\(error)"])
+            throw WireError(.inviteRefused, "\(error)")
+        }
+    }
+
+    /// A new device's recovery from the LINKING's records: the recovery key adds this device; returns RECOVERY's
+    /// records and the account's groups.
+    func recover(_ records: [[UInt8]], key: NodeIdentity, name: String?) async throws(WireError) -> RecoveredAccount {
+        do {
+            let recovered = try await store.recordRecovery(records: records, recovery: key, name: name)
+            await refreshMembership()
+            return RecoveredAccount(records: recovered.records, groups: recovered.groups)
+        } catch {
+            throw WireError(.inviteRefused, "\(error)")
+        }
+    }
+
+    /// A RECOVERY from `peer`, answering the LINKING sent for `key`: its records stored, the peer a device of the
+    /// account. Returns the groups the session shares now.
+    func takeRecovery(_ records: [[UInt8]], key: AuthorID, from peer: NodeID) async throws(WireError) -> Set<GroupID> {
+        do {
+            try await store.takeRecovery(records, key: key, device: AuthorID(unchecked: peer.bytes))
+        } catch {
+            logger.notice("refused a RECOVERY", metadata: ["peer.id": "\(peer.short)", "reason": "\(error)"])
+            throw WireError(.notMember, "\(error)")
+        }
+        logger.notice("a device recovered its account through this node", metadata: ["peer.id": "\(peer.short)"])
+        await refreshMembership()
+        return membership?.groupsShared(with: peer) ?? []
+    }
+}

@@ -506,6 +506,9 @@ public actor SyncEngine {
     /// Records were just stored by someone else on this store (the CLI, the HTTP API): send them now.
     public func recordsWritten() { wake.yield() }
 
+    /// Sends the records written here since the last pass to the sessions now, and returns once they are queued.
+    public func flushNewRecords() async { await gossipNewRecords() }
+
     /// Runs the background loops (gossip, photo fetching, periodic anti-entropy) until cancelled.
     public func run() async {
         await photos.attach(self)

@@ -53,9 +53,9 @@ extension SyncNetwork {
                 if verdict == .passed { learned.withLockedValue { $0 = hello.node } }
                 pending += machine.helloChecked(verdict)
             case .admit(let meeting, let membership):
-                link = LinkContext(meeting: meeting, theirs: membership.link)
+                link = LinkContext(meeting: meeting, theirs: membership.link, recovery: membership.recovery)
                 pending += await perform(action, machine: &machine, join: join)
-            case .consentTo, .signLink, .recordLink:
+            case .consentTo, .signLink, .recordLink, .recoverAccount, .takeRecovery:
                 pending += await performLink(action, machine: &machine, join: join, context: link)
             default:
                 pending += await perform(action, machine: &machine, join: join)
@@ -153,7 +153,8 @@ extension SyncNetwork {
                 port: Int(theirs.listenPort)
             )
         case .reportJoin(.linked): join?.finish(.success(nil))
-        case .send, .checkHello, .refuse, .close, .established, .consentTo, .signLink, .recordLink:
+        case .send, .checkHello, .refuse, .close, .established, .consentTo, .signLink, .recordLink, .recoverAccount,
+            .takeRecovery:
             preconditionFailure("\(action) is performed by the handshake's loop")
         }
         return []

@@ -4,10 +4,12 @@ import ContinuumWire
 
 // The handshake's link steps (PROTOCOL.md §7.8.19), performed for the ``HandshakeMachine``.
 
-/// What the handshake's loop keeps for a link: the two sides, and the peer's link (on the side that made the code).
+/// What the handshake's loop keeps for a link or a recovery: the two sides, and the peer's link (on the side that
+/// made the code) or recovery (on the side that answers it).
 struct LinkContext {
     var meeting: HandshakeMeeting?
     var theirs: Membership.Link?
+    var recovery: Membership.Recovery?
 }
 
 extension SyncNetwork {
@@ -50,6 +52,22 @@ extension SyncNetwork {
             } catch {
                 logger.failure("recording the link failed", error)
                 return machine.linkRecorded(.failure(WireError(.badRecord, "\(error)")))
+            }
+        case .recoverAccount(let records):
+            guard let key = join?.recovery else { preconditionFailure("a recovery without the recovery key") }
+            do {
+                let recovered = try await engine.recover(records, key: key, name: join?.name)
+                return machine.recoverySigned(.success(recovered))
+            } catch {
+                return machine.recoverySigned(.failure(error))
+            }
+        case .takeRecovery(let records):
+            guard let recovery = context.recovery else { preconditionFailure("a RECOVERY without the peer's recovery") }
+            do {
+                let groups = try await engine.takeRecovery(records, key: recovery.key, from: meeting.peer)
+                return machine.recoveryTaken(.success(groups))
+            } catch {
+                return machine.recoveryTaken(.failure(error))
             }
         default:
             preconditionFailure("\(action) is not a link step")

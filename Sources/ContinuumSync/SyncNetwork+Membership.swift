@@ -14,13 +14,18 @@ public final class JoinAttempt: Sendable {
     let logKey: NodeIdentity
     public var log: AuthorID { logKey.author }
     /// Whether this asks to join rather than joins by invite.
-    public var isRequest: Bool { code == nil }
+    public var isRequest: Bool { code == nil && recovery == nil }
+    /// Whether this recovers an account with its recovery key.
+    public var isRecovery: Bool { recovery != nil }
     /// Whether this links the node into the account of the code's maker.
     public var isLink: Bool { code?.isLink == true }
     /// A link's LINKING records, kept from the consent to the LINKED.
     let linking = NIOLockedValueBox<[[UInt8]]>([])
     /// The node a request is for, when the asker knows its id: the connection must present that key.
     public let expected: AuthorID?
+    /// A recovery of the account whose recovery key this is (PROTOCOL.md §7.8.20), and the name this device takes.
+    let recovery: NodeIdentity?
+    let name: String?
     private let result = NIOLockedValueBox<Bool?>(nil)
 
     /// Whether the join succeeded (false until it has).
@@ -34,6 +39,18 @@ public final class JoinAttempt: Sendable {
         self.code = code
         self.logKey = log
         expected = nil
+        recovery = nil
+        name = nil
+        (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
+    }
+
+    /// A recovery: the recovery key adds this node (`device`) to its account; the device takes `name` when given.
+    public init(recovering key: NodeIdentity, device: NodeIdentity, name: String?) {
+        code = nil
+        logKey = device
+        expected = nil
+        recovery = key
+        self.name = name
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
@@ -42,6 +59,8 @@ public final class JoinAttempt: Sendable {
         self.code = nil
         self.logKey = log
         expected = node
+        recovery = nil
+        name = nil
         (outcome, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
     }
 
@@ -58,6 +77,7 @@ public final class JoinAttempt: Sendable {
 
     /// The join as the handshake machine sees it.
     var handshakeJoin: HandshakeJoin {
+        if recovery != nil { return .recover }
         guard let code else { return .request(log: log) }
         return code.isLink
             ? .link(nodePrefix: Array(code.nodePrefix)) : .invite(nodePrefix: Array(code.nodePrefix), log: log)
@@ -98,17 +118,17 @@ extension SyncNetwork {
             return .failure(Refusal(error: readingGroupsFailed(error), reason: "reading the groups failed: \(error)"))
         }
         guard let join else { return .success(claims) }
+        if let recovery = join.recovery {
+            // A signing failure is not thrown on: it is the refusal, which says what failed.
+            guard let proof = Self.recoveryProof(recovery, meeting) else {
+                let error = WireError(.internal, "signing the recovery failed")
+                return .failure(Refusal(error: error, reason: "signing the recovery failed"))
+            }
+            claims.recovery = proof
+            return .success(claims)
+        }
         if let code = join.code, code.isLink {
-            claims.link = Membership.Link(
-                ticket: InviteCode.id(of: code.secret),
-                mac: MembershipProofs.linkMAC(
-                    secret: code.secret,
-                    linkerNonce: meeting.theirs.nonce.bytes,
-                    deviceNonce: meeting.ours.nonce.bytes,
-                    linker: peer,
-                    device: meeting.me
-                )
-            )
+            claims.link = Self.linkProof(code, meeting)
             return .success(claims)
         }
         let message = MembershipProofs.joinLogMessage(
@@ -142,6 +162,33 @@ extension SyncNetwork {
         return .success(claims)
     }
 
+    /// A link code's proof for MEMBERSHIP, bound to this connection (PROTOCOL.md §7.8.19).
+    static func linkProof(_ code: InviteCode, _ meeting: HandshakeMeeting) -> Membership.Link {
+        Membership.Link(
+            ticket: InviteCode.id(of: code.secret),
+            mac: MembershipProofs.linkMAC(
+                secret: code.secret,
+                linkerNonce: meeting.theirs.nonce.bytes,
+                deviceNonce: meeting.ours.nonce.bytes,
+                linker: meeting.peer,
+                device: meeting.me
+            )
+        )
+    }
+
+    /// The recovery key's proof for MEMBERSHIP, bound to this connection (PROTOCOL.md §7.8.20); nil when signing
+    /// failed.
+    static func recoveryProof(_ key: NodeIdentity, _ meeting: HandshakeMeeting) -> Membership.Recovery? {
+        let message = MembershipProofs.recoveryMessage(
+            receiverNonce: meeting.theirs.nonce.bytes,
+            deviceNonce: meeting.ours.nonce.bytes,
+            receiver: meeting.peer,
+            device: meeting.me
+        )
+        guard let signature = try? key.privateKey.signature(for: message) else { return nil }
+        return Membership.Recovery(key: key.author, signature: Array(signature))
+    }
+
     /// The engine's admission of the peer on its MEMBERSHIP (``SyncEngine/admit(_:contact:theirs:ourNonce:theirNonce:)``),
     /// and, when it shares nothing and joins nothing, whether this node is in no group at all (which only changes
     /// the message of the refusal).
@@ -167,7 +214,8 @@ extension SyncNetwork {
             groups: admission.groups,
             joined: admission.joined.map { JoinedGroup(group: $0.group, record: $0.record) },
             problem: admission.problems.first,
-            linking: admission.linking
+            linking: admission.linking,
+            recovering: admission.recovering
         )
         if answer.groups.isEmpty, answer.joined == nil, !joining {
             // The refusal itself was decided by admission. A failed read is logged and the peer gets the plain "not

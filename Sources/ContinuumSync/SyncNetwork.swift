@@ -154,7 +154,7 @@ public final class SyncNetwork: Sendable {
                 }
             return await run(connection, initiator: true, pinned: pinned, host: address.host, join: join)
         } catch {
-            let whom = join?.isRequest == true ? "the node" : "the inviter"
+            let whom = join?.isRequest == true || join?.isRecovery == true ? "the node" : "the inviter"
             join?.fail("cannot reach \(whom) at \(address) (is its node running, and is the address right?)")
             return ("cannot connect to \(address): \(error)", nil)
         }

@@ -117,6 +117,17 @@ public protocol EngineStorage: Sendable {
     func canBeLinked() async throws -> Bool
     /// The link was accepted: store the account's records and the add, join the account, declare a log in each group.
     func recordLink(records: [[UInt8]], add: [UInt8], groups: [GroupID], name: String?) async throws -> Set<GroupID>
+    /// The records of the account whose recovery key is `key`, for LINKING; throws when none is held here.
+    func recoveryRecords(key: AuthorID) async throws -> [[UInt8]]
+    /// A recovery of the LINKING's account by this new device: the recovery key adds it, the device joins and
+    /// declares a log in each of the account's groups. Returns RECOVERY's records and the groups.
+    func recordRecovery(
+        records: [[UInt8]],
+        recovery: NodeIdentity,
+        name: String?
+    ) async throws -> (records: [[UInt8]], groups: Set<GroupID>)
+    /// A RECOVERY's records, which must make `device` a device of the account whose recovery key is `key`.
+    func takeRecovery(_ records: [[UInt8]], key: AuthorID, device: AuthorID) async throws
 }
 
 extension EngineStorage {
@@ -135,6 +146,20 @@ extension EngineStorage {
     }
 
     public func canBeLinked() async throws -> Bool { false }
+
+    public func recoveryRecords(key: AuthorID) async throws -> [[UInt8]] { throw LinkUnsupported() }
+
+    public func recordRecovery(
+        records: [[UInt8]],
+        recovery: NodeIdentity,
+        name: String?
+    ) async throws -> (records: [[UInt8]], groups: Set<GroupID>) {
+        throw LinkUnsupported()
+    }
+
+    public func takeRecovery(_ records: [[UInt8]], key: AuthorID, device: AuthorID) async throws {
+        throw LinkUnsupported()
+    }
 
     public func recordLink(
         records: [[UInt8]],

@@ -105,7 +105,7 @@ extension WireCodec {
             writeMembership(membership, to: &writer)
         case .joined(let group, let record):
             writeJoined(group, record: record, to: &writer)
-        case .linking, .consent, .linked:
+        case .linking, .consent, .linked, .recovery:
             writeLink(message, to: &writer)
         }
     }

@@ -5,7 +5,8 @@ import ContinuumCore
 extension WireCodec {
     /// Claims (count, then group, proof length and proof), network tags (count, then 16 bytes each), then the join
     /// flag: 1 is followed by the invite id, the log key, the MAC and the log key's signature; 2 (a request to join)
-    /// by the log key and its signature.
+    /// by the log key and its signature; 3 (a link) by the ticket id and the MAC; 4 (a recovery) by the recovery key
+    /// and its signature.
     static func writeMembership(_ membership: Membership, to writer: inout WireWriter) {
         writer.u8(UInt8(membership.claims.count))
         for claim in membership.claims {
@@ -29,6 +30,10 @@ extension WireCodec {
             writer.u8(3)
             writer.raw(link.ticket)
             writer.raw(link.mac)
+        } else if let recovery = membership.recovery {
+            writer.u8(4)
+            writer.raw(recovery.key.bytes)
+            writer.raw(recovery.signature)
         } else {
             writer.u8(0)
         }
@@ -67,7 +72,10 @@ extension WireCodec {
         case 3:
             let ticket = Array(try reader.raw(8, "link ticket"))
             membership.link = Membership.Link(ticket: ticket, mac: Array(try reader.raw(32, "mac")))
-        case let flag: throw reader.malformed("join flag is \(flag); it must be 0, 1, 2 or 3")
+        case 4:
+            let key: AuthorID = try reader.id("recovery key")
+            membership.recovery = Membership.Recovery(key: key, signature: Array(try reader.raw(64, "signature")))
+        case let flag: throw reader.malformed("join flag is \(flag); it must be 0 ... 4")
         }
         return membership
     }
@@ -97,9 +105,15 @@ extension WireCodec {
                 throw reader.malformed("a link's ticket id is 8 bytes and its mac 32")
             }
         }
+        if let recovery = membership.recovery {
+            guard membership.join == nil, membership.request == nil, membership.link == nil else {
+                throw reader.malformed("a recovery with a join, a request or a link")
+            }
+            guard recovery.signature.count == 64 else { throw reader.malformed("a recovery's signature is 64 bytes") }
+        }
     }
 
-    /// LINKING: the count of records (1 … ``WireLimits/maxLinkRecords``), then each record's length and bytes.
+    /// LINKING and RECOVERY: the count of records (1 … ``WireLimits/maxLinkRecords``), then each record's length and bytes.
     static func writeLinking(_ records: [[UInt8]], to writer: inout WireWriter) {
         writer.u8(UInt8(records.count))
         for record in records {
@@ -111,7 +125,7 @@ extension WireCodec {
     static func readLinking(_ reader: inout WireReader) throws(WireError) -> [[UInt8]] {
         let count = Int(try reader.u8("record count"))
         guard (1...WireLimits.maxLinkRecords).contains(count) else {
-            throw reader.malformed("\(count) records; a LINKING has 1 ... \(WireLimits.maxLinkRecords)")
+            throw reader.malformed("\(count) records; the limit is 1 ... \(WireLimits.maxLinkRecords)")
         }
         var records: [[UInt8]] = []
         for _ in 0..<count {
@@ -124,20 +138,21 @@ extension WireCodec {
         return records
     }
 
-    /// LINKING, CONSENT (the 64-byte signature) or LINKED.
+    /// LINKING, CONSENT (the 64-byte signature), LINKED or RECOVERY.
     static func writeLink(_ message: WireMessage, to writer: inout WireWriter) {
         switch message {
-        case .linking(let records): writeLinking(records, to: &writer)
+        case .linking(let records), .recovery(let records): writeLinking(records, to: &writer)
         case .consent(let signature): writer.raw(signature)
         case .linked(let record, let groups): writeLinked(record: record, groups: groups, to: &writer)
         default: preconditionFailure("\(message.typeName) is not a link message")
         }
     }
 
-    /// LINKING, CONSENT or LINKED, by the type's kind.
+    /// LINKING, CONSENT, LINKED or RECOVERY, by the type's kind.
     static func readLink(_ kind: MessageKind, _ reader: inout WireReader) throws(WireError) -> WireMessage {
         switch kind {
         case .linking: .linking(try readLinking(&reader))
+        case .recovery: .recovery(try readLinking(&reader))
         case .consent: .consent(Array(try reader.raw(64, "consent")))
         default: try readLinked(&reader)
         }
@@ -170,11 +185,13 @@ extension WireCodec {
     /// The rules ``readLinking(_:)``, CONSENT and ``readLinked(_:)`` apply, for ``validate(_:)``.
     static func checkLink(_ message: WireMessage, _ reader: WireReader) throws(WireError) {
         switch message {
-        case .linking(let records):
+        case .linking(let records), .recovery(let records):
             guard (1...WireLimits.maxLinkRecords).contains(records.count),
                 records.allSatisfy({ $0.count <= Limits.recordBytes })
             else {
-                throw reader.malformed("a LINKING has 1 ... \(WireLimits.maxLinkRecords) records of a record's size")
+                throw reader.malformed(
+                    "a \(message.typeName) has 1 ... \(WireLimits.maxLinkRecords) records of a record's size"
+                )
             }
         case .consent(let signature):
             guard signature.count == 64 else { throw reader.malformed("a consent is 64 bytes") }

@@ -32,7 +32,7 @@ public enum WireCodec {
                 throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
             }
             message = .joined(group: group, record: Array(try reader.raw(length, "record")))
-        case .linking, .consent, .linked: message = try readLink(kind, &reader)
+        case .linking, .consent, .linked, .recovery: message = try readLink(kind, &reader)
         case .error: message = .error(try readError(&reader))
         case .clock:
             let round = try reader.u32("round")
@@ -107,7 +107,7 @@ public enum WireCodec {
             if record.count > Limits.recordBytes {
                 throw reader.malformed("record is \(record.count) bytes; the limit is \(Limits.recordBytes)")
             }
-        case .linking, .consent, .linked:
+        case .linking, .consent, .linked, .recovery:
             try checkLink(message, reader)
         case .thumbData(_, let bytes):
             try checkThumbnail(count: bytes.count, reader)

@@ -174,6 +174,9 @@ public enum WireMessage: Hashable, Sendable {
     case consent([UInt8])
     /// The device was added: the `device-add` record, and the account's groups it now shares: type 0x07.
     case linked(record: [UInt8], groups: [GroupID])
+    /// A new device recovering an account (join flag 4): the records it and the recovery key signed, which add it to
+    /// the account (and remove the devices it removes), and its declared logs: type 0x08.
+    case recovery([[UInt8]])
     /// A message of an optional type (0x80 … 0xFF, PROTOCOL.md §7.3) that this node does not know: read whole,
     /// charged to the sender's budget, and ignored. Nothing this node sends is one; tests send them.
     case optional(type: UInt8, payload: [UInt8])
@@ -227,6 +230,7 @@ public enum WireMessage: Hashable, Sendable {
         case .linking: .linking
         case .consent: .consent
         case .linked: .linked
+        case .recovery: .recovery
         case .optional: .optional
         }
     }
@@ -292,23 +296,38 @@ public struct Membership: Hashable, Sendable {
         }
     }
 
-    /// A join by invite, a request to join, or a link (never two).
+    /// A new device's recovery of an account (PROTOCOL.md §7.8.20): the recovery key, and its signature of
+    /// ``MembershipProofs/recoveryMessage(receiverNonce:deviceNonce:receiver:device:)``, bound to this connection.
+    public struct Recovery: Hashable, Sendable {
+        public var key: AuthorID
+        public var signature: [UInt8]
+
+        public init(key: AuthorID, signature: [UInt8]) {
+            self.key = key
+            self.signature = signature
+        }
+    }
+
+    /// A join by invite, a request to join, a link or a recovery (never two).
     public var join: Join?
     public var request: Request?
     public var link: Link?
+    public var recovery: Recovery?
 
     public init(
         claims: [Claim] = [],
         networkTags: [[UInt8]] = [],
         join: Join? = nil,
         request: Request? = nil,
-        link: Link? = nil
+        link: Link? = nil,
+        recovery: Recovery? = nil
     ) {
         self.claims = claims
         self.networkTags = networkTags
         self.join = join
         self.request = request
         self.link = link
+        self.recovery = recovery
     }
 }
 
@@ -321,6 +340,7 @@ enum MessageKind: UInt8, CaseIterable {
     case linking = 0x05
     case consent = 0x06
     case linked = 0x07
+    case recovery = 0x08
     case clock = 0x10
     case offer = 0x11
     case records = 0x12
@@ -354,6 +374,7 @@ enum MessageKind: UInt8, CaseIterable {
         case .linking: "LINKING"
         case .consent: "CONSENT"
         case .linked: "LINKED"
+        case .recovery: "RECOVERY"
         case .clock: "CLOCK"
         case .offer: "OFFER"
         case .records: "RECORDS"

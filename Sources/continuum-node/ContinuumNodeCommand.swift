@@ -22,7 +22,7 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             UnfollowCommand.self, FollowingCommand.self, NotificationsCommand.self, WatchCommand.self,
             GroupCommand.self, InviteCommand.self, JoinCommand.self, RequestsCommand.self, ApproveCommand.self,
             DenyCommand.self, RevokeCommand.self, BlockCommand.self, UnblockCommand.self, BlockedCommand.self,
-            HideCommand.self, ReactCommand.self, UnreactCommand.self, DeviceCommand.self,
+            HideCommand.self, ReactCommand.self, UnreactCommand.self, DeviceCommand.self, RecoverCommand.self,
         ]
     )
 

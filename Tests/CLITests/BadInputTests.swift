@@ -128,6 +128,24 @@ struct BadInputTests {
         Case(arguments: ["notifications", "--limit", "0"], message: "--limit must be 1 to 1000", status: 64),
         Case(arguments: ["watch"], message: "no node is running", status: 1),
         Case(
+            arguments: ["recover"]
+                + "thought audit rib six fury initial photo diary typical guess knife test".split(
+                    separator: " "
+                ).map(String.init) + ["--peer", "127.0.0.1:9"],
+            message: "this device has an account already (its key signed records): recover on a new data directory",
+            status: 1
+        ),
+        Case(
+            arguments: ["recover", "thought", "audit", "--peer", "127.0.0.1:9"],
+            message: "a recovery code is 12 words; 2 words were given",
+            status: 1
+        ),
+        Case(
+            arguments: ["recover", "thought", "--peer", "nowhere"],
+            message: "--peer must be HOST:PORT",
+            status: 64
+        ),
+        Case(
             arguments: ["run", "--listen", "127.0.0.1", "--port", "TAKEN", "--no-api", "--no-remembered-peers"],
             message: "Address already in use; choose another --port or --listen",
             status: 1

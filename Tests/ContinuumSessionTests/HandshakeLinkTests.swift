@@ -6,7 +6,7 @@ import Testing
 
 @Suite("The handshake's link (PROTOCOL.md §7.8.19): LINKING, CONSENT and LINKED on both sides, and each refusal")
 struct HandshakeLinkTests {
-    private static let group = GroupID(unchecked: Data(repeating: 0x33, count: 32))
+    static let group = GroupID(unchecked: Data(repeating: 0x33, count: 32))
     private static let ours = Hello(
         nonce: SessionNonce(bytes: [UInt8](repeating: 1, count: 32))!,
         node: AuthorID(unchecked: Data(repeating: 0x22, count: 32)),
@@ -21,19 +21,19 @@ struct HandshakeLinkTests {
         listenPort: 7420,
         plaintext: true
     )
-    private static let meeting = HandshakeMeeting(theirs: theirs, ours: ours, host: "127.0.0.1")
+    static let meeting = HandshakeMeeting(theirs: theirs, ours: ours, host: "127.0.0.1")
     private static let link = Membership.Link(
         ticket: [UInt8](repeating: 4, count: 8),
         mac: [UInt8](repeating: 5, count: 32)
     )
-    private static let records: [[UInt8]] = [[1, 2, 3], [4, 5]]
+    static let records: [[UInt8]] = [[1, 2, 3], [4, 5]]
     private static let consent = [UInt8](repeating: 6, count: 64)
     private static let linked = LinkedAccount(record: [9, 9, 9], groups: [group])
     /// A link into the account of the peer, whose id starts with 0x11.
     private static let linking = HandshakeJoin.link(nodePrefix: [UInt8](repeating: 0x11, count: 8))
 
     /// A machine that sent its MEMBERSHIP and received the peer's: it waits for the engine's admission.
-    private static func admitting(join: HandshakeJoin? = nil, theirs membership: Membership) -> HandshakeMachine {
+    static func admitting(join: HandshakeJoin? = nil, theirs membership: Membership) -> HandshakeMachine {
         var machine = HandshakeMachine(ours: ours, host: "127.0.0.1", join: join)
         _ = machine.start()
         _ = machine.receive(.hello(theirs))

@@ -211,12 +211,12 @@ struct HandshakeMachineTests {
     func malformedMembership() {
         var machine = Self.met()
         _ = machine.membershipPrepared(Self.ourMembership)
-        let error = WireError(.malformedFrame, "MEMBERSHIP: join flag is 4; it must be 0, 1, 2 or 3")
+        let error = WireError(.malformedFrame, "MEMBERSHIP: join flag is 5; it must be 0 ... 4")
         #expect(
             machine.decodeFailed(error) == [
                 .refuse(
                     error,
-                    reason: "handshake failed: malformed frame: MEMBERSHIP: join flag is 4; it must be 0, 1, 2 or 3"
+                    reason: "handshake failed: malformed frame: MEMBERSHIP: join flag is 5; it must be 0 ... 4"
                 )
             ]
         )

@@ -69,7 +69,7 @@ struct HandshakeRulesTests {
         "a MEMBERSHIP the decoder refuses in the pipeline is answered with its ERROR before the close",
         arguments: [
             // Length 5: version 1, MEMBERSHIP, no claims, no tags, join flag 3.
-            ([0, 0, 0, 5, 1, 3, 0, 0, 4], "MEMBERSHIP: join flag is 4; it must be 0, 1, 2 or 3"),
+            ([0, 0, 0, 5, 1, 3, 0, 0, 5], "MEMBERSHIP: join flag is 5; it must be 0 ... 4"),
             // Length 3: version 1, MEMBERSHIP, 33 claims (the count is refused before any claim is read).
             ([0, 0, 0, 3, 1, 3, 33], "MEMBERSHIP: 33 claims; the limit is 32"),
         ] as [([UInt8], String)]

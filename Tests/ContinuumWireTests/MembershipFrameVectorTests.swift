@@ -108,4 +108,89 @@ struct MembershipFrameVectorTests {
             "00000065010300000213d9908a70925992ed546007d27f50da68ba7217ef62ac3cca784529ff10471ca29c9af583f3f8daac3be0c1994901080bd18793713cb11cd30b7372e719e3669afdf0fdaa988d444bf08a28d83127dd3916b6e71f761c3803afeb6a4ce03f0b"
         )
     }
+
+    @Test("a link (join flag 3): the ticket and the mac bound to this connection")
+    func link() throws {
+        let secret = Data(Hex.decode("a0a1a2a3a4a5a6a7a8a9")!)
+        let mac = MembershipProofs.linkMAC(
+            secret: secret,
+            linkerNonce: Self.inviterNonce,
+            deviceNonce: Self.joinerNonce,
+            linker: Self.inviter,
+            device: Self.joiner
+        )
+        #expect(Hex.encode(InviteCode.id(of: secret)) == "6e033b148a513e36")
+        #expect(Hex.encode(mac) == "07e2fa38dd442bb0639df62dacbf586cbd5a7622990eed2e3d039673533de359")
+        try Self.roundTrip(
+            Membership(link: Membership.Link(ticket: InviteCode.id(of: secret), mac: mac)),
+            "0000002d01030000036e033b148a513e3607e2fa38dd442bb0639df62dacbf586cbd5a7622990eed2e3d039673533de359"
+        )
+    }
+
+    @Test("a recovery (join flag 4): the recovery key of §2.10's code and its signature bound to this connection")
+    func recovery() throws {
+        let key = RecoveryCode(entropy: Data((0xe0...0xef).map { UInt8($0) })).key
+        #expect(key.author.hex == "de38b8f020ffbd82ec7f4afa39cd697b94029aa2d3093cf164349c651454bc09")
+        let signature = Self.bytes(
+            "57d5784fc651ae8002941dcc863d0a8bba8a490483d92c5398c189c4287b6eb8d83e45645facadd702db094a26e3c1b6270357de75b4961203cea5e662ddef0b"
+        )
+        let message = MembershipProofs.recoveryMessage(
+            receiverNonce: Self.inviterNonce,
+            deviceNonce: Self.joinerNonce,
+            receiver: Self.inviter,
+            device: Self.joiner
+        )
+        #expect(message.count == 148)
+        let bound = (Self.inviterNonce, Self.joinerNonce, Self.inviter, Self.joiner)
+        #expect(
+            MembershipProofs.isRecoverySignature(
+                signature,
+                key: key.author,
+                receiverNonce: bound.0,
+                deviceNonce: bound.1,
+                receiver: bound.2,
+                device: bound.3
+            )
+        )
+        // Bound to this connection: with the nonces swapped it does not verify.
+        #expect(
+            !MembershipProofs.isRecoverySignature(
+                signature,
+                key: key.author,
+                receiverNonce: bound.1,
+                deviceNonce: bound.0,
+                receiver: bound.2,
+                device: bound.3
+            )
+        )
+        try Self.roundTrip(
+            Membership(recovery: Membership.Recovery(key: key.author, signature: signature)),
+            "000000650103000004de38b8f020ffbd82ec7f4afa39cd697b94029aa2d3093cf164349c651454bc0957d5784fc651ae8002941dcc863d0a8bba8a490483d92c5398c189c4287b6eb8d83e45645facadd702db094a26e3c1b6270357de75b4961203cea5e662ddef0b"
+        )
+    }
+
+    @Test("LINKING and RECOVERY: the same layout (vectors 20 and 21 of §8 as the records), their type apart")
+    func linkingAndRecovery() throws {
+        let payload = Self.bytes(
+            ""
+                + "0200fd434e544d0208bafc71bead3ac5e4b63e9c8216ee71a34aaec65722eedbca728b4e9b3ccce39600000000000000010000018bcfe5"
+                + "b2380000000000000000000000000000000000000000000000000000000000000000004100000000000000000000000000000000000000"
+                + "000000000000000000000000000174e2a944eb640ccefef4d301cb282d8ee31bdfa99527ecb6b7c809b1d255037a00000000e3b0c44298"
+                + "fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855768da46a873a84490481507a2986923e2cd1465a6a3e75c3acf54c50"
+                + "e7be7ce96bb8f7273ecf01abb87f361bcc592c92b53cc4d5f521882d7d5e1622709dcc0600dd434e544d0208414d91063323ba7b23cdf3"
+                + "b4409aeaceb4c928424d14e3b87211ccc80748454500000000000000010000018bcfe5b620000000000000000000000000000000000000"
+                + "0000000000000000000000000000002162720b0796d907da13e3e0b51c4805b9614b105e73486b68da6737967fb1afc40000000000e3b0"
+                + "c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b85527d6702fe6caff3a2426a4e8c842bd2ee853e0b80b4f46890e"
+                + "95225771d2b82633af897c03f057268e20ee21faff938ef379fc7114bc0c674ee5c037032d8b09"
+        )
+        // The count, then each record's u16 length and bytes: 253 bytes, then 221.
+        #expect(payload[0] == 2)
+        let records = [Array(payload[3..<256]), Array(payload[258..<479])]
+        #expect(payload.count == 479)
+        for (message, type) in [(WireMessage.linking(records), "05"), (.recovery(records), "08")] {
+            let frame = WireCodec.encode(message)
+            #expect(Hex.encode(frame) == "000001e101" + type + Hex.encode(payload))
+            #expect(try WireCodec.decodePayload(type: frame[5], payload: frame[6...]) == message)
+        }
+    }
 }

@@ -80,7 +80,7 @@ struct RefusalTests {
 
     @Test(
         "an unknown message type below the optional range is refused",
-        arguments: [0x00, 0x08, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x44, 0x7f] as [UInt8]
+        arguments: [0x00, 0x09, 0x0f, 0x18, 0x27, 0x32, 0x3f, 0x44, 0x7f] as [UInt8]
     )
     func unknownType(type: UInt8) {
         Self.expectRefused(frame(type: type, payload: []), .malformedFrame, "unknown message type")

@@ -13,7 +13,7 @@ struct HandshakeErrorTests {
         "a MEMBERSHIP the decoder refuses is answered with ERROR malformed frame, then EOF; the node keeps serving",
         arguments: [
             // Length 5: version 1, MEMBERSHIP, no claims, no network tags, join flag 3.
-            ([0, 0, 0, 5, 1, 3, 0, 0, 4], "MEMBERSHIP: join flag is 4; it must be 0, 1, 2 or 3"),
+            ([0, 0, 0, 5, 1, 3, 0, 0, 5], "MEMBERSHIP: join flag is 5; it must be 0 ... 4"),
             // Length 3: version 1, MEMBERSHIP, 33 claims (refused from the count, before any claim is read).
             ([0, 0, 0, 3, 1, 3, 33], "MEMBERSHIP: 33 claims; the limit is 32"),
         ] as [([UInt8], String)]

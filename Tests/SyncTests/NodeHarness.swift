@@ -22,6 +22,8 @@ final class TestNode: @unchecked Sendable {
     /// The HTTP API's port (0 until started).
     private(set) var apiPort = 0
     private var runs = 0
+    /// The recovery code's words `init` printed (nil for a node made otherwise).
+    private(set) var recoveryCode: String?
 
     /// A new node; with `network`, in the test network (``network``), else in no group at all.
     init(_ name: String, data: URL? = nil, network: Bool = true) async throws {
@@ -29,11 +31,12 @@ final class TestNode: @unchecked Sendable {
         port = try TestPorts.reserve()
         self.data =
             data ?? FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
-        if network {
-            try await cli("init", "--name", name, "--network", Self.network)
-        } else {
-            try await cli("init", "--name", name)
-        }
+        let made =
+            network
+            ? try await cli("init", "--name", name, "--network", Self.network, "--json")
+            : try await cli("init", "--name", name, "--json")
+        let object = try JSONSerialization.jsonObject(with: Data(made.utf8)) as? [String: Any]
+        recoveryCode = object?["recoveryCode"] as? String
     }
 
     /// A new device linked into the account of the node whose `device link` printed `code` (that node runs): its
@@ -43,6 +46,19 @@ final class TestNode: @unchecked Sendable {
         port = try TestPorts.reserve()
         data = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
         try await cli("init", "--link", code)
+    }
+
+    /// A new device that recovers an account with its recovery code through `peer` (which runs), removing the
+    /// devices whose id prefixes are `removing`: its `recover` must succeed. `result` is its JSON.
+    init(_ name: String, recovering words: String, through peer: TestNode, removing: [String] = []) async throws {
+        self.name = name
+        port = try TestPorts.reserve()
+        data = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-sync-\(name)-\(UUID())")
+        var arguments = ["recover"] + words.split(separator: " ").map(String.init)
+        arguments += ["--peer", "127.0.0.1:\(peer.port)", "--json"]
+        for device in removing { arguments += ["--remove", device] }
+        let result = try await NodeBinary.run(arguments + ["--data", data.path])
+        #expect(result.status == 0, "\(name): recover failed: \(result.stderr)")
     }
 
     /// The network group every test node joins at `init`, so that nodes share their posts as they did before groups;
