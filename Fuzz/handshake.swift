@@ -49,6 +49,7 @@ struct Executor {
             case 1: .invite(nodePrefix: [UInt8](repeating: 0x11, count: 8), log: log)
             case 2: .request(log: log)
             case 3: .invite(nodePrefix: [UInt8](repeating: 0x12, count: 8), log: log)
+            case 4 where (controls.first ?? 0) & 0x80 != 0: .recover
             case 4: .link(nodePrefix: [UInt8](repeating: 0x11, count: 8))
             default: nil
             }
@@ -111,6 +112,15 @@ struct Executor {
         case .recordLink(let linked):
             if control() % 8 == 0 { return machine.linkRecorded(.failure(WireError(.badRecord, "not this device"))) }
             return machine.linkRecorded(.success(Set(linked.groups)))
+        case .recoverAccount:
+            if control() % 8 == 0 { return machine.recoverySigned(.failure(WireError(.inviteRefused, "no account"))) }
+            let groups: Set<GroupID> = control() % 4 == 0 ? [] : [group]
+            return machine.recoverySigned(
+                .success(RecoveredAccount(records: [[UInt8](repeating: 9, count: 40)], groups: groups))
+            )
+        case .takeRecovery:
+            if control() % 8 == 0 { return machine.recoveryTaken(.failure(WireError(.notMember, "adds nobody"))) }
+            return machine.recoveryTaken(.success(control() % 4 == 0 ? [] : [group]))
         case .shareWithExistingSession, .reportJoin, .rememberRefusal, .rememberStranger: break
         }
         return []
@@ -129,6 +139,10 @@ struct Executor {
         if choice & 0x40 != 0 { admission.joined = JoinedGroup(group: group, record: [UInt8](repeating: 7, count: 40)) }
         if choice & 0x80 != 0 { admission.nodeInNoGroup = admission.groups.isEmpty }
         if choice % 8 == 7 { admission.linking = [[UInt8](repeating: 8, count: 40)] }
+        if choice % 8 == 6 {
+            admission.linking = [[UInt8](repeating: 8, count: 40)]
+            admission.recovering = true
+        }
         return machine.admitted(.success(admission))
     }
 
