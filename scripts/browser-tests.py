@@ -1314,6 +1314,21 @@ def functional_tests(args, work):
             command = wait_for('the link code', lambda: browser.find_all('#link-code') and browser.text(browser.find('#link-code')), 10)
             assert command.startswith('continuum-node init --link '), command
             assert browser.js("return document.querySelector('#link-qr').src.startsWith('data:image/svg')"), 'no QR code'
+            # A second device links (a code made for loopback, where this node listens), shows, and is removed.
+            code = dave.cli('device', 'link', '--host', '127.0.0.1', '--port', str(dave.port)).strip()
+            laptop = Path(work) / 'dave-laptop'
+            linked = subprocess.run([str(dave.binary), 'init', '--link', code, '--data', str(laptop)],
+                                    capture_output=True, text=True, timeout=120, env=node_env())
+            assert linked.returncode == 0, linked.stderr
+            browser.cmd('POST', '/refresh', {})
+            wait_for('two devices', lambda: len(browser.find_all('#device-list li')) == 2, 10)
+            assert len(browser.find_all('#device-list li button.remove-device')) == 1, 'a Remove button for the other only'
+            browser.click(browser.find('#device-list li button.remove-device'))
+            prompt = wait_for('the confirmation', lambda: browser.cmd('GET', '/alert/text'), 5)
+            assert 'Remove' in prompt and 'refuses what it signs' in prompt, prompt
+            browser.accept_alert()
+            wait_for('one device again', lambda: len(browser.find_all('#device-list li')) == 1, 10)
+            assert [d['id'] for d in dave.get('/api/devices')['devices']] == [dave.id]
             phone_screenshot(browser, artifacts / 'settings-phone.png')
             box = browser.find('#name-input')
             browser.clear(box)

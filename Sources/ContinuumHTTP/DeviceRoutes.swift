@@ -31,16 +31,12 @@ struct DeviceRoutes: Sendable {
     /// this device itself).
     func remove(_ context: BasicRequestContext) async throws -> Response {
         let text = try context.parameters.require("id").lowercased()
-        let devices = try await store.devices(of: identity).devices.filter { $0.id.hex.hasPrefix(text) }
-        guard devices.count == 1, let device = devices.first, !text.isEmpty else {
-            if devices.count > 1 {
-                throw APIError(
-                    .conflict,
-                    "ambiguous_prefix",
-                    "'\(text)' names \(devices.count) devices; give more of the id"
-                )
-            }
-            throw APIError(.notFound, "unknown_device", "no device of this account has an id starting with '\(text)'")
+        let device: DeviceSummary
+        do {
+            device = try await store.devices(of: identity).device(named: text)
+        } catch let error as DeviceLookupError {
+            if error.ambiguous { throw APIError(.conflict, "ambiguous_prefix", error.description) }
+            throw APIError(.notFound, "unknown_device", error.description)
         }
         let removal = try await storeCall(noun: "device") { try await actions.removeDevice(device.id, by: identity) }
         return try json(Removed(device: device.id, record: removal.record, logs: removal.logs, kept: removal.kept))

@@ -112,11 +112,9 @@ extension Ingest {
         )
         var ingest = Ingest(db: db, now: 0)
         for row in rows {
-            let header: Data = row["bytes"]
-            let content: Data? = row["content"]
             // As in deriveAccount: a stored record that no longer decodes counts as not held.
-            guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
-                let body = record.body, let parsed = AccountRecord(body, author: record.author)
+            guard let record = row.storedRecord, let body = record.body,
+                let parsed = AccountRecord(body, author: record.author)
             else { continue }
             try ingest.applyAccountRecord(parsed, id: record.id, author: record.author)
         }

@@ -32,12 +32,8 @@ extension Ingest {
             ),
             arguments: [account.bytes]
         )
-        let records = rows.compactMap { row -> SignedRecord? in
-            let header: Data = row["bytes"]
-            let content: Data? = row["content"]
-            // Stored records were verified before they were stored; one that no longer decodes counts as not held.
-            return try? SignedRecord(bytes: Array(header) + Array(content ?? Data()))
-        }
+        // A stored record that no longer decodes counts as not held.
+        let records = rows.compactMap(\.storedRecord)
         try db.cachedStatement(sql: "DELETE FROM account WHERE id = ?").execute(arguments: [account.bytes])
         try db.cachedStatement(sql: "DELETE FROM account_device WHERE account = ?").execute(arguments: [account.bytes])
         guard let founding = records.first(where: { $0.id.bytes == account.bytes && $0.sequence == 1 }),
@@ -90,11 +86,9 @@ extension Ingest {
         )
         var accounts: Set<AccountID> = []
         for row in rows {
-            let header: Data = row["bytes"]
-            let content: Data? = row["content"]
             // As in deriveAccount: a stored record that no longer decodes counts as not held.
-            guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
-                let body = record.body, let parsed = AccountRecord(body, author: record.author)
+            guard let record = row.storedRecord, let body = record.body,
+                let parsed = AccountRecord(body, author: record.author)
             else { continue }
             let account = parsed.account(foundedBy: record.id)
             try db.execute(
@@ -170,11 +164,9 @@ extension ContinuumStore {
                 sql: "SELECT bytes, content FROM record WHERE author = ? AND seq = 1",
                 arguments: [identity.author.bytes]
             ) {
-                let header: Data = first["bytes"]
-                let content: Data? = first["content"]
                 // This node's own record, verified when it was signed: one that no longer decodes founds nothing.
-                guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
-                    let body = record.body, let parsed = AccountRecord(body, author: record.author)
+                guard let record = first.storedRecord, let body = record.body,
+                    let parsed = AccountRecord(body, author: record.author)
                 else { return nil }
                 return (parsed.account(foundedBy: record.id), false)
             }
@@ -267,6 +259,30 @@ public struct DeviceList: Sendable, Hashable {
     public let hasRecovery: Bool
     /// This device first, then the others by id.
     public let devices: [DeviceSummary]
+
+    /// The device `text` names by the start of its id (``IDLookup``: never by a name, which each device chooses),
+    /// or why it names none or several, in the words `device remove`, `recover` and the API show.
+    public func device(named text: String) throws(DeviceLookupError) -> DeviceSummary {
+        do {
+            return try IDLookup.resolve(text, among: devices.map { IDCandidate($0, ids: [$0.id]) })
+        } catch .ambiguous(_, let matches) {
+            throw DeviceLookupError(ambiguous: true, "'\(text)' names \(matches.count) devices; give more of the id")
+        } catch {
+            throw DeviceLookupError(ambiguous: false, "no device of this account has an id starting with '\(text)'")
+        }
+    }
+}
+
+/// Why a text names no device of the account, or several.
+public struct DeviceLookupError: Error, Sendable, CustomStringConvertible {
+    /// Several devices' ids start with the text.
+    public let ambiguous: Bool
+    public let description: String
+
+    init(ambiguous: Bool, _ description: String) {
+        self.ambiguous = ambiguous
+        self.description = description
+    }
 }
 
 extension ContinuumStore {

@@ -158,12 +158,8 @@ extension Ingest {
         else { return }
         let rowid: Int64 = row["rowid"]
         let author: Data = row["author"]
-        let header: Data = row["bytes"]
-        let content: Data? = row["content"]
-        // Stored records were verified before they were stored; one that no longer decodes leaves the post as it is,
-        // rather than fail the whole ingest.
-        guard let record = try? SignedRecord(bytes: Array(header) + Array(content ?? Data())),
-            case .post(let originalCaption, var photo, var location) = record.body
+        // A stored record that no longer decodes leaves the post as it is, rather than fail the whole ingest.
+        guard let record = row.storedRecord, case .post(let originalCaption, var photo, var location) = record.body
         else { return }
         let (caption, edited) = try foldEdits(of: post, by: author, photo: &photo, location: &location)
         let shown = caption ?? originalCaption

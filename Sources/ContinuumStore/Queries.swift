@@ -364,9 +364,7 @@ extension ContinuumStore {
     /// tools).
     public func allRecordBytes() async throws -> [[UInt8]] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT bytes, content FROM record ORDER BY id").map { row in
-                [UInt8](row["bytes"] as Data) + [UInt8]((row["content"] as Data?) ?? Data())
-            }
+            try Row.fetchAll(db, sql: "SELECT bytes, content FROM record ORDER BY id").map(\.storedRecordBytes)
         }
     }
 }

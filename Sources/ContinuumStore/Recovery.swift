@@ -29,7 +29,7 @@ extension ContinuumStore {
                 WHERE a.account = ? ORDER BY r.id = a.account DESC, r.author, r.seq LIMIT ?
                 """,
             arguments: [account.bytes, Self.linkRecordLimit]
-        ).map { row in Array(row["bytes"] as Data) + Array(row["content"] as Data? ?? Data()) }
+        ).map(\.storedRecordBytes)
     }
 
     /// A new device's recovery: stores the account's `records` (they must found an account whose recovery key is
@@ -91,7 +91,7 @@ extension ContinuumStore {
                 db,
                 sql: "SELECT bytes, content FROM record WHERE author = ? ORDER BY seq",
                 arguments: [identity.author.bytes]
-            ).map { row in Array(row["bytes"] as Data) + Array(row["content"] as Data? ?? Data()) }
+            ).map(\.storedRecordBytes)
             return (signed + own, groups)
         }
     }
@@ -210,9 +210,8 @@ extension ContinuumStore {
             arguments: [device.bytes, Int64(entry.through)]
         )
         for row in rows {
-            let bytes = Array(row["bytes"] as Data) + Array(row["content"] as Data? ?? Data())
             // A stored record that no longer decodes removes no one.
-            guard let record = try? SignedRecord(bytes: bytes), let body = record.body,
+            guard let record = row.storedRecord, let body = record.body,
                 case .deviceRemove(_, let removed, _) = AccountRecord(body, author: device), removed != device
             else { continue }
             let through = (row["seq"] as Int64) - 1

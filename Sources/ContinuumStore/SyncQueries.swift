@@ -288,12 +288,20 @@ extension ContinuumStore {
     }
 }
 
+extension Row {
+    /// A stored record's bytes whole: its header (`bytes`) and its content (`content`; none once erased).
+    var storedRecordBytes: [UInt8] { Array(self["bytes"] as Data) + Array(self["content"] as Data? ?? Data()) }
+
+    /// The stored record, decoded. Stored records were verified before they were stored: one that no longer decodes
+    /// (nil) counts as not held, and each caller says what that leaves.
+    var storedRecord: SignedRecord? { try? SignedRecord(bytes: storedRecordBytes) }
+}
+
 extension StoredRecord {
     /// From a row with the record's header (`bytes`) and content: what is sent is the header, then the content
     /// unless it was erased.
     init(row: Row) {
-        var bytes = [UInt8](row["bytes"] as Data)
-        if let content = row["content"] as Data? { bytes.append(contentsOf: content) }
+        let bytes = row.storedRecordBytes
         self.init(
             rowid: row["rowid"],
             id: RecordID(unchecked: row["id"]),

@@ -121,13 +121,11 @@ struct DeviceRemoveCommand: AsyncParsableCommand {
         let context = try options.open()
         let identity = try context.identity()
         let list = try await context.store.devices(of: identity)
-        let matches = list.devices.filter { $0.id.hex.hasPrefix(device.lowercased()) }
-        guard matches.count == 1, let chosen = matches.first else {
-            throw CLIError(
-                matches.isEmpty
-                    ? "no device of this account has an id starting with '\(device)' (see 'continuum-node device list')"
-                    : "'\(device)' names \(matches.count) devices; give more of the id"
-            )
+        let chosen: DeviceSummary
+        do {
+            chosen = try list.device(named: device)
+        } catch {
+            throw CLIError(error.ambiguous ? error.description : "\(error) (see 'continuum-node device list')")
         }
         let removal: DeviceRemoval
         do {

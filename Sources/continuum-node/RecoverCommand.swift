@@ -137,17 +137,13 @@ struct RecoverRun {
         try await node.recover(with: key, at: address, name: name)
         await firstRound(events)
         let store = node.store
-        let devices = try await store.devices(of: identity).devices.map(\.id)
+        let devices = try await store.devices(of: identity)
         let chosen = try remove.map { prefix in
-            let matches = devices.filter { $0.hex.hasPrefix(prefix.lowercased()) }
-            guard matches.count == 1, let device = matches.first else {
-                throw CLIError(
-                    matches.isEmpty
-                        ? "no device of this account has an id starting with '\(prefix)'"
-                        : "'\(prefix)' names \(matches.count) devices; give more of the id"
-                )
+            do {
+                return try devices.device(named: prefix).id
+            } catch {
+                throw CLIError("\(error)")
             }
-            return device
         }
         if !chosen.isEmpty { _ = try await node.remove(chosen, withRecovery: key) }
         // After the removals: the logs of a device the thief removed show the account's name again.

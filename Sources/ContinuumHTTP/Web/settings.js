@@ -95,9 +95,27 @@ export function mount(container) {
   async function loadDevices() {
     try {
       const body = await api('/api/devices');
-      if (alive) devices.replaceChildren(...devicesContent(body), ...(body.account ? [linkForm()] : []));
+      if (alive) devices.replaceChildren(...devicesContent(body, removeDevice), ...(body.account ? [linkForm()] : []));
     } catch (error) {
       if (alive) devices.replaceChildren(h('p', { class: 'panel warning' }, `The devices could not be read: ${error.message}`));
+    }
+  }
+
+  /** Removes another device of the account (DELETE /api/devices/{id}), once the person confirms; then the list again. */
+  async function removeDevice(device, button) {
+    const who = `${device.name ?? 'the device without a name'} (${shortId(device.id)})`;
+    if (!window.confirm(`Remove ${who} from your account? Every node of your groups then refuses what it signs from now on; ` +
+      'what it posted stays, as yours. Do it from another device if this one was stolen.')) return;
+    button.disabled = true;
+    try {
+      const removed = await api(`/api/devices/${device.id}`, { method: 'DELETE' });
+      if (!alive) return;
+      announce(`Removed ${who}: ${removed.kept} of its records stay.`);
+      await loadDevices();
+    } catch (failure) {
+      if (!alive) return;
+      button.disabled = false;
+      button.after(h('p', { class: 'form-error', role: 'alert' }, `Not removed: ${failure.message}`));
     }
   }
 
@@ -141,8 +159,9 @@ export function mount(container) {
   return () => { alive = false; };
 }
 
-/** The devices section: the account, then each device (this one first) with what this node knows of it. */
-function devicesContent(body) {
+/** The devices section: the account, then each device (this one first) with what this node knows of it, and a Remove
+ * button for each other device (`remove(device, button)`). */
+function devicesContent(body, remove) {
   if (!body.account) {
     return [h('p', { class: 'help' }, 'This node has no account: its key signed records before accounts existed.')];
   }
@@ -151,10 +170,18 @@ function devicesContent(body) {
       h('strong', {}, device.name ?? 'No name'), ' ', h('code', { title: device.id }, shortId(device.id)),
       h('span', { class: 'meta' }, [device.thisDevice ? 'this device' : null, device.founder ? 'founded the account' : null,
         device.lastSeen ? `last seen ${new Date(device.lastSeen).toLocaleString()}` : null].filter(Boolean)
-        .map((note) => ` · ${note}`).join('')))));
+        .map((note) => ` · ${note}`).join('')),
+      device.thisDevice ? null : removeButton(device, remove))));
   const account = h('p', { class: 'help', id: 'devices-account' }, 'Account ', h('code', { title: body.account }, shortId(body.account)),
     body.recoveryCode ? ', with a recovery code (shown once, when it was made).' : ', without a recovery code.');
   return [account, list];
+}
+
+/** A device's Remove button. */
+function removeButton(device, remove) {
+  const button = h('button', { type: 'button', class: 'remove-device', 'aria-label': `Remove ${device.name ?? 'the device'} ${shortId(device.id)}` }, 'Remove');
+  button.addEventListener('click', () => remove(device, button));
+  return h('span', {}, ' ', button);
 }
 
 /** The phone section: the node's message, the QR code of the first address, every address, the fingerprint. */
