@@ -155,7 +155,7 @@ final class InMemoryLink: Sendable {
 
     /// Waits until both sides' first rounds are done: each peer has sent what the other lacked, and it is stored.
     /// False when a round did not start or the session ended first (or after `timeout`).
-    func opened(timeout: Duration = .seconds(10)) async -> Bool {
+    func opened(timeout: Duration = .seconds(90)) async -> Bool {
         for (end, opening) in openings.withLockedValue({ $0 }) {
             guard let round = await opening.value, await end.session.waitForRound(round, timeout: timeout) else {
                 return false

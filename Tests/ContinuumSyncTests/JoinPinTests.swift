@@ -86,7 +86,7 @@ struct JoinPinTests {
     private static func left(
         _ peer: AuthorID,
         _ events: AsyncStream<SyncEvent>,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(90)
     ) async -> String? {
         await withTaskGroup(of: String?.self) { group in
             group.addTask {

@@ -78,7 +78,7 @@ enum SyncFixtures {
     static func waitUntil<Element: Sendable>(
         _ what: String,
         _ streams: [AsyncStream<Element>],
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(90),
         _ condition: @escaping @Sendable () async -> Bool
     ) async throws {
         // Each task answers true (met), nil (its stream ended unmet) or false (the time is up): the first non-nil
@@ -111,7 +111,7 @@ enum SyncFixtures {
     static func waitUntil<Element: Sendable>(
         _ what: String,
         _ events: AsyncStream<Element>,
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(90),
         _ condition: @escaping @Sendable () async -> Bool
     ) async throws {
         try await waitUntil(what, [events], timeout: timeout, condition)
