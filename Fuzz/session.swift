@@ -103,7 +103,7 @@ struct Executor {
         case .close, .peerRefused:
             ended = true
             if machine.phase != .closed { fail("\(action) while the machine is open") }
-        case .rememberClock, .peerClockKnown, .roundFinished, .progress, .storedFromPeer, .interest, .photo,
+        case .rememberClock, .peerClockKnown, .roundFinished, .progress, .storedFromPeer, .interest, .follows, .photo,
             .windowOpened:
             break
         }

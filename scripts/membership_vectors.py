@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Handshake frame vectors (Docs/PROTOCOL.md §7.4.21, §7.8.3, §7.8.16, §7.8.19, §7.8.20), computed by Python alone.
+"""Handshake and FOLLOWS frame vectors (Docs/PROTOCOL.md §7.4.21, §7.4.25, §7.8.3, §7.8.16, §7.8.19, §7.8.20),
+computed by Python alone.
 
-Independent of the Swift code: the frame layouts are written from §7.1, §7.4.21, §7.8.19 and §7.8.20, the proofs
-from §7.8.3, §7.8.16 and §7.4.21 (hashlib, hmac), the recovery key from §2.10 (HKDF-SHA256 of RFC 5869, written here
-with hmac), and Ed25519 signatures by the pure-Python RFC 8032 code below (no third-party package). When the
-`cryptography` package is importable, each signature and the HKDF output are also checked against it.
+Independent of the Swift code: the frame layouts are written from §7.1, §7.4.21, §7.4.25, §7.8.19 and §7.8.20, the
+proofs from §7.8.3, §7.8.16 and §7.4.21 (hashlib, hmac), the recovery key from §2.10 (HKDF-SHA256 of RFC 5869,
+written here with hmac), and Ed25519 signatures by the pure-Python RFC 8032 code below (no third-party package). When
+the `cryptography` package is importable, each signature and the HKDF output are also checked against it.
 
-Seven frames:
+Ten frames:
   (a) membership-claim-and-network-tag  one claim (group G1 of §8, proof: vector 11's header) and one network tag,
                                         join flag 0
   (b) membership-join-by-invite         join flag 1, with the invite values of §7.8.16
@@ -15,6 +16,9 @@ Seven frames:
   (e) membership-recovery               join flag 4, a recovery with the recovery code e0e1…ef of §2.10 (§7.8.20)
   (f) linking                           LINKING (05): the account records of §8 vectors 20 and 21
   (g) recovery                          RECOVERY (08), laid out as LINKING, with the same two records
+  (h) follows-one-entry                 FOLLOWS (88): one entry, the example frame of §7.4.25 byte for byte
+  (i) follows-three-entries             FOLLOWS (88): three entries, changed-at 1, 1700000000000 and 2^53 - 1
+  (j) follows-empty                     FOLLOWS (88): no entry, the count alone
 
 Usage:
     python3 membership_vectors.py              check the self-checks, print a summary
@@ -220,7 +224,11 @@ def recovery_seed(code: bytes) -> bytes:
 MEMBERSHIP = 0x03
 LINKING = 0x05
 RECOVERY = 0x08
-TYPE_NAMES = {MEMBERSHIP: "MEMBERSHIP", LINKING: "LINKING", RECOVERY: "RECOVERY"}
+FOLLOWS = 0x88
+TYPE_NAMES = {MEMBERSHIP: "MEMBERSHIP", LINKING: "LINKING", RECOVERY: "RECOVERY", FOLLOWS: "FOLLOWS"}
+MAX_FOLLOW_ENTRIES = 1000           # §7.4.25 and §7.6: a FOLLOWS holds 0 … 1000 entries
+MAX_CHANGED_AT = 2**53 - 1          # §7.4.25: changed-at is 0 … 2^53 − 1
+FOLLOW_ENTRY_BYTES = 32 + 1 + 8     # §7.4.25: post, state, changed-at
 
 
 def membership_fields(claims, tags, join=None, request=None, link=None, recovery=None) -> list[tuple[str, bytes, str]]:
@@ -330,6 +338,49 @@ def decode_records(data: bytes, kind: int) -> list[str]:
         assert n <= 16384 and o + n <= len(p), f"record length {n}"
         out.append(p[o:o + n].hex())
         o += n
+    assert o == len(p), "trailing bytes"
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# FOLLOWS (§7.4.25) in a frame (§7.1)
+# ---------------------------------------------------------------------------------------------------------------
+
+def follows_fields(entries) -> list[tuple[str, bytes, str]]:
+    """A FOLLOWS payload (§7.4.25) as rows: `u16` count, 0 … 1000, then per entry `bytes[32]` post, `u8` state (1:
+    followed, 0: not followed) and `u64` changed-at (milliseconds since 1970, 0 … 2^53 − 1). `entries` holds
+    (post, followed, changed-at, note) tuples, sent in the order given."""
+    assert len(entries) <= MAX_FOLLOW_ENTRIES
+    rows = [("count", struct.pack(">H", len(entries)), f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}")]
+    for i, (post, followed, changed_at, note) in enumerate(entries):
+        assert len(post) == 32 and 0 <= changed_at <= MAX_CHANGED_AT
+        rows.append((f"entry {i}: post", post, note))
+        state = "1: followed" if followed else "0: not followed"
+        rows.append((f"entry {i}: state", bytes([1 if followed else 0]), state))
+        rows.append((f"entry {i}: changed-at", struct.pack(">Q", changed_at), f"{changed_at} ms since 1970"))
+    return rows
+
+
+def decode_follows(data: bytes) -> list[dict]:
+    """An independent reader of a whole FOLLOWS frame, checking §7.1 and every rule of §7.4.25's table. Each refusal
+    is an AssertionError whose message names the rule, so that the self-checks can tell why a frame was refused."""
+    assert len(data) >= 6, "truncated"
+    length, version, kind = struct.unpack(">IBB", data[:6])
+    assert length == len(data) - 4 and 2 <= length <= 4194304 and version == 1 and kind == FOLLOWS, "frame header"
+    p = data[6:]
+    assert len(p) >= 2, "truncated"
+    count = struct.unpack(">H", p[:2])[0]
+    assert count <= MAX_FOLLOW_ENTRIES, f"count {count}"
+    # §7.6: a count is checked against the bytes left in the frame before the loop over it.
+    assert len(p) - 2 >= count * FOLLOW_ENTRY_BYTES, "truncated"
+    out, o = [], 2
+    for _ in range(count):
+        post, state = p[o:o + 32], p[o + 32]
+        changed_at = struct.unpack(">Q", p[o + 33:o + 41])[0]
+        assert state in (0, 1), f"state {state}"
+        assert changed_at <= MAX_CHANGED_AT, f"changed-at {changed_at}"
+        out.append({"post": post.hex(), "followed": state == 1, "changedAt": changed_at})
+        o += FOLLOW_ENTRY_BYTES
     assert o == len(p), "trailing bytes"
     return out
 
@@ -450,15 +501,68 @@ def build() -> list[dict]:
     })
 
     out += build_account_frames()
+    out += build_follows_frames()
     for v in out:
         v.setdefault("type", MEMBERSHIP)
         payload = b"".join(data for _, data, _ in v["rows"])
         v["frame"] = frame(v["type"], payload)
         if v["type"] == MEMBERSHIP:
             v["membership"] = decode_membership(v["frame"])
+        elif v["type"] == FOLLOWS:
+            v["follows"] = decode_follows(v["frame"])
         else:
             v["records"] = decode_records(v["frame"], v["type"])
     return out
+
+
+def follows_inputs(entries) -> dict:
+    """A FOLLOWS vector's inputs, one key per field, as `vectors.json` and the Markdown show them."""
+    inputs = {"count": len(entries)}
+    for i, (post, followed, changed_at, _) in enumerate(entries):
+        inputs[f"post{i}"] = post.hex()
+        inputs[f"followed{i}"] = followed
+        inputs[f"changedAt{i}"] = changed_at
+    return inputs
+
+
+def build_follows_frames() -> list[dict]:
+    """The FOLLOWS frames of §7.4.25: (h) to (j)."""
+    one = [(b"\x5c" * 32, True, 1700000000000, "post `5c5c…5c`")]
+    three = [(b"\x01" * 32, True, 1, "post `0101…01`"),
+             (b"\x02" * 32, False, 1700000000000, "post `0202…02`"),
+             (b"\x03" * 32, True, MAX_CHANGED_AT, "post `0303…03`")]
+    return [
+        {
+            "name": "follows-one-entry",
+            "type": FOLLOWS,
+            "title": "(h) FOLLOWS with one entry: §7.4.25's example",
+            "note": ("FOLLOWS (`88`, §7.4.25): `u16` count, then per entry the post (`bytes[32]`), the state (`u8`, "
+                     "1: followed, 0: not followed) and changed-at (`u64`, milliseconds since 1970, 0 … 2^53 − 1). "
+                     "One entry: post `5c5c…5c` followed, changed at 1700000000000 (`0000018bcfe56800`). The frame "
+                     "is the example of §7.4.25 byte for byte (the generator checks it)."),
+            "rows": follows_fields(one),
+            "inputs": follows_inputs(one),
+        },
+        {
+            "name": "follows-three-entries",
+            "type": FOLLOWS,
+            "title": "(i) FOLLOWS with three entries",
+            "note": ("Posts `0101…01` followed at 1, `0202…02` not followed at 1700000000000, `0303…03` followed at "
+                     "2^53 − 1 = 9007199254740991 (`001fffffffffffff`, the largest changed-at). The entries are in "
+                     "this order, the oldest change first: §7.4.25 puts no order on the entries (a sender following "
+                     "§7.8.21 puts the latest change first, so it would send them the other way round)."),
+            "rows": follows_fields(three),
+            "inputs": follows_inputs(three),
+        },
+        {
+            "name": "follows-empty",
+            "type": FOLLOWS,
+            "title": "(j) FOLLOWS with no entry",
+            "note": "A count of 0 (§7.4.25 allows 0 … 1000) and nothing after it: the payload is the two bytes `0000`.",
+            "rows": follows_fields([]),
+            "inputs": follows_inputs([]),
+        },
+    ]
 
 
 def build_account_frames() -> list[dict]:
@@ -591,7 +695,11 @@ def self_checks(vectors: list[dict]) -> list[str]:
            "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")
     expect("§2.10 recovery key of e0e1…ef", public_key(recovery_seed(RECOVERY_CODE)).hex(), RECOVERY_KEY.hex())
     # Each frame: it decodes to its inputs, the signatures verify, and a wrong binding does not.
+    failures.extend(check_follows_refusals())
     for v in vectors:
+        if v["type"] == FOLLOWS:
+            failures.extend(check_follows_frame(v))
+            continue
         if v["type"] != MEMBERSHIP:
             failures.extend(check_records_frame(v, vectors))
             continue
@@ -687,6 +795,71 @@ def check_records_frame(v: dict, vectors: list[dict]) -> list[str]:
     return failures
 
 
+# The example frame of §7.4.25 (Docs/PROTOCOL.md, the table after the FOLLOWS fields), copied by hand with its
+# `5c5c…5c` (32 bytes) written out: `0000002d` `01` `88` · `0001` · 32 × `5c` · `01` · `0000018bcfe56800`.
+DOC_FOLLOWS_EXAMPLE = bytes.fromhex("0000002d" "01" "88" "0001" + "5c" * 32 + "01" "0000018bcfe56800")
+
+# What each FOLLOWS vector must decode to, written by hand (not by follows_fields).
+FOLLOWS_EXPECTED = {
+    "follows-one-entry": [{"post": "5c" * 32, "followed": True, "changedAt": 1700000000000}],
+    "follows-three-entries": [{"post": "01" * 32, "followed": True, "changedAt": 1},
+                              {"post": "02" * 32, "followed": False, "changedAt": 1700000000000},
+                              {"post": "03" * 32, "followed": True, "changedAt": 9007199254740991}],
+    "follows-empty": [],
+}
+
+
+def check_follows_frame(v: dict) -> list[str]:
+    """FOLLOWS: the entries decode back to what was written by hand, the frame's length is 4 + 2 + 2 + 41 per entry,
+    and the one-entry frame is §7.4.25's example byte for byte."""
+    failures = []
+    want = FOLLOWS_EXPECTED.get(v["name"])
+    if v["follows"] != want:
+        failures.append(f"{v['name']}: decodes to {v['follows']}, not {want}")
+    if want is not None and len(v["frame"]) != 4 + 2 + 2 + 41 * len(want):
+        failures.append(f"{v['name']}: frame length {len(v['frame'])}")
+    if v["name"] == "follows-one-entry" and v["frame"] != DOC_FOLLOWS_EXAMPLE:
+        failures.append(f"follows-one-entry is not §7.4.25's example: {v['frame'].hex()} != "
+                        f"{DOC_FOLLOWS_EXAMPLE.hex()}")
+    return failures
+
+
+def check_follows_refusals() -> list[str]:
+    """FOLLOWS frames that break §7.4.25 are refused, each for its own reason: a state of 2, a changed-at of 2^53, a
+    count of 1001 (with 1001 well-formed entries, so that only the count is wrong), an entry cut short (at its last
+    byte, and inside its post), and a byte after the last entry. The frames are written out here, not by
+    follows_fields, which refuses to build them."""
+    def entry(post: int, state: int, changed_at: int) -> bytes:
+        return bytes([post]) * 32 + bytes([state]) + struct.pack(">Q", changed_at)
+
+    good = entry(1, 1, 1) + entry(2, 0, 1700000000000) + entry(3, 1, MAX_CHANGED_AT)
+    cases = [
+        ("a state of 2", struct.pack(">H", 1) + entry(0x5C, 2, 1700000000000), "state 2"),
+        ("a changed-at of 2^53", struct.pack(">H", 1) + entry(0x5C, 1, 2**53), "changed-at 9007199254740992"),
+        ("a count of 1001", struct.pack(">H", 1001) + entry(0x5C, 1, 1) * 1001, "count 1001"),
+        ("a last entry missing its last byte", struct.pack(">H", 3) + good[:-1], "truncated"),
+        ("an entry cut inside its post", struct.pack(">H", 1) + entry(0x5C, 1, 1)[:20], "truncated"),
+        ("three entries counted as four", struct.pack(">H", 4) + good, "truncated"),
+        ("a byte after the last entry", struct.pack(">H", 3) + good + b"\x00", "trailing bytes"),
+    ]
+    failures = []
+    for what, payload, reason in cases:
+        try:
+            decode_follows(frame(FOLLOWS, payload))
+        except Exception as refused:  # noqa: BLE001 - an IndexError or struct.error is a refusal for the wrong reason
+            if not isinstance(refused, AssertionError) or str(refused) != reason:
+                failures.append(f"FOLLOWS with {what}: refused for `{refused}`, not `{reason}`")
+        else:
+            failures.append(f"FOLLOWS with {what}: decodes")
+    # The bounds themselves are taken: 1000 entries, state 0, changed-at 0 and 2^53 − 1.
+    try:
+        bounds = entry(0x5C, 0, 0) * 999 + entry(0x5D, 1, MAX_CHANGED_AT)
+        decode_follows(frame(FOLLOWS, struct.pack(">H", 1000) + bounds))
+    except AssertionError as refused:
+        failures.append(f"FOLLOWS with 1000 entries at the bounds: refused for `{refused}`")
+    return failures
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------------------------
@@ -706,6 +879,8 @@ def to_json(vectors: list[dict]) -> str:
         item = {"name": v["name"], "type": TYPE_NAMES[v["type"]], "frameHex": v["frame"].hex(), "inputs": v["inputs"]}
         if v["type"] == MEMBERSHIP:
             item["membership"] = v["membership"]
+        elif v["type"] == FOLLOWS:
+            item["follows"] = v["follows"]
         else:
             item["records"] = v["records"]
         items.append(item)
@@ -713,21 +888,24 @@ def to_json(vectors: list[dict]) -> str:
 
 
 def markdown(vectors: list[dict]) -> str:
-    out = ["# MEMBERSHIP, LINKING and RECOVERY frame vectors", "",
-           "Five MEMBERSHIP frames (§7.4.21, join flags 0 to 4), a LINKING (§7.8.19) and a RECOVERY (§7.8.20)",
-           "computed by `membership_vectors.py` with Python alone: the frame layouts from §7.1, §7.4.21, §7.8.19 and",
-           "§7.8.20, the proofs from §7.8.3, §7.8.16 and §7.4.21 with `hashlib` and `hmac`, the recovery key from",
-           "§2.10 with an HKDF-SHA256 of its own (checked against RFC 5869's test cases A.1 and A.3 and §2.10's",
-           "vector), and the Ed25519 signatures with a pure-Python RFC 8032 signer (checked against RFC 8032's test",
-           "vectors, the record signatures of §8 and, when it is installed, the `cryptography` package).",
-           "`vectors.json` holds `{\"vectors\": [{name, type, frameHex, inputs, membership | records}]}`: `type` is",
-           "`MEMBERSHIP`, `LINKING` or `RECOVERY`; `frameHex` is the whole frame (length, version, type, payload);",
-           "`membership` is what a decoder must find in a MEMBERSHIP (`claims` [{group, proof}], `networkTags`,",
-           "`join` {invite, log, mac, signature}, `request` {log, signature}, `link` {ticket, mac} and `recovery`",
-           "{recoveryKey, signature}, each null when absent), `records` what it must find in a LINKING or RECOVERY",
-           "(the records whole, in order); byte strings in lowercase hex. The generator also checks the values of",
-           "§7.8.16 (invite id, mac, network tag) and that each signature verifies, and fails under the wrong nonce",
-           "order.", "",
+    out = ["# MEMBERSHIP, LINKING, RECOVERY and FOLLOWS frame vectors", "",
+           "Five MEMBERSHIP frames (§7.4.21, join flags 0 to 4), a LINKING (§7.8.19), a RECOVERY (§7.8.20) and three",
+           "FOLLOWS (§7.4.25: one, three and no entries) computed by `membership_vectors.py` with Python alone: the",
+           "frame layouts from §7.1, §7.4.21, §7.4.25, §7.8.19 and §7.8.20, the proofs from §7.8.3, §7.8.16 and",
+           "§7.4.21 with `hashlib` and `hmac`, the recovery key from §2.10 with an HKDF-SHA256 of its own (checked",
+           "against RFC 5869's test cases A.1 and A.3 and §2.10's vector), and the Ed25519 signatures with a",
+           "pure-Python RFC 8032 signer (checked against RFC 8032's test vectors, the record signatures of §8 and,",
+           "when it is installed, the `cryptography` package). `vectors.json` holds `{\"vectors\": [{name, type,",
+           "frameHex, inputs, membership | records | follows}]}`: `type` is `MEMBERSHIP`, `LINKING`, `RECOVERY` or",
+           "`FOLLOWS`; `frameHex` is the whole frame (length, version, type, payload); `membership` is what a decoder",
+           "must find in a MEMBERSHIP (`claims` [{group, proof}], `networkTags`, `join` {invite, log, mac,",
+           "signature}, `request` {log, signature}, `link` {ticket, mac} and `recovery` {recoveryKey, signature},",
+           "each null when absent), `records` what it must find in a LINKING or RECOVERY (the records whole, in",
+           "order), `follows` what it must find in a FOLLOWS ([{post, followed, changedAt}], in order); byte strings",
+           "in lowercase hex. The generator also checks the values of §7.8.16 (invite id, mac, network tag) and that",
+           "each signature verifies, and fails under the wrong nonce order; that the one-entry FOLLOWS is §7.4.25's",
+           "example byte for byte; and that its FOLLOWS reader refuses a state of 2, a changed-at of 2^53, a count of",
+           "1001, an entry cut short and a trailing byte.", "",
            "Keys and nonces: identities A (`000102…1f`) and B (`202122…3f`) and log keys F and M are those of §8;",
            "J (seed `c0c1c2…df`, the bytes 192 to 223) and K (seed `e0e1e2…ff`, 224 to 255) are new log keys. The",
            "nonces are those of §7.8.16: `000102…1f` for the receiver (the inviter), `202122…3f` for the sender.",
@@ -770,7 +948,7 @@ def main(argv: list[str]) -> int:
         (directory / "membership-vectors.md").write_text(markdown(vectors))
         print(f"wrote {directory / 'vectors.json'} and {directory / 'membership-vectors.md'}")
     print("ok: RFC 8032, RFC 5869 and §8 signatures reproduced; §7.8.16 invite id, mac and tag and §2.10's recovery "
-          "key reproduced; frames decode")
+          "key reproduced; §7.4.25's FOLLOWS example reproduced; frames decode; bad FOLLOWS frames refused")
     return 0
 
 

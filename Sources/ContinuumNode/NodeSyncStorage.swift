@@ -2,6 +2,7 @@ import ContinuumCore
 import ContinuumSession
 import ContinuumStore
 import ContinuumSync
+import ContinuumWire
 import Foundation
 
 /// The node's store seen through sync's port (``SyncStorage``): where the two are composed. It adds what the
@@ -163,6 +164,18 @@ struct NodeSyncStorage: SyncStorage {
     }
 
     func recoveryRecords(key: AuthorID) async throws -> [[UInt8]] { try await store.recoveryRecords(key: key) }
+
+    func followStates() async throws -> [FollowEntry] {
+        try await store.followStates(limit: WireLimits.maxFollowEntries).map {
+            FollowEntry(post: $0.post, following: $0.following, changedAt: $0.changedAt)
+        }
+    }
+
+    func mergeFollows(_ entries: [FollowEntry]) async throws -> Int {
+        try await store.mergeFollows(
+            entries.map { FollowState(post: $0.post, following: $0.following, changedAt: $0.changedAt) }
+        )
+    }
 
     func recordRecovery(
         records: [[UInt8]],

@@ -122,6 +122,8 @@ public struct PeerBudget: Sendable {
         case .have(let ranges): 5 + Double(ranges.count) * 0.1
         case .tree: 5
         case .interest(_, let entries): 20 + Double(entries.count) * 0.09
+        // Taken only from a device of this node's account: one write, a lookup and an update per entry.
+        case .follows(let entries): 20 + Double(entries.count) * 0.1
         // Decoded; each record is then looked up (``heldRecord``), or verified and stored.
         case .records(_, let records), .push(let records): 1 + Double(records.count) * 0.01
         case .photoWant: 5

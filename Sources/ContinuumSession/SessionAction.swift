@@ -35,6 +35,8 @@ public enum SessionAction<Record: SessionRecord>: Hashable, Sendable {
     case storedFromPeer(Int)
     /// The peer wants these posts' comments pushed (the engine keeps and relays interest).
     case interest(replace: Bool, [PostInterest])
+    /// The peer's follows (FOLLOWS): the engine takes them if the peer is a device of this node's account.
+    case follows([FollowEntry])
     /// For the photo fetcher.
     case photo(PhotoMessage)
     /// Start the worker that takes ``SessionMachine/nextStreamJob()`` until it returns nil.

@@ -46,6 +46,8 @@ extension SessionMachine {
             return [.verify(batch, .push)]
         case .interest(let replace, let entries):
             return [.interest(replace: replace, entries)]
+        case .follows(let entries):
+            return [.follows(entries)]
         case .ack(let clock):
             peerClock.merge(clock)
             inflight = max(0, inflight - 1)

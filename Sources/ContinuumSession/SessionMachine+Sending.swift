@@ -249,6 +249,12 @@ extension SessionMachine {
         return [.sendUrgent(frames)]
     }
 
+    /// This node's follows, for a peer that is a device of its account (PROTOCOL.md §7.8.21): ahead of what waits.
+    public mutating func sendFollows(_ entries: [FollowEntry]) -> [Action] {
+        guard phase == .open else { return [] }
+        return [.sendUrgent([.follows(Array(entries.prefix(WireLimits.maxFollowEntries)))])]
+    }
+
     // MARK: What was sent
 
     /// The records the peer is not known to hold and that were not sent down this connection; marks them sent.

@@ -84,16 +84,21 @@ extension ContinuumStore {
                 sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
                 arguments: [post.bytes, now]
             )
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            try Self.noteFollowState(post, following: true, now: now, db)
+            return true
         }
     }
 
     /// Stops following a post; false when it was not followed.
     @discardableResult
     public func unfollow(_ post: PostID) async throws -> Bool {
-        try await write { db in
+        let now = Timestamp.now().milliseconds
+        return try await write { db in
             try db.execute(sql: "DELETE FROM follow WHERE post = ?", arguments: [post.bytes])
-            return db.changesCount == 1
+            guard db.changesCount == 1 else { return false }
+            try Self.noteFollowState(post, following: false, now: now, db)
+            return true
         }
     }
 
@@ -319,5 +324,98 @@ extension Ingest {
         ).execute(arguments: [
             kind.rawValue, post, id.bytes, now, delivery == .catchUp, delivery.rawValue, content.author.bytes, text,
         ])
+    }
+}
+
+/// A post's follow state, as the devices of one account share it (PROTOCOL.md §7.8.21).
+public struct FollowState: Sendable, Hashable {
+    public let post: PostID
+    public let following: Bool
+    /// When it last changed; the later change wins.
+    public let changedAt: Timestamp
+
+    public init(post: PostID, following: Bool, changedAt: Timestamp) {
+        self.post = post
+        self.following = following
+        self.changedAt = changedAt
+    }
+}
+
+extension ContinuumStore {
+    // MARK: Follows between devices
+
+    /// Notes that this node followed or stopped following `post` now: dated after any state it holds of the post, so
+    /// that a person's own change wins over another device's whose clock is ahead.
+    static func noteFollowState(_ post: PostID, following: Bool, now: Int64, _ db: Database) throws {
+        let held = try Int64.fetchOne(
+            db,
+            sql: "SELECT changed_at FROM follow_state WHERE post = ?",
+            arguments: [post.bytes]
+        )
+        try db.execute(
+            sql: """
+                INSERT INTO follow_state (post, following, changed_at) VALUES (?1, ?2, ?3)
+                ON CONFLICT (post) DO UPDATE SET following = ?2, changed_at = ?3
+                """,
+            arguments: [post.bytes, following, max(now, (held ?? 0) + 1)]
+        )
+    }
+
+    /// Every post's follow state this node knows, the latest changes first, at most `limit`.
+    public func followStates(limit: Int) async throws -> [FollowState] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT post, following, changed_at FROM follow_state ORDER BY changed_at DESC, post LIMIT ?",
+                arguments: [limit]
+            ).map { row in
+                FollowState(
+                    post: PostID(unchecked: row["post"]),
+                    following: row["following"],
+                    changedAt: Timestamp(milliseconds: row["changed_at"])
+                )
+            }
+        }
+    }
+
+    /// Takes another device's follow states: per post, the later change wins (at the same time, following). A post
+    /// followed so is followed here when it is here and not deleted. Returns how many posts' following changed here.
+    public func mergeFollows(_ states: [FollowState]) async throws -> Int {
+        try await write { db in
+            var changed = 0
+            for state in states {
+                let held = try Row.fetchOne(
+                    db,
+                    sql: "SELECT following, changed_at FROM follow_state WHERE post = ?",
+                    arguments: [state.post.bytes]
+                )
+                if let held {
+                    let at: Int64 = held["changed_at"]
+                    let following: Bool = held["following"]
+                    let time = state.changedAt.milliseconds
+                    guard time > at || (time == at && state.following && !following) else { continue }
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO follow_state (post, following, changed_at) VALUES (?1, ?2, ?3)
+                        ON CONFLICT (post) DO UPDATE SET following = ?2, changed_at = ?3
+                        """,
+                    arguments: [state.post.bytes, state.following, state.changedAt.milliseconds]
+                )
+                if state.following {
+                    try db.execute(
+                        sql: """
+                            INSERT OR IGNORE INTO follow (post, followed_at)
+                            SELECT id, ? FROM post WHERE id = ? AND deleted = 0
+                            """,
+                        arguments: [state.changedAt.milliseconds, state.post.bytes]
+                    )
+                } else {
+                    try db.execute(sql: "DELETE FROM follow WHERE post = ?", arguments: [state.post.bytes])
+                }
+                changed += db.changesCount
+            }
+            return changed
+        }
     }
 }

@@ -486,6 +486,20 @@ enum Schema {
                 try Ingest.refreshMembers(of: GroupID(unchecked: group), db)
             }
         }
+        migrator.registerMigration("v17: follow states shared between devices") { db in
+            try db.execute(
+                sql: """
+                    -- Each post's follow state and when it last changed (PROTOCOL.md 7.8.21): the devices of one
+                    -- account share them, the later change winning; follow holds the posts followed now.
+                    CREATE TABLE follow_state (
+                        post BLOB PRIMARY KEY NOT NULL,
+                        following INTEGER NOT NULL,
+                        changed_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    INSERT INTO follow_state (post, following, changed_at) SELECT post, 1, followed_at FROM follow;
+                    """
+            )
+        }
         return migrator
     }
 

@@ -342,6 +342,7 @@ public struct ContinuumStore: Sendable {
                         sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
                         arguments: [record.id.bytes, now]
                     )
+                    try Self.noteFollowState(PostID(record.id), following: true, now: now, db)
                 }
                 return record
             }

@@ -188,6 +188,7 @@ extension WireMessage {
         case .clock(_, let clock), .ack(let clock): 16 + 40 * clock.heads.count
         case .clockSince(_, _, let changes): 48 + 40 * changes.heads.count
         case .interest(_, let entries): 8 + 33 * entries.count
+        case .follows(let entries): 8 + 41 * entries.count
         case .request(let ranges): 8 + 48 * ranges.count
         default: 64
         }

@@ -82,6 +82,9 @@ extension PeerSession {
         await runDetached(machine.advertise(wanted, version: version))
     }
 
+    /// Sends this node's follows to the peer, another device of its account.
+    func sendFollows(_ entries: [FollowEntry]) async { await runDetached(machine.sendFollows(entries)) }
+
     /// Asks the peer for a thumbnail; its answer is taken (and any other THUMB_DATA refused).
     func requestThumbnail(_ hash: AssetHash) async { await runDetached(machine.askForThumbnail(hash)) }
 

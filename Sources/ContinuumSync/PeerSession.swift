@@ -180,6 +180,7 @@ actor PeerSession {
         case .rememberClock(let sent, let received): await rememberClock(sent: sent, received: received)
         case .peerClockKnown, .roundFinished, .progress, .storedFromPeer: await tell(action)
         case .interest(let replace, let entries): return await receivedInterest(replace: replace, entries)
+        case .follows(let entries): await engine.receivedFollows(entries, from: peer)
         case .photo(let message):
             if let error = await engine.photos.handle(message, from: peer) { return machine.refuse(error) }
         case .startStreaming: spawn { session in await session.runStreams() }

@@ -266,6 +266,7 @@ public actor SyncEngine {
         guard current != follows else { return }
         follows = current
         await advertiseInterest()
+        await shareFollows()
     }
 
     /// For each connected peer, how many posts it asked to have pushed (for itself or for nodes beyond it).

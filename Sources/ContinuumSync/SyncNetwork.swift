@@ -324,6 +324,7 @@ public final class SyncNetwork: Sendable {
                     // What we want pushed, then the first anti-entropy round.
                     let (wanted, version) = await self.engine.advertisement(for: session.peer)
                     await session.advertise(wanted, version: version)
+                    await self.engine.shareFollows(with: session)
                     _ = await session.startRound(uncorking: true)
                     // INTEREST, the round's first message and any answers queued meanwhile leave together (here
                     // too, should the round not start).

@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumSession
+import ContinuumWire
 import Foundation
 
 /// What sync reads from storage and writes to it: the port through which the engine, its sessions and the photo
@@ -75,6 +76,11 @@ public protocol EngineStorage: Sendable {
     func rememberPeer(_ peer: AuthorID, name: String?, host: String, port: Int, state: String) async throws
     func updatePeer(_ peer: AuthorID, state: String, stats: SessionStats) async throws
     func followedPosts() async throws -> Set<PostID>
+    /// Every post's follow state this node knows, with when it last changed (for FOLLOWS, newest first, at most
+    /// 1,000).
+    func followStates() async throws -> [FollowEntry]
+    /// Takes another device's follow states, the later change winning per post; returns how many changed here.
+    func mergeFollows(_ entries: [FollowEntry]) async throws -> Int
     func notifications(after id: Int64) async throws -> [NotificationSummary]
     func lastNotificationID() async throws -> Int64
     /// Who belongs to which group.
@@ -146,6 +152,11 @@ extension EngineStorage {
     }
 
     public func canBeLinked() async throws -> Bool { false }
+
+    /// A storage that keeps no follow states (an in-memory one for the sync layer's tests) shares none, takes none.
+    public func followStates() async throws -> [FollowEntry] { [] }
+
+    public func mergeFollows(_ entries: [FollowEntry]) async throws -> Int { 0 }
 
     public func recoveryRecords(key: AuthorID) async throws -> [[UInt8]] { throw LinkUnsupported() }
 

@@ -79,6 +79,8 @@ extension WireCodec {
             writeRanges(ranges, to: &writer)
         case .tree(let eager):
             writer.u8(eager ? 1 : 0)
+        case .follows(let entries):
+            writeFollows(entries, to: &writer)
         case .optional(_, let payload):
             writer.raw(payload)
         case .done(let round):
@@ -204,6 +206,7 @@ extension WireCodec {
         case .photoData(_, _, let chunk): 76 + chunk.count
         case .thumbData(_, let bytes): 36 + bytes.count
         case .optional(_, let payload): payload.count
+        case .follows(let entries): 2 + 41 * entries.count
         default: 48
         }
     }

@@ -17,21 +17,17 @@ public enum WireCodec {
     /// left over, and every count, length or value out of its range. Record bytes are not parsed here: the
     /// receiver verifies them.
     public static func decodePayload(type: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> WireMessage {
-        // The optional range: this version defines no type in it, so every one is a message to read and ignore.
-        if type >= WireMessage.firstOptionalType { return .optional(type: type, payload: Array(payload)) }
+        // The optional range: FOLLOWS is this version's one type there; every other is a message to read and ignore.
+        if type >= WireMessage.firstOptionalType, type != MessageKind.follows.rawValue {
+            return .optional(type: type, payload: Array(payload))
+        }
         guard let kind = MessageKind(rawValue: type) else { throw unknownType(type) }
         var reader = WireReader(payload, message: kind.name)
         let message: WireMessage
         switch kind {
         case .hello: message = .hello(try readHello(&reader))
         case .membership: message = .membership(try readMembership(&reader))
-        case .joined:
-            let group: GroupID = try reader.id("group")
-            let length = Int(try reader.u16("record length"))
-            guard length <= Limits.recordBytes else {
-                throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
-            }
-            message = .joined(group: group, record: Array(try reader.raw(length, "record")))
+        case .joined: message = try readJoined(&reader)
         case .linking, .consent, .linked, .recovery: message = try readLink(kind, &reader)
         case .error: message = .error(try readError(&reader))
         case .clock:
@@ -62,6 +58,7 @@ public enum WireCodec {
             guard mode <= 1 else { throw reader.malformed("mode is \(mode); it must be 0 (prune) or 1 (graft)") }
             message = .tree(eager: mode == 1)
         case .done: message = .done(round: try reader.u32("round"))
+        case .follows: message = .follows(try readFollows(&reader))
         case .optional: message = .optional(type: type, payload: Array(payload))
         case .photoWant: message = try readPhotoWant(&reader)
         case .photoData: message = try readPhotoData(&reader)
@@ -99,6 +96,8 @@ public enum WireCodec {
             if let problem { throw reader.malformed(problem) }
         case .clock(_, let clock), .ack(let clock), .clockSince(_, _, let clock):
             try checkClock(clock, reader)
+        case .follows(let entries):
+            try checkFollows(entries, reader)
         case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing, .tree:
             break
         case .membership(let membership):
@@ -151,6 +150,16 @@ public enum WireCodec {
     /// The SHA-256 of ``clockBytes(_:)``: how CLOCK_SINCE names the clock it changes.
     public static func clockDigest(_ clock: VectorClock) -> ClockDigest {
         ClockDigest(checked: Array(SHA256.hash(data: clockBytes(clock))))
+    }
+
+    /// JOINED: the group, then the record's `u16` length and bytes.
+    private static func readJoined(_ reader: inout WireReader) throws(WireError) -> WireMessage {
+        let group: GroupID = try reader.id("group")
+        let length = Int(try reader.u16("record length"))
+        guard length <= Limits.recordBytes else {
+            throw reader.malformed("record is \(length) bytes; the limit is \(Limits.recordBytes)")
+        }
+        return .joined(group: group, record: Array(try reader.raw(length, "record")))
     }
 
     /// The error for a type byte that names no message.

@@ -162,6 +162,9 @@ public enum WireMessage: Hashable, Sendable {
     /// How the receiver is to send new records to the sender from now on: `eager`, as RECORDS and PUSH (graft);
     /// or not, as HAVE only (prune): type 0x43.
     case tree(eager: Bool)
+    /// The sender's follows (PROTOCOL.md §7.8.21), to another device of its account: type 0x88, in the optional
+    /// range (a node that does not know it ignores it).
+    case follows([FollowEntry])
     /// The groups the sender claims to share with the receiver, with proofs, and a join by invite: type 0x03, right
     /// after HELLO.
     case membership(Membership)
@@ -225,6 +228,7 @@ public enum WireMessage: Hashable, Sendable {
         case .push: .push
         case .have: .have
         case .tree: .tree
+        case .follows: .follows
         case .membership: .membership
         case .joined: .joined
         case .linking: .linking
@@ -362,6 +366,7 @@ enum MessageKind: UInt8, CaseIterable {
     case push = 0x41
     case have = 0x42
     case tree = 0x43
+    case follows = 0x88
     /// Any type of the optional range, 0x80 … 0xFF, that this node does not know (``WireMessage/optional(type:payload:)``).
     case optional = 0x80
 
@@ -396,6 +401,7 @@ enum MessageKind: UInt8, CaseIterable {
         case .push: "PUSH"
         case .have: "HAVE"
         case .tree: "TREE"
+        case .follows: "FOLLOWS"
         case .optional: "optional"
         }
     }

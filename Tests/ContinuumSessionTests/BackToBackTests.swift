@@ -347,7 +347,8 @@ struct World {
         case .startStreaming: sides[side].workerActive = true
         case .startServer: while sides[side].machine.nextServeJob() != nil {}
         case .close(let error), .peerRefused(let error): problem = "\(sides[side].name) closed: \(error)"
-        case .peerClockKnown, .roundFinished, .progress, .storedFromPeer, .interest, .photo, .windowOpened: break
+        case .peerClockKnown, .roundFinished, .progress, .storedFromPeer, .interest, .follows, .photo, .windowOpened:
+            break
         }
         return []
     }

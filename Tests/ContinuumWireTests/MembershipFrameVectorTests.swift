@@ -193,4 +193,31 @@ struct MembershipFrameVectorTests {
             #expect(try WireCodec.decodePayload(type: frame[5], payload: frame[6...]) == message)
         }
     }
+
+    @Test("FOLLOWS (§7.4.25): one entry, three, none")
+    func follows() throws {
+        func post(_ byte: UInt8) -> PostID { PostID(unchecked: Data(repeating: byte, count: 32)) }
+        let cases: [([FollowEntry], String)] = [
+            (
+                [FollowEntry(post: post(0x5c), following: true, changedAt: Timestamp(milliseconds: 1_700_000_000_000))],
+                "0000002d018800015c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c010000018bcfe56800"
+            ),
+            (
+                [
+                    FollowEntry(post: post(1), following: true, changedAt: Timestamp(milliseconds: 1)),
+                    FollowEntry(post: post(2), following: false, changedAt: Timestamp(milliseconds: 1_700_000_000_000)),
+                    FollowEntry(post: post(3), following: true, changedAt: Timestamp(milliseconds: (1 << 53) - 1)),
+                ],
+                "0000007f0188000301010101010101010101010101010101010101010101010101010101010101010100000000000000010202"
+                    + "020202020202020202020202020202020202020202020202020202020202000000018bcfe5680003030303030303030303"
+                    + "0303030303030303030303030303030303030303030301001fffffffffffff"
+            ),
+            ([], "0000000401880000"),
+        ]
+        for (entries, hex) in cases {
+            let frame = WireCodec.encode(.follows(entries))
+            #expect(Hex.encode(frame) == hex)
+            #expect(try WireCodec.decodePayload(type: frame[5], payload: frame[6...]) == .follows(entries))
+        }
+    }
 }

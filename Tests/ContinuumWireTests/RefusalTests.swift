@@ -334,6 +334,36 @@ struct RefusalTests {
         Self.expectRefused(frame(type: 0x43, payload: [2, 0]), .malformedFrame, "mode is 2")
     }
 
+    @Test("FOLLOWS (0x88): entries of post, state and time; a bad state, time or count is refused, not ignored")
+    func follows() {
+        let post = [UInt8](repeating: 0x5c, count: 32)
+        let entry = post + [1] + be64(1_700_000_000_000)
+        #expect(
+            feed(frame(type: 0x88, payload: be16(1) + entry)).messages == [
+                .follows([
+                    FollowEntry(
+                        post: PostID(unchecked: Data(post)),
+                        following: true,
+                        changedAt: Timestamp(milliseconds: 1_700_000_000_000)
+                    )
+                ])
+            ]
+        )
+        #expect(feed(frame(type: 0x88, payload: be16(0))).messages == [.follows([])])
+        Self.expectRefused(
+            frame(type: 0x88, payload: be16(1) + post + [2] + be64(1)),
+            .malformedFrame,
+            "FOLLOWS: state is 2; it must be 0 or 1"
+        )
+        Self.expectRefused(
+            frame(type: 0x88, payload: be16(1) + post + [0] + be64(1 << 53)),
+            .malformedFrame,
+            "FOLLOWS: changed-at 9007199254740992 is over 2^53 - 1"
+        )
+        Self.expectRefused(frame(type: 0x88, payload: be16(1001)), .malformedFrame, "1001 entries; the limit is 1000")
+        Self.expectRefused(frame(type: 0x88, payload: be16(2) + entry), .malformedFrame, "FOLLOWS: truncated at post")
+    }
+
     @Test("PHOTO_DATA: checksum mismatch, chunk empty or over 256 KiB, past the largest photo")
     func photoData() {
         let good = WireCodec.encode(.photoData(asset(1), offset: 512, chunk: Array("some photo bytes".utf8)))

@@ -25,9 +25,15 @@ extension HostileTests {
                 )
                 try client.send(.optional(type: 0x90, payload: [1, 2, 3]))
                 try client.send(.optional(type: 0xfe, payload: [UInt8](repeating: 0x5a, count: 1 << 20)))
+                // FOLLOWS (0x88) from a peer that is no device of the node's account: ignored, the follows unchanged.
+                let followed = try await target.node.withStore { try await $0.followedPosts() }
+                #expect(!followed.isEmpty, "the target follows its own post")
+                let latest = Timestamp(milliseconds: WireLimits.maxFollowTime)
+                try client.send(.follows(followed.map { FollowEntry(post: $0, following: false, changedAt: latest) }))
                 try client.send(.ping(51))
                 try await client.read(timeout: .seconds(10)) { $0.contains(.pong(51)) }
                 #expect(client.received.contains(.pong(51)), "answered: \(client.received.map(\.typeName))")
+                #expect(try await target.node.withStore { try await $0.followedPosts() } == followed)
                 // Records flow in the session: the peer's self-add is stored.
                 let join = try RawClient.selfAdd(identity)
                 try client.send(.records(live: true, [join.bytes]))

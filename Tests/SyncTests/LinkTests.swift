@@ -113,6 +113,40 @@ struct LinkTests {
         try await laptop.stop()
     }
 
+    @Test("the devices of one account share their follows: a follow or unfollow on one is taken by the other")
+    func followsMoveBetweenDevices() async throws {
+        let laptop = try await TestNode("alice", network: false)
+        let bob = try await TestNode("bob", network: false)
+        defer { for node in [laptop, bob] { node.remove() } }
+        try await laptop.cli("group", "create", "Family")
+        try await laptop.start()
+        try await bob.start()
+        try await bob.cli("join", try await laptop.cli("invite", "--host", "127.0.0.1", "--port", "\(laptop.port)"))
+        let bobs = try #require(PostID(hex: try await bob.cli("post", bob.fixture("lake.png"), "--caption", "Bob's")))
+        let code = try await laptop.cli("device", "link", "--host", "127.0.0.1", "--port", "\(laptop.port)")
+        let desktop = try await TestNode("desktop", linking: code)
+        defer { desktop.remove() }
+        try await desktop.start(peers: [laptop])
+        try await eventually("the desktop holds bob's post", timeout: .seconds(20)) {
+            try await desktop.withStore { try await $0.post(bobs) } != nil
+        }
+        // A follow on the laptop: the desktop follows too.
+        try await laptop.cli("follow", String(bobs.hex.prefix(12)))
+        try await eventually("the desktop follows bob's post", timeout: .seconds(20)) {
+            try await desktop.withStore { try await $0.followedPosts() }.contains(bobs)
+        }
+        // An unfollow on the desktop: the laptop unfollows.
+        try await desktop.cli("unfollow", String(bobs.hex.prefix(12)))
+        try await eventually("the laptop no longer follows bob's post", timeout: .seconds(20)) {
+            !(try await laptop.withStore { try await $0.followedPosts() }.contains(bobs))
+        }
+        // Bob's node is no device of the account: it still follows its own post, which alice's devices unfollowed.
+        #expect(try await bob.withStore { try await $0.followedPosts() }.contains(bobs))
+        try await desktop.stop()
+        try await bob.stop()
+        try await laptop.stop()
+    }
+
     @Test("a link code works once; an invite, a mistyped code and a device with an account already are refused")
     func linkRefused() async throws {
         let laptop = try await TestNode("alice", network: false)
