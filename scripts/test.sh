@@ -50,7 +50,7 @@ swift test --skip-build --filter CrowdTests
 swift test --skip-build --filter PhotoCrashTests
 
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
-# It runs in the background, beside the two steps after it: it spends its minute waiting for daemons and
+# It runs in the background, beside the steps after it: it spends its minute waiting for daemons and
 # announcements inside its own namespaces (their own loopback and ports), and its waits allow tens of seconds.
 step "LAN discovery in network namespaces, in the background"
 netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
@@ -66,6 +66,17 @@ netns_log="$(mktemp)"
 netns_pid=$!
 trap 'kill "$netns_pid" 2>/dev/null || true' EXIT
 
+# The account property test (a minute of ingest on one core, 1,002 stores) runs beside the steps from here to the
+# package, which leave a core free: the browser's and the tour's nodes, the daemons of the LAN test. Beside the
+# parallel suite, the in-process sync tests' waits timed out; at the end, alone, it made the run a minute longer.
+# The test binary is run directly, so that no SwiftPM lock stands between it and the steps beside it.
+step "the account property test, in the background"
+property_log="$(mktemp)"
+"$(swift build --show-bin-path)/continuum-nodePackageTests.xctest" --testing-library swift-testing \
+    --filter AccountMembershipPropertyTests >"$property_log" 2>&1 &
+property_pid=$!
+trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
+
 # The web UI in a real headless Chromium (WebDriver), against two real nodes; screenshots of every step are kept in
 # .build/artifacts/browser/.
 step "the web UI in Chromium"
@@ -75,16 +86,6 @@ python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/contin
 # The README's tour, run as written (its sh blocks as one script, against the debug binary).
 step "the README tour"
 scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
-
-# The account property test (a minute of ingest at full speed, 1,002 stores) runs beside the last steps, which
-# wait on daemons and write a package: beside the parallel suite, the in-process sync tests' waits timed out. The
-# test binary is run directly, so that no SwiftPM lock stands between it and the package step.
-step "the account property test, in the background"
-property_log="$(mktemp)"
-"$(swift build --show-bin-path)/continuum-nodePackageTests.xctest" --testing-library swift-testing \
-    --filter AccountMembershipPropertyTests >"$property_log" 2>&1 &
-property_pid=$!
-trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
 
 step "LAN discovery in network namespaces: waiting for it to end"
 netns_status=0
