@@ -6,6 +6,20 @@ public enum AccountLink {
     /// The account `records` found, when `linker` is one of its devices by them; throws the reason otherwise (a record
     /// that does not verify, not exactly one founding record, a linker that is no device).
     public static func account(of records: [[UInt8]], linker: AuthorID) throws(AccountLinkError) -> AccountID {
+        let verified = try verify(records)
+        let foundings = Self.foundings(in: verified)
+        guard foundings.count == 1, let founding = foundings.first?.record else {
+            throw AccountLinkError("the account's records hold \(foundings.count) founding records, not one")
+        }
+        let account = AccountID(founding: founding.id)
+        guard let state = AccountRules.state(of: account, from: verified), state.devices.contains(linker) else {
+            throw AccountLinkError("the device that made the link code is not a device of the account it names")
+        }
+        return account
+    }
+
+    /// The records, each verified; throws naming the first that is not valid.
+    static func verify(_ records: [[UInt8]]) throws(AccountLinkError) -> [VerifiedRecord] {
         var verified: [VerifiedRecord] = []
         for bytes in records {
             do {
@@ -14,20 +28,18 @@ public enum AccountLink {
                 throw AccountLinkError("a record of the account is not valid: \(error)")
             }
         }
-        let foundings = verified.filter { record in
+        return verified
+    }
+
+    /// The founding records among `verified` (an `account` record founding one, at sequence 1), with their recovery
+    /// keys.
+    static func foundings(in verified: [VerifiedRecord]) -> [(record: VerifiedRecord, recovery: AuthorID?)] {
+        verified.compactMap { record in
             guard record.header.sequence == 1, let body = record.record.body,
-                case .founding = AccountRecord(body, author: record.header.author)
-            else { return false }
-            return true
+                case .founding(let recovery) = AccountRecord(body, author: record.header.author)
+            else { return nil }
+            return (record, recovery)
         }
-        guard foundings.count == 1, let founding = foundings.first else {
-            throw AccountLinkError("the account's records hold \(foundings.count) founding records, not one")
-        }
-        let account = AccountID(founding: founding.id)
-        guard let state = AccountRules.state(of: account, from: verified), state.devices.contains(linker) else {
-            throw AccountLinkError("the device that made the link code is not a device of the account it names")
-        }
-        return account
     }
 }
 
@@ -47,21 +59,9 @@ public enum AccountRecovery {
         of records: [[UInt8]],
         recovery: AuthorID
     ) throws(AccountLinkError) -> (AccountID, AccountState<AuthorID, RecordID>) {
-        var verified: [VerifiedRecord] = []
-        for bytes in records {
-            do {
-                verified.append(try SignedRecord(bytes: bytes).verify())
-            } catch {
-                throw AccountLinkError("a record of the account is not valid: \(error)")
-            }
-        }
-        let foundings = verified.filter { record in
-            guard record.header.sequence == 1, let body = record.record.body,
-                case .founding(recovery) = AccountRecord(body, author: record.header.author)
-            else { return false }
-            return true
-        }
-        guard foundings.count == 1, let founding = foundings.first else {
+        let verified = try AccountLink.verify(records)
+        let foundings = AccountLink.foundings(in: verified).filter { $0.recovery == recovery }
+        guard foundings.count == 1, let founding = foundings.first?.record else {
             throw AccountLinkError("the records sent found no account with this recovery code")
         }
         let account = AccountID(founding: founding.id)

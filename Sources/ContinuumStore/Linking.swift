@@ -166,20 +166,35 @@ extension ContinuumStore {
             for bytes in records + [add] {
                 if case .rejected(let error) = try ingest.one(try SignedRecord(bytes: bytes).verify()) { throw error }
             }
-            _ = try ingest.signAndStore(AccountRecord.joining(account).body, by: identity)
-            let shown = ownName ?? name
-            if ownName == nil, let name {
-                try db.execute(
-                    sql: "INSERT INTO own_name (node, name) VALUES (?, ?)",
-                    arguments: [identity.author.bytes, name]
-                )
-            }
-            let logs = try groups.compactMap { try Self.newLog(in: $0, by: identity, now: ingest.now, db) }
-            try Self.declareOwnLogs(by: identity, &ingest)
-            if let shown { for log in logs { _ = try ingest.signAndStore(.profile(name: shown), by: log) } }
-            try ingest.finish()
+            try Self.joinAccount(account, groups: groups, ownName: ownName, name: name, by: identity, &ingest)
         }
         return Set(groups)
+    }
+
+    /// A new device's joining of `account` (a link or a recovery): its joining record, `name` as its own when it has
+    /// none (`ownName`), a new log in each of `groups`, declared, whose first record is the name shown; then the
+    /// transaction's end.
+    static func joinAccount(
+        _ account: AccountID,
+        groups: some Sequence<GroupID>,
+        ownName: String?,
+        name: String?,
+        by identity: NodeIdentity,
+        _ ingest: inout Ingest
+    ) throws {
+        let db = ingest.db
+        _ = try ingest.signAndStore(AccountRecord.joining(account).body, by: identity)
+        let shown = ownName ?? name
+        if ownName == nil, let name {
+            try db.execute(
+                sql: "INSERT INTO own_name (node, name) VALUES (?, ?)",
+                arguments: [identity.author.bytes, name]
+            )
+        }
+        let logs = try groups.compactMap { try Self.newLog(in: $0, by: identity, now: ingest.now, db) }
+        try Self.declareOwnLogs(by: identity, &ingest)
+        if let shown { for log in logs { _ = try ingest.signAndStore(.profile(name: shown), by: log) } }
+        try ingest.finish()
     }
 
     /// Makes this device's log in `group` (nil when it has one there already); ``declareOwnLogs(by:_:)`` declares it.

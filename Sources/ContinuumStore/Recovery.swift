@@ -74,18 +74,7 @@ extension ContinuumStore {
             }
             let add = AccountRecord.deviceAdd(account: account, device: identity.author, consent: consent)
             signed.append(try ingest.signAndStore(add.body, by: recovery).bytes)
-            _ = try ingest.signAndStore(AccountRecord.joining(account).body, by: identity)
-            let shown = ownName ?? name
-            if ownName == nil, let name {
-                try db.execute(
-                    sql: "INSERT INTO own_name (node, name) VALUES (?, ?)",
-                    arguments: [identity.author.bytes, name]
-                )
-            }
-            let logs = try groups.compactMap { try Self.newLog(in: $0, by: identity, now: ingest.now, db) }
-            try Self.declareOwnLogs(by: identity, &ingest)
-            if let shown { for log in logs { _ = try ingest.signAndStore(.profile(name: shown), by: log) } }
-            try ingest.finish()
+            try Self.joinAccount(account, groups: groups, ownName: ownName, name: name, by: identity, &ingest)
             // This device's account log: its joining record and its declarations, all signed now.
             let own = try Row.fetchAll(
                 db,

@@ -181,27 +181,19 @@ struct LinkRun {
         }
         if let name { try await context.store.setOwnName(name, of: identity) }
         try context.store.close()
-        let logger = Logger(label: "continuum")
-        var configuration = NodeConfiguration()
-        configuration.port = 0
-        configuration.dialRemembered = false
-        configuration.foundsAccount = false
-        configuration.sync.name = name
-        let node = try Node(directory: context.directory, configuration: configuration, logger: logger, discovery: nil)
-        _ = try await node.start()
-        let services = ServiceGroup(services: node.services(), logger: logger)
-        let running = Task { try await services.run() }
+        let device = try await NewDeviceNode.start(context.directory, name: name)
+        let node = device.node
         do {
             try await linkAndSync(node, code: parsed)
         } catch {
-            await stop(running, node)
+            await device.stop()
             throw CLIError("\(error)")
         }
         let store = node.store
         let account = try await store.account(of: identity.author)?.account
         let groups = try await store.groups().count
         let shown = try await store.displayName(of: identity.author)
-        await stop(running, node)
+        await device.stop()
         let result = Result(
             id: identity.author,
             account: account,
@@ -217,29 +209,12 @@ struct LinkRun {
         print("Start it with 'continuum-node run': it keeps your groups in step with your other devices.")
     }
 
-    /// Stops the node's services (their sessions say goodbye), then closes it.
-    private func stop(_ running: Task<Void, any Error>, _ node: Node) async {
-        running.cancel()
-        // The services' end, whatever it was: the node closes either way, and a failure was logged where it happened.
-        _ = await running.result
-        await RunCommand.close(node)
-    }
-
     /// Links, then waits (at most 60 s) for the first round of history from the device that made the code.
     private func linkAndSync(_ node: Node, code: InviteCode) async throws {
         let events = await node.engine.events()
         try await node.link(code)
         let prefix = code.nodePrefix
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events {
-                    if case .roundFinished(let peer, _) = event, peer.bytes.starts(with: prefix) { return }
-                }
-            }
-            group.addTask { try? await Task.sleep(for: .seconds(60)) }
-            await group.next()
-            group.cancelAll()
-        }
+        await NewDeviceNode.firstRound(events) { $0.bytes.starts(with: prefix) }
     }
 }
 

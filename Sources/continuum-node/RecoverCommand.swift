@@ -105,22 +105,13 @@ struct RecoverRun {
     ) async throws
         -> RecoverCommand.Result
     {
-        let logger = Logger(label: "continuum")
-        var configuration = NodeConfiguration()
-        configuration.port = 0
-        configuration.dialRemembered = false
-        configuration.foundsAccount = false
-        configuration.sync.name = name
-        let node = try Node(directory: directory, configuration: configuration, logger: logger, discovery: nil)
-        _ = try await node.start()
-        let services = ServiceGroup(services: node.services(), logger: logger)
-        let running = Task { try await services.run() }
+        let device = try await NewDeviceNode.start(directory, name: name)
         do {
-            let result = try await recover(node, identity: identity, key: key, directory: directory)
-            await stop(running, node)
+            let result = try await recover(device.node, identity: identity, key: key, directory: directory)
+            await device.stop()
             return result
         } catch {
-            await stop(running, node)
+            await device.stop()
             throw CLIError("\(error)")
         }
     }
@@ -135,7 +126,7 @@ struct RecoverRun {
     {
         let events = await node.engine.events()
         try await node.recover(with: key, at: address, name: name)
-        await firstRound(events)
+        await NewDeviceNode.firstRound(events)
         let store = node.store
         let devices = try await store.devices(of: identity)
         let chosen = try remove.map { prefix in
@@ -156,26 +147,5 @@ struct RecoverRun {
             groups: try await store.groups().count,
             dataDirectory: directory.path
         )
-    }
-
-    /// Waits (at most 60 s) for the first round of history from a peer.
-    private func firstRound(_ events: AsyncStream<SyncEvent>) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await event in events { if case .roundFinished = event { return } }
-            }
-            // The timer's end (or its cancellation) is all that matters.
-            group.addTask { try? await Task.sleep(for: .seconds(60)) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// Stops the node's services (their sessions say goodbye), then closes it.
-    private func stop(_ running: Task<Void, any Error>, _ node: Node) async {
-        running.cancel()
-        // The services' end, whatever it was: the node closes either way, and a failure was logged where it happened.
-        _ = await running.result
-        await RunCommand.close(node)
     }
 }
