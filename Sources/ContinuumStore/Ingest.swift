@@ -87,7 +87,7 @@ struct Ingest {
             return .fork(try fork(record, conflictsWith: next.id, "the held next record does not link to this one"))
         }
 
-        let ignored = try Self.ownershipError(header, record.id, db)
+        let ignored = try Self.ownershipError(header, record.id, db) ?? Self.accountError(record, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).
         let erased = try isErased(header, id: record.id, extendsLog: held.extendsLog)
