@@ -11,7 +11,8 @@ extension Ingest {
     ///   consent, a log declaration without the log key's signature (the record is inert);
     /// - an `account` record that is not the first of its log (it founds or joins nothing);
     /// - an add, a removal or a log declaration of account A signed by a key whose account log, held from its
-    ///   first record, founds or joins another account: a claim on someone else's account.
+    ///   first record, founds or joins another account: a claim on someone else's account;
+    /// - a log declaration of a log whose self-add (held) names another node than the declaring device.
     static func accountError(_ record: SignedRecord, _ db: Database) throws -> StoreError? {
         guard case .opaque(let references) = record.header.references,
             (AccountRecord.accountCode...AccountRecord.logDeclarationCode).contains(references.code)
@@ -29,6 +30,14 @@ extension Ingest {
             return nil
         case .deviceAdd(let account, _, _), .deviceRemove(let account, _, _), .logDeclaration(let account, _, _, _):
             named = account
+        }
+        if case .logDeclaration(_, _, let log, _) = parsed, let node = try selfAddNode(of: log, db),
+            node.bytes != author.bytes
+        {
+            return StoreError(
+                .notOwner,
+                "a log declaration of log \(log.short) by device \(author.short), whose self-add names node \(node.short)"
+            )
         }
         guard record.header.sequence > 1, let own = try accountOfLog(author, db), own != named else { return nil }
         return StoreError(
@@ -53,6 +62,17 @@ extension Ingest {
         case .founding, .joining: return parsed.account(foundedBy: first.id)
         case .deviceAdd, .deviceRemove, .logDeclaration: return nil
         }
+    }
+
+    /// The node that a log's self-add names, when its self-add is held: a log declared by another device than that
+    /// node was made by one and claimed by the other (an honest node declares only the logs it made, §2.10).
+    private static func selfAddNode(of log: AuthorID, _ db: Database) throws -> NodeID? {
+        try Data.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT node FROM membership WHERE author = ?1 AND log = ?1 AND action = ?2 LIMIT 1"
+            ),
+            arguments: [log.bytes, Int64(MemberAction.add.rawValue)]
+        ).map { NodeID(unchecked: $0) }
     }
 
     private static func kindName(_ code: UInt8) -> String {

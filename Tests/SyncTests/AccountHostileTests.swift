@@ -138,6 +138,38 @@ extension HostileTests {
                         ).body
                         return try logs.sign(body, by: node)
                     },
+                    Claim(
+                        name: "a self-add naming the target's node, declared by the peer",
+                        fragment: "whose self-add names"
+                    ) {
+                        logs,
+                        node,
+                        own in
+                        let log = NodeIdentity.generate()
+                        _ = try logs.sign(
+                            .member(
+                                MemberChange(
+                                    group: TestNode.networkGroup,
+                                    action: .add,
+                                    node: NodeID(unchecked: targetID.bytes),
+                                    log: log.author
+                                )
+                            ),
+                            by: log
+                        )
+                        let signature = try log.declaration(
+                            account: own,
+                            group: TestNode.networkGroup,
+                            device: node.author
+                        )
+                        let body = AccountRecord.logDeclaration(
+                            account: own,
+                            group: TestNode.networkGroup,
+                            log: log.author,
+                            signature: signature
+                        ).body
+                        return try logs.sign(body, by: node)
+                    },
                     Claim(name: "a second founding", fragment: "not the first record of its log") { logs, node, _ in
                         try logs.sign(AccountRecord.founding(recovery: nil).body, by: node)
                     },
