@@ -46,7 +46,7 @@ extension HostileTests {
             }
         }
 
-        @Test("kinds 8 and 200 from a raw peer: stored, passed on to a third node, shown nowhere; no session ends")
+        @Test("kinds 12 and 200 from a raw peer: stored, passed on to a third node, shown nowhere; no session ends")
         func kindsToComeKeptAndForwarded() async throws {
             try await HostileTests.withTarget { target in
                 let identity = NodeIdentity.generate()
@@ -74,7 +74,7 @@ extension HostileTests {
                         payload: Array("a future kind's content \(token)".utf8)
                     )
                 )
-                try sign(.opaque(OpaqueReferences(code: 8, context: nil), payload: []))
+                try sign(.opaque(OpaqueReferences(code: 12, context: nil), payload: []))
                 try sign(.profile(name: "Raw \(token.prefix(8))"))
                 let client = try await RawClient.handshake(port: target.node.port, identity: identity)
                 try client.send(.records(live: true, records.map(\.bytes)))
