@@ -243,6 +243,21 @@ extension HostileTests {
                     by: node
                 )
                 _ = try logs.sign(AccountRecord.joining(account).body, by: desktop)
+                // As a linked device does, the desktop declares a log of its own in the account's group.
+                let desktopLog = NodeIdentity.generate()
+                _ = try logs.sign(
+                    AccountRecord.logDeclaration(
+                        account: account,
+                        group: TestNode.networkGroup,
+                        log: desktopLog.author,
+                        signature: try desktopLog.declaration(
+                            account: account,
+                            group: TestNode.networkGroup,
+                            device: desktop.author
+                        )
+                    ).body,
+                    by: desktop
+                )
                 let client = try await RawClient.handshake(port: target.node.port, identity: node)
                 try client.send(.records(live: true, logs.records.map(\.bytes)))
                 try client.send(.ping(64))
@@ -251,7 +266,7 @@ extension HostileTests {
                 try await eventually("the target holds the account's two devices") {
                     try await target.node.withStore { try await $0.account(of: node.author) }?.devices.count == 2
                 }
-                // The desktop removes P, keeping its logs as they are; P then comments, after its removal.
+                // The desktop removes P, keeping its logs as they are; P then comments, after its removal, back-dated.
                 let frontier = [
                     FrontierEntry(log: node.author, through: 2, head: add.id),
                     FrontierEntry(log: log.author, through: 1, head: selfAdd.id),
@@ -260,7 +275,12 @@ extension HostileTests {
                     AccountRecord.deviceRemove(account: account, device: node.author, frontier: frontier).body,
                     by: desktop
                 )
-                let after = try logs.sign(
+                // Signed after the removal, and dated 2020-01-01: long before it.
+                var backDated = LogSigner(
+                    createdAt: Timestamp(milliseconds: 1_577_836_800_000),
+                    continuing: logs.records
+                )
+                let after = try backDated.sign(
                     .comment(post: try #require(PostID(hex: target.post)), text: "after my removal"),
                     by: log
                 )
@@ -272,9 +292,13 @@ extension HostileTests {
                     try await target.node.withStore { try await $0.account(of: desktop.author) }?.devices
                         == [desktop.author]
                 }
-                let held = Set(try await target.node.withStore { try await $0.allRecordBytes() })
-                #expect(held.contains(removal.bytes))
-                #expect(!held.contains(after.bytes), "what P signed after its removal is not stored")
+                for holder in [target.node, target.peer] {
+                    try await eventually("\(holder.name) holds the removal") {
+                        try await holder.withStore { try await $0.allRecordBytes() }.contains(removal.bytes)
+                    }
+                    let held = try await holder.withStore { try await $0.allRecordBytes() }
+                    #expect(!held.contains(after.bytes), "\(holder.name): what P signed after its removal")
+                }
                 // P cannot come back.
                 let (again, ours, theirs) = try await RawClient.hellos(port: target.node.port, identity: node)
                 try again.send(.membership(RawClient.membership(for: node, ours: ours, theirs: theirs)))
