@@ -69,13 +69,7 @@ struct AccountMembershipPropertyTests {
         static func post(_ caption: String) -> RecordBody {
             .post(
                 caption: caption,
-                photo: PhotoReference(
-                    sha256: AssetHash.of(Data("account-membership-\(caption)".utf8)),
-                    byteCount: 1000,
-                    mediaType: .jpeg,
-                    width: 640,
-                    height: 480
-                ),
+                photo: TestPhoto.reference("account-membership-\(caption)"),
                 location: nil
             )
         }

@@ -13,13 +13,7 @@ struct FollowStateTests {
     func posts(_ count: Int, in temporary: TemporaryStore) async throws -> [PostID] {
         var ids: [PostID] = []
         for index in 0..<count {
-            let photo = PhotoReference(
-                sha256: AssetHash.of(Data("follow-state-\(index)".utf8)),
-                byteCount: 1000,
-                mediaType: .jpeg,
-                width: 640,
-                height: 480
-            )
+            let photo = TestPhoto.reference("follow-state-\(index)")
             let record = try await temporary.store.append(
                 .post(caption: "post \(index)", photo: photo, location: nil),
                 by: author

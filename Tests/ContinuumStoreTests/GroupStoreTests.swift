@@ -27,13 +27,7 @@ struct GroupStoreTests {
     }
 
     static func photo(_ seed: Int) -> PhotoReference {
-        PhotoReference(
-            sha256: AssetHash.of(Data("group-store-photo-\(seed)".utf8)),
-            byteCount: 1000,
-            mediaType: .jpeg,
-            width: 640,
-            height: 480
-        )
+        TestPhoto.reference("group-store-photo-\(seed)")
     }
 
     @Test("blocking a log whose self-add names this node blocks that log alone, never this node's own logs")

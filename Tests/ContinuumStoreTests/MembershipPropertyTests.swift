@@ -73,13 +73,7 @@ struct MembershipPropertyTests {
         static func post(_ caption: String) -> RecordBody {
             .post(
                 caption: caption,
-                photo: PhotoReference(
-                    sha256: AssetHash.of(Data(caption.utf8)),
-                    byteCount: 1000,
-                    mediaType: .jpeg,
-                    width: 640,
-                    height: 480
-                ),
+                photo: TestPhoto.reference(caption),
                 location: nil
             )
         }

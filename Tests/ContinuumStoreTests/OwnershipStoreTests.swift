@@ -43,13 +43,7 @@ struct OwnershipStoreTests {
         }
 
         static func photo(_ seed: Int) -> PhotoReference {
-            PhotoReference(
-                sha256: AssetHash.of(Data("ownership-photo-\(seed)".utf8)),
-                byteCount: 1000,
-                mediaType: .jpeg,
-                width: 640,
-                height: 480
-            )
+            TestPhoto.reference("ownership-photo-\(seed)")
         }
     }
 

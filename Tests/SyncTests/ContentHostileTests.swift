@@ -29,13 +29,7 @@ extension HostileTests {
                     createdAt: .now(),
                     body: .post(
                         caption: caption,
-                        photo: PhotoReference(
-                            sha256: AssetHash.of(Data("no such photo \(UUID())".utf8)),
-                            byteCount: 1000,
-                            mediaType: .jpeg,
-                            width: 640,
-                            height: 480
-                        ),
+                        photo: TestPhoto.reference("no such photo \(UUID())"),
                         location: nil
                     )
                 )

@@ -160,13 +160,7 @@ struct FollowTests {
         try await node.start(extra: ["--insecure-plaintext"] + Self.slowRounds)
         let author = NodeIdentity.generate()
         let other = NodeIdentity.generate()
-        let photo = PhotoReference(
-            sha256: AssetHash.of(Data("a photo nobody sends".utf8)),
-            byteCount: 1000,
-            mediaType: .jpeg,
-            width: 640,
-            height: 480
-        )
+        let photo = TestPhoto.reference("a photo nobody sends")
         // Both logs start with their self-adds to the test network, so that the node takes their records.
         let authorJoin = try RawClient.selfAdd(author)
         let otherJoin = try RawClient.selfAdd(other)

@@ -85,13 +85,7 @@ struct HostileTests {
     func forgedSignature() async throws {
         try await Self.withTarget { target in
             let identity = NodeIdentity.generate()
-            let photo = PhotoReference(
-                sha256: AssetHash.of(Data("not a photo".utf8)),
-                byteCount: 1000,
-                mediaType: .jpeg,
-                width: 640,
-                height: 480
-            )
+            let photo = TestPhoto.reference("not a photo")
             let valid = try identity.sign(
                 RecordContent(
                     author: identity.author,
@@ -326,13 +320,7 @@ struct HostileTests {
     func badThumbnail(fixture: String) async throws {
         try await Self.withTarget { target in
             let identity = NodeIdentity.generate()
-            let photo = PhotoReference(
-                sha256: AssetHash.of(Data("a photo only the hostile peer has \(UUID())".utf8)),
-                byteCount: 1000,
-                mediaType: .jpeg,
-                width: 640,
-                height: 480
-            )
+            let photo = TestPhoto.reference("a photo only the hostile peer has \(UUID())")
             let join = try RawClient.selfAdd(identity)
             let post = try identity.sign(
                 RecordContent(
