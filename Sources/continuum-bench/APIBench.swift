@@ -12,7 +12,7 @@ import Glibc
 /// `continuum-bench api`: the HTTP API of a real `continuum-node run` over loopback: the latency of a feed page
 /// and of the smallest route on a kept-alive connection, and the speed of a large upload (streamed to disk,
 /// hashed, synced), each beside a raw loopback baseline measured in the same run.
-struct APIBench: AsyncParsableCommand {
+struct APIBench: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "api",
         abstract: "HTTP API: feed latency on 1,000 posts, upload speed; beside raw loopback TCP."
@@ -30,16 +30,24 @@ struct APIBench: AsyncParsableCommand {
     @Option(help: "Runs of the upload.")
     var runs = 5
 
-    func run() async throws {
+    @OptionGroup var output: ReportOptions
+
+    func measure() async throws {
         let logger = Logger(label: "bench")
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-bench-api-\(UUID())")
         defer { try? FileManager.default.removeItem(at: root) }
         say("continuum-bench api: \(posts) posts, \(requests) requests per figure, \(runs) uploads of \(uploadMB) MiB")
 
         let rtt = try PushBench.loopbackRoundTrip(count: 2000)
-        say("baseline  raw TCP loopback round trip, 1 byte each way: \(format(rtt * 1e6, 1)) µs (median of 2000)")
+        say(
+            "baseline  raw TCP loopback round trip, 1 byte each way: \(format(rtt * 1e6, 1)) µs (median of 2000)",
+            ["baseline.loopbackRoundTripMicroseconds": rtt * 1e6]
+        )
         let raw = try Self.loopbackThroughput(bytes: uploadMB * 1_048_576)
-        say("baseline  raw TCP loopback throughput, one connection: \(format(raw / 1e6)) MB/s")
+        say(
+            "baseline  raw TCP loopback throughput, one connection: \(format(raw / 1e6)) MB/s",
+            ["baseline.loopbackMBPerSecond": raw / 1e6]
+        )
 
         let node = try BenchNode(root.appendingPathComponent("a"), logger: logger)
         var factory = RecordFactory(authorCount: 20, seed: 7, network: BenchNode.networkGroup)
@@ -61,10 +69,20 @@ struct APIBench: AsyncParsableCommand {
             }
             say(
                 "\(name): median \(format(median(times) * 1000, 2)) ms, p95 \(format(percentile(times, 95) * 1000, 2)) ms"
-                    + " = \(format(median(times) / rtt, 0))x the raw round trip"
+                    + " = \(format(median(times) / rtt, 0))x the raw round trip",
+                ["\(path == "/api/status" ? "status" : "feed").medianMs": median(times) * 1000]
             )
         }
 
+        try measureUpload(client, raw: raw)
+        let peak =
+            try String(contentsOfFile: "/proc/\(node.pid)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        say("node peak memory after the uploads: \(peak.split(separator: " ").dropFirst().joined(separator: " "))")
+    }
+
+    /// Times RUNS uploads of UPLOADMB MiB through `POST /api/posts`, beside `raw` (loopback TCP, bytes/s).
+    func measureUpload(_ client: KeepAliveClient, raw: Double) throws {
         // The upload is not an image: it is streamed, hashed and synced whole, then refused (415) after its header
         // is read, so the figure is the upload path alone, and nothing is stored.
         var speeds: [Double] = []
@@ -83,12 +101,9 @@ struct APIBench: AsyncParsableCommand {
         }
         say(
             "upload of \(uploadMB) MiB through POST /api/posts: median \(format(median(speeds) / 1e6)) MB/s = "
-                + "\(format(median(speeds) / raw, 2))x raw loopback TCP"
+                + "\(format(median(speeds) / raw, 2))x raw loopback TCP",
+            ["upload.MBPerSecond": median(speeds) / 1e6, "upload.toLoopback": median(speeds) / raw]
         )
-        let peak =
-            try String(contentsOfFile: "/proc/\(node.pid)/status", encoding: .utf8)
-            .split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        say("node peak memory after the uploads: \(peak.split(separator: " ").dropFirst().joined(separator: " "))")
     }
 
     static func multipart(size: Int) -> Data {

@@ -19,9 +19,18 @@ struct BenchCommand: AsyncParsableCommand {
     )
 }
 
-/// Prints a line at once, even when stdout is a file (no buffering).
-func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+/// A subcommand: its measurement runs with a report of its own (``BenchReport``), printed as JSON with `--json`.
+protocol BenchSubcommand: AsyncParsableCommand {
+    var output: ReportOptions { get }
+    func measure() async throws
+}
+
+extension BenchSubcommand {
+    func run() async throws {
+        try await BenchReport.run(command: Self.configuration.commandName ?? "", json: output.json) {
+            try await measure()
+        }
+    }
 }
 
 /// Median of a sample.

@@ -32,7 +32,14 @@ extension CrowdBench {
         func print(maxPeers: Int) {
             say(
                 "by invite (--max-peers \(maxPeers)): joins took \(format(joins, 1)) s, settled "
-                    + "\(format(settle, 1)) s later"
+                    + "\(format(settle, 1)) s later",
+                [
+                    "invites.joinsSeconds": joins, "invites.settledSeconds": settle,
+                    "invites.inviterSessionsAfterJoins": Double(inviterAfterJoins),
+                    "invites.inviterSessions": Double(inviter), "invites.sessionsMax": Double(all.max() ?? 0),
+                    "invites.countedMax": Double(counted.max() ?? 0), "invites.bound": Double(maxPeers),
+                    "invites.converged": converged ? 1 : 0,
+                ]
             )
             say(
                 "          the inviter's sessions: \(inviterAfterJoins) once the last join was done, \(inviter) once "

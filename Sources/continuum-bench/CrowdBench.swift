@@ -16,7 +16,7 @@ import Glibc
 /// behaviour before the overlay) in the same run. Posts with photos are written on nodes spread over the crowd. With
 /// `--join-by-invite`, the nodes instead join one group through invites from the first node, and the bench reports
 /// their sessions beside the bound (``measureInvites(maxPeers:root:)``).
-struct CrowdBench: AsyncParsableCommand {
+struct CrowdBench: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "crowd",
         abstract: "A crowd of nodes on one network: sessions, copies of each record, spread time, photo load."
@@ -55,7 +55,9 @@ struct CrowdBench: AsyncParsableCommand {
     @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
     var scratch: String?
 
-    func run() async throws {
+    @OptionGroup var output: ReportOptions
+
+    func measure() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-crowd-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -73,10 +75,10 @@ struct CrowdBench: AsyncParsableCommand {
                 + "with a \(photoKB) KiB photo each, written \(intervalMS) ms apart on nodes spread over the crowd"
         )
         let bounded = try await measure(maxPeers: maxPeers, root: root.appendingPathComponent("bounded"))
-        bounded.print("overlay (--max-peers \(maxPeers))")
+        bounded.print("overlay (--max-peers \(maxPeers))", as: "overlay")
         if !noFullMesh {
             let mesh = try await measure(maxPeers: 0, root: root.appendingPathComponent("mesh"))
-            mesh.print("baseline: full mesh (--max-peers 0)")
+            mesh.print("baseline: full mesh (--max-peers 0)", as: "mesh")
             say(
                 "ratios    copies per record \(format(bounded.copiesMean / mesh.copiesMean, 2))x the mesh's; bytes in "
                     + "per node \(format(bounded.bytesInMean / mesh.bytesInMean, 2))x; spread time p99 "
@@ -103,8 +105,19 @@ struct CrowdBench: AsyncParsableCommand {
         var grafts = 0
         var announced = 0
 
-        func print(_ title: String) {
-            say(title)
+        /// Prints the figures under `title`, and adds them to the run's report under `prefix`.
+        func print(_ title: String, as prefix: String) {
+            say(
+                title,
+                [
+                    "\(prefix).sessionsMax": Double(sessionsMax), "\(prefix).sessionsMedian": sessionsMedian,
+                    "\(prefix).copiesMean": copiesMean, "\(prefix).copiesMax": copiesMax,
+                    "\(prefix).spreadP50Ms": spreadP50 * 1000, "\(prefix).spreadP99Ms": spreadP99 * 1000,
+                    "\(prefix).busiestToMean": servedBusiest / max(1, servedMean),
+                    "\(prefix).bytesInMeanMiB": bytesInMean / 1_048_576, "\(prefix).rssMaxMiB": rssMaxMiB,
+                    "\(prefix).settledSeconds": settle,
+                ]
+            )
             say("          sessions per node: max \(sessionsMax), median \(format(sessionsMedian, 1))")
             say(
                 "          copies of each record received per node: mean \(format(copiesMean, 2)), max "

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 
 /// `continuum-bench store`: ingest rate, search latency and cold start of the feed, on 100,000 records.
-struct StoreBench: AsyncParsableCommand {
+struct StoreBench: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Verify-and-store rate, caption search latency, and feed cold start on a large store."
@@ -30,7 +30,9 @@ struct StoreBench: AsyncParsableCommand {
     @Flag(help: "Measure only the parts (verify alone, store alone), as many times as --runs.")
     var partsOnly = false
 
-    func run() async throws {
+    @OptionGroup var output: ReportOptions
+
+    func measure() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -44,8 +46,8 @@ struct StoreBench: AsyncParsableCommand {
             await ed25519VerifyRate(threads: 2), await ed25519VerifyRate(threads: 2),
             await ed25519VerifyRate(threads: 2),
         ])
-        say("baseline  Ed25519 verify, 1 thread:   \(format(verify1)) /s")
-        say("baseline  Ed25519 verify, 2 threads:  \(format(verify2)) /s")
+        say("baseline  Ed25519 verify, 1 thread:   \(format(verify1)) /s", ["baseline.verify1PerSecond": verify1])
+        say("baseline  Ed25519 verify, 2 threads:  \(format(verify2)) /s", ["baseline.verify2PerSecond": verify2])
 
         // The corpus: a realistic mix of profiles, posts, comments, edits and deletes.
         var factory = RecordFactory(authorCount: authors, seed: 2026)
@@ -92,7 +94,8 @@ struct StoreBench: AsyncParsableCommand {
             "ingest    verified and stored: \(format(ingestRate)) records/s (median of \(runs): "
                 + "\(rates.map { format($0) }.joined(separator: ", "))); "
                 + "\(format(ingestRate / verify2, 2))x the 2-thread verify rate, "
-                + "\(format(ingestRate / verify1, 2))x the 1-thread rate"
+                + "\(format(ingestRate / verify1, 2))x the 1-thread rate",
+            ["ingest.recordsPerSecond": ingestRate, "ingest.toVerify2": ingestRate / verify2]
         )
         return lastStore
     }
@@ -121,7 +124,12 @@ struct StoreBench: AsyncParsableCommand {
         say(
             "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
                 + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s, "
-                + "\(format(storeCPU * 1e6 / Double(corpus.count), 1)) µs of CPU per record"
+                + "\(format(storeCPU * 1e6 / Double(corpus.count), 1)) µs of CPU per record",
+            [
+                "parts.verifyRecordsPerSecond": Double(corpus.count) / verifyOnly,
+                "parts.storeRecordsPerSecond": Double(corpus.count) / storeSeconds,
+                "parts.storeCPUMicrosecondsPerRecord": storeCPU * 1e6 / Double(corpus.count),
+            ]
         )
     }
 
@@ -149,7 +157,8 @@ struct StoreBench: AsyncParsableCommand {
         }
         say(
             "search    \(posts) posts: median \(format(median(latencies), 2)) ms, p95 \(format(percentile(latencies, 95), 2)) ms "
-                + "(target: median <= 10 ms; limit 50; \(terms.count) terms x 21)"
+                + "(target: median <= 10 ms; limit 50; \(terms.count) terms x 21)",
+            ["search.medianMs": median(latencies), "search.p95Ms": percentile(latencies, 95)]
         )
         say("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
         let counts = try await store.counts()
@@ -172,7 +181,8 @@ struct StoreBench: AsyncParsableCommand {
         )
         say(
             "feed      cold start of 'feed --limit 20' on \(records) records: \(format(feed, 1)) ms median of 7 "
-                + "(baseline: process start with --help \(format(help, 1)) ms)"
+                + "(baseline: process start with --help \(format(help, 1)) ms)",
+            ["feed.coldMs": feed, "baseline.processStartMs": help]
         )
     }
 

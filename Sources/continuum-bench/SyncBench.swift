@@ -13,7 +13,7 @@ import Glibc
 #endif
 
 /// `continuum-bench sync`: two real `continuum-node run` processes on loopback.
-struct SyncBench: AsyncParsableCommand {
+struct SyncBench: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Initial sync, delta sync, photo transfer and peak memory of two nodes on loopback."
@@ -34,7 +34,9 @@ struct SyncBench: AsyncParsableCommand {
     @Option(help: "Where to put the data directories (default: a temporary directory, removed afterwards).")
     var scratch: String?
 
-    func run() async throws {
+    @OptionGroup var output: ReportOptions
+
+    func measure() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-sync-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -73,13 +75,15 @@ struct SyncBench: AsyncParsableCommand {
         var handshakes: [Double] = []
         for _ in 0..<3 { handshakes.append(try await tlsConnectionBytes(group: group)) }
         let handshake = median(handshakes)
-        say("baseline  Ed25519 verify, 2 threads: \(format(verify2)) /s")
+        say("baseline  Ed25519 verify, 2 threads: \(format(verify2)) /s", ["baseline.verify2PerSecond": verify2])
         say(
             "baseline  one TLS 1.3 connection on loopback (node's settings: mutual Ed25519 certificates, "
-                + "X25519MLKEM768 key exchange), handshake and 1 byte each way: \(format(handshake)) bytes"
+                + "X25519MLKEM768 key exchange), handshake and 1 byte each way: \(format(handshake)) bytes",
+            ["baseline.tlsConnectionBytes": handshake]
         )
         say(
-            "baseline  raw TLS 1.3 loopback (same certificates and library), 256 MiB: \(format(tlsRate)) MB/s (median of 3)"
+            "baseline  raw TLS 1.3 loopback (same certificates and library), 256 MiB: \(format(tlsRate)) MB/s (median of 3)",
+            ["baseline.tlsMBPerSecond": tlsRate]
         )
         return (verify2, tlsRate, handshake)
     }
@@ -127,7 +131,8 @@ struct SyncBench: AsyncParsableCommand {
         say(
             "(a)       initial sync: \(records) records in \(format(initial, 2)) s = \(format(rate)) records/s; "
                 + "\(format(rate / verify2, 2))x the 2-thread verify rate (target >= 0.6x); "
-                + "wire \(proxy.counts.withLock { $0.up + $0.down } / 1024) KiB"
+                + "wire \(proxy.counts.withLock { $0.up + $0.down } / 1024) KiB",
+            ["a.recordsPerSecond": rate, "a.toVerify2": rate / verify2, "a.seconds": initial]
         )
         try await syncDelta(from: a, to: b, through: proxy, target: target, handshake: handshake)
         try b.stop()
@@ -165,7 +170,11 @@ struct SyncBench: AsyncParsableCommand {
                 + "(B→A \(delta.up), A→B \(delta.down)) in \(format(deltaTime * 1000, 0)) ms from B's start = "
                 + "TLS connection baseline \(format(handshake)) + \(deltaBytes - Int(handshake)) bytes of sync; "
                 + "the idle reconnect before it (B's first clock delta after the initial sync) cost "
-                + "\(idle.up + idle.down) bytes"
+                + "\(idle.up + idle.down) bytes",
+            [
+                "b.bytes": Double(deltaBytes), "b.overTLSConnectionBytes": Double(deltaBytes) - handshake,
+                "b.idleReconnectBytes": Double(idle.up + idle.down),
+            ]
         )
     }
 
@@ -188,7 +197,8 @@ struct SyncBench: AsyncParsableCommand {
         )
         say(
             "baseline  durable photo writes on this disk (SHA-256, write, fsync, rename; "
-                + "\(SyncConfiguration().parallelPhotoTransfers) at a time): \(format(diskRate)) MB/s"
+                + "\(SyncConfiguration().parallelPhotoTransfers) at a time): \(format(diskRate)) MB/s",
+            ["baseline.durablePhotoWritesMBPerSecond": diskRate]
         )
         try c.start()
         let d = try BenchNode(root.appendingPathComponent("d"), logger: logger)
@@ -202,12 +212,17 @@ struct SyncBench: AsyncParsableCommand {
         say(
             "(c)       photos: \(photos) x \(photoMB) MiB in \(format(photoTime, 2)) s = \(format(photoRate)) MB/s; "
                 + "\(format(photoRate / tlsRate, 2))x raw TLS loopback (target >= 0.6x); "
-                + "\(format(photoRate / diskRate, 2))x durable disk writes"
+                + "\(format(photoRate / diskRate, 2))x durable disk writes",
+            ["c.MBPerSecond": photoRate, "c.toTLS": photoRate / tlsRate, "c.seconds": photoTime]
         )
         say(
             "(d)       peak RSS of the receiving node: \(rssA.receiver / 1024) MiB during the record sync, "
                 + "\(rssPhotos / 1024) MiB during the photo transfer (target <= 100 MB); of the sending node: "
-                + "\(rssA.sender / 1024) and \(c.peakRSS() / 1024) MiB"
+                + "\(rssA.sender / 1024) and \(c.peakRSS() / 1024) MiB",
+            [
+                "d.receiverRecordsMiB": Double(rssA.receiver) / 1024, "d.receiverPhotosMiB": Double(rssPhotos) / 1024,
+                "d.senderRecordsMiB": Double(rssA.sender) / 1024, "d.senderPhotosMiB": Double(c.peakRSS()) / 1024,
+            ]
         )
         try d.stop()
         try c.stop()

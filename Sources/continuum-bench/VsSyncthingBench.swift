@@ -14,7 +14,7 @@ import Glibc
 /// loopback only; our nodes run on loopback too. Each side starts with the data on its first instance (already
 /// hashed: our posts were made, Syncthing's folder was scanned), and the clock runs from the second instance's
 /// start until it holds everything.
-struct VsSyncthingBench: AsyncParsableCommand {
+struct VsSyncthingBench: BenchSubcommand {
     static let configuration = CommandConfiguration(
         commandName: "vs-syncthing",
         abstract: "Our nodes beside Syncthing on the same data: 2 MiB photos, real JPEGs, small posts, one new photo."
@@ -46,7 +46,9 @@ struct VsSyncthingBench: AsyncParsableCommand {
         guard photos + jpegs + small > 0 else { throw ValidationError("every set is empty: nothing to measure") }
     }
 
-    func run() async throws {
+    @OptionGroup var output: ReportOptions
+
+    func measure() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-vs-syncthing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -70,14 +72,17 @@ struct VsSyncthingBench: AsyncParsableCommand {
                 logger: logger
             )
             rows.append(Self.comparison(set.title, ours: ours, theirs: theirs))
-            say(rows.last!)
+            say(rows.last!, Self.figures(set.name, ours: ours, theirs: theirs))
             if let ourNew = ours.new, let theirNew = theirs.new {
                 rows.append(
                     "one new 2 MiB photo after the rest: ours \(format(ourNew * 1000, 1)) ms, Syncthing "
                         + "\(format(theirNew * 1000, 1)) ms (a scan of that one file, then the transfer): "
                         + "\(format(theirNew / ourNew, 2))x"
                 )
-                say(rows.last!)
+                say(
+                    rows.last!,
+                    ["new.oursMs": ourNew * 1000, "new.syncthingMs": theirNew * 1000, "new.ratio": theirNew / ourNew]
+                )
             }
         }
         say("summary (medians of \(runs)):")
@@ -124,6 +129,20 @@ struct VsSyncthingBench: AsyncParsableCommand {
             + "(CPU \(format(theirs.senderCPU, 2)) + \(format(theirs.receiverCPU, 2)) s, peak RSS "
             + "\(theirs.senderRSS / 1024) / \(theirs.receiverRSS / 1024) MiB); "
             + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
+    }
+
+    /// The report's figures of one set: both sides' seconds, CPU and RSS, ours until the thumbnails too, and the
+    /// ratio of Syncthing's time to ours.
+    static func figures(_ set: String, ours: Figures, theirs: Figures) -> KeyValuePairs<String, Double> {
+        [
+            "\(set).oursSeconds": ours.seconds, "\(set).syncthingSeconds": theirs.seconds,
+            "\(set).ratio": theirs.seconds / ours.seconds,
+            "\(set).oursThumbnailsSeconds": ours.thumbnails ?? .nan,
+            "\(set).oursReceiverCPUSeconds": ours.receiverCPU, "\(set).syncthingReceiverCPUSeconds": theirs.receiverCPU,
+            "\(set).oursSenderCPUSeconds": ours.senderCPU, "\(set).syncthingSenderCPUSeconds": theirs.senderCPU,
+            "\(set).oursReceiverRSSMiB": Double(ours.receiverRSS) / 1024,
+            "\(set).syncthingReceiverRSSMiB": Double(theirs.receiverRSS) / 1024,
+        ]
     }
 
     /// One side's figures for one set (medians of the runs). CPU in seconds, RSS in KiB.
