@@ -66,6 +66,22 @@ public struct ContinuumStore: Sendable {
         }
     }
 
+    /// A new in-memory store holding a copy of this one's database (SQLite's online backup), for tests that make
+    /// many stores: the schema's migrations run once, in the store copied, not in each copy. Photo files go to
+    /// `assets`.
+    public func inMemoryCopy(assets: AssetStore, logger: Logger) throws -> ContinuumStore {
+        var configuration = Configuration()
+        configuration.label = "continuum-memory"
+        configuration.prepareDatabase { db in db.add(function: Self.distanceFunction) }
+        do {
+            let queue = try DatabaseQueue(configuration: configuration)
+            try database.backup(to: queue)
+            return try ContinuumStore(database: queue, assets: assets, logger: logger)
+        } catch let error as DatabaseError {
+            throw StoreError(.database, "cannot copy the store into memory: \(error.message ?? "\(error)")")
+        }
+    }
+
     /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``). Nil in memory.
     private let walPath: String?
 
