@@ -7,13 +7,15 @@ reading the Swift code, so that the Swift tests can check their bytes against it
 that commits to its content by length and SHA-256, then the content (a 16-byte salt and the fields of its kind),
 which can be erased: the record then travels as its header alone, with the same id (SHA-256 of the header).
 
-It builds twenty-four records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
+It builds twenty-six records from fixed inputs (fixed seeds and fixed salts), each whole and as its header alone:
 eight of kinds 1 ... 5, then six of the group kinds (§2.7): two group records and four
 member records, then two of kinds to come (§2.8): one with a context, data and a payload, one with none of them,
 then three reactions (§2.9, kind 13, written from that section alone): to a post, to a comment, and one taken back;
 then five account records (§2.10, kinds 8 ... 11, written from that section alone): device L founds an account with
 recovery key K, device D joins it, L adds D with D's consent, D removes L with a frontier, D declares its log key N in
-the group G1 for the account;
+the group G1 for the account; then two more of A's log whose photos commit to their author's thumbnail (§2.5, photo
+flags bit 1): a post whose photo has a takenAt and a thumbnail, and an edit of it whose new photo has a thumbnail and
+no takenAt;
 decodes them back with its own decoder, verifies their Ed25519 signatures and re-encodes them. It also writes eight
 inert records of kind 13: valid records (§2.8's common layout holds) that break a rule of §2.9 and so count as no
 reaction, since a kind's own rules never make a record invalid; and twenty-seven inert records of kinds 8 ... 11,
@@ -140,14 +142,22 @@ LONGITUDE_E7 = 1_800_000_000
 EDIT_CAPTION, EDIT_PHOTO, EDIT_LOCATION_SET, EDIT_LOCATION_REMOVED = 0x01, 0x02, 0x04, 0x08
 EDIT_KNOWN = 0x0F
 
-# A photo (§2.5): sha256, bytes, media type, width, height, taken-at flag (50), and the takenAt (8) when known.
+# A photo (§2.5): sha256, bytes, media type, width, height, photo flags (50); then the takenAt (8) when flags bit 0
+# is set, then the author's thumbnail, its sha256 and its size (32 + 4), when bit 1 is set. Bits 2 ... 7 MUST be 0.
+# The byte of the photo flags was the taken-at flag (0 or 1) before bit 1 was added: 00 and 01 mean what they meant.
 PHOTO_LENGTH = 32 + 8 + 1 + 4 + 4 + 1
+PHOTO_TAKEN_AT, PHOTO_THUMBNAIL = 0x01, 0x02
+PHOTO_KNOWN = PHOTO_TAKEN_AT | PHOTO_THUMBNAIL
+TAKEN_AT_LENGTH = 8
+THUMBNAIL_LENGTH = 32 + 4
+THUMBNAIL_BYTES = 65_536  # a thumbnail's size, 1 ... 65536 (§2.5; the limit of THUMB_DATA, §7.4.19)
+PHOTO_MAX = PHOTO_LENGTH + TAKEN_AT_LENGTH + THUMBNAIL_LENGTH  # 94
 # The largest content of each kind, salt included, from the fields of §2.5.
 CONTENT_MAX = {
     "profile": SALT_BYTES + 1 + NAME_BYTES,
-    "post": SALT_BYTES + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 1 + 8,
+    "post": SALT_BYTES + 2 + CAPTION_BYTES + PHOTO_MAX + 1 + 8,
     "comment": SALT_BYTES + 2 + COMMENT_BYTES,
-    "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_LENGTH + 8 + 8,
+    "edit": SALT_BYTES + 1 + 2 + CAPTION_BYTES + PHOTO_MAX + 8,
     "group": SALT_BYTES + 1 + NAME_BYTES,
     FUTURE: FUTURE_CONTENT_BYTES,
     REACTION: REACTION_CONTENT_BYTES,  # a reaction as it is signed; the decoder reads kind 13 as a kind to come
@@ -162,7 +172,7 @@ CONTENT_MIN = {"profile": SALT_BYTES + 2, "post": SALT_BYTES + 2, "comment": SAL
 # is always sequence 1 (no previous), so its largest is 32 bytes shorter than it would be further on in a log.
 # §2.5's table has no row for a reaction: its largest, to a comment further on in a log, is 86 + 32 (context) + 2 +
 # 32 (data) + 100 = 252 bytes of header and 17 of content, worked out by hand from §2.1 and §2.9.
-SIZE_TABLE = {"profile": (81, 267), "post": (2133, 2319), "comment": (4114, 4332), "edit": (2133, 2351),
+SIZE_TABLE = {"profile": (81, 267), "post": (2169, 2355), "comment": (4114, 4332), "edit": (2169, 2387),
               "delete": (0, 8380), "group": (81, 268), "member": (0, 291), FUTURE: (8192, 12508),
               REACTION: (17, 269)}
 
@@ -190,7 +200,8 @@ WHITE_SPACE = frozenset(
 #   reaction {post, comment, emoji}               kind 13 (§2.9): post: the context; comment: None (data empty) or
 #                                                 the 32-byte id of the comment reacted to (the data); emoji: 0 ... 6
 #   inert    {code, context, data, payload}       kind 13 breaking §2.9's rules (code 13), as a kind to come
-# A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known)}.
+# A photo is {sha256, bytes, mediaType (the MIME type), width, height, takenAt (None when not known), thumbnail}, and
+# its thumbnail None (photo flags bit 1 clear) or the author's thumbnail {sha256 (32 bytes), bytes (its size)}.
 
 
 class Invalid(Exception):
@@ -231,6 +242,18 @@ def check_photo(photo: dict) -> None:
         raise Invalid("photo dimensions out of range")
     if photo["takenAt"] is not None:
         check_timestamp(photo["takenAt"], "takenAt")
+    thumbnail = photo["thumbnail"]
+    if thumbnail is not None:
+        if len(thumbnail["sha256"]) != 32:
+            raise Invalid("thumbnail sha256 must be 32 bytes")
+        if not 1 <= thumbnail["bytes"] <= THUMBNAIL_BYTES:
+            raise Invalid(f"thumbnail size {thumbnail['bytes']} must be 1 ... {THUMBNAIL_BYTES} bytes")
+
+
+def photo_flags(photo: dict) -> int:
+    """The photo flags byte (§2.5): bit 0 when a takenAt follows, bit 1 when the author's thumbnail follows."""
+    return (PHOTO_TAKEN_AT if photo["takenAt"] is not None else 0) | (
+        PHOTO_THUMBNAIL if photo["thumbnail"] is not None else 0)
 
 
 def check_location(location: dict) -> None:
@@ -613,11 +636,13 @@ def content_fields(record: dict) -> list[tuple[str, bytes]]:
         fields.append(("media type", bytes([MEDIA_CODES[p["mediaType"]]])))
         fields.append(("width", struct.pack(">I", p["width"])))
         fields.append(("height", struct.pack(">I", p["height"])))
-        if p["takenAt"] is None:
-            fields.append(("taken-at flag", b"\x00"))
-        else:
-            fields.append(("taken-at flag", b"\x01"))
+        flags = photo_flags(p)
+        fields.append(("photo flags", bytes([flags])))
+        if flags & PHOTO_TAKEN_AT:
             fields.append(("takenAt", struct.pack(">q", p["takenAt"])))
+        if flags & PHOTO_THUMBNAIL:
+            fields.append(("thumbnail sha256", p["thumbnail"]["sha256"]))
+            fields.append(("thumbnail bytes", struct.pack(">I", p["thumbnail"]["bytes"])))
 
     def coordinates(location: dict) -> None:
         fields.append(("latitudeE7", struct.pack(">i", location["latitudeE7"])))
@@ -746,15 +771,16 @@ def read_photo(r: Reader) -> dict:
         raise Invalid(f"unknown media type code {media}")
     width = r.uint(4, "width")
     height = r.uint(4, "height")
-    flag = r.uint(1, "taken-at flag")
-    if flag == 0:
-        taken_at = None
-    elif flag == 1:
-        taken_at = r.sint(8, "takenAt")
-    else:
-        raise Invalid(f"taken-at flag is {flag}")
+    flags = r.uint(1, "photo flags")
+    if flags & ~PHOTO_KNOWN:
+        raise Invalid(f"photo flags {flags:02x} set bits 2 ... 7")
+    taken_at = r.sint(8, "takenAt") if flags & PHOTO_TAKEN_AT else None
+    thumbnail = None
+    if flags & PHOTO_THUMBNAIL:
+        thumbnail = {"sha256": r.take(32, "thumbnail sha256"), "bytes": r.uint(4, "thumbnail bytes")}
+    # The ranges (the sizes, the dimensions, the takenAt, the thumbnail's size) are checked by validate().
     return {"sha256": sha, "bytes": size, "mediaType": MEDIA_TYPES[media], "width": width, "height": height,
-            "takenAt": taken_at}
+            "takenAt": taken_at, "thumbnail": thumbnail}
 
 
 def read_coordinates(r: Reader) -> dict:
@@ -986,8 +1012,11 @@ SEED_NAMES = {SEED_A: "identity A", SEED_B: "identity B", SEED_F: "log key F", S
 # A log of L's named in D's removal of L (vector 23) besides L's account log, with nothing of it kept (through 0):
 # a stand-in key, of no seed; no record of it is given.
 OTHER_LOG = bytes([0xEE]) * 32
-# The stand-in photo bytes whose SHA-256 the posts and edits carry.
-PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"photo-1", b"photo-2", b"photo-3")}
+# The stand-in photo bytes whose SHA-256 the posts and edits carry, and those of the thumbnails (§2.5, photo flags
+# bit 1) that vectors 25 and 26 commit to.
+PHOTO_SOURCES = {hashlib.sha256(name).digest(): name.decode()
+                 for name in (b"photo-1", b"photo-2", b"photo-3", b"photo-4", b"photo-5")}
+THUMBNAIL_SOURCES = {hashlib.sha256(name).digest(): name.decode() for name in (b"thumbnail-4", b"thumbnail-5")}
 
 
 def salt_of(number: int) -> bytes:
@@ -996,13 +1025,17 @@ def salt_of(number: int) -> bytes:
     return bytes(value % 256 for value in range(16 * number, 16 * number + 16))
 
 
-def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at: int | None) -> dict:
+def photo(source: bytes, size: int, mime: str, width: int, height: int, taken_at: int | None,
+          thumbnail: tuple[bytes, int] | None = None) -> dict:
+    """A photo (§2.5); `thumbnail`, when given, is the stand-in bytes whose SHA-256 the thumbnail has, and its size."""
     return {"sha256": hashlib.sha256(source).digest(), "bytes": size, "mediaType": mime, "width": width,
-            "height": height, "takenAt": taken_at}
+            "height": height, "takenAt": taken_at,
+            "thumbnail": None if thumbnail is None else {"sha256": hashlib.sha256(thumbnail[0]).digest(),
+                                                         "bytes": thumbnail[1]}}
 
 
 def build() -> list[dict]:
-    """The twenty-four golden vectors, each with its seed, record, header, content and id."""
+    """The twenty-six golden vectors, each with its seed, record, header, content and id."""
     out: list[dict] = []
 
     def add(name: str, seed: bytes, sequence: int, previous: bytes | None, kind: str, body: dict) -> bytes:
@@ -1032,7 +1065,7 @@ def build() -> list[dict]:
         "location": {"latitudeE7": 599139000, "longitudeE7": 107522000}})
     a6 = add("A6 edit removing the location", SEED_A, 6, a5, "edit", {
         "post": a2, "caption": None, "photo": None, "location": "removed"})
-    add("A7 delete", SEED_A, 7, a6, "delete", {"targets": sorted([a3, a2])})
+    a7 = add("A7 delete", SEED_A, 7, a6, "delete", {"targets": sorted([a3, a2])})
 
     # Groups (§2.7): the group id is the founder's log key; nodes are identities A and B.
     node_a, node_b = public_key(SEED_A), public_key(SEED_B)
@@ -1080,14 +1113,30 @@ def build() -> list[dict]:
     declaration = Ed25519PrivateKey.from_private_bytes(SEED_LOG_D).sign(declaration_message(account, g1, desktop))
     add("AC5 D declares its log N in group G1", SEED_D, 3, d2, "log",
         {"account": account, "group": g1, "log": public_key(SEED_LOG_D), "signature": declaration})
+
+    # Photos that commit to their author's thumbnail (§2.5, photo flags bit 1), added after the vectors above so that
+    # theirs stay as they were: A's log goes on after its delete A7 with a post whose photo has a takenAt and a
+    # thumbnail (photo flags 03), then an edit of that post whose new photo has a thumbnail and no takenAt (flags 02).
+    a8 = add("A8 post with taken-at and thumbnail", SEED_A, 8, a7, "post", {
+        "caption": "Harbour at noon",
+        "photo": photo(b"photo-4", 3_145_728, "image/jpeg", 4000, 3000, 1_699_999_000_000,
+                       thumbnail=(b"thumbnail-4", 24_576)),
+        "location": {"latitudeE7": 434_412_000, "longitudeE7": 51_298_000}})
+    add("A9 edit of the photo with a thumbnail", SEED_A, 9, a8, "edit", {
+        "post": a8, "caption": None,
+        "photo": photo(b"photo-5", 1_843_200, "image/heic", 3024, 4032, None, thumbnail=(b"thumbnail-5", 18_000)),
+        "location": "unchanged"})
     return out
 
 
 def photo_json(p: dict | None) -> dict | None:
     if p is None:
         return None
+    thumbnail = p["thumbnail"]
     return {"sha256": p["sha256"].hex(), "bytes": p["bytes"], "mediaType": p["mediaType"], "width": p["width"],
-            "height": p["height"], "takenAt": p["takenAt"]}
+            "height": p["height"], "takenAt": p["takenAt"],
+            "thumbnail": None if thumbnail is None else {"sha256": thumbnail["sha256"].hex(),
+                                                         "bytes": thumbnail["bytes"]}}
 
 
 def body_json(kind: str, body: dict) -> dict:
@@ -1167,9 +1216,15 @@ def wrap_hex(data: bytes, width: int = 32) -> str:
 
 def describe_photo(p: dict, lines: list[str], what: str = "photo") -> None:
     lines.append(f"- {what} sha256 `{p['sha256'].hex()}` (SHA-256 of the ASCII bytes `{PHOTO_SOURCES[p['sha256']]}`)")
+    thumbnail = p["thumbnail"]
     lines.append(f"- {what} bytes {p['bytes']}, media type {p['mediaType']} ({MEDIA_CODES[p['mediaType']]}), "
                  f"{p['width']}x{p['height']}, "
-                 + ("taken-at not known" if p["takenAt"] is None else f"takenAt {p['takenAt']}"))
+                 + ("taken-at not known" if p["takenAt"] is None else f"takenAt {p['takenAt']}")
+                 + (", no thumbnail" if thumbnail is None else ""))
+    if thumbnail is not None:
+        lines.append(f"- {what}'s thumbnail sha256 `{thumbnail['sha256'].hex()}` (SHA-256 of the ASCII bytes "
+                     f"`{THUMBNAIL_SOURCES[thumbnail['sha256']]}`), thumbnail bytes {thumbnail['bytes']}; photo flags "
+                     f"`{photo_flags(p):02x}`")
 
 
 def describe_inputs(v: dict, names: dict[bytes, str]) -> list[str]:
@@ -1369,7 +1424,7 @@ def markdown(vectors: list[dict], inert: list[dict]) -> str:
             out.extend(field_table(header_fields(v["record"], content)))
             out.append(f"| {n} | signature | 64 bytes |")
             out.append("")
-        if v["name"].startswith(("U1 ", "R2 ")):
+        if v["name"].startswith(("U1 ", "R2 ", "A8 ", "A9 ")):
             out.append(f"The content of vector {i + 1}, field by field:")
             out.append("")
             out.extend(field_table(content_fields(v["record"])))
@@ -1741,7 +1796,10 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
                     member(1, log=a), member(2, group_id=a, sequence=2, previous=bytes(32)),
                     future(), future(8, bytes(FUTURE_DATA_BYTES)), future(255, b"\x01", salt + b"x"),
                     future(content=salt + b"x", after=b""), reaction(), reaction(b"\x00"), reaction(b"\x06", t[2]),
-                    reaction(after=b""), reaction(b"\x06", t[2], after=b"")):
+                    reaction(after=b""), reaction(b"\x06", t[2], after=b""), post(),
+                    post(photo=photo_bytes(taken=b"\x03" + struct.pack(">q", 0) + bytes([0x7B]) * 32
+                                           + struct.pack(">I", THUMBNAIL_BYTES))),
+                    post(photo=photo_bytes(taken=b"\x02" + bytes([0x7B]) * 32 + struct.pack(">I", 1)))):
         verify(control)
     good = raw(1, content=profile(b"Alice"))
     good_header = good[: -len(profile(b"Alice"))]
@@ -1782,9 +1840,11 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("post content length 17, header alone", raw(2, length=17, digest=bytes(32), after=b"")),
         ("edit content length 16, header alone", raw(4, bytes(32), length=16, digest=bytes(32), after=b"")),
         ("profile content length 82, header alone", raw(1, length=82, digest=bytes(32), after=b"")),
-        ("post content length 2134, header alone", raw(2, length=2134, digest=bytes(32), after=b"")),
+        (f"post content length {CONTENT_MAX['post'] + 1}, header alone",
+         raw(2, length=CONTENT_MAX["post"] + 1, digest=bytes(32), after=b"")),
         ("comment content length 4115, header alone", raw(3, bytes(32), length=4115, digest=bytes(32), after=b"")),
-        ("edit content length 2134, header alone", raw(4, bytes(32), length=2134, digest=bytes(32), after=b"")),
+        (f"edit content length {CONTENT_MAX['edit'] + 1}, header alone",
+         raw(4, bytes(32), length=CONTENT_MAX["edit"] + 1, digest=bytes(32), after=b"")),
         ("content length 2^32 - 1, header alone", raw(3, bytes(32), length=(1 << 32) - 1, digest=bytes(32), after=b"")),
         # Fields of a content.
         ("name length past the content's end", raw(1, content=salt + b"\x0aAlice")),
@@ -1810,11 +1870,18 @@ def invalid_cases(vectors: list[dict]) -> list[tuple[str, bytes]]:
         ("media type 6", post(photo=photo_bytes(media=6))),
         ("width 0", post(photo=photo_bytes(width=0))),
         ("height over 2^24", post(photo=photo_bytes(height=PHOTO_DIMENSION + 1))),
+        # The byte after the height was the taken-at flag; it is now the photo flags (§2.5), whose bit 1 announces a
+        # thumbnail (36 bytes): "taken-at flag 2" (02, then 8 bytes and the location flag) is now a thumbnail cut
+        # short, and "taken-at flag 255" sets bits 2 ... 7. Their names and bytes are kept as they were.
         ("taken-at flag 2", post(photo=photo_bytes(taken=b"\x02" + struct.pack(">q", 0)))),
         ("taken-at flag 255", post(photo=photo_bytes(taken=b"\xff"))),
         ("taken-at flag 1 without the time", post(photo=photo_bytes(taken=b"\x01"), location=b"")),
         ("takenAt -1", post(photo=photo_bytes(taken=b"\x01" + struct.pack(">q", -1)))),
         ("takenAt after 9999", post(photo=photo_bytes(taken=b"\x01" + struct.pack(">q", LATEST_TIMESTAMP + 1)))),
+        ("photo flags 04", post(photo=photo_bytes(taken=b"\x04"))),
+        ("thumbnail bytes 0", post(photo=photo_bytes(taken=b"\x02" + bytes([0x7B]) * 32 + struct.pack(">I", 0)))),
+        ("thumbnail bytes 65537",
+         post(photo=photo_bytes(taken=b"\x02" + bytes([0x7B]) * 32 + struct.pack(">I", THUMBNAIL_BYTES + 1)))),
         ("location flag 2", post(location=b"\x02" + coordinates(0, 0))),
         ("location flag missing", post(location=b"")),
         ("latitude 90.0000001", post(location=b"\x01" + coordinates(LATITUDE_E7 + 1, 0))),
@@ -2043,6 +2110,15 @@ def check_valid_edges(failures: list[str]) -> int:
          {"kind": "post", "body": {"caption": "a\nb", "photo": {**p, "takenAt": LATEST_TIMESTAMP}, "location": None}}),
         ("edit of the caption and photo, removing the location",
          {"kind": "edit", "body": {"post": bytes(32), "caption": "c", "photo": p, "location": "removed"}}),
+        ("post whose photo has a thumbnail of 65536 bytes and no taken-at (photo flags 02)",
+         {"kind": "post", "body": {"caption": "x", "photo": {**p, "takenAt": None,
+                                                             "thumbnail": {"sha256": bytes(32),
+                                                                           "bytes": THUMBNAIL_BYTES}},
+                                   "location": None}}),
+        ("edit of the photo, with a takenAt and a thumbnail of 1 byte (photo flags 03), setting the location",
+         {"kind": "edit", "body": {"post": bytes(32), "caption": None,
+                                   "photo": {**p, "thumbnail": {"sha256": bytes([0xFF]) * 32, "bytes": 1}},
+                                   "location": {"latitudeE7": LATITUDE_E7, "longitudeE7": -LONGITUDE_E7}}}),
         ("edit removing the location and nothing else (17 bytes of content)",
          {"kind": "edit", "body": {"post": bytes(32), "caption": None, "photo": None, "location": "removed"}}),
         ("delete of 256 targets",
@@ -2106,7 +2182,8 @@ def check_valid_edges(failures: list[str]) -> int:
 def check_sizes(failures: list[str]) -> None:
     """The largest record of each kind (sequence > 1, every optional field, every text at its limit) is as long as
     the table of §2.5 says."""
-    p = photo(b"photo-1", PHOTO_BYTES, "image/jpeg", PHOTO_DIMENSION, PHOTO_DIMENSION, LATEST_TIMESTAMP)
+    p = photo(b"photo-1", PHOTO_BYTES, "image/jpeg", PHOTO_DIMENSION, PHOTO_DIMENSION, LATEST_TIMESTAMP,
+              thumbnail=(b"thumbnail-4", THUMBNAIL_BYTES))
     location = {"latitudeE7": LATITUDE_E7, "longitudeE7": -LONGITUDE_E7}
     bodies = {
         "profile": {"name": "x" * NAME_BYTES},

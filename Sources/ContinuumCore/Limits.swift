@@ -22,12 +22,14 @@ public enum Limits {
     public static let opaqueDataBytes = 4_096
     /// The longest content of a kind this node does not know, salt included.
     public static let opaqueContentBytes = 8_192
+    /// The largest thumbnail a photo may commit to (and THUMB_DATA may carry): 64 KiB.
+    public static let thumbnailBytes: UInt32 = 65_536
 
     /// The longest content of a kind, salt included (PROTOCOL.md §2.5): 0 for a delete, which has none.
     public static func contentBytes(_ kind: RecordKind) -> Int {
         let salt = 16
-        // sha256, bytes, media type, width, height, taken-at flag and time.
-        let photo = 32 + 8 + 1 + 4 + 4 + 1 + 8
+        // sha256, bytes, media type, width, height, flags, taken-at, the thumbnail's sha256 and size.
+        let photo = 32 + 8 + 1 + 4 + 4 + 1 + 8 + 32 + 4
         switch kind {
         case .profile: return salt + 1 + nameBytes
         case .post: return salt + 2 + captionBytes + photo + 1 + 8

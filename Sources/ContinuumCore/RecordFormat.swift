@@ -125,12 +125,19 @@ public enum RecordFormat {
         writer.u8(photo.mediaType.rawValue)
         writer.u32(photo.width)
         writer.u32(photo.height)
-        if let takenAt = photo.takenAt {
-            writer.u8(1)
-            writer.i64(takenAt.milliseconds)
-        } else {
-            writer.u8(0)
+        writer.u8((photo.takenAt == nil ? 0 : PhotoFlags.takenAt) | (photo.thumbnail == nil ? 0 : PhotoFlags.thumbnail))
+        if let takenAt = photo.takenAt { writer.i64(takenAt.milliseconds) }
+        if let thumbnail = photo.thumbnail {
+            writer.raw(thumbnail.sha256.bytes)
+            writer.u32(thumbnail.byteCount)
         }
+    }
+
+    /// The bits of a photo's flags byte (PROTOCOL.md §2.5).
+    enum PhotoFlags {
+        static let takenAt: UInt8 = 0x01
+        static let thumbnail: UInt8 = 0x02
+        static let all: UInt8 = 0x03
     }
 
     private static func writeLocation(_ location: Coordinate?, _ writer: inout ByteWriter) {
@@ -385,19 +392,27 @@ public enum RecordFormat {
         }
         let width = try reader.u32("photo.width")
         let height = try reader.u32("photo.height")
-        let takenAt: Timestamp?
-        switch try reader.u8("taken-at flag") {
-        case 0: takenAt = nil
-        case 1: takenAt = Timestamp(milliseconds: try reader.i64("takenAt"))
-        case let flag: throw .malformed("taken-at flag is \(flag); it must be 0 or 1")
+        let flags = try reader.u8("photo flags")
+        guard flags & ~PhotoFlags.all == 0 else {
+            throw .malformed("photo flags are \(String(format: "0x%02x", flags)); only bits 0 and 1 may be set")
         }
+        let takenAt =
+            flags & PhotoFlags.takenAt == 0 ? nil : Timestamp(milliseconds: try reader.i64("takenAt"))
+        let thumbnail =
+            flags & PhotoFlags.thumbnail == 0
+            ? nil
+            : ThumbnailReference(
+                sha256: AssetHash(unchecked: try reader.raw(32, "thumbnail.sha256")),
+                byteCount: try reader.u32("thumbnail.bytes")
+            )
         return PhotoReference(
             sha256: hash,
             byteCount: byteCount,
             mediaType: mediaType,
             width: width,
             height: height,
-            takenAt: takenAt
+            takenAt: takenAt,
+            thumbnail: thumbnail
         )
     }
 
@@ -491,6 +506,9 @@ public enum RecordFormat {
         }
         if let takenAt = photo.takenAt, !(0...Limits.latestTimestamp).contains(takenAt.milliseconds) {
             throw .outOfRange("takenAt \(takenAt.milliseconds) is outside 1970 ... 9999")
+        }
+        if let thumbnail = photo.thumbnail, !(1...Limits.thumbnailBytes).contains(thumbnail.byteCount) {
+            throw .outOfRange("thumbnail size \(thumbnail.byteCount) must be 1 ... \(Limits.thumbnailBytes) bytes")
         }
     }
 

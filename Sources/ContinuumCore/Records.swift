@@ -234,6 +234,9 @@ public struct PhotoReference: Sendable, Hashable {
     /// When the photo was taken (from its EXIF, or as the author said), if known. Shown beside the post's own time,
     /// which is when it was posted; never used to order or filter the feed.
     public var takenAt: Timestamp?
+    /// The thumbnail the author's node made of the photo, which receivers keep as it is (PROTOCOL.md §7.4.19); nil
+    /// when the author committed to none, and receivers make their own.
+    public var thumbnail: ThumbnailReference?
 
     public init(
         sha256: AssetHash,
@@ -241,7 +244,8 @@ public struct PhotoReference: Sendable, Hashable {
         mediaType: MediaType,
         width: UInt32,
         height: UInt32,
-        takenAt: Timestamp? = nil
+        takenAt: Timestamp? = nil,
+        thumbnail: ThumbnailReference? = nil
     ) {
         self.sha256 = sha256
         self.byteCount = byteCount
@@ -249,6 +253,23 @@ public struct PhotoReference: Sendable, Hashable {
         self.width = width
         self.height = height
         self.takenAt = takenAt
+        self.thumbnail = thumbnail
+    }
+}
+
+/// The author's thumbnail of a photo, as a post commits to it: its SHA-256 and size (PROTOCOL.md §2.5).
+public struct ThumbnailReference: Sendable, Hashable {
+    public var sha256: AssetHash
+    public var byteCount: UInt32
+
+    public init(sha256: AssetHash, byteCount: UInt32) {
+        self.sha256 = sha256
+        self.byteCount = byteCount
+    }
+
+    /// The reference to `bytes`.
+    public init(of bytes: some DataProtocol) {
+        self.init(sha256: AssetHash(unchecked: Data(SHA256.hash(data: bytes))), byteCount: UInt32(bytes.count))
     }
 }
 

@@ -26,29 +26,56 @@ public actor ThumbnailService {
     private(set) var madeCount = 0
     /// Whether a live post still shows a photo; nil: every photo counts as shown (a service without a store).
     private let isShown: (@Sendable (AssetHash) async -> Bool)?
+    /// The thumbnails the live posts showing a photo commit to (PROTOCOL.md §2.5); nil: none (no store).
+    private let committed: (@Sendable (AssetHash) async -> Set<AssetHash>)?
+    /// Signed thumbnails kept from peers as they are, for tests and logs.
+    private(set) var keptSignedCount = 0
 
     /// A service whose thumbnails are only kept for photos that a live post of `store` shows: one made or received
     /// while its photo was being erased (PROTOCOL.md §2.6) is removed as soon as it is written.
     public init(store: ContinuumStore, logger: Logger) {
-        self.init(assets: store.assets, logger: logger) { hash in
-            do {
-                return try await store.isPhotoShown(hash)
-            } catch {
-                // Errs on the side of keeping the thumbnail: the erasure itself removes the files it knows of, and
-                // a peer is only sent a thumbnail whose photo a live post shows.
-                logger.warning(
-                    "checking whether a photo is still shown failed",
-                    metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
-                )
-                return true
+        self.init(
+            assets: store.assets,
+            logger: logger,
+            isShown: { hash in
+                do {
+                    return try await store.isPhotoShown(hash)
+                } catch {
+                    // Errs on the side of keeping the thumbnail: the erasure itself removes the files it knows of,
+                    // and a peer is only sent a thumbnail whose photo a live post shows.
+                    logger.warning(
+                        "checking whether a photo is still shown failed",
+                        metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+                    )
+                    return true
+                }
+            },
+            committed: { hash in
+                do {
+                    return try await store.committedThumbnails(of: hash)
+                } catch {
+                    // As if no post committed to one: the peer's thumbnail is then checked whole and re-encoded, as
+                    // an unsigned one is (PROTOCOL.md §7.4.19), which is always safe.
+                    logger.warning(
+                        "reading a photo's signed thumbnail failed",
+                        metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+                    )
+                    return []
+                }
             }
-        }
+        )
     }
 
-    public init(assets: AssetStore, logger: Logger, isShown: (@Sendable (AssetHash) async -> Bool)? = nil) {
+    public init(
+        assets: AssetStore,
+        logger: Logger,
+        isShown: (@Sendable (AssetHash) async -> Bool)? = nil,
+        committed: (@Sendable (AssetHash) async -> Set<AssetHash>)? = nil
+    ) {
         self.assets = assets
         self.logger = logger
         self.isShown = isShown
+        self.committed = committed
     }
 
     /// Ends this process's use of the image library (libvips): waits for the photo being worked on, if any, and
@@ -141,6 +168,7 @@ public actor ThumbnailService {
     /// Returns false, storing nothing, when this node already has a thumbnail of the photo. Throws when the bytes
     /// are refused.
     public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
+        if let signed = try await keepIfSigned(bytes, for: hash) { return signed }
         // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
         let keep = !hasThumbnail(hash) && !assets.contains(hash)
         let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
@@ -148,6 +176,43 @@ public actor ThumbnailService {
         let url = provisionalURL(for: hash)
         try write(checked, to: url)
         return await keptUnlessErased(url, of: hash)
+    }
+
+    /// Keeps the author's thumbnail of a photo as it is, as this node's own (PROTOCOL.md §7.4.19): `bytes` whose
+    /// SHA-256 a live post showing the photo commits to. Nil when they are not that (then they are checked as any
+    /// peer's thumbnail); false when this node holds them already.
+    private func keepIfSigned(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool? {
+        guard let committed, (1...Thumbnailer.maxPeerBytes).contains(bytes.count),
+            bytes.starts(with: Thumbnailer.jpegStart)
+        else { return nil }
+        let digest = ThumbnailReference(of: bytes).sha256
+        guard await committed(hash).contains(digest) else { return nil }
+        let own = ownURL(for: hash)
+        if let held = FileManager.default.contents(atPath: own.path), ThumbnailReference(of: held).sha256 == digest {
+            return false
+        }
+        try keepOwn(Data(bytes), for: hash)
+        guard await keptUnlessErased(own, of: hash) else { return false }
+        keptSignedCount += 1
+        logger.debug(
+            "thumbnail kept as its author signed it",
+            metadata: ["photo.sha256": "\(hash.short)", "thumbnail.bytes": "\(bytes.count)"]
+        )
+        return true
+    }
+
+    /// Keeps `thumbnail` as this node's own thumbnail of the photo, replacing any: the one it committed to when it
+    /// signed the post (``Thumbnailer/make(from:)``'s bytes), or the author's from a peer. A peer's provisional one
+    /// goes.
+    public func keepOwn(_ thumbnail: Data, for hash: AssetHash) throws {
+        try write(thumbnail, to: ownURL(for: hash))
+        // Best effort, as in ``make(_:)``: a provisional one left is never used again (the own one comes first).
+        try? FileManager.default.removeItem(at: provisionalURL(for: hash))
+    }
+
+    /// A thumbnail of `file` (``Thumbnailer/make(from:)``) on this service's thread, for the post that commits to it.
+    public func makeThumbnail(of file: URL) async throws -> Data {
+        try await offPool { () throws(MediaError) in try Thumbnailer.make(from: file) }
     }
 
     /// A thumbnail just written is removed again when no live post shows its photo any more: the erasure that

@@ -10,6 +10,8 @@ public enum Thumbnailer {
     public static let targetBytes = 50_000
     /// The largest thumbnail accepted from a peer (THUMB_DATA's limit, Docs/PROTOCOL.md §7.4).
     public static let maxPeerBytes = 64 * 1024
+    /// The first bytes of every JPEG file (SOI, then a marker).
+    static let jpegStart: [UInt8] = [0xFF, 0xD8, 0xFF]
     /// JPEG qualities tried in turn.
     static let qualities: [Int32] = [82, 72, 62, 52, 42, 32, 22]
 
@@ -35,7 +37,7 @@ public enum Thumbnailer {
         guard bytes.count <= maxPeerBytes else {
             throw MediaError("the thumbnail is \(bytes.count) bytes; the limit is \(maxPeerBytes)")
         }
-        guard bytes.starts(with: [0xFF, 0xD8, 0xFF]) else { throw MediaError("the thumbnail is not a JPEG") }
+        guard bytes.starts(with: jpegStart) else { throw MediaError("the thumbnail is not a JPEG") }
         return try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Result<Data, MediaError> in
             Result { () throws(MediaError) -> Data in
                 try Vips.run { () throws(MediaError) -> Data in

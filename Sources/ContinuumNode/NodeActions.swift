@@ -52,9 +52,9 @@ public struct NodeActions: Sendable {
 
     let store: ContinuumStore
     let engine: any SyncNotifying
-    private let inspector: any PhotoInspecting
-    private let thumbnails: (any ThumbnailProviding)?
-    private let thumbnailing: Thumbnailing
+    let inspector: any PhotoInspecting
+    let thumbnails: (any ThumbnailProviding)?
+    let thumbnailing: Thumbnailing
 
     public init(
         store: ContinuumStore,
@@ -85,6 +85,7 @@ public struct NodeActions: Sendable {
         // its own, is removed once a day old, when the store is next opened.
         defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
         let (hash, bytes) = photo.hashAndSize()
+        let thumbnail = await thumbnailToCommit(of: photo.url)
         let body = RecordBody.post(
             caption: draft.caption,
             photo: PhotoReference(
@@ -93,7 +94,8 @@ public struct NodeActions: Sendable {
                 mediaType: inspected.info.mediaType,
                 width: inspected.info.width,
                 height: inspected.info.height,
-                takenAt: draft.takenAt ?? inspected.takenAt
+                takenAt: draft.takenAt ?? inspected.takenAt,
+                thumbnail: thumbnail.map(ThumbnailReference.init(of:))
             ),
             location: try draft.sharedLocation(inspected)
         )
@@ -111,7 +113,7 @@ public struct NodeActions: Sendable {
         }
         await engine.recordsWritten()
         if draft.autoFollow { await engine.followsChanged() }
-        await makeThumbnail(of: hash)
+        await keepThumbnail(thumbnail, of: hash)
         return PostID(record.id)
     }
 
@@ -139,6 +141,7 @@ public struct NodeActions: Sendable {
         try await requireOwner(target, signer: identity)
         var change = PostChange(caption: edit.caption, location: edit.location)
         var cleaned: PhotoSource?
+        var thumbnail: Data?
         defer {
             // Best effort, as for a new post: what is left is in photos/tmp, swept once a day old.
             if let cleaned, cleaned.url != edit.photo?.url { try? FileManager.default.removeItem(at: cleaned.url) }
@@ -149,13 +152,15 @@ public struct NodeActions: Sendable {
             let source = edit.keepMetadata ? original : try await withoutLocation(original)
             cleaned = source
             let (hash, bytes) = source.hashAndSize()
+            thumbnail = await thumbnailToCommit(of: source.url)
             change.photo = PhotoReference(
                 sha256: hash,
                 byteCount: bytes,
                 mediaType: inspected.info.mediaType,
                 width: inspected.info.width,
                 height: inspected.info.height,
-                takenAt: edit.takenAt ?? inspected.takenAt
+                takenAt: edit.takenAt ?? inspected.takenAt,
+                thumbnail: thumbnail.map(ThumbnailReference.init(of:))
             )
         }
         let body = RecordBody.edit(post: post, change: change)
@@ -166,7 +171,7 @@ public struct NodeActions: Sendable {
         }
         let record = try await appendKeeping(change.photo?.sha256) { try await store.append(body, by: identity) }
         await engine.recordsWritten()
-        if let photo = change.photo { await makeThumbnail(of: photo.sha256) }
+        if let photo = change.photo { await keepThumbnail(thumbnail, of: photo.sha256) }
         return record.id
     }
 
@@ -449,19 +454,6 @@ public struct NodeActions: Sendable {
             // next erasure of that photo.
             if let photo { try? await store.dropPhotoIfUnshown(photo) }
             throw error
-        }
-    }
-
-    private func makeThumbnail(of photo: AssetHash) async {
-        guard let thumbnails else { return }
-        switch thumbnailing {
-        case .beforeReturning:
-            // While the photo is in the page cache. One that cannot be made now is made on first use by the
-            // running node (or its photo is refused then), so the post stands either way.
-            _ = try? await thumbnails.thumbnail(for: photo)
-        case .inBackground:
-            // The grid wants it next; a failure is retried on the grid's own request.
-            Task { _ = try? await thumbnails.thumbnail(for: photo) }
         }
     }
 }

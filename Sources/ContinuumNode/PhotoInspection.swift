@@ -9,6 +9,9 @@ public protocol PhotoInspecting: Sendable {
     /// none (then `destination` is untouched). Throws ``MediaError`` `.locationNotRemovable` when the location cannot
     /// be removed without re-encoding (``MetadataCleaner``).
     func removeLocation(from source: URL, to destination: URL) async throws -> Bool
+    /// A thumbnail of the photo, for the record to commit to (PROTOCOL.md §2.5): a JPEG of at most 400 px a side,
+    /// with no metadata.
+    func makeThumbnail(of file: URL) async throws -> Data
 }
 
 /// What a photo file is: its header facts, and the defaults its metadata suggests for the post.
@@ -37,6 +40,8 @@ public enum PhotoRefusal: Error, Sendable {
 /// Makes (or finds) the thumbnail of a photo; nil when neither the photo nor a thumbnail is here yet.
 public protocol ThumbnailProviding: Sendable {
     func thumbnail(for photo: AssetHash) async throws -> URL?
+    /// Keeps `thumbnail` as this node's own thumbnail of the photo: the one its record commits to.
+    func keepOwn(_ thumbnail: Data, for photo: AssetHash) async throws
 }
 
 extension ThumbnailService: ThumbnailProviding {}
@@ -68,5 +73,9 @@ public struct MediaInspector: PhotoInspecting {
 
     public func removeLocation(from source: URL, to destination: URL) async throws -> Bool {
         try await thumbnails.removeLocation(from: source, to: destination) != .nothingToRemove
+    }
+
+    public func makeThumbnail(of file: URL) async throws -> Data {
+        try await thumbnails.makeThumbnail(of: file)
     }
 }

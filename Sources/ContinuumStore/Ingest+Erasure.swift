@@ -164,7 +164,8 @@ extension Ingest {
         try db.cachedStatement(
             sql: """
                 UPDATE post SET original_caption = '', caption = '', edited = 0, photo_sha256 = x'', photo_bytes = 0,
-                    media_type = 0, width = 0, height = 0, taken_at = NULL, lat_e7 = NULL, lon_e7 = NULL, deleted = 1
+                    media_type = 0, width = 0, height = 0, taken_at = NULL, thumb_sha256 = NULL, lat_e7 = NULL,
+                    lon_e7 = NULL, deleted = 1
                 WHERE rowid = ?
                 """
         ).execute(arguments: [rowid])

@@ -16,14 +16,14 @@ extension Ingest {
         try db.cachedStatement(
             sql: """
                 INSERT INTO edit (id, post, author, seq, caption, photo_sha256, photo_bytes, media_type, width,
-                                  height, taken_at, location, lat_e7, lon_e7)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  height, taken_at, thumb_sha256, location, lat_e7, lon_e7)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
         ).execute(arguments: [
             id.bytes, post.bytes, header.author.bytes, Int64(header.sequence), change.caption, photo?.sha256.bytes,
             photo.map { Int64($0.byteCount) }, photo.map { Int64($0.mediaType.rawValue) },
             photo.map { Int64($0.width) }, photo.map { Int64($0.height) }, photo?.takenAt?.milliseconds,
-            location.code, location.lat, location.lon,
+            photo?.thumbnail?.sha256.bytes, location.code, location.lat, location.lon,
         ])
     }
 
@@ -47,17 +47,17 @@ extension Ingest {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
-                                      photo_sha256, photo_bytes, media_type, width, height, taken_at, lat_e7, lon_e7,
-                                      deleted, comment_count)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+                                      photo_sha256, photo_bytes, media_type, width, height, taken_at, thumb_sha256,
+                                      lat_e7, lon_e7, deleted, comment_count)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
                     RETURNING rowid
                     """
             ),
             arguments: [
                 rowid, id.bytes, author, seq, header.createdAt.milliseconds, caption, caption,
                 photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue), Int64(photo.width),
-                Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7, location?.longitudeE7,
-                pending.comments,
+                Int64(photo.height), photo.takenAt?.milliseconds, photo.thumbnail?.sha256.bytes,
+                location?.latitudeE7, location?.longitudeE7, pending.comments,
             ]
         )!
         if pending.comments > 0 { try settleEarlyComments(on: id.bytes, author: author) }
@@ -166,14 +166,14 @@ extension Ingest {
         try db.cachedStatement(
             sql: """
                 UPDATE post SET caption = ?, edited = ?, photo_sha256 = ?, photo_bytes = ?, media_type = ?, width = ?,
-                    height = ?, taken_at = ?, lat_e7 = ?, lon_e7 = ?,
+                    height = ?, taken_at = ?, thumb_sha256 = ?, lat_e7 = ?, lon_e7 = ?,
                     comment_count = (SELECT count(*) FROM comment WHERE comment.post = post.id AND deleted = 0)
                 WHERE rowid = ?
                 """
         ).execute(arguments: [
             shown, edited, photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue),
-            Int64(photo.width), Int64(photo.height), photo.takenAt?.milliseconds, location?.latitudeE7,
-            location?.longitudeE7, rowid,
+            Int64(photo.width), Int64(photo.height), photo.takenAt?.milliseconds, photo.thumbnail?.sha256.bytes,
+            location?.latitudeE7, location?.longitudeE7, rowid,
         ])
         replaceSearchEntry(rowid, TextFolding.fold(shown))
         let before: Data = row["photo_sha256"]
@@ -217,7 +217,11 @@ extension Ingest {
                     mediaType: MediaType(rawValue: UInt8(edit["media_type"] as Int64)) ?? photo.mediaType,
                     width: UInt32(edit["width"] as Int64),
                     height: UInt32(edit["height"] as Int64),
-                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:))
+                    takenAt: (edit["taken_at"] as Int64?).map(Timestamp.init(milliseconds:)),
+                    // The row keeps the hash alone, all that a receiver checks (the size stays in the record).
+                    thumbnail: (edit["thumb_sha256"] as Data?).flatMap(AssetHash.init(bytes:)).map {
+                        ThumbnailReference(sha256: $0, byteCount: 0)
+                    }
                 )
             }
             switch edit["location"] as Int64 {

@@ -382,6 +382,23 @@ public struct ContinuumStore: Sendable {
         ) != nil
     }
 
+    /// The thumbnails that the live posts showing a photo commit to (PROTOCOL.md §2.5): a peer's thumbnail with one
+    /// of these hashes is the author's, kept as it is (§7.4.19). Empty when no live post commits to one.
+    public func committedThumbnails(of photo: AssetHash) async throws -> Set<AssetHash> {
+        try await read { db in
+            let hashes = try Data.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT thumb_sha256 FROM post
+                        WHERE photo_sha256 = ? AND deleted = 0 AND thumb_sha256 IS NOT NULL
+                        """
+                ),
+                arguments: [photo.bytes]
+            )
+            return Set(hashes.compactMap(AssetHash.init(bytes:)))
+        }
+    }
+
     /// Removes a photo that no live post shows: the file this node stored for a post that was then not signed
     /// (its append failed), so that nothing is left of it.
     public func dropPhotoIfUnshown(_ hash: AssetHash) async throws {

@@ -4,7 +4,8 @@ import ContinuumWire
 import Foundation
 import Logging
 
-/// Thumbnails: asked for ahead of photos, checked, and kept as provisional by the ``ThumbnailService``.
+/// Thumbnails: asked for ahead of photos, checked, and kept by the ``ThumbnailService``: the author's as it is, any
+/// other as provisional.
 extension PhotoFetcher {
     /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
     /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
@@ -15,6 +16,7 @@ extension PhotoFetcher {
         for (hash, want) in thumbnailWants where now - want.since >= Self.thumbnailTimeout {
             thumbLacks.lacked(hash, by: want.peer, now: now)
             thumbnailWants[hash] = nil
+            thumbnailSettled(hash)
         }
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
@@ -43,7 +45,10 @@ extension PhotoFetcher {
     /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
     func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
         guard let thumbnails else { return nil }
-        defer { thumbnailWants[hash] = nil }
+        defer {
+            thumbnailWants[hash] = nil
+            thumbnailSettled(hash)
+        }
         do {
             let stored = try await thumbnails.storeFromPeer(bytes, for: hash)
             thumbLacks.supplied(hash, by: peer)
@@ -71,6 +76,16 @@ extension PhotoFetcher {
         guard thumbnailWants[hash]?.peer == peer else { return }
         thumbLacks.lacked(hash, by: peer, now: .now)
         thumbnailWants[hash] = nil
+        thumbnailSettled(hash)
         wake.yield()
+    }
+
+    /// No thumbnail of the photo is asked for any more: when the photo is here and no thumbnail of it is this
+    /// node's own (the author's, kept as signed, counts as one), this node makes one in the background, which
+    /// replaces a peer's provisional one. Nothing is made while the photo is not here.
+    func thumbnailSettled(_ hash: AssetHash) {
+        thumbnails?.prepare(hash) { [weak engine] made in
+            if made { await engine?.emit(.thumbnailArrived(hash)) }
+        }
     }
 }

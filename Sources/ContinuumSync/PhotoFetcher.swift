@@ -516,10 +516,9 @@ actor PhotoFetcher {
         transfer.waiter.resume(returning: stored)
         if stored, let engine {
             await engine.emit(.photoArrived(hash))
-            // This node's own thumbnail, in the background; it replaces a peer's.
-            thumbnails?.prepare(hash) { [weak engine] made in
-                if made { await engine?.emit(.thumbnailArrived(hash)) }
-            }
+            // A thumbnail asked for (the author's, most often) is awaited: this node makes its own only if that
+            // request ends without one (PROTOCOL.md §7.8.11, *Signed thumbnails*).
+            if thumbnailWants[hash] == nil { thumbnailSettled(hash) }
         }
     }
 
@@ -543,7 +542,10 @@ actor PhotoFetcher {
         // A newer session of the same peer keeps its state.
         guard ready[peer] == nil || ready[peer] == session else { return }
         for (hash, transfer) in transfers where transfer.peer == peer { finish(hash, false) }
-        thumbnailWants = thumbnailWants.filter { $0.value.peer != peer }
+        for (hash, want) in thumbnailWants where want.peer == peer {
+            thumbnailWants[hash] = nil
+            thumbnailSettled(hash)
+        }
         ready[peer] = nil
         photoLacks.left(peer)
         thumbLacks.left(peer)

@@ -17,6 +17,12 @@ struct GoldenVectorTests {
             var width: UInt32
             var height: UInt32
             var takenAt: Int64?
+            /// The author's thumbnail the photo commits to (photo flags bit 1, PROTOCOL.md §2.5), or null.
+            var thumbnail: Thumbnail?
+        }
+        struct Thumbnail: Decodable {
+            var sha256: String
+            var bytes: UInt32
         }
         struct Body: Decodable {
             var name: String?
@@ -93,7 +99,7 @@ struct GoldenVectorTests {
     }
 
     /// The number of vectors in vectors.json, for the tests that take a vector's index as an argument.
-    static let count = 24
+    static let count = 26
 
     /// The kind codes of the account records (PROTOCOL.md §2.10), by their names in vectors.json.
     static let accountCodes: [String: UInt8] = ["account": 8, "device-add": 9, "device-remove": 10, "log": 11]
@@ -129,7 +135,10 @@ struct GoldenVectorTests {
             mediaType: try need(MediaType(mimeType: photo.mediaType), "media type"),
             width: photo.width,
             height: photo.height,
-            takenAt: photo.takenAt.map { Timestamp(milliseconds: $0) }
+            takenAt: photo.takenAt.map { Timestamp(milliseconds: $0) },
+            thumbnail: try photo.thumbnail.map {
+                ThumbnailReference(sha256: try need(AssetHash(hex: $0.sha256), "thumbnail sha256"), byteCount: $0.bytes)
+            }
         )
     }
 
@@ -463,10 +472,13 @@ struct GoldenVectorTests {
             "a delete with content after its header": "the content does not match its header: a delete has no content",
             "a delete whose content hash is not that of no bytes": "malformed record: a delete has no content",
             "profile content length 82, header alone": "out of range: content length 82 of a profile must be 18 ... 81",
-            "edit content length 16, header alone": "out of range: content length 16 of a edit must be 17 ... 2133",
+            "edit content length 16, header alone": "out of range: content length 16 of a edit must be 17 ... 2169",
             "trailing byte after a name": "malformed record: 1 trailing bytes in the content",
             "invalid UTF-8 in name": "malformed record: name is not valid UTF-8",
-            "taken-at flag 2": "malformed record: taken-at flag is 2; it must be 0 or 1",
+            // The byte after a photo's height is its photo flags (PROTOCOL.md §2.5): bit 0 takenAt, bit 1 thumbnail.
+            "photo flags 04": "malformed record: photo flags are 0x04; only bits 0 and 1 may be set",
+            "thumbnail bytes 0": "out of range: thumbnail size 0 must be 1 ... 65536 bytes",
+            "thumbnail bytes 65537": "out of range: thumbnail size 65537 must be 1 ... 65536 bytes",
             "takenAt -1": "out of range: takenAt -1 is outside 1970 ... 9999",
             "edit flags with no bit": "out of range: an edit must change the caption, photo or location",
             "edit flags with both location bits": "malformed record: an edit cannot both set and remove the location",

@@ -150,7 +150,8 @@ struct RecordTests {
             mediaType: .jpeg,
             width: Limits.photoDimension,
             height: Limits.photoDimension,
-            takenAt: Timestamp(milliseconds: Limits.latestTimestamp)
+            takenAt: Timestamp(milliseconds: Limits.latestTimestamp),
+            thumbnail: ThumbnailReference(sha256: AssetHash.of(Data("t".utf8)), byteCount: 65_536)
         )
         let location = Coordinate(latitudeE7: -900_000_000, longitudeE7: 1_800_000_000)
         let post = PostID(hex: String(repeating: "c", count: 64))!
@@ -197,7 +198,7 @@ struct RecordTests {
     func sizeLimits() throws {
         // Kind: (largest content, largest record), PROTOCOL.md §2.5.
         let table: [RecordKind: (content: Int, record: Int)] = [
-            .profile: (81, 267), .post: (2133, 2319), .comment: (4114, 4332), .edit: (2133, 2351), .delete: (0, 8380),
+            .profile: (81, 267), .post: (2169, 2355), .comment: (4114, 4332), .edit: (2169, 2387), .delete: (0, 8380),
             .group: (81, 268), .member: (0, 291), .unknown: (8192, 12508),
         ]
         let previous = RecordID(hex: String(repeating: "a", count: 64))!

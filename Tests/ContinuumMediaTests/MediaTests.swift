@@ -223,6 +223,44 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(await service.madeCount == 1)
     }
 
+    @Test("a peer's thumbnail that a live post commits to is kept as it is, and no thumbnail is made of its photo")
+    func signedThumbnailKeptAsItIs() async throws {
+        let directory = Directory()
+        let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))
+        let signed = try Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg"))
+        let photo = try Data(contentsOf: media.appendingPathComponent("rotated-gps.jpg"))
+        let hash = AssetHash.of(photo)
+        // The post's commitment, as the store would answer it: the SHA-256 of the author's bytes.
+        let committed = AssetHash.of(signed)
+        let service = ThumbnailService(
+            assets: assets,
+            logger: Logger(label: "test"),
+            committed: { asked in
+                asked == hash ? [committed] : []
+            }
+        )
+
+        // One byte changed in the scan data: not the signed thumbnail, so checked whole and kept as provisional.
+        var changed = [UInt8](signed)
+        changed[changed.count - 10] ^= 0x01
+        #expect(try await service.storeFromPeer(changed, for: hash))
+        #expect(try await service.thumbnail(for: hash) == service.provisionalURL(for: hash))
+        #expect(await service.keptSignedCount == 0)
+
+        // The signed bytes: kept as they are, as this node's own; the provisional one goes.
+        #expect(try await service.storeFromPeer([UInt8](signed), for: hash))
+        #expect(try Data(contentsOf: service.ownURL(for: hash)) == signed)
+        #expect(!FileManager.default.fileExists(atPath: service.provisionalURL(for: hash).path))
+        #expect(await service.keptSignedCount == 1)
+        #expect(try await !service.storeFromPeer([UInt8](signed), for: hash))
+
+        // The photo arrives: its thumbnail is the author's; none is made.
+        try assets.store(photo)
+        #expect(try await service.thumbnail(for: hash) == service.ownURL(for: hash))
+        #expect(await service.madeCount == 0)
+        #expect(try Data(contentsOf: service.ownURL(for: hash)) == signed)
+    }
+
     @Test func damagedOriginal() async throws {
         let directory = Directory()
         let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))

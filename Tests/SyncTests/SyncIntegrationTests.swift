@@ -254,7 +254,7 @@ struct SyncIntegrationTests {
         let big = try await a.cli("post", image.path, "--caption", "big")
         let small = try await a.cli("post", a.fixture("lake.png"), "--caption", "small")
         try await a.start()
-        try await b.start(peers: [a], extra: ["--max-photo-mb", "1"])
+        try await b.start(peers: [a], extra: ["--max-photo-mb", "1", "--log-level", "debug"])
         try await eventually("the small photo arrived") {
             try await b.withStore { try await $0.post(PostID(hex: small)!)?.post.photo.available == true }
         }
@@ -272,7 +272,9 @@ struct SyncIntegrationTests {
         try await a.stop()
     }
 
-    @Test("thumbnails arrive before photos, and alone when the photo is over --max-photo-mb")
+    @Test(
+        "signed thumbnails arrive before photos and are kept as they are, alone when the photo is over --max-photo-mb"
+    )
     func thumbnails() async throws {
         let a = try await TestNode("a")
         let b = try await TestNode("b")
@@ -298,27 +300,34 @@ struct SyncIntegrationTests {
         // A's port is known once it ran; B dials it, with `watch` listening before A is back.
         try await a.start()
         try await a.stop()
-        try await b.start(peers: [a], extra: ["--max-photo-mb", "1"])
+        try await b.start(peers: [a], extra: ["--max-photo-mb", "1", "--log-level", "debug"])
         let watcher = try Watcher(data: b.data)
         defer { watcher.stop() }
         try await eventually("watch is subscribed") { watcher.lines.contains { $0.contains("\"watching\"") } }
         try await a.start()
-        let provisional = thumbs(b, bigHash).appendingPathComponent("\(bigHash.hex).peer.jpg")
-        try await eventually("the big photo's thumbnail arrived") {
-            FileManager.default.fileExists(atPath: provisional.path)
+        // Each post commits to A's thumbnail (PROTOCOL.md §2.5): B keeps it as it is, as its own; a thumbnail that
+        // B checked whole and re-encoded (a provisional one) would not have A's bytes.
+        func own(_ node: TestNode, _ hash: AssetHash) -> URL {
+            thumbs(node, hash).appendingPathComponent("\(hash.hex).jpg")
         }
-        let received = try Data(contentsOf: provisional)
-        #expect(received.starts(with: [0xFF, 0xD8, 0xFF]) && received.count <= 64 * 1024)
+        try await eventually("the big photo's thumbnail arrived") {
+            FileManager.default.fileExists(atPath: own(b, bigHash).path)
+        }
+        #expect(try Data(contentsOf: own(b, bigHash)) == Data(contentsOf: own(a, bigHash)))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: thumbs(b, bigHash).appendingPathComponent("\(bigHash.hex).peer.jpg").path
+            )
+        )
         // Its photo did not come (over --max-photo-mb): only the thumbnail is here.
         try await eventually("b refused the big photo") { b.logText.contains("photo larger than --max-photo-mb") }
         #expect(try await b.withStore { try await $0.post(PostID(hex: big)!)?.post.photo.available } == false)
-        // The small photo came, and B made its own thumbnail of it, replacing A's.
-        try await eventually("the small photo and B's own thumbnail of it") {
+        // The small photo came, and its thumbnail is A's: B made none of its own (no "thumbnail made" in its log).
+        try await eventually("the small photo and A's thumbnail of it") {
             try await b.withStore { try await $0.post(PostID(hex: small)!)?.post.photo.available == true }
-                && FileManager.default.fileExists(
-                    atPath: thumbs(b, smallHash).appendingPathComponent("\(smallHash.hex).jpg").path
-                )
+                && FileManager.default.fileExists(atPath: own(b, smallHash).path)
         }
+        #expect(try Data(contentsOf: own(b, smallHash)) == Data(contentsOf: own(a, smallHash)))
         #expect(
             !FileManager.default.fileExists(
                 atPath: thumbs(b, smallHash).appendingPathComponent("\(smallHash.hex).peer.jpg").path
@@ -337,7 +346,7 @@ struct SyncIntegrationTests {
             guard let type = event["type"] as? String, event["sha256"] as? String == smallHash.hex else { return nil }
             return type
         }
-        // The small photo: its photo, and a thumbnail (A's, then B's own; A's is skipped when B's own was first).
+        // The small photo: its photo, and A's thumbnail.
         #expect(types.contains("photoArrived") && types.contains("thumbnailArrived"), "\(types)")
         #expect(
             !watcher.events.contains {
@@ -346,6 +355,8 @@ struct SyncIntegrationTests {
         )
         try await a.stop()
         try await b.stop()
+        #expect(b.logText.contains("thumbnail kept as its author signed it"))
+        #expect(!b.logText.contains("thumbnail made"), "B decoded a photo to make a thumbnail of its own")
     }
 
     @Test("two different records for one author and sequence are detected as a fork and shown in status")
