@@ -500,13 +500,15 @@ enum Schema {
                     """
             )
         }
-        migrator.registerMigration("v18: the author's thumbnail a photo commits to") { db in
+        migrator.registerMigration("v18: the author's thumbnail a photo commits to, memberships by log") { db in
             try db.execute(
                 sql: """
                     -- The SHA-256 of the thumbnail the post's photo commits to (PROTOCOL.md 2.5), when it does: a
                     -- thumbnail from a peer with this hash is kept as it is (7.4.19).
                     ALTER TABLE post ADD COLUMN thumb_sha256 BLOB;
                     ALTER TABLE edit ADD COLUMN thumb_sha256 BLOB;
+                    -- A log's own membership records (its self-add names its node), read for each log declaration.
+                    CREATE INDEX membership_log ON membership (log);
                     """
             )
         }

@@ -52,12 +52,9 @@ public struct ContinuumStore: Sendable {
     /// A store whose database lives in memory, for tests of the store's rules: the same schema, functions and
     /// queries as on disk, with no file and no fsync. Photo files still go to `assets`.
     public static func inMemory(assets: AssetStore, logger: Logger) throws -> ContinuumStore {
-        var configuration = Configuration()
-        configuration.label = "continuum-memory"
-        configuration.prepareDatabase { db in db.add(function: Self.distanceFunction) }
         do {
             return try ContinuumStore(
-                database: DatabaseQueue(configuration: configuration),
+                database: DatabaseQueue(configuration: memoryConfiguration()),
                 assets: assets,
                 logger: logger
             )
@@ -70,16 +67,21 @@ public struct ContinuumStore: Sendable {
     /// many stores: the schema's migrations run once, in the store copied, not in each copy. Photo files go to
     /// `assets`.
     public func inMemoryCopy(assets: AssetStore, logger: Logger) throws -> ContinuumStore {
-        var configuration = Configuration()
-        configuration.label = "continuum-memory"
-        configuration.prepareDatabase { db in db.add(function: Self.distanceFunction) }
         do {
-            let queue = try DatabaseQueue(configuration: configuration)
+            let queue = try DatabaseQueue(configuration: Self.memoryConfiguration())
             try database.backup(to: queue)
             return try ContinuumStore(database: queue, assets: assets, logger: logger)
         } catch let error as DatabaseError {
             throw StoreError(.database, "cannot copy the store into memory: \(error.message ?? "\(error)")")
         }
+    }
+
+    /// The configuration of a store in memory: its label, and the SQL functions the queries use.
+    private static func memoryConfiguration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "continuum-memory"
+        configuration.prepareDatabase { db in db.add(function: Self.distanceFunction) }
+        return configuration
     }
 
     /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``). Nil in memory.

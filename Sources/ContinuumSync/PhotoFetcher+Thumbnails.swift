@@ -80,6 +80,16 @@ extension PhotoFetcher {
         wake.yield()
     }
 
+    /// A photo arrived from `peer` with no thumbnail asked for (a look asks for at most 64 at once): when its post
+    /// signs a thumbnail that is not here, asks `peer`, which has just sent the photo, for it; else settles.
+    func askForSignedThumbnail(_ hash: AssetHash, from peer: AuthorID, engine: SyncEngine) async {
+        guard let thumbnails, !thumbnails.hasThumbnail(hash), await thumbnails.isSigned(hash),
+            let session = await engine.session(for: peer), thumbnailWants[hash] == nil
+        else { return thumbnailSettled(hash) }
+        thumbnailWants[hash] = (peer, .now)
+        await session.requestThumbnail(hash)
+    }
+
     /// No thumbnail of the photo is asked for any more: when the photo is here and no thumbnail of it is this
     /// node's own (the author's, kept as signed, counts as one), this node makes one in the background, which
     /// replaces a peer's provisional one. Nothing is made while the photo is not here.

@@ -516,9 +516,10 @@ actor PhotoFetcher {
         transfer.waiter.resume(returning: stored)
         if stored, let engine {
             await engine.emit(.photoArrived(hash))
-            // A thumbnail asked for (the author's, most often) is awaited: this node makes its own only if that
-            // request ends without one (PROTOCOL.md §7.8.11, *Signed thumbnails*).
-            if thumbnailWants[hash] == nil { thumbnailSettled(hash) }
+            // A thumbnail asked for (the author's, most often) is awaited, and the author's is asked for now when
+            // it was not yet: this node makes its own only if that request ends without one (PROTOCOL.md §7.8.11,
+            // *Signed thumbnails*).
+            if thumbnailWants[hash] == nil { await askForSignedThumbnail(hash, from: peer, engine: engine) }
         }
     }
 
