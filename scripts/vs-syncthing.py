@@ -10,8 +10,21 @@ Usage:
       ../shared/fixtures/waterfall.jpg beside the repository; a synthetic image when that is absent). Each is a
       different scale and crop of the source with its own colour, brightness and grain. Files already present with
       a nonzero size are kept.
-  vs-syncthing.py run --name NAME --source DIR [--new FILE] [--timeout 600] [--runs 1]
+  vs-syncthing.py run --name NAME --source DIR [--new FILE] [--timeout 600] [--runs 1] [--link gbe|wifi]
       The measurement (root only). Prints one JSON object on stdout; everything else goes to stderr.
+  vs-syncthing.py link-up --link gbe|wifi --name NAME
+      Makes the emulated link of --link (below) between namespaces NAME-a and NAME-b (root only), for the bench's
+      own nodes, and prints {"a": {"ns", "ip"}, "b": {"ns", "ip"}, "bits_per_s"}. `link-down --name NAME` removes
+      both namespaces.
+
+--link: instead of one namespace's loopback, A and B each get a namespace of their own, joined by a veth pair
+whose two ends are shaped with tc netem: gbe is 1 Gbit/s each way and 0.1 ms each way (0.2 ms round trip); wifi
+is 200 Mbit/s, 2 ms each way (4 ms round trip) and 0.1 % loss each way. A listens on 10.201.0.1, B on
+10.201.0.2. A kernel without netem (CONFIG_NET_SCH_NETEM not set, as on the Firecracker kernels of the project's
+machines, which have tbf and htb) cannot add delay or loss: there gbe is shaped by its rate alone (tbf; the veth
+pair's own round trip, a few tens of microseconds, stands for the 0.2 ms) and the result says "shaping": "tbf",
+and wifi, whose delay and loss are the point, is refused with that reason. This script's own thread sits in B's namespace: B's REST API is on its loopback, A's on 10.201.0.1
+(polled only while A scans, before the timed transfer, and for the checks after it).
 
 What `run` measures. Two Syncthing instances, A and B, run in a private network namespace (cn-st-<pid>-<run>, only
 loopback up) with everything that reaches outside turned off (global and local discovery, relays, NAT traversal,
@@ -330,6 +343,72 @@ def network_namespace(name):
         subprocess.run(["ip", "netns", "del", name], check=False)
 
 
+LINKS = {
+    "gbe": {"rate": "1gbit", "delay": "0.1ms", "loss": None, "bits_per_s": 1e9},
+    "wifi": {"rate": "200mbit", "delay": "2ms", "loss": "0.1%", "bits_per_s": 2e8},
+}
+LINK_IPS = ("10.201.0.1", "10.201.0.2")
+
+
+def link_up(name, link):
+    """Namespaces NAME-a and NAME-b, loopback up in each, joined by a veth pair shaped as LINKS[link] says."""
+    shape = LINKS[link]
+    nss = (f"{name}-a", f"{name}-b")
+    # Interface names are at most 15 bytes: the namespace tells them apart.
+    for ns in nss:
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+    subprocess.run(["ip", "-n", nss[0], "link", "add", "cnlink", "type", "veth", "peer", "name", "cnlink",
+                    "netns", nss[1]], check=True)
+    shaping = "netem"
+    for ns, ip in zip(nss, LINK_IPS):
+        subprocess.run(["ip", "-n", ns, "addr", "add", f"{ip}/30", "dev", "cnlink"], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", "cnlink", "up"], check=True)
+        qdisc = ["tc", "-n", ns, "qdisc", "add", "dev", "cnlink", "root"]
+        netem = qdisc + ["netem", "delay", shape["delay"], "rate", shape["rate"], "limit", "100000"]
+        done = subprocess.run(netem + (["loss", shape["loss"]] if shape["loss"] else []), capture_output=True,
+                              text=True)
+        if done.returncode == 0:
+            continue
+        if "unknown" not in done.stderr:
+            raise Failure(f"tc netem on {ns}: {done.stderr.strip()}")
+        if shape["loss"]:
+            link_down(name)
+            raise Failure(f"--link {link} needs tc netem for its {shape['delay']} each way and {shape['loss']} loss, "
+                          f"and this kernel has none (tc: {done.stderr.strip()}; CONFIG_NET_SCH_NETEM not set)")
+        # The rate alone: a token bucket, its burst a millisecond of the rate.
+        subprocess.run(qdisc + ["tbf", "rate", shape["rate"], "burst", "128kb", "latency", "20ms"], check=True)
+        shaping = "tbf"
+    return nss, shaping
+
+
+def link_down(name):
+    for ns in (f"{name}-a", f"{name}-b"):
+        subprocess.run(["ip", "netns", "del", ns], check=False, stderr=subprocess.DEVNULL)
+
+
+@contextlib.contextmanager
+def linked_namespaces(name, link):
+    """link_up, with this thread moved into B's namespace; on exit moves back and removes both."""
+    try:
+        nss, shaping = link_up(name, link)
+        home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+        try:
+            ns_fd = os.open(f"/run/netns/{nss[1]}", os.O_RDONLY)
+            try:
+                set_netns(ns_fd)
+            finally:
+                os.close(ns_fd)
+            try:
+                yield nss, shaping
+            finally:
+                set_netns(home_fd)
+        finally:
+            os.close(home_fd)
+    finally:
+        link_down(name)
+
+
 def free_ports(count):
     """Ports free on 127.0.0.1 in the current network namespace (held together, so they are distinct)."""
     sockets = [socket.socket() for _ in range(count)]
@@ -388,13 +467,13 @@ def proc_children(pid):
 class Rest:
     """Syncthing's REST API on 127.0.0.1:port (a kept-alive connection, made in the current network namespace)."""
 
-    def __init__(self, port, api_key):
-        self.port, self.api_key, self.conn = port, api_key, None
+    def __init__(self, port, api_key, host="127.0.0.1"):
+        self.port, self.api_key, self.conn, self.host = port, api_key, None, host
 
     def call(self, method, path):
         for attempt in (1, 2):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
             try:
                 self.conn.request(method, path, headers={"X-API-Key": self.api_key})
                 response = self.conn.getresponse()
@@ -423,14 +502,14 @@ class Rest:
 class Device:
     """One Syncthing instance: its home, folder, ports, ID, REST client and (once started) its process."""
 
-    def __init__(self, label, base, listen_port, gui_port):
-        self.label = label
+    def __init__(self, label, base, listen_port, gui_port, ip="127.0.0.1", gui_ip="127.0.0.1"):
+        self.label, self.ip, self.gui_ip = label, ip, gui_ip
         self.home = os.path.join(base, f"home-{label}")
         self.folder = os.path.join(base, f"folder-{label}")
         self.log_path = os.path.join(base, f"syncthing-{label}.log")
         self.listen_port, self.gui_port = listen_port, gui_port
         self.api_key = secrets.token_urlsafe(24)
-        self.rest = Rest(gui_port, self.api_key)
+        self.rest = Rest(gui_port, self.api_key, gui_ip)
         self.id = None
         self.process = None
 
@@ -505,7 +584,7 @@ def configure(me, peer, folder_type):
     other = copy.deepcopy(own)
     other.set("id", peer.id)
     other.set("name", peer.label)
-    set_text(other, "address", f"tcp://127.0.0.1:{peer.listen_port}")
+    set_text(other, "address", f"tcp://{peer.ip}:{peer.listen_port}")
     set_text(other, "autoAcceptFolders", "false")
     root.insert(list(root).index(own) + 1, other)
 
@@ -514,12 +593,12 @@ def configure(me, peer, folder_type):
         set_text(options, tag, value)
     for extra in options.findall("listenAddress")[1:]:
         options.remove(extra)
-    set_text(options, "listenAddress", f"tcp://127.0.0.1:{me.listen_port}")
+    set_text(options, "listenAddress", f"tcp://{me.ip}:{me.listen_port}")
 
     gui = root.find("gui")
     gui.set("enabled", "true")
     gui.set("tls", "false")
-    set_text(gui, "address", f"127.0.0.1:{me.gui_port}")
+    set_text(gui, "address", f"{me.gui_ip}:{me.gui_port}")
     set_text(gui, "apikey", me.api_key)
 
     folder = copy.deepcopy(root.find("defaults/folder"))
@@ -614,18 +693,25 @@ def measure_once(args, files, run):
     with contextlib.ExitStack() as cleanup:
         base = tempfile.mkdtemp(prefix=f"{ns}-")
         cleanup.callback(shutil.rmtree, base, ignore_errors=True)
-        cleanup.enter_context(network_namespace(ns))
-        ports = free_ports(4)
-        a, b = Device("A", base, ports[0], ports[1]), Device("B", base, ports[2], ports[3])
-        for device in (a, b):
+        if args.link:
+            (ns_a, ns_b), shaping = cleanup.enter_context(linked_namespaces(ns, args.link))
+            ports = free_ports(4)
+            a = Device("A", base, ports[0], ports[1], ip=LINK_IPS[0], gui_ip=LINK_IPS[0])
+            b = Device("B", base, ports[2], ports[3], ip=LINK_IPS[1])
+        else:
+            ns_a = ns_b = ns
+            cleanup.enter_context(network_namespace(ns))
+            ports = free_ports(4)
+            a, b = Device("A", base, ports[0], ports[1]), Device("B", base, ports[2], ports[3])
+        for device, device_ns in ((a, ns_a), (b, ns_b)):
             cleanup.callback(device.rest.close)
-            device.generate(ns)
+            device.generate(device_ns)
         configure(a, b, "sendonly")
         configure(b, a, "receiveonly")
         for name in files:
             shutil.copyfile(os.path.join(args.source, name), os.path.join(a.folder, name))
         try:
-            a.start(ns, {})
+            a.start(ns_a, {})
             cleanup.callback(stop, a.process)
             log(f"run {run}: A started (pid {a.process.pid}); waiting for its scan of {count} files")
             wait_for("A's REST API and initial scan", deadline, [a],
@@ -634,7 +720,7 @@ def measure_once(args, files, run):
 
             a_cpu0 = proc_cpu_seconds(a.process.pid)
             t0 = time.monotonic()
-            b.start(ns, chosen_sha256(a))
+            b.start(ns_b, chosen_sha256(a))
             cleanup.callback(stop, b.process)
             # The probe returns the time at which it saw the connection.
             connected = wait_for("B to connect to A", deadline, [a, b],
@@ -653,6 +739,9 @@ def measure_once(args, files, run):
                 "connect_seconds": round(connected - t0, 3),
                 "transfer_seconds": round(seconds - (connected - t0), 3),
                 "mb_per_s": round(total_bytes / 1e6 / seconds, 1),
+                "link": args.link,
+                "shaping": shaping if args.link else None,
+                "link_share": round(total_bytes * 8 / seconds / LINKS[args.link]["bits_per_s"], 3) if args.link else None,
                 "sender": {"cpu_seconds": round(proc_cpu_seconds(a.process.pid) - a_cpu0, 2),
                            "peak_rss_kib": proc_peak_rss_kib(a.process.pid)},
                 "receiver": {"cpu_seconds": round(proc_cpu_seconds(b.process.pid), 2),
@@ -685,6 +774,18 @@ def measure_new(new_path, a, b, files, deadline):
     verify_folder(b.folder, {**files, name: (size, digest)})
     log(f"new file {name} ({size} bytes) reached B in {seconds:.3f} s; verified")
     return {"seconds": round(seconds, 3), "bytes": size}
+
+
+def cmd_link_up(args):
+    if os.geteuid() != 0:
+        raise Failure("link-up needs root (network namespaces); run it with sudo")
+    nss, shaping = link_up(args.name, args.link)
+    print(json.dumps({"a": {"ns": nss[0], "ip": LINK_IPS[0]}, "b": {"ns": nss[1], "ip": LINK_IPS[1]},
+                      "bits_per_s": LINKS[args.link]["bits_per_s"], "shaping": shaping}), flush=True)
+
+
+def cmd_link_down(args):
+    link_down(args.name)
 
 
 def cmd_run(args):
@@ -729,7 +830,16 @@ def main():
     run.add_argument("--new", help="a file sent on its own after the set")
     run.add_argument("--timeout", type=float, default=600, help="seconds allowed per run (default 600)")
     run.add_argument("--runs", type=int, default=1, help="repeat K times; report the median run (default 1)")
+    run.add_argument("--link", choices=sorted(LINKS), help="A and B across an emulated link (see above)")
     run.set_defaults(func=cmd_run)
+
+    up = sub.add_parser("link-up", help="make an emulated link between namespaces NAME-a and NAME-b")
+    up.add_argument("--link", choices=sorted(LINKS), required=True)
+    up.add_argument("--name", required=True)
+    up.set_defaults(func=cmd_link_up)
+    down = sub.add_parser("link-down", help="remove the namespaces of link-up --name NAME")
+    down.add_argument("--name", required=True)
+    down.set_defaults(func=cmd_link_down)
 
     args = parser.parse_args()
     if getattr(args, "runs", 1) < 1 or getattr(args, "count", 1) < 1:

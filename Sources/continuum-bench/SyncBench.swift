@@ -324,17 +324,33 @@ final class BenchNode {
         return try await (other ?? store).logIdentity(in: Self.networkGroup, of: identity)
     }
 
-    func start(peer: Int? = nil, port: Int = 0, extra: [String] = []) throws {
+    /// Where a node runs across an emulated link (`vs-syncthing --link`): its network namespace, its address there,
+    /// and the address of the peer it dials.
+    struct LinkPlace {
+        var namespace: String
+        var address: String
+        var peerAddress: String
+    }
+
+    func start(peer: Int? = nil, port: Int = 0, extra: [String] = [], link: LinkPlace? = nil) throws {
         let output = directory.url.appendingPathComponent("bench.out")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments =
+        let (listen, peerAddress) = (link?.address ?? "127.0.0.1", link?.peerAddress ?? "127.0.0.1")
+        let arguments =
             [
-                "run", "--data", directory.path, "--listen", "127.0.0.1", "--port", "\(port)", "--no-remembered-peers",
+                "run", "--data", directory.path, "--listen", listen, "--port", "\(port)", "--no-remembered-peers",
                 "--anti-entropy-interval", "0", "--log-level", "error",
             ] + (extra.contains("--api-listen") ? [] : ["--no-api"])
-            + (peer.map { ["--peer", "127.0.0.1:\($0)"] } ?? []) + extra
+            + (peer.map { ["--peer", "\(peerAddress):\($0)"] } ?? []) + extra
+        if let link {
+            // `ip netns exec` execs the node: the process started is the node itself, as its CPU figures need.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["ip", "netns", "exec", link.namespace, Self.binary.path] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = arguments
+        }
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.standardError
         try process.run()

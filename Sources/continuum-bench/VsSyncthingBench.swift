@@ -38,8 +38,20 @@ struct VsSyncthingBench: BenchSubcommand {
     @Option(help: "The script that drives Syncthing.")
     var script = "scripts/vs-syncthing.py"
 
+    @Option(
+        help: """
+            Both sides across an emulated link between two network namespaces instead of loopback: gbe (1 Gbit/s, \
+            0.2 ms round trip) or wifi (200 Mbit/s, 4 ms round trip, 0.1 % loss); needs tc netem for delay and loss \
+            (scripts/vs-syncthing.py).
+            """
+    )
+    var link: String?
+
     func validate() throws {
         guard runs >= 1 else { throw ValidationError("--runs must be at least 1") }
+        if let link, !["gbe", "wifi"].contains(link) {
+            throw ValidationError("--link \(link): choose gbe or wifi")
+        }
         guard photos >= 0, jpegs >= 0, small >= 0 else {
             throw ValidationError("--photos, --jpegs and --small must be 0 (skip that set) or more")
         }
@@ -54,7 +66,10 @@ struct VsSyncthingBench: BenchSubcommand {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         let logger = Logger(label: "bench")
-        say("continuum-bench vs-syncthing: \(runs) runs of each set on each side; medians")
+        say(
+            "continuum-bench vs-syncthing: \(runs) runs of each set on each side; medians"
+                + (link.map { "; across an emulated link, \($0)" } ?? "; on loopback")
+        )
         say("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.hostName)")
         _ = try python(["install"])
         say("syncthing: \(try shell("/usr/bin/env", ["syncthing", "--version"]).split(separator: "\n").first ?? "")")
@@ -129,6 +144,10 @@ struct VsSyncthingBench: BenchSubcommand {
             + "(CPU \(format(theirs.senderCPU, 2)) + \(format(theirs.receiverCPU, 2)) s, peak RSS "
             + "\(theirs.senderRSS / 1024) / \(theirs.receiverRSS / 1024) MiB); "
             + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
+            + (ours.linkShare.map { share in
+                "; share of the link's rate: ours \(format(share * 100, 1)) %, Syncthing "
+                    + "\(format((theirs.linkShare ?? .nan) * 100, 1)) %"
+            } ?? "")
     }
 
     /// The report's figures of one set: both sides' seconds, CPU and RSS, ours until the thumbnails too, and the
@@ -142,6 +161,7 @@ struct VsSyncthingBench: BenchSubcommand {
             "\(set).oursSenderCPUSeconds": ours.senderCPU, "\(set).syncthingSenderCPUSeconds": theirs.senderCPU,
             "\(set).oursReceiverRSSMiB": Double(ours.receiverRSS) / 1024,
             "\(set).syncthingReceiverRSSMiB": Double(theirs.receiverRSS) / 1024,
+            "\(set).oursLinkShare": ours.linkShare ?? .nan, "\(set).syncthingLinkShare": theirs.linkShare ?? .nan,
         ]
     }
 
@@ -155,6 +175,8 @@ struct VsSyncthingBench: BenchSubcommand {
         var receiverRSS: Int
         var thumbnails: Double? = nil
         var new: Double? = nil
+        /// With `--link`: the bytes' rate over the link's (bits per second).
+        var linkShare: Double? = nil
     }
 
     // MARK: Syncthing
@@ -162,6 +184,7 @@ struct VsSyncthingBench: BenchSubcommand {
     func syncthing(_ name: String, _ dir: URL, new: URL?) throws -> Figures {
         var arguments = ["run", "--name", name, "--source", dir.path, "--runs", "\(runs)"]
         if let new { arguments += ["--new", new.path] }
+        if let link { arguments += ["--link", link] }
         let output = try python(arguments)
         guard let line = output.split(separator: "\n").last,
             let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -181,7 +204,8 @@ struct VsSyncthingBench: BenchSubcommand {
             senderRSS: (sender["peak_rss_kib"] as? Int) ?? 0,
             receiverRSS: (receiver["peak_rss_kib"] as? Int) ?? 0,
             thumbnails: nil,
-            new: (json["new"] as? [String: Any])?["seconds"] as? Double
+            new: (json["new"] as? [String: Any])?["seconds"] as? Double,
+            linkShare: json["link_share"] as? Double
         )
     }
 
@@ -194,16 +218,28 @@ struct VsSyncthingBench: BenchSubcommand {
         try await post(files, in: dir, on: a, jpeg: jpeg)
         let count = try await a.store.counts().photos
         try a.store.close()
-        var all: [Figures] = []
-        for run in 0..<runs {
-            all.append(
-                try await ourRun(run, of: name, from: a, count: count, jpeg: jpeg, new: new, root: root, logger: logger)
-            )
-        }
         let bytes = try files.reduce(0) { total, file in
             total
                 + ((try FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent(file).path)[.size]
                     as? Int) ?? 0)
+        }
+        var all: [Figures] = []
+        for run in 0..<runs {
+            let place = try link.map { try linkUp($0, name: "cn-ours-\(getpid())-\(run)") }
+            defer { if let place { linkDown(place.name) } }
+            var figures = try await ourRun(
+                run,
+                of: name,
+                from: a,
+                count: count,
+                jpeg: jpeg,
+                new: new,
+                root: root,
+                logger: logger,
+                link: place
+            )
+            figures.linkShare = place.map { Double(bytes) * 8 / figures.seconds / $0.bitsPerSecond }
+            all.append(figures)
         }
         return Self.medians(of: all, bytes: bytes)
     }
@@ -248,14 +284,15 @@ struct VsSyncthingBench: BenchSubcommand {
         jpeg: Bool,
         new: URL?,
         root: URL,
-        logger: Logger
+        logger: Logger,
+        link: Link? = nil
     ) async throws -> Figures {
-        try a.start()
+        try a.start(link: link?.place(of: .a))
         let aCPU = Self.cpuSeconds(a.pid)
         let b = try BenchNode(root.appendingPathComponent("ours-\(name)-b\(run)"), logger: logger)
         try b.store.close()
         let started = ContinuousClock.now
-        try b.start(peer: a.port)
+        try b.start(peer: a.port, link: link?.place(of: .b))
         try await b.waitForPhotos(count, timeout: .seconds(900))
         var figures = Figures(
             seconds: seconds(since: started),
@@ -324,7 +361,8 @@ struct VsSyncthingBench: BenchSubcommand {
             senderRSS: Int(median(all.map { Double($0.senderRSS) })),
             receiverRSS: Int(median(all.map { Double($0.receiverRSS) })),
             thumbnails: mid { $0.thumbnails },
-            new: mid { $0.new }
+            new: mid { $0.new },
+            linkShare: mid { $0.linkShare }
         )
     }
 
@@ -337,6 +375,49 @@ struct VsSyncthingBench: BenchSubcommand {
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// An emulated link between two network namespaces (`vs-syncthing.py link-up`).
+    struct Link {
+        enum Side { case a, b }
+        var name: String
+        var namespaces: (a: String, b: String)
+        var addresses: (a: String, b: String)
+        var bitsPerSecond: Double
+
+        func place(of side: Side) -> BenchNode.LinkPlace {
+            switch side {
+            case .a: BenchNode.LinkPlace(namespace: namespaces.a, address: addresses.a, peerAddress: addresses.b)
+            case .b: BenchNode.LinkPlace(namespace: namespaces.b, address: addresses.b, peerAddress: addresses.a)
+            }
+        }
+    }
+
+    /// Makes the link `kind` (gbe or wifi) between namespaces NAME-a and NAME-b, as Syncthing's runs get it.
+    func linkUp(_ kind: String, name: String) throws -> Link {
+        let output = try python(["link-up", "--link", kind, "--name", name])
+        guard let line = output.split(separator: "\n").last,
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let a = json["a"] as? [String: String], let b = json["b"] as? [String: String],
+            let aNamespace = a["ns"], let aAddress = a["ip"], let bNamespace = b["ns"], let bAddress = b["ip"],
+            let bits = json["bits_per_s"] as? Double
+        else { throw ValidationError("vs-syncthing.py link-up printed no link: \(output)") }
+        say("link      \(kind) between \(aNamespace) and \(bNamespace), shaped by \(json["shaping"] ?? "?")")
+        return Link(
+            name: name,
+            namespaces: (aNamespace, bNamespace),
+            addresses: (aAddress, bAddress),
+            bitsPerSecond: bits
+        )
+    }
+
+    func linkDown(_ name: String) {
+        do {
+            _ = try python(["link-down", "--name", name])
+        } catch {
+            // The namespaces stay until removed by hand (`ip netns del`); the figures already taken stand.
+            say("link      could not remove the namespaces of \(name): \(error)")
+        }
     }
 
     /// `count` files of `size` random bytes in `dir`, named file-NNNN.bin.
