@@ -150,12 +150,22 @@ public struct MissingPhoto: Sendable, Hashable {
     /// The groups of the live posts that show it: only peers that share one of them are asked for it (PROTOCOL.md
     /// §7.8.11), so that no other peer learns the photo's hash.
     public let groups: Set<GroupID>
+    /// Whether a live post that shows it signs its author's thumbnail (PROTOCOL.md §2.5): once the photo is here,
+    /// that thumbnail is asked for rather than one made.
+    public let signsThumbnail: Bool
 
-    public init(hash: AssetHash, bytes: UInt64, post: PostID, groups: Set<GroupID> = []) {
+    public init(
+        hash: AssetHash,
+        bytes: UInt64,
+        post: PostID,
+        groups: Set<GroupID> = [],
+        signsThumbnail: Bool = false
+    ) {
         self.hash = hash
         self.bytes = bytes
         self.post = post
         self.groups = groups
+        self.signsThumbnail = signsThumbnail
     }
 }
 

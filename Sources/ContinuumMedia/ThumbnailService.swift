@@ -178,12 +178,6 @@ public actor ThumbnailService {
         return await keptUnlessErased(url, of: hash)
     }
 
-    /// Whether a live post showing the photo signs its author's thumbnail (PROTOCOL.md §2.5).
-    public func isSigned(_ hash: AssetHash) async -> Bool {
-        guard let committed else { return false }
-        return await !committed(hash).isEmpty
-    }
-
     /// Keeps the author's thumbnail of a photo as it is, as this node's own (PROTOCOL.md §7.4.19): `bytes` whose
     /// SHA-256 a live post showing the photo commits to. Nil when they are not that (then they are checked as any
     /// peer's thumbnail); false when this node holds them already.

@@ -114,7 +114,7 @@ extension ContinuumStore {
                 db,
                 sql: """
                     SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post,
-                        group_concat(DISTINCT hex(member.group_id)) AS groups
+                        group_concat(DISTINCT hex(member.group_id)) AS groups, max(thumb_sha256 IS NOT NULL) AS signed
                     FROM post LEFT JOIN member ON member.log = post.author
                     WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
                     GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
@@ -128,7 +128,8 @@ extension ContinuumStore {
                     groups: Set(
                         ($0["groups"] as String?)?.split(separator: ",").compactMap { GroupID(hex: $0.lowercased()) }
                             ?? []
-                    )
+                    ),
+                    signsThumbnail: $0["signed"] as Bool
                 )
             }
         }

@@ -81,10 +81,11 @@ extension PhotoFetcher {
     }
 
     /// A photo arrived from `peer` with no thumbnail asked for (a look asks for at most 64 at once): when its post
-    /// signs a thumbnail that is not here, asks `peer`, which has just sent the photo, for it; else settles.
-    func askForSignedThumbnail(_ hash: AssetHash, from peer: AuthorID, engine: SyncEngine) async {
-        guard let thumbnails, !thumbnails.hasThumbnail(hash), await thumbnails.isSigned(hash),
-            let session = await engine.session(for: peer), thumbnailWants[hash] == nil
+    /// signs a thumbnail (`signed`) that is not here, asks `peer`, which has just sent the photo, for it; else
+    /// settles.
+    func askForSignedThumbnail(_ hash: AssetHash, signed: Bool, from peer: AuthorID, engine: SyncEngine) async {
+        guard signed, let thumbnails, !thumbnails.hasThumbnail(hash), let session = await engine.session(for: peer),
+            thumbnailWants[hash] == nil
         else { return thumbnailSettled(hash) }
         thumbnailWants[hash] = (peer, .now)
         await session.requestThumbnail(hash)

@@ -42,6 +42,8 @@ actor PhotoFetcher {
         var size: UInt64
         /// Bytes already in the partial file when the transfer began (a resume).
         let resumedFrom: UInt64
+        /// Whether a post that shows the photo signs its author's thumbnail (``MissingPhoto/signsThumbnail``).
+        let signsThumbnail: Bool
         let waiter: CheckedContinuation<Bool, Never>
         var lastProgress = ContinuousClock.now
     }
@@ -334,6 +336,7 @@ actor PhotoFetcher {
                 hasher: hasher,
                 size: size,
                 resumedFrom: size,
+                signsThumbnail: photo.signsThumbnail,
                 waiter: waiter
             )
             let offset = size
@@ -519,7 +522,9 @@ actor PhotoFetcher {
             // A thumbnail asked for (the author's, most often) is awaited, and the author's is asked for now when
             // it was not yet: this node makes its own only if that request ends without one (PROTOCOL.md §7.8.11,
             // *Signed thumbnails*).
-            if thumbnailWants[hash] == nil { await askForSignedThumbnail(hash, from: peer, engine: engine) }
+            if thumbnailWants[hash] == nil {
+                await askForSignedThumbnail(hash, signed: transfer.signsThumbnail, from: peer, engine: engine)
+            }
         }
     }
 

@@ -41,6 +41,11 @@ import Testing
             #expect(try await store.committedThumbnails(of: first.sha256).isEmpty)
             // A post that commits to no thumbnail.
             #expect(try await store.committedThumbnails(of: bare.sha256).isEmpty)
+            // The photos to fetch say which posts sign a thumbnail: the fetcher asks for it rather than make one.
+            let missing = Dictionary(
+                uniqueKeysWithValues: try await store.missingPhotos().map { ($0.hash, $0.signsThumbnail) }
+            )
+            #expect(missing == [second.sha256: true, bare.sha256: false])
             _ = try await store.ingest([delete])
             #expect(try await store.committedThumbnails(of: second.sha256).isEmpty)
         }
