@@ -352,6 +352,15 @@ LINK_IPS = ("10.201.0.1", "10.201.0.2")
 
 def link_up(name, link):
     """Namespaces NAME-a and NAME-b, loopback up in each, joined by a veth pair shaped as LINKS[link] says."""
+    try:
+        return make_link(name, link)
+    except BaseException:
+        # Nothing is left half made: both namespaces go (and with them the veth pair).
+        link_down(name)
+        raise
+
+
+def make_link(name, link):
     shape = LINKS[link]
     nss = (f"{name}-a", f"{name}-b")
     # Interface names are at most 15 bytes: the namespace tells them apart.
@@ -370,10 +379,10 @@ def link_up(name, link):
                               text=True)
         if done.returncode == 0:
             continue
-        if "unknown" not in done.stderr:
+        # A kernel without netem: "Specified qdisc kind is unknown" (or, without extended errors, "No such file").
+        if not any(text in done.stderr.lower() for text in ("unknown", "no such file")):
             raise Failure(f"tc netem on {ns}: {done.stderr.strip()}")
         if shape["loss"]:
-            link_down(name)
             raise Failure(f"--link {link} needs tc netem for its {shape['delay']} each way and {shape['loss']} loss, "
                           f"and this kernel has none (tc: {done.stderr.strip()}; CONFIG_NET_SCH_NETEM not set)")
         # The rate alone: a token bucket, its burst a millisecond of the rate.
@@ -383,8 +392,16 @@ def link_up(name, link):
 
 
 def link_down(name):
+    """Removes the namespaces of link_up that exist; returns those that could not be removed (each logged)."""
+    left = []
     for ns in (f"{name}-a", f"{name}-b"):
-        subprocess.run(["ip", "netns", "del", ns], check=False, stderr=subprocess.DEVNULL)
+        if not os.path.exists(f"/run/netns/{ns}"):
+            continue
+        done = subprocess.run(["ip", "netns", "del", ns], capture_output=True, text=True)
+        if done.returncode != 0:
+            log(f"cannot remove namespace {ns}: {done.stderr.strip()}")
+            left.append(ns)
+    return left
 
 
 @contextlib.contextmanager
@@ -685,6 +702,19 @@ def verify_folder(folder, expected):
             raise Failure(f"{path} differs from the source (size or SHA-256)")
 
 
+def devices(args, cleanup, ns, base):
+    """A and B, each with its namespace (one shared on loopback, or two across --link), and the link's shaping."""
+    if args.link:
+        (ns_a, ns_b), shaping = cleanup.enter_context(linked_namespaces(ns, args.link))
+        ports = free_ports(4)
+        a = Device("A", base, ports[0], ports[1], ip=LINK_IPS[0], gui_ip=LINK_IPS[0])
+        b = Device("B", base, ports[2], ports[3], ip=LINK_IPS[1])
+        return (a, ns_a), (b, ns_b), shaping
+    cleanup.enter_context(network_namespace(ns))
+    ports = free_ports(4)
+    return (Device("A", base, ports[0], ports[1]), ns), (Device("B", base, ports[2], ports[3]), ns), None
+
+
 def measure_once(args, files, run):
     """One run with fresh homes in a fresh namespace; returns the result dict."""
     count, total_bytes = len(files), sum(size for size, _ in files.values())
@@ -693,16 +723,7 @@ def measure_once(args, files, run):
     with contextlib.ExitStack() as cleanup:
         base = tempfile.mkdtemp(prefix=f"{ns}-")
         cleanup.callback(shutil.rmtree, base, ignore_errors=True)
-        if args.link:
-            (ns_a, ns_b), shaping = cleanup.enter_context(linked_namespaces(ns, args.link))
-            ports = free_ports(4)
-            a = Device("A", base, ports[0], ports[1], ip=LINK_IPS[0], gui_ip=LINK_IPS[0])
-            b = Device("B", base, ports[2], ports[3], ip=LINK_IPS[1])
-        else:
-            ns_a = ns_b = ns
-            cleanup.enter_context(network_namespace(ns))
-            ports = free_ports(4)
-            a, b = Device("A", base, ports[0], ports[1]), Device("B", base, ports[2], ports[3])
+        (a, ns_a), (b, ns_b), shaping = devices(args, cleanup, ns, base)
         for device, device_ns in ((a, ns_a), (b, ns_b)):
             cleanup.callback(device.rest.close)
             device.generate(device_ns)
@@ -740,7 +761,7 @@ def measure_once(args, files, run):
                 "transfer_seconds": round(seconds - (connected - t0), 3),
                 "mb_per_s": round(total_bytes / 1e6 / seconds, 1),
                 "link": args.link,
-                "shaping": shaping if args.link else None,
+                "shaping": shaping,
                 "link_share": round(total_bytes * 8 / seconds / LINKS[args.link]["bits_per_s"], 3) if args.link else None,
                 "sender": {"cpu_seconds": round(proc_cpu_seconds(a.process.pid) - a_cpu0, 2),
                            "peak_rss_kib": proc_peak_rss_kib(a.process.pid)},
@@ -785,7 +806,9 @@ def cmd_link_up(args):
 
 
 def cmd_link_down(args):
-    link_down(args.name)
+    left = link_down(args.name)
+    if left:
+        raise Failure(f"namespaces left: {', '.join(left)} (remove them with ip netns del)")
 
 
 def cmd_run(args):

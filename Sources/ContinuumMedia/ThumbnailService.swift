@@ -6,9 +6,10 @@ import Logging
 
 /// Thumbnails of the photos of posts, made once per photo and kept on disk next to the photos.
 ///
-/// - `photos/thumbs/ab/<sha256>.jpg`: this node's own, made from the original (``Thumbnailer/make(from:)``).
-/// - `photos/thumbs/ab/<sha256>.peer.jpg`: provisional, received from a peer before (or instead of) the original;
-///   removed once this node has made its own.
+/// - `photos/thumbs/ab/<sha256>.jpg`: this node's own: made from the original (``Thumbnailer/make(from:)``), or
+///   the author's that the photo's posts sign, kept as it is (``storeFromPeer(_:for:)``, ``keepOwn(_:for:)``).
+/// - `photos/thumbs/ab/<sha256>.peer.jpg`: provisional, received from a peer before (or instead of) the original
+///   and signed by no post; removed once this node has its own.
 ///
 /// Files are written under `photos/tmp/`, synced and renamed into place, like photos. libvips work runs on one
 /// thread of this service's own (not the cooperative pool, not an event loop), one photo at a time. The HTTP
@@ -164,9 +165,10 @@ public actor ThumbnailService {
         }
     }
 
-    /// Stores a thumbnail a peer sent, as provisional, after checking it (``Thumbnailer/accept(peerThumbnail:)``).
-    /// Returns false, storing nothing, when this node already has a thumbnail of the photo. Throws when the bytes
-    /// are refused.
+    /// Stores a thumbnail a peer sent: the author's that the photo's posts sign as it is, as this node's own
+    /// (``keepIfSigned(_:for:)``); any other as provisional, after checking it whole
+    /// (``Thumbnailer/accept(peerThumbnail:)``). Returns false, storing nothing, when this node already has it (or,
+    /// for one not signed, any thumbnail of the photo). Throws when the bytes are refused.
     public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
         if let signed = try await keepIfSigned(bytes, for: hash) { return signed }
         // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
@@ -182,17 +184,28 @@ public actor ThumbnailService {
     /// SHA-256 a live post showing the photo commits to. Nil when they are not that (then they are checked as any
     /// peer's thumbnail); false when this node holds them already.
     private func keepIfSigned(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool? {
+        // What a receiver still checks of a signed thumbnail (PROTOCOL.md §7.4.19): its size, that it is a JPEG
+        // whose frame header says at most 400 px a side (read, not decoded), and its hash.
         guard let committed, (1...Thumbnailer.maxPeerBytes).contains(bytes.count),
-            bytes.starts(with: Thumbnailer.jpegStart)
+            bytes.starts(with: Thumbnailer.jpegStart), let frame = Thumbnailer.frameSize(ofJPEG: bytes),
+            (1...Thumbnailer.maxSide).contains(frame.width), (1...Thumbnailer.maxSide).contains(frame.height)
         else { return nil }
         let digest = ThumbnailReference(of: bytes).sha256
-        guard await committed(hash).contains(digest) else { return nil }
+        // Only the one thumbnail that every live post of the photo signs: posts of one photo that sign different
+        // ones (another author's post of the same photo) leave it to a thumbnail made from the photo.
+        guard await committed(hash) == [digest] else { return nil }
         let own = ownURL(for: hash)
         if let held = FileManager.default.contents(atPath: own.path), ThumbnailReference(of: held).sha256 == digest {
             return false
         }
         try keepOwn(Data(bytes), for: hash)
         guard await keptUnlessErased(own, of: hash) else { return false }
+        // A post that signs another thumbnail may have come meanwhile (the store then removed the files it found).
+        guard await committed(hash) == [digest] else {
+            // Best effort, as in keptUnlessErased: a file left is replaced by the next contest or erasure.
+            try? FileManager.default.removeItem(at: own)
+            return false
+        }
         keptSignedCount += 1
         logger.debug(
             "thumbnail kept as its author signed it",

@@ -68,6 +68,39 @@ public enum Thumbnailer {
         }.get()
     }
 
+    /// The width and height that a JPEG's frame header (its SOF segment) declares, read without decoding anything;
+    /// nil when no frame header comes before the end of the bytes or the start of the scan.
+    public static func frameSize(ofJPEG bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.starts(with: [0xFF, 0xD8]) else { return nil }
+        var index = 2
+        while index + 4 <= bytes.count {
+            guard bytes[index] == 0xFF else { return nil }
+            let marker = bytes[index + 1]
+            // Fill bytes, and markers that stand alone (no length).
+            if marker == 0xFF {
+                index += 1
+                continue
+            }
+            if marker == 0x01 || (0xD0...0xD7).contains(marker) {
+                index += 2
+                continue
+            }
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            guard length >= 2 else { return nil }
+            // SOF0 … SOF15, but DHT (C4), JPG (C8) and DAC (CC): precision, height, width.
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker) {
+                guard length >= 7, index + 9 <= bytes.count else { return nil }
+                let height = Int(bytes[index + 5]) << 8 | Int(bytes[index + 6])
+                let width = Int(bytes[index + 7]) << 8 | Int(bytes[index + 8])
+                return (width, height)
+            }
+            // The scan starts: no frame header came before it.
+            if marker == 0xDA { return nil }
+            index += 2 + length
+        }
+        return nil
+    }
+
     /// The width and height of a JPEG's pixels, and whether it carries any metadata field (EXIF, XMP, IPTC, ICC);
     /// for tests and checks.
     public static func describe(jpeg: Data) throws(MediaError) -> (width: Int, height: Int, metadata: [String]) {

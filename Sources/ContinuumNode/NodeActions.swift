@@ -111,9 +111,10 @@ public struct NodeActions: Sendable {
                 autoFollow: draft.autoFollow
             )
         }
+        // Kept before peers hear of the post, so that one asking for it gets the thumbnail the post signs.
+        await keepThumbnail(thumbnail, of: hash)
         await engine.recordsWritten()
         if draft.autoFollow { await engine.followsChanged() }
-        await keepThumbnail(thumbnail, of: hash)
         return PostID(record.id)
     }
 
@@ -170,8 +171,8 @@ public struct NodeActions: Sendable {
             try await keep(source, as: photo.sha256, bytes: photo.byteCount)
         }
         let record = try await appendKeeping(change.photo?.sha256) { try await store.append(body, by: identity) }
-        await engine.recordsWritten()
         if let photo = change.photo { await keepThumbnail(thumbnail, of: photo.sha256) }
+        await engine.recordsWritten()
         return record.id
     }
 

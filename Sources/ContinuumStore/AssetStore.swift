@@ -145,6 +145,16 @@ public struct AssetStore: Sendable {
         }
     }
 
+    /// Removes a photo's thumbnails (this node's own and a peer's), keeping the photo: the next request for one
+    /// makes it from the photo, or asks peers while the photo is not here. Files already gone are fine.
+    public func eraseThumbnails(of hash: AssetHash) {
+        let shard = root.appendingPathComponent("thumbs").appendingPathComponent(String(hash.hex.prefix(2)))
+        for name in ["\(hash.hex).jpg", "\(hash.hex).peer.jpg"] {
+            // As in erase(_:): one that cannot be removed is left; a contest of the same photo tries again.
+            try? FileManager.default.removeItem(at: shard.appendingPathComponent(name))
+        }
+    }
+
     /// Copies a stored photo to `destination`, which must not exist.
     public func export(_ hash: AssetHash, to destination: URL) throws(StoreError) {
         do {

@@ -61,6 +61,7 @@ extension Ingest {
             ]
         )!
         if pending.comments > 0 { try settleEarlyComments(on: id.bytes, author: author) }
+        try noteThumbnailContest(of: photo)
         if pending.edited {
             // Rare: the edits came first. The row is recomputed from the post and its edits.
             try refreshPost(id.bytes)
@@ -176,6 +177,7 @@ extension Ingest {
             location?.latitudeE7, location?.longitudeE7, rowid,
         ])
         replaceSearchEntry(rowid, TextFolding.fold(shown))
+        try noteThumbnailContest(of: photo)
         let before: Data = row["photo_sha256"]
         if before != photo.sha256.bytes {
             try considerPhoto(before)

@@ -28,6 +28,9 @@ struct Ingest {
     }
     /// Photos that no live post shows any more, erased in this transaction: their files go once it commits.
     var erasedPhotos: Set<AssetHash> = []
+    /// Photos whose live posts sign different thumbnails since this transaction: their thumbnails go once it
+    /// commits (``noteThumbnailContest(of:)``).
+    var contestedThumbnails: Set<AssetHash> = []
     /// Whether text was erased in this transaction (the search index is then compacted, §2.6 of PROTOCOL.md).
     var erasedText = false
     /// Records that came again with the content their author had erased: the content was dropped.

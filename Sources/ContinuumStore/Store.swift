@@ -234,11 +234,13 @@ public struct ContinuumStore: Sendable {
             }
             try ingest.finish()
             report.erasedPhotos = ingest.erasedPhotos.sorted()
+            report.contestedThumbnails = ingest.contestedThumbnails.sorted()
             report.erasedText = ingest.erasedText
             report.droppedErasedContent = ingest.droppedErasedContent
             return report
         }
         try await finishErasure(photos: report.erasedPhotos, text: report.erasedText, coalesce: true)
+        for photo in report.contestedThumbnails { assets.eraseThumbnails(of: photo) }
         if report.droppedErasedContent > 0 {
             logger.notice(
                 "dropped the content of records their authors erased; kept their headers only",
@@ -382,23 +384,6 @@ public struct ContinuumStore: Sendable {
             db.cachedStatement(sql: "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0"),
             arguments: [hash.bytes]
         ) != nil
-    }
-
-    /// The thumbnails that the live posts showing a photo commit to (PROTOCOL.md §2.5): a peer's thumbnail with one
-    /// of these hashes is the author's, kept as it is (§7.4.19). Empty when no live post commits to one.
-    public func committedThumbnails(of photo: AssetHash) async throws -> Set<AssetHash> {
-        try await read { db in
-            let hashes = try Data.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT thumb_sha256 FROM post
-                        WHERE photo_sha256 = ? AND deleted = 0 AND thumb_sha256 IS NOT NULL
-                        """
-                ),
-                arguments: [photo.bytes]
-            )
-            return Set(hashes.compactMap(AssetHash.init(bytes:)))
-        }
     }
 
     /// Removes a photo that no live post shows: the file this node stored for a post that was then not signed

@@ -201,6 +201,9 @@ public struct IngestReport: Sendable, Hashable {
     public var ignored: [Rejection] = []
     /// Photos erased because no live post shows them any more (a delete, or an edit that replaced the photo).
     public var erasedPhotos: [AssetHash] = []
+    /// Photos whose live posts now sign different thumbnails: the thumbnails kept of them were removed, so that
+    /// none is shown as signed (PROTOCOL.md §7.4.19); one is made from the photo instead.
+    public var contestedThumbnails: [AssetHash] = []
     /// Whether text was erased (a caption, comment or edit).
     public var erasedText = false
     /// Records that came again with the content their author had erased: the content was dropped.

@@ -84,9 +84,10 @@ extension PhotoFetcher {
     /// signs a thumbnail (`signed`) that is not here, asks `peer`, which has just sent the photo, for it; else
     /// settles.
     func askForSignedThumbnail(_ hash: AssetHash, signed: Bool, from peer: AuthorID, engine: SyncEngine) async {
-        guard signed, let thumbnails, !thumbnails.hasThumbnail(hash), let session = await engine.session(for: peer),
-            thumbnailWants[hash] == nil
+        guard signed, let thumbnails, !thumbnails.hasThumbnail(hash), let session = await engine.session(for: peer)
         else { return thumbnailSettled(hash) }
+        // Asked for meanwhile (a look ran during the await): that request settles it.
+        guard thumbnailWants[hash] == nil else { return }
         thumbnailWants[hash] = (peer, .now)
         await session.requestThumbnail(hash)
     }

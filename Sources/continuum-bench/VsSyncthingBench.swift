@@ -288,11 +288,15 @@ struct VsSyncthingBench: BenchSubcommand {
         link: Link? = nil
     ) async throws -> Figures {
         try a.start(link: link?.place(of: .a))
+        // Stopped on every way out (stop() does nothing the second time): a node left running would keep its
+        // namespace's network alive after `ip netns del`, and its port.
+        defer { try? a.stop() }
         let aCPU = Self.cpuSeconds(a.pid)
         let b = try BenchNode(root.appendingPathComponent("ours-\(name)-b\(run)"), logger: logger)
         try b.store.close()
         let started = ContinuousClock.now
         try b.start(peer: a.port, link: link?.place(of: .b))
+        defer { try? b.stop() }
         try await b.waitForPhotos(count, timeout: .seconds(900))
         var figures = Figures(
             seconds: seconds(since: started),
@@ -395,13 +399,17 @@ struct VsSyncthingBench: BenchSubcommand {
 
     /// Makes the link `kind` (gbe or wifi) between namespaces NAME-a and NAME-b, as Syncthing's runs get it.
     func linkUp(_ kind: String, name: String) throws -> Link {
+        // The script removes what it made when it fails; an answer not understood here is removed here.
         let output = try python(["link-up", "--link", kind, "--name", name])
         guard let line = output.split(separator: "\n").last,
             let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let a = json["a"] as? [String: String], let b = json["b"] as? [String: String],
             let aNamespace = a["ns"], let aAddress = a["ip"], let bNamespace = b["ns"], let bAddress = b["ip"],
             let bits = json["bits_per_s"] as? Double
-        else { throw ValidationError("vs-syncthing.py link-up printed no link: \(output)") }
+        else {
+            linkDown(name)
+            throw ValidationError("vs-syncthing.py link-up printed no link: \(output)")
+        }
         say("link      \(kind) between \(aNamespace) and \(bNamespace), shaped by \(json["shaping"] ?? "?")")
         return Link(
             name: name,
@@ -415,7 +423,7 @@ struct VsSyncthingBench: BenchSubcommand {
         do {
             _ = try python(["link-down", "--name", name])
         } catch {
-            // The namespaces stay until removed by hand (`ip netns del`); the figures already taken stand.
+            // The figures already taken stand; the script says which namespace it could not remove.
             say("link      could not remove the namespaces of \(name): \(error)")
         }
     }

@@ -261,6 +261,48 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(try Data(contentsOf: service.ownURL(for: hash)) == signed)
     }
 
+    @Test("a signed thumbnail is not kept as it is when two posts of its photo sign different ones, or over 400 px")
+    func signedThumbnailRefusals() async throws {
+        let directory = Directory()
+        let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))
+        let signed = try Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg"))
+        // A JPEG's start and a frame header of 800 × 600 (SOF0: length 17, 8 bits, height 0x0258, width 0x0320,
+        // three components), and nothing of a scan.
+        let large: [UInt8] =
+            [0xFF, 0xD8, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x02, 0x58, 0x03, 0x20, 0x03]
+            + [0x01, 0x22, 0x00, 0x02, 0x11, 0x01, 0x03, 0x11, 0x01, 0xFF, 0xD9]
+        let (contested, tooLarge) = (AssetHash.of(Data("contested".utf8)), AssetHash.of(Data("large".utf8)))
+        let commitments: [AssetHash: Set<AssetHash>] = [
+            contested: [AssetHash.of(signed), AssetHash.of(Data("another author's".utf8))],
+            tooLarge: [AssetHash.of(Data(large))],
+        ]
+        let service = ThumbnailService(
+            assets: assets,
+            logger: Logger(label: "test"),
+            committed: { asked in
+                commitments[asked] ?? []
+            }
+        )
+        // Two posts of the photo sign different thumbnails: this one is checked whole and kept as provisional.
+        #expect(try await service.storeFromPeer([UInt8](signed), for: contested))
+        #expect(try await service.thumbnail(for: contested) == service.provisionalURL(for: contested))
+        // Its frame header says 800 × 600: not kept as signed, and refused (it does not decode).
+        #expect(Thumbnailer.frameSize(ofJPEG: large).map { [$0.width, $0.height] } == [800, 600])
+        await #expect(throws: MediaError.self) { try await service.storeFromPeer(large, for: tooLarge) }
+        #expect(!service.hasThumbnail(tooLarge))
+        #expect(await service.keptSignedCount == 0)
+    }
+
+    @Test("a JPEG's frame size is read from its header as libvips reads it")
+    func frameSizeFromTheHeader() throws {
+        let jpeg = try Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg"))
+        let described = try Thumbnailer.describe(jpeg: jpeg)
+        let frame = try #require(Thumbnailer.frameSize(ofJPEG: [UInt8](jpeg)))
+        #expect(frame.width == described.width && frame.height == described.height)
+        #expect(Thumbnailer.frameSize(ofJPEG: [0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02]) == nil)
+        #expect(Thumbnailer.frameSize(ofJPEG: Array("not a JPEG".utf8)) == nil)
+    }
+
     @Test func damagedOriginal() async throws {
         let directory = Directory()
         let assets = AssetStore(root: directory.url.appendingPathComponent("photos"))

@@ -51,21 +51,28 @@ import Testing
         }
     }
 
-    @Test("a record's thumbnail survives encoding: the stored record decodes with it")
-    func recordKeepsItsThumbnail() async throws {
-        var factory = RecordFactory(authorCount: 1, seed: 12)
-        let photo = Self.photo("kept", thumbnail: "kept thumbnail")
-        let post = factory.make(.post(caption: "kept", photo: photo, location: nil), by: 0)
+    @Test("another author's post of a photo that signs another thumbnail removes the thumbnail kept of it")
+    func contestedThumbnailRemoved() async throws {
+        var factory = RecordFactory(authorCount: 2, seed: 12)
+        let mine = Self.photo("shared", thumbnail: "the author's")
+        var theirs = mine
+        theirs.thumbnail = Self.photo("shared", thumbnail: "someone else's").thumbnail
+        let first = factory.make(.post(caption: "mine", photo: mine, location: nil), by: 0)
+        let again = factory.make(.post(caption: "mine again", photo: mine, location: nil), by: 0)
+        let other = factory.make(.post(caption: "theirs", photo: theirs, location: nil), by: 1)
         let temporary = try TemporaryStore()
-        _ = try await temporary.store.ingest([post])
-        let bytes = try #require(try await temporary.store.allRecordBytes().first { $0 == post.bytes })
-        let decoded = try SignedRecord(bytes: bytes)
-        guard case .post(_, let stored, _) = decoded.body else {
-            Issue.record("the stored record is not a post: \(String(describing: decoded.body))")
-            return
-        }
-        #expect(
-            stored.thumbnail == ThumbnailReference(sha256: AssetHash.of(Data("kept thumbnail".utf8)), byteCount: 14)
-        )
+        let store = temporary.store
+        let shard = store.assets.root.appendingPathComponent("thumbs/\(mine.sha256.hex.prefix(2))")
+        let kept = shard.appendingPathComponent("\(mine.sha256.hex).jpg")
+        try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+        #expect(try await store.ingest([first]).contestedThumbnails.isEmpty)
+        try Data("the author's".utf8).write(to: kept)
+        // The same thumbnail signed again: no contest, the file stays.
+        #expect(try await store.ingest([again]).contestedThumbnails.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: kept.path))
+        // Another one for the same photo: the file goes, and the photo commits to two.
+        #expect(try await store.ingest([other]).contestedThumbnails == [mine.sha256])
+        #expect(!FileManager.default.fileExists(atPath: kept.path))
+        #expect(try await store.committedThumbnails(of: mine.sha256).count == 2)
     }
 }
