@@ -15,6 +15,11 @@ public enum NodeBinary {
         return packageRoot.appendingPathComponent(".build/debug/continuum-node")
     }
 
+    /// The debug build's `continuum-bench`, beside ``url``'s `continuum-node` (the bench starts that one).
+    public static var benchURL: URL {
+        url.deletingLastPathComponent().appendingPathComponent("continuum-bench")
+    }
+
     /// What a finished command printed, and its exit status.
     public struct Result: Sendable {
         public let status: Int32
@@ -22,24 +27,26 @@ public enum NodeBinary {
         public let stderr: String
     }
 
-    /// Runs `continuum-node ARGUMENTS` to completion, without `$CONTINUUM_DATA` (tests pass `--data`).
+    /// Runs `continuum-node ARGUMENTS` (or `executable`'s) to completion, without `$CONTINUUM_DATA` (tests pass
+    /// `--data`).
     ///
     /// The process is waited for on a thread of its own, never on the cooperative pool: on two cores the pool has two
     /// threads, and a test that blocked one in `waitUntilExit` stalled every other suite (raw clients missed the
     /// node's handshake limit, polls went unscheduled). Its output is read while it runs, both pipes at once, so a
     /// command that writes much to stderr cannot block on a full pipe.
-    public static func run(_ arguments: [String]) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
+    public static func run(_ arguments: [String], executable: URL? = nil) async throws -> Result {
+        let executable = executable ?? url
+        return try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Swift.Result { try runBlocking(arguments) })
+                continuation.resume(with: Swift.Result { try runBlocking(arguments, executable) })
             }
         }
     }
 
     /// `run`'s work, on the calling thread, which it blocks until the process has exited.
-    private static func runBlocking(_ arguments: [String]) throws -> Result {
+    private static func runBlocking(_ arguments: [String], _ executable: URL) throws -> Result {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "CONTINUUM_DATA")
