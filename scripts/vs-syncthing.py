@@ -320,25 +320,32 @@ def set_netns(fd):
 
 
 @contextlib.contextmanager
+def inside_namespace(name):
+    """Moves this thread into netns `name` (the sockets it makes are made there), and back on exit."""
+    home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+    try:
+        ns_fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
+        try:
+            set_netns(ns_fd)
+        finally:
+            os.close(ns_fd)
+        try:
+            yield
+        finally:
+            set_netns(home_fd)
+    finally:
+        os.close(home_fd)
+
+
+@contextlib.contextmanager
 def network_namespace(name):
     """Creates netns `name` with loopback up and moves this thread into it (its sockets are made there); on exit
     moves back and deletes the namespace."""
     subprocess.run(["ip", "netns", "add", name], check=True)
     try:
         subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
-        home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
-        try:
-            ns_fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
-            try:
-                set_netns(ns_fd)
-            finally:
-                os.close(ns_fd)
-            try:
-                yield
-            finally:
-                set_netns(home_fd)
-        finally:
-            os.close(home_fd)
+        with inside_namespace(name):
+            yield
     finally:
         subprocess.run(["ip", "netns", "del", name], check=False)
 
@@ -409,19 +416,8 @@ def linked_namespaces(name, link):
     """link_up, with this thread moved into B's namespace; on exit moves back and removes both."""
     try:
         nss, shaping = link_up(name, link)
-        home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
-        try:
-            ns_fd = os.open(f"/run/netns/{nss[1]}", os.O_RDONLY)
-            try:
-                set_netns(ns_fd)
-            finally:
-                os.close(ns_fd)
-            try:
-                yield nss, shaping
-            finally:
-                set_netns(home_fd)
-        finally:
-            os.close(home_fd)
+        with inside_namespace(nss[1]):
+            yield nss, shaping
     finally:
         link_down(name)
 
