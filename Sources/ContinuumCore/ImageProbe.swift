@@ -42,17 +42,32 @@ public enum ImageProbe {
         return try result.get()
     }
 
+    /// The bytes a file's format is recognised by: its first ``signatureLength``.
+    public static let signatureLength = 12
+
+    /// The format a file's first bytes announce (at least ``signatureLength`` of them, or the whole file), without
+    /// reading further; nil when they announce none of JPEG, PNG, HEIC, WebP or GIF.
+    public static func format(ofSignature bytes: some Collection<UInt8>) -> MediaType? {
+        let head = Array(bytes.prefix(signatureLength))
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) { return .jpeg }
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if head.starts(with: Array("GIF87a".utf8)) || head.starts(with: Array("GIF89a".utf8)) { return .gif }
+        if head.count >= 12, head.starts(with: Array("RIFF".utf8)), Array(head[8..<12]) == Array("WEBP".utf8) {
+            return .webp
+        }
+        if head.count >= 12, Array(head[4..<8]) == Array("ftyp".utf8) { return .heic }
+        return nil
+    }
+
     private static func inspect(bytes: UnsafeRawBufferPointer) throws(ImageProbeError) -> ImageInfo {
-        if bytes.starts(with: [0xFF, 0xD8, 0xFF]) { return try jpeg(bytes) }
-        if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return try png(bytes) }
-        if bytes.starts(with: Array("GIF87a".utf8)) || bytes.starts(with: Array("GIF89a".utf8)) {
-            return try gif(bytes)
+        switch format(ofSignature: bytes) {
+        case .jpeg: try jpeg(bytes)
+        case .png: try png(bytes)
+        case .gif: try gif(bytes)
+        case .webp: try webp(bytes)
+        case .heic: try heic(bytes)
+        case nil: throw .unrecognised
         }
-        if bytes.count >= 12, bytes.starts(with: Array("RIFF".utf8)), Array(bytes[8..<12]) == Array("WEBP".utf8) {
-            return try webp(bytes)
-        }
-        if bytes.count >= 12, Array(bytes[4..<8]) == Array("ftyp".utf8) { return try heic(bytes) }
-        throw .unrecognised
     }
 
     private static func be16(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 { UInt32(b[i]) << 8 | UInt32(b[i + 1]) }

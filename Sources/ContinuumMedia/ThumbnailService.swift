@@ -93,16 +93,19 @@ public actor ThumbnailService {
 
     /// Where this node's own thumbnail of a photo is kept.
     public nonisolated func ownURL(for hash: AssetHash) -> URL {
-        shard(hash).appendingPathComponent("\(hash.hex).jpg")
+        shard(hash).appendingPathComponent("\(hash.hex).jpg", isDirectory: false)
     }
 
     /// Where a thumbnail received from a peer is kept until this node makes its own.
     public nonisolated func provisionalURL(for hash: AssetHash) -> URL {
-        shard(hash).appendingPathComponent("\(hash.hex).peer.jpg")
+        shard(hash).appendingPathComponent("\(hash.hex).peer.jpg", isDirectory: false)
     }
 
     private nonisolated func shard(_ hash: AssetHash) -> URL {
-        assets.root.appendingPathComponent("thumbs").appendingPathComponent(String(hash.hex.prefix(2)))
+        assets.root.appendingPathComponent("thumbs", isDirectory: true).appendingPathComponent(
+            String(hash.hex.prefix(2)),
+            isDirectory: true
+        )
     }
 
     /// True when a thumbnail of the photo is on disk, own or provisional.

@@ -1,4 +1,5 @@
 import CVips
+import ContinuumCore
 import Foundation
 
 /// Makes and checks thumbnails with libvips. Every function blocks; ``ThumbnailService`` runs them on its own
@@ -17,8 +18,14 @@ public enum Thumbnailer {
 
     /// A thumbnail of a photo file: JPEG, longest side at most 400 px, EXIF orientation applied, no metadata at
     /// all (no EXIF, GPS, XMP, IPTC or ICC profile), under 50,000 bytes.
+    /// Content in no format a post may hold is refused from its first bytes, before libvips opens it: libvips asks
+    /// each of its loaders whether it reads the file, which for bytes that are no image took most of the CPU a
+    /// receiver spent on a photo (its other loaders are blocked as well: ``Vips``).
     public static func make(from file: URL) throws(MediaError) -> Data {
-        try Vips.run { () throws(MediaError) -> Data in
+        guard ImageProbe.format(ofSignature: try signature(of: file)) != nil else {
+            throw MediaError(.notAnImage, "\(ImageProbeError.unrecognised)")
+        }
+        return try Vips.run { () throws(MediaError) -> Data in
             var image: UnsafeMutablePointer<VipsImage>?
             guard cvips_thumbnail_file(file.path, &image, Int32(maxSide)) == 0, let image else {
                 throw Vips.failure("cannot make a thumbnail")
@@ -28,6 +35,18 @@ public enum Thumbnailer {
             guard let decoded = vips_image_copy_memory(image) else { throw Vips.failure("cannot make a thumbnail") }
             defer { cvips_unref(decoded) }
             return try smallJPEG(decoded)
+        }
+    }
+
+    /// The first ``ImageProbe/signatureLength`` bytes of a file (fewer when it is shorter).
+    static func signature(of file: URL) throws(MediaError) -> [UInt8] {
+        do {
+            let handle = try FileHandle(forReadingFrom: file)
+            // Only read: closing cannot lose anything.
+            defer { try? handle.close() }
+            return [UInt8](try handle.read(upToCount: ImageProbe.signatureLength) ?? Data())
+        } catch {
+            throw MediaError(.unreadable, "cannot read \(file.path): \(error.localizedDescription)")
         }
     }
 

@@ -48,8 +48,24 @@ enum Vips {
         guard cvips_init("continuum-node") == 0 else { return takeError() ?? "libvips could not start" }
         // The operation cache keeps recent results for reuse; photos are each opened once, so it only costs memory.
         vips_cache_set_max(0)
+        allowOnlyPhotoLoaders()
         return nil
     }()
+
+    /// The loaders of the formats a post may hold (JPEG, PNG, HEIC, WebP, GIF), by their libvips class names.
+    static let photoLoaders = [
+        "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadHeif", "VipsForeignLoadWebp",
+        "VipsForeignLoadNsgif",
+    ]
+
+    /// Blocks every other loader: photos come from peers, and a photo is one of those formats, so no other loader
+    /// (ImageMagick, PDF, SVG, FITS, OpenSlide, …, most of which libvips marks untrusted) is ever given a peer's
+    /// bytes. libvips otherwise asks each loader in turn whether it reads a file, ImageMagick last; for 2 KiB that
+    /// are no image that took 40 % of a receiver's CPU (`continuum-bench vs-syncthing --small`).
+    private static func allowOnlyPhotoLoaders() {
+        vips_operation_block_set("VipsForeignLoad", 1)
+        for loader in photoLoaders { vips_operation_block_set(loader, 0) }
+    }
 
     /// Serialises libvips calls (the error buffer is shared); true once the process is ending (``close()``).
     private static let lock = Mutex(false)

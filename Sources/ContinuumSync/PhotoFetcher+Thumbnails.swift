@@ -19,10 +19,12 @@ extension PhotoFetcher {
             thumbnailSettled(hash)
         }
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
+        let load = transferLoad()
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
             guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
             if peers == nil { peers = await engine.connectedPeerGroups() }
-            guard let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), in: &thumbLacks),
+            guard
+                let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &thumbLacks),
                 let session = await engine.session(for: peer)
             else { continue }
             thumbnailWants[photo.hash] = (peer, now)

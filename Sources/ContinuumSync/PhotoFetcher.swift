@@ -190,8 +190,9 @@ actor PhotoFetcher {
         in group: inout DiscardingTaskGroup
     ) async {
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
-        // Rebuilt in place, so that each choice counts the photos already given to each peer.
+        // Rebuilt, each choice counting the photos already given to each peer.
         queue = []
+        var load = transferLoad()
         for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
             if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
                 if skipped.insert(photo.hash).inserted {
@@ -204,10 +205,11 @@ actor PhotoFetcher {
                 continue
             }
             if peers == nil { peers = await engine.connectedPeerGroups() }
-            guard let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), in: &photoLacks) else {
-                continue
-            }
+            guard
+                let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &photoLacks)
+            else { continue }
             queue.append((photo, peer))
+            load[peer, default: 0] += 1
         }
         while workers < configuration.parallelPhotoTransfers, !self.queue.isEmpty, !Task.isCancelled {
             workers += 1
@@ -260,13 +262,25 @@ actor PhotoFetcher {
         }
     }
 
-    /// The first ready peer that may be asked for `hash` now, by `book`'s rules, the load spread by
-    /// ``choose(_:among:load:ready:distrusted:in:now:)``: this node's transfers under way count, queued ones included.
-    func choose(_ hash: AssetHash, among peers: [AuthorID], in book: inout LackBook) -> AuthorID? {
+    /// This node's transfers per peer: those under way and those queued. A look counts them once and adds each photo
+    /// it queues; counted again for every photo, a look of 1,000 photos took about a tenth of the receiver's CPU on
+    /// many small photos (`continuum-bench vs-syncthing --small`).
+    func transferLoad() -> [AuthorID: Int] {
         var load: [AuthorID: Int] = [:]
         for transfer in transfers.values { load[transfer.peer, default: 0] += 1 }
         for (_, peer) in queue { load[peer, default: 0] += 1 }
-        return Self.choose(
+        return load
+    }
+
+    /// The first ready peer that may be asked for `hash` now, by `book`'s rules, the load spread by
+    /// ``choose(_:among:load:ready:distrusted:in:now:)`` by `load` (``transferLoad()``).
+    func choose(
+        _ hash: AssetHash,
+        among peers: [AuthorID],
+        load: [AuthorID: Int],
+        in book: inout LackBook
+    ) -> AuthorID? {
+        Self.choose(
             hash,
             among: peers,
             load: load,
@@ -296,7 +310,7 @@ actor PhotoFetcher {
     }
 
     private func partialURL(_ hash: AssetHash) -> URL {
-        store.partialPhotos.appendingPathComponent("\(hash.hex).partial")
+        store.partialPhotos.appendingPathComponent("\(hash.hex).partial", isDirectory: false)
     }
 
     /// One photo from one peer; true when it was stored.

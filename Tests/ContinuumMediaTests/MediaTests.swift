@@ -121,6 +121,36 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(data.range(of: Data("GPS".utf8)) == nil)
     }
 
+    @Test("only the loaders of a post's formats read a photo: HEIC and WebP do, PPM, SVG and CSV do not")
+    func onlyPhotoLoaders() throws {
+        for name in ["media/gps.heic", "forest.webp"] {
+            #expect(try Thumbnailer.make(from: fixtures.appendingPathComponent(name)).starts(with: [0xFF, 0xD8, 0xFF]))
+        }
+        // Formats libvips reads (its ppmload, svgload and csvload) but a post cannot hold: each made a thumbnail
+        // before the other loaders were blocked.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("continuum-loaders-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let others: [(String, Data)] = [
+            ("gray.ppm", Data("P6\n2 2\n255\n".utf8) + Data(repeating: 200, count: 12)),
+            (
+                "square.svg",
+                Data(
+                    "<svg xmlns='http://www.w3.org/2000/svg' width='8' height='8'><rect width='8' height='8'/></svg>"
+                        .utf8
+                )
+            ),
+            ("values.csv", Data("1,2,3\n4,5,6\n".utf8)),
+        ]
+        for (name, bytes) in others {
+            let file = directory.appendingPathComponent(name)
+            try bytes.write(to: file)
+            let error = #expect(throws: MediaError.self, "\(name)") { try Thumbnailer.make(from: file) }
+            #expect(error?.kind == .notAnImage, "\(name): \(String(describing: error))")
+            #expect(error?.message == "not an image: the content is not JPEG, PNG, HEIC, WebP or GIF", "\(name)")
+        }
+    }
+
     @Test func noiseNeedsALowerQuality() throws {
         // At the first quality tried (82) the noise photo's thumbnail is over 50,000 bytes (about 66 KB).
         let data = try Thumbnailer.make(from: media.appendingPathComponent("noise.jpg"))
