@@ -120,7 +120,7 @@ def frames(vectors: dict[str, bytes], headers: dict[str, bytes]) -> dict[str, by
         "done": frame(DONE, u32(0xFFFFFFFF)),
         "photo-want": frame(PHOTO_WANT, ident(0xAA) + u64(262_144)),
         "photo-data": frame(
-            PHOTO_DATA, ident(0xAA) + u64(0) + hashlib.sha256(chunk).digest() + u32(len(chunk)) + chunk
+            PHOTO_DATA, ident(0xAA) + u64(0) + u32(len(chunk)) + chunk
         ),
         "photo-end": frame(PHOTO_END, ident(0xAA) + u64(66_373)),
         "photo-missing": frame(PHOTO_MISSING, ident(0xAC)),

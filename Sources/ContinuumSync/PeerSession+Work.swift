@@ -278,7 +278,7 @@ extension PeerSession {
 
     // MARK: Photos
 
-    /// Sends a stored photo from `offset`, in checksummed chunks, under back-pressure. A photo erased meanwhile (no
+    /// Sends a stored photo from `offset`, in chunks, under back-pressure. A photo erased meanwhile (no
     /// live post shows it any more) stops with PHOTO_MISSING: the open file would otherwise go on being read.
     func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
         let url = store.photoURL(hash)

@@ -1,5 +1,4 @@
 import ContinuumCore
-import Crypto
 
 /// Encoding: a message into its frame, field by field as Docs/PROTOCOL.md §7 lays it out.
 extension WireCodec {
@@ -151,11 +150,10 @@ extension WireCodec {
         }
     }
 
-    /// Hash, offset, the chunk's SHA-256, then the chunk's length and bytes.
+    /// Hash, offset, then the chunk's length and bytes (no checksum of its own: §7.4.10).
     private static func writePhotoData(_ hash: AssetHash, offset: UInt64, chunk: [UInt8], to writer: inout WireWriter) {
         writer.raw(hash.bytes)
         writer.u64(offset)
-        writer.raw(SHA256.hash(data: chunk))
         writer.u32(UInt32(chunk.count))
         writer.raw(chunk)
     }
@@ -203,7 +201,7 @@ extension WireCodec {
         case .records(_, let records), .push(let records): 3 + records.reduce(0) { $0 + 4 + $1.count }
         case .interest(_, let entries): 3 + 33 * entries.count
         case .request(let ranges): 4 + 48 * ranges.count
-        case .photoData(_, _, let chunk): 76 + chunk.count
+        case .photoData(_, _, let chunk): 44 + chunk.count
         case .thumbData(_, let bytes): 36 + bytes.count
         case .optional(_, let payload): payload.count
         case .follows(let entries): 2 + 41 * entries.count

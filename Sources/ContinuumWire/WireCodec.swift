@@ -319,13 +319,9 @@ public enum WireCodec {
     private static func readPhotoData(_ reader: inout WireReader) throws(WireError) -> WireMessage {
         let hash: AssetHash = try reader.id("hash")
         let offset = try reader.u64("offset")
-        let checksum = try reader.raw(32, "chunk sha256")
         let length = Int(try reader.u32("chunk length"))
         try checkChunk(offset: offset, count: length, reader)
         let chunk = try reader.raw(length, "chunk")
-        guard SHA256.hash(data: chunk).elementsEqual(checksum) else {
-            throw reader.malformed("chunk checksum mismatch at offset \(offset) (\(length) bytes)")
-        }
         return .photoData(hash, offset: offset, chunk: Array(chunk))
     }
 

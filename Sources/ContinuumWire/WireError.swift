@@ -11,7 +11,7 @@ public struct WireError: Error, Hashable, Sendable, CustomStringConvertible {
         public init(rawValue: UInt16) { self.rawValue = rawValue }
 
         /// A frame breaks the format: bad length, unknown type, truncated or trailing bytes, a count or value out
-        /// of range, a bad chunk checksum.
+        /// of range.
         public static let malformedFrame = Code(rawValue: 1)
         /// A frame's length is above the receiver's limit.
         public static let frameTooLarge = Code(rawValue: 2)

@@ -113,13 +113,10 @@ struct GoldenFrameTests {
             message: .photoWant(asset(0x01), offset: 256),
             hex: "0000002a 01 20 \(repeated("01", 32)) 0000000000000100"
         ),
-        // length 81 | PHOTO_DATA | hash 01… | offset 0 | SHA-256("abc") (FIPS 180-2 example) | 3 bytes "abc"
+        // length 49 | PHOTO_DATA | hash 01… | offset 0 | 3 bytes "abc" (no checksum of the chunk: §7.4.10)
         Golden(
             message: .photoData(asset(0x01), offset: 0, chunk: Array("abc".utf8)),
-            hex: """
-                00000051 01 21 \(repeated("01", 32)) 0000000000000000
-                ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad 00000003 616263
-                """
+            hex: "00000031 01 21 \(repeated("01", 32)) 0000000000000000 00000003 616263"
         ),
         // length 42 | PHOTO_END | hash 01… | 3 bytes in all
         Golden(

@@ -364,6 +364,58 @@ struct HostileTests {
         }
     }
 
+    @Test("a photo whose bytes do not hash to its post's SHA-256 is discarded: no file, not available, served on")
+    func wrongPhotoBytes() async throws {
+        try await Self.withTarget { target in
+            let identity = NodeIdentity.generate()
+            let seed = "a photo only the hostile peer has \(UUID())"
+            let photo = TestPhoto.reference(seed)
+            let join = try RawClient.selfAdd(identity)
+            let post = try identity.sign(
+                RecordContent(
+                    author: identity.author,
+                    sequence: 2,
+                    previous: join.id,
+                    createdAt: .now(),
+                    body: .post(caption: "a post whose photo comes wrong", photo: photo, location: nil)
+                )
+            )
+            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
+            try client.send(.records(live: true, [join.bytes, post.bytes]))
+            // As for the thumbnail below: the good peer lacks the photo, so this one is asked in the end.
+            let wanted = { (messages: [WireMessage]) in
+                messages.contains(.photoWant(photo.sha256, offset: 0))
+            }
+            var nonce: UInt64 = 0
+            while !wanted(client.received), client.end == nil, nonce < 30 {
+                nonce += 1
+                try client.send(.ping(nonce))
+                try await client.read(timeout: .milliseconds(500), until: wanted)
+            }
+            #expect(wanted(client.received), "PHOTO_WANT received: \(client.received.map(\.typeName))")
+            // The photo with one byte changed, in a frame that is itself well formed: only the whole photo's hash
+            // can tell (PHOTO_DATA carries no checksum of its chunk, PROTOCOL.md §7.4.10).
+            var bytes = [UInt8](seed.utf8)
+            bytes[bytes.count / 2] ^= 0x01
+            try client.send(.photoData(photo.sha256, offset: 0, chunk: bytes))
+            try client.send(.photoEnd(photo.sha256, totalBytes: UInt64(bytes.count)))
+            try await eventually("the node logged the mismatch") {
+                target.node.logText.contains("a photo did not match its post's SHA-256; discarded")
+            }
+            // Nothing kept: no file at the photo's name or in photos/tmp, and the post shows without its photo.
+            let final = target.node.data.appendingPathComponent(
+                "photos/\(photo.sha256.hex.prefix(2))/\(photo.sha256.hex)"
+            )
+            #expect(!FileManager.default.fileExists(atPath: final.path))
+            let partial = target.node.data.appendingPathComponent("photos/tmp/\(photo.sha256.hex).partial")
+            #expect(!FileManager.default.fileExists(atPath: partial.path))
+            let available = try await target.node.withStore { try await $0.post(PostID(post.id))?.post.photo.available }
+            #expect(available == false)
+            #expect(client.end == nil, "a wrong photo is no protocol error: the session goes on")
+            try await target.expectStillServing()
+        }
+    }
+
     // MARK: 7. TLS client at a plaintext node
 
     @Test("a plaintext node refuses a TLS peer, and no session is formed")
