@@ -319,30 +319,9 @@ struct HostileTests {
     )
     func badThumbnail(fixture: String) async throws {
         try await Self.withTarget { target in
-            let identity = NodeIdentity.generate()
             let photo = TestPhoto.reference("a photo only the hostile peer has \(UUID())")
-            let join = try RawClient.selfAdd(identity)
-            let post = try identity.sign(
-                RecordContent(
-                    author: identity.author,
-                    sequence: 2,
-                    previous: join.id,
-                    createdAt: .now(),
-                    body: .post(caption: "a post whose thumbnail is bad", photo: photo, location: nil)
-                )
-            )
-            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
-            try client.send(.records(live: true, [join.bytes, post.bytes]))
-            // The node asks its peers for the photo's thumbnail, the good one first or this one; the good one has
-            // none, so this one is asked in the end. Pings keep the session alive meanwhile.
-            let wanted = { (messages: [WireMessage]) in messages.contains(.thumbWant(photo.sha256)) }
-            var nonce: UInt64 = 0
-            while !wanted(client.received), client.end == nil, nonce < 30 {
-                nonce += 1
-                try client.send(.ping(nonce))
-                try await client.read(timeout: .milliseconds(500), until: wanted)
-            }
-            #expect(wanted(client.received), "THUMB_WANT received: \(client.received.map(\.typeName))")
+            let (client, _) = try await Self.postOnlyHeldHere(photo, "a post whose thumbnail is bad", to: target)
+            try await Self.waitFor(.thumbWant(photo.sha256), from: client)
             let name = fixture.replacingOccurrences(of: "half of ", with: "")
             var bytes = try [UInt8](Data(contentsOf: NodeBinary.fixtures.appendingPathComponent(name)))
             if name != fixture { bytes = Array(bytes.prefix(bytes.count / 2)) }
@@ -367,32 +346,10 @@ struct HostileTests {
     @Test("a photo whose bytes do not hash to its post's SHA-256 is discarded: no file, not available, served on")
     func wrongPhotoBytes() async throws {
         try await Self.withTarget { target in
-            let identity = NodeIdentity.generate()
             let seed = "a photo only the hostile peer has \(UUID())"
             let photo = TestPhoto.reference(seed)
-            let join = try RawClient.selfAdd(identity)
-            let post = try identity.sign(
-                RecordContent(
-                    author: identity.author,
-                    sequence: 2,
-                    previous: join.id,
-                    createdAt: .now(),
-                    body: .post(caption: "a post whose photo comes wrong", photo: photo, location: nil)
-                )
-            )
-            let client = try await RawClient.handshake(port: target.node.port, identity: identity)
-            try client.send(.records(live: true, [join.bytes, post.bytes]))
-            // As for the thumbnail below: the good peer lacks the photo, so this one is asked in the end.
-            let wanted = { (messages: [WireMessage]) in
-                messages.contains(.photoWant(photo.sha256, offset: 0))
-            }
-            var nonce: UInt64 = 0
-            while !wanted(client.received), client.end == nil, nonce < 30 {
-                nonce += 1
-                try client.send(.ping(nonce))
-                try await client.read(timeout: .milliseconds(500), until: wanted)
-            }
-            #expect(wanted(client.received), "PHOTO_WANT received: \(client.received.map(\.typeName))")
+            let (client, post) = try await Self.postOnlyHeldHere(photo, "a post whose photo comes wrong", to: target)
+            try await Self.waitFor(.photoWant(photo.sha256, offset: 0), from: client)
             // The photo with one byte changed, in a frame that is itself well formed: only the whole photo's hash
             // can tell (PHOTO_DATA carries no checksum of its chunk, PROTOCOL.md §7.4.10).
             var bytes = [UInt8](seed.utf8)
@@ -460,6 +417,44 @@ struct HostileTests {
     // MARK: - Helpers
 
     /// A plaintext node holding one post of its own, and a good plaintext peer connected to it and in sync.
+    /// A raw peer, a member of the target's network (its log's first record adds it), that posts `photo` with
+    /// `caption` live: a photo the target's good peer does not hold, so the target asks this peer for it and its
+    /// thumbnail in the end. The client, and the post.
+    static func postOnlyHeldHere(
+        _ photo: PhotoReference,
+        _ caption: String,
+        to target: Target
+    ) async throws -> (RawClient, VerifiedRecord) {
+        let identity = NodeIdentity.generate()
+        let join = try RawClient.selfAdd(identity)
+        let post = try identity.sign(
+            RecordContent(
+                author: identity.author,
+                sequence: 2,
+                previous: join.id,
+                createdAt: .now(),
+                body: .post(caption: caption, photo: photo, location: nil)
+            )
+        )
+        let client = try await RawClient.handshake(port: target.node.port, identity: identity)
+        try client.send(.records(live: true, [join.bytes, post.bytes]))
+        return (client, post)
+    }
+
+    /// Reads until the node sent `request` (a THUMB_WANT or PHOTO_WANT), pinging meanwhile to keep the session alive:
+    /// the node asks its peers in turn, the good one (which lacks the photo) perhaps first. Records an issue when it
+    /// did not come within about 15 s.
+    static func waitFor(_ request: WireMessage, from client: RawClient) async throws {
+        let wanted = { (messages: [WireMessage]) in messages.contains(request) }
+        var nonce: UInt64 = 0
+        while !wanted(client.received), client.end == nil, nonce < 30 {
+            nonce += 1
+            try client.send(.ping(nonce))
+            try await client.read(timeout: .milliseconds(500), until: wanted)
+        }
+        #expect(wanted(client.received), "\(request.typeName) received: \(client.received.map(\.typeName))")
+    }
+
     static func withTarget(_ body: (Target) async throws -> Void) async throws {
         let node = try await TestNode("target")
         let peer = try await TestNode("good-peer")
