@@ -18,6 +18,7 @@ public enum Thumbnailer {
 
     /// A thumbnail of a photo file: JPEG, longest side at most 400 px, EXIF orientation applied, no metadata at
     /// all (no EXIF, GPS, XMP, IPTC or ICC profile), under 50,000 bytes.
+    ///
     /// Content in no format a post may hold is refused from its first bytes, before libvips opens it: libvips asks
     /// each of its loaders whether it reads the file, which for bytes that are no image took most of the CPU a
     /// receiver spent on a photo (its other loaders are blocked as well: ``Vips``).

@@ -10,8 +10,8 @@ import Logging
 ///
 /// Bytes go to `photos/tmp/<hash>.partial` as they arrive, with a running SHA-256, the one pass over them (TLS
 /// authenticated each chunk on the way: PROTOCOL.md §7.4.10). The whole file is checked against the post's SHA-256,
-/// then handed to the ``PhotoCommitter``, which syncs, renames into place and records many at once. A broken transfer leaves the
-/// partial file, and the next request resumes from its end.
+/// then handed to the ``PhotoCommitter``, which syncs, renames into place and records many at once. A broken
+/// transfer leaves the partial file, and the next request resumes from its end.
 ///
 /// Thumbnails go first: each time it looks, the fetcher asks for the thumbnail of every missing photo that has
 /// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
