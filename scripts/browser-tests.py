@@ -22,6 +22,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import struct
 import subprocess
@@ -124,6 +125,8 @@ class Browser:
             },
             'goog:loggingPrefs': {'browser': 'ALL'},
             'pageLoadStrategy': 'normal',
+            # Dave's node serves its API over TLS (--api-tls), with its own self-signed certificate.
+            'acceptInsecureCerts': True,
             'unhandledPromptBehavior': 'ignore',
         }}}
         value = cls._request('POST', f'{driver_url}/session', capabilities)
@@ -240,7 +243,7 @@ class Node:
                 raise RuntimeError(f'{self.name} exited ({self.proc.returncode}): {err.read_text()[-2000:]}')
             text = out.read_text(errors='replace')
             listening = re.search(r'^listening on \S+:(\d+)$', text, re.M)
-            api = re.search(r'^api on (http://\S+?)/?(\?\S*)?$', text, re.M)
+            api = re.search(r'^api on (https?://\S+?)/?(\?\S*)?$', text, re.M)
             if listening and api:
                 return int(listening.group(1)), api.group(1), api.group(0)[len('api on '):]
             return None
@@ -248,7 +251,7 @@ class Node:
         self.port, self.api, self.page_url = wait_for(f'{self.name} to print "listening on" and "api on"', started, timeout=30)
         if not api_listen.startswith('127.0.0.1:'):
             # It prints the address it listens on (0.0.0.0): talk to it, and open its page, on loopback.
-            self.api = f"http://127.0.0.1:{api_listen.rsplit(':', 1)[1]}"
+            self.api = f"{self.api.split(':', 1)[0]}://127.0.0.1:{api_listen.rsplit(':', 1)[1]}"
             self.page_url = self.api + '/' + (f'?token={token}' if token else '')
 
     def stop(self):
@@ -266,15 +269,20 @@ class Node:
             request.add_header('Authorization', f'Bearer {self.token}')
         return request
 
+    def open(self, request, timeout):
+        """urlopen, trusting the node's own self-signed certificate when its API serves TLS (--api-tls)."""
+        tls = ssl._create_unverified_context() if self.api.startswith('https:') else None
+        return urllib.request.urlopen(request, timeout=timeout, context=tls)
+
     def get(self, path):
-        with urllib.request.urlopen(self.request(path), timeout=10) as response:
+        with self.open(self.request(path), timeout=10) as response:
             return json.loads(response.read())
 
     def send(self, method, path, body=None):
         """A JSON request (POST, PUT, DELETE); the parsed answer."""
         data = None if body is None else json.dumps(body).encode()
         request = self.request(path, data=data, method=method, headers={'Content-Type': 'application/json'})
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with self.open(request, timeout=30) as response:
             return json.loads(response.read() or b'null')
 
     def has_post(self, post):
@@ -288,7 +296,7 @@ class Node:
             raise
 
     def get_bytes(self, path):
-        with urllib.request.urlopen(self.request(path), timeout=30) as response:
+        with self.open(self.request(path), timeout=30) as response:
             return response.read(), dict(response.headers)
 
 
@@ -446,20 +454,29 @@ def functional_tests(args, work):
             assert marker(browser) == state['marker'], 'the page was reloaded'
             browser.screenshot(artifacts / 'timeline-desktop.png')
             browser.set_size(*PHONE)
-            wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
-            columns = browser.js("return getComputedStyle(document.querySelector('#grid')).gridTemplateColumns.split(' ').length")
-            browser.screenshot(artifacts / 'timeline-phone.png')
-            browser.set_size(*DESKTOP)
-            return f'one tile, {state["thumb"]}; phone layout has {columns} columns'
+            try:
+                wait_for('the phone layout', lambda: browser.js('return innerWidth') <= PHONE[0])
+                columns = browser.js("return getComputedStyle(document.querySelector('#grid')).gridTemplateColumns.split(' ').length")
+                browser.screenshot(artifacts / 'timeline-phone.png')
+                # The search on one row, the four chips on one row under it; nothing wider than the phone.
+                rows = browser.js("return [...new Set([...document.querySelectorAll('.toolbar input[type=search], .toolbar .chip,"
+                                  " .toolbar #select-mode')].map(e => { const r = e.getBoundingClientRect();"
+                                  " return Math.round((r.top + r.bottom) / 2); }))].length")
+                assert rows == 2, f'the search and the chips take {rows} rows at phone size'
+                assert browser.js('return document.documentElement.scrollWidth <= innerWidth'), 'the timeline scrolls sideways'
+            finally:
+                browser.set_size(*DESKTOP)
+            return f'one tile, {state["thumb"]}; phone layout has {columns} columns, the toolbar 2 rows'
         steps.run('see it in the grid', in_grid, browser)
 
         def search():
             box = browser.find('#search')
             browser.clear(box)
+            # Three words, which the page sends as q=browser+test+TAG: the search's own answer for all three.
             browser.type(box, f'browser test {tag}')
             wait_for('the search result', lambda: browser.js(
                 "const t = [...document.querySelectorAll('#grid li.tile')]; return t.length === 1 && t[0].dataset.id === arguments[0]",
-                state['post']))
+                state['post']) and f'1 post matches “browser test {tag}”' in browser.text(browser.find('.status-line')))
             browser.screenshot(artifacts / 'search.png')
             browser.clear(box)
             browser.type(box, f'nothing-like-this-{tag}')
@@ -734,25 +751,40 @@ def functional_tests(args, work):
             return browser.js_async("const done = arguments[arguments.length - 1];"
                                     "fetch(arguments[0], {cache: 'no-store'}).then(r => done(r.status), e => done(String(e)))", path)
 
+        new_caption = caption + ' (edited, new photo)'  # the second edit: with the new photo
+
         def replace_photo():
             post = state['post']
             old = alice.get(f'/api/posts/{post}')
             old_sha = old['photo']['sha256']
             wait_for("Bob's node to hold the old photo", lambda: (p := bob.get(f'/api/posts/{post}')['photo'])
                      ['sha256'] == old_sha and p['available'], 30)
+            # Bob follows the post: one save that changes the photo and the caption is one edit, one notification.
+            bob.send('PUT', f'/api/posts/{post}/follow')
+
+            def edit_notes():
+                return [n for n in bob.get('/api/notifications')['notifications'] if n['kind'] == 'edited' and n['post'] == post]
+            earlier = {n['id'] for n in edit_notes()}
             browser.click(browser.find('#edit-post'))
             browser.type(browser.wait_css('#photo-replace'), str((fixtures / 'forest.webp').resolve()))
+            box = browser.wait_css('#caption-edit')
+            browser.clear(box)
+            browser.type(box, new_caption)
             browser.click(browser.find('#save-edit'))
             wait_for('the form closed', lambda: not browser.find_all('#edit-form'), 30)
             stored = alice.get(f'/api/posts/{post}')
             new_sha = stored['photo']['sha256']
             assert new_sha != old_sha and stored['photo']['mediaType'] == 'image/webp', stored['photo']
-            assert stored['caption'] == old['caption'], 'the caption changed'
+            assert stored['caption'] == new_caption, stored['caption']
             size = wait_for('the new photo on the page', lambda: browser.js(
                 "const i = document.querySelector('#photo');"
                 "return i && i.src.endsWith(arguments[0]) && i.complete && i.naturalWidth > 0 && [i.naturalWidth, i.naturalHeight]",
                 f'/api/photos/{new_sha}'), 20)
-            assert browser.text(browser.find('#caption-text')) == old['caption']
+            assert browser.text(browser.find('#caption-text')) == new_caption
+            wait_for("Bob's node to show the new photo and caption", lambda: (p := bob.get(f'/api/posts/{post}'))
+                     ['photo']['sha256'] == new_sha and p['caption'] == new_caption, 30)
+            edits = [n for n in edit_notes() if n['id'] not in earlier]
+            assert len(edits) == 1 and edits[0]['text'] == new_caption, edits
             # Asked of the node, not of the browser's cache (a cached photo is revalidated, but ask the node itself).
             status = page_status(f'/api/photos/{old_sha}')
             assert status == 404, f'the page asked for the old photo: {status}'
@@ -770,7 +802,8 @@ def functional_tests(args, work):
                     return error.code == 404
             wait_for('the old photo erased on Bob', gone_on_bob, 30)
             state['sha'] = new_sha
-            return f'photo {old_sha[:12]} -> {new_sha[:12]} ({size[0]}x{size[1]}); the old one answers 404 on both nodes'
+            return (f'photo {old_sha[:12]} -> {new_sha[:12]} ({size[0]}x{size[1]}) and the caption in one edit, one '
+                    'notification on Bob; the old photo answers 404 on both nodes')
         steps.run('replace the photo of your post', replace_photo, browser)
 
         def refused_replacement():
@@ -814,7 +847,7 @@ def functional_tests(args, work):
             wait_for('the location gone', lambda: browser.js("return document.querySelector('#post-location').hidden"))
             stored = alice.get(f'/api/posts/{post}')
             assert stored['location'] is None, stored['location']
-            assert stored['caption'] == caption + ' (edited)', stored['caption']
+            assert stored['caption'] == new_caption, stored['caption']
             return 'set to 51.5007,-0.1246, then removed; caption kept'
         steps.run('set and remove the location', set_and_remove_location, browser)
 
@@ -876,6 +909,10 @@ def functional_tests(args, work):
             if browser.js("return document.querySelector('#follow').getAttribute('aria-pressed')") != 'true':
                 browser.click(browser.find('#follow'))
                 wait_for('followed', lambda: alice.get(f'/api/posts/{post}')['following'] is True)
+            # A caption edit first: after the delete, its notification must not claim the photo or location changed.
+            bob.cli('edit', post, '--caption', 'A caption the delete erases')
+            edited = wait_for('the edit notification on Alice', lambda: [n for n in alice.get('/api/notifications')['notifications']
+                                                                          if n['kind'] == 'edited' and n['post'] == post], 20)[0]
             bob.cli('delete', post)
             stored = wait_for('the notification on Alice', lambda: [n for n in alice.get('/api/notifications')['notifications']
                                                                    if n['kind'] == 'deleted' and n['post'] == post], 20)[0]
@@ -883,13 +920,22 @@ def functional_tests(args, work):
             assert words and "Bob's post of" in words, stored
             wait_for('the open post marked deleted', lambda: browser.js(
                 "return [...document.querySelectorAll('.post-view .warning')].some(e => !e.hidden)"), 10)
+            # A delete erases: the open page keeps no photo, caption, comment or download link of the post.
+            kept = browser.js("return ['#photo', '.post-view figure img', '#caption-text', '#comments', '#download',"
+                              " '#comment-form'].filter(s => document.querySelector(s))")
+            assert not kept, f'the deleted post still shows {kept}'
             browser.js("location.hash = '#/notifications'")
             item = f"#notification-list li[data-id='{stored['id']}']"
             text = wait_for('the notification in the list', lambda: browser.find_all(item) and browser.text(browser.find(item)), 10)
             assert words in text and 'deleted a post you follow' in text, text
             assert post[:12] not in text, f'the id is shown: {text}'
             assert not browser.find_all(f"{item} a[href]"), 'a deleted post is linked'
-            return f'"{text.splitlines()[0]}" / "{words}"'
+            edit_item = f"#notification-list li[data-id='{edited['id']}']"
+            edit_text = wait_for('the edit notification in the list', lambda: browser.find_all(edit_item)
+                                 and browser.text(browser.find(edit_item)), 10)
+            assert 'edited a post you follow (deleted since)' in edit_text, edit_text
+            assert 'photo or the location' not in edit_text and 'A caption the delete erases' not in edit_text, edit_text
+            return f'"{text.splitlines()[0]}" / "{words}"; the edit: "{edit_text.splitlines()[0]}"'
         steps.run('a deleted post is named by its headline in the notifications', deleted_notification, browser)
 
         def share_location():
@@ -1258,9 +1304,10 @@ def functional_tests(args, work):
             erin = extra_nodes['erin'] = Node(args.binary, 'Erin', work, network='browser-tests-fetch')
             dave = extra_nodes['dave'] = Node(args.binary, 'Dave', work, network='browser-tests-fetch')
             erin.start()
-            # Dave fetches no photo by himself, and serves the LAN (for "Open on your phone"), so with a token.
+            # Dave fetches no photo by himself, and serves the LAN (for "Open on your phone"), so with a token, and
+            # over TLS, as a phone's browser needs for a page that signs (a secure context).
             dave.start(peers=[erin], token=f'dave-{time.time_ns():028d}'[:32], api_listen=f'0.0.0.0:{free_port()}',
-                       extra=['--max-photo-mb', '0'])
+                       extra=['--max-photo-mb', '0', '--api-tls'])
             photo = grainy_png()
             post = post_photo(erin, photo, f'Grainy dusk from Erin {tag}')['id']
             state['erin_post'] = post
@@ -1350,7 +1397,18 @@ def functional_tests(args, work):
             assert '--api-listen' in said and not browser.find_all('#phone-qr'), said
             browser.get(dave.page_url + '#/settings')
             url = wait_for('the address', lambda: browser.find_all('#phone-url') and browser.text(browser.find('#phone-url')), 10)
-            assert url == dave.get('/api/phone')['url'] and '?token=' in url and '127.0.0.1' not in url, url
+            phone = dave.get('/api/phone')
+            assert url == phone['url'] and url.startswith('https://') and '?token=' in url and '127.0.0.1' not in url, url
+            # Over TLS the page shows the certificate's fingerprint, for the browser's warning.
+            assert phone['fingerprint'] in browser.text(browser.find('#phone-fingerprint')), phone['fingerprint']
+            # At phone size the long address breaks: the page does not scroll sideways.
+            browser.set_size(*PHONE)
+            try:
+                wait_for('the phone window', lambda: browser.js('return innerWidth') <= PHONE[0])
+                widths = browser.js('return [document.documentElement.scrollWidth, innerWidth]')
+            finally:
+                browser.set_size(*DESKTOP)
+            assert widths[0] <= widths[1], f'the settings page is {widths[0]} px wide at {widths[1]}'
             wait_for('the QR code drawn', lambda: browser.js(
                 "const i = document.querySelector('#phone-qr'); return i && i.complete && i.naturalWidth > 0"))
             qr = browser.find('#phone-qr')
@@ -1415,7 +1473,7 @@ def post_photo(node, photo, caption, **fields):
     name = 'photo.png' if isinstance(photo, bytes) else Path(photo).name
     body, content_type = multipart({'caption': caption, **fields}, 'photo', name, data)
     request = node.request('/api/posts', data=body, method='POST', headers={'Content-Type': content_type})
-    with urllib.request.urlopen(request, timeout=60) as response:
+    with node.open(request, timeout=60) as response:
         return json.loads(response.read())
 
 

@@ -51,7 +51,7 @@ struct FollowRoutes: Sendable {
 
     /// `GET /api/notifications`: the newest first, `?unread=true` for the unread ones only.
     func notifications(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.formQuery
         let list = try await store.notifications(
             unreadOnly: try flag(query, "unread"),
             limit: try limit(query, default: 50)

@@ -32,7 +32,7 @@ struct GroupRoutes: Sendable {
         api.post("groups/:group/invites") { request, context in try await invite(request, context: context) }
         api.post("join") { request, context in try await joinGroup(request, context: context) }
         api.get("requests") { request, _ in
-            let all = try flag(request.uri.queryParameters, "all")
+            let all = try flag(request.formQuery, "all")
             return try json(["requests": try await store.joinRequests(includingDenied: all).map(JoinRequestJSON.init)])
         }
         api.post("requests/:node/approve") { request, context in try await approve(request, context: context) }
@@ -57,8 +57,13 @@ struct GroupRoutes: Sendable {
         guard let name = body.name, !TextRules.isBlank(name) else {
             throw APIError(.badRequest, "missing_name", "give the group a name, such as Family", field: "name")
         }
-        let id = try await withInvalidText(field: "name") {
-            try await actions.createGroup(name: name, open: body.open ?? false, by: identity)
+        let id: GroupID
+        do {
+            id = try await withInvalidText(field: "name") {
+                try await actions.createGroup(name: name, open: body.open ?? false, by: identity)
+            }
+        } catch let error as GroupNameTaken {
+            throw APIError(.conflict, "group_exists", error.message, field: "name")
         }
         guard let group = try await store.groups().first(where: { $0.id == id }) else {
             throw APIError(.internalServerError, "internal", "the group was made but cannot be read back")

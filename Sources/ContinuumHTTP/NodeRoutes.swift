@@ -119,7 +119,7 @@ struct NodeRoutes: Sendable {
 
     /// `GET /api/events`: Server-Sent Events, one per `watch` event, with a keep-alive comment every 15 s.
     func events(_ request: Request) async throws -> Response {
-        let progress = try flag(request.uri.queryParameters, "progress")
+        let progress = try flag(request.formQuery, "progress")
         let events = await engine.events()
         let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         return Response(

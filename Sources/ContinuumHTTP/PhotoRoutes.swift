@@ -48,7 +48,7 @@ struct PhotoRoutes: Sendable {
         var headers: HTTPFields = [
             .contentType: type, .eTag: "\"\(hash.hex)\"", .cacheControl: Self.revalidate, .acceptRanges: "bytes",
         ]
-        if request.uri.queryParameters.get("download") != nil {
+        if request.formQuery.get("download") != nil {
             let ext = String(type.split(separator: "/").last ?? "bin").replacingOccurrences(of: "jpeg", with: "jpg")
             headers[.contentDisposition] = "attachment; filename=\"\(hash.short).\(ext)\""
         }

@@ -45,8 +45,9 @@ extension PostRoutes {
     }
 
     /// `PUT /api/posts/{id}/photo`: a `multipart/form-data` upload of a new photo for one of this node's posts,
-    /// with `takenAt` and `keepMetadata` as for a new post. One Edit record; the replaced photo is erased here and
-    /// on every peer unless another live post shows it.
+    /// with `takenAt` and `keepMetadata` as for a new post, and optionally a new `caption` and `location` (`LAT,LON`;
+    /// empty: removed), so that one save changes them all. One Edit record, so one notification for a follower; the
+    /// replaced photo is erased here and on every peer unless another live post shows it.
     func replacePhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try await resolvePost(context, in: store)
         return try await uploads.receive(
@@ -55,12 +56,14 @@ extension PostRoutes {
             photoMissing: "choose the new photo (field 'photo')"
         ) { upload, photo in
             let edit = PostEdit(
+                caption: try upload.newCaption(),
                 photo: .upload(photo.url, sha256: photo.hash, bytes: photo.bytes),
                 takenAt: try upload.takenAt(),
+                location: try upload.locationChange(),
                 keepMetadata: try upload.flag("keepMetadata", default: false)
             )
-            _ = try await UploadReceiver.refusingBadPhotos(upload) {
-                try await actions.edit(id, edit, by: identity)
+            _ = try await withInvalidText(field: "caption") {
+                try await UploadReceiver.refusingBadPhotos(upload) { try await actions.edit(id, edit, by: identity) }
             }
             return try json(try await postView(id))
         }
@@ -91,4 +94,22 @@ extension PostRoutes {
         )
     }
 
+}
+
+/// The fields of an edit sent with its new photo (`PUT /api/posts/{id}/photo`).
+extension UploadState {
+    /// The `caption` field: nil when absent (unchanged); blank is refused.
+    fileprivate func newCaption() throws -> String? {
+        guard let caption = fields["caption"] else { return nil }
+        if TextRules.isBlank(caption) {
+            throw APIError(.badRequest, "missing_caption", "the new caption is blank; write one", field: "caption")
+        }
+        return caption
+    }
+
+    /// The `location` field: absent, unchanged; empty, removed; else `LAT,LON`.
+    fileprivate func locationChange() throws -> PostChange.Location {
+        guard let text = fields["location"]?.trimmingCharacters(in: .whitespaces) else { return .unchanged }
+        return text.isEmpty ? .removed : .set(try coordinate(text, field: "location"))
+    }
 }

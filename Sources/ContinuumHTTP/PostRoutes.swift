@@ -33,7 +33,7 @@ struct PostRoutes: Sendable {
 
     /// `GET /api/feed`: a page of posts, filtered by author, time and place.
     func feed(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.formQuery
         var feed = FeedQuery(limit: try limit(query, default: 20))
         let mine = try flag(query, "mine")
         if let author = query.get("author"), !author.isEmpty {
@@ -77,7 +77,7 @@ struct PostRoutes: Sendable {
 
     /// `GET /api/search?q=TERM`.
     func search(_ request: Request) async throws -> Response {
-        let query = request.uri.queryParameters
+        let query = request.formQuery
         guard let term = query.get("q"), !TextRules.isBlank(term) else {
             throw APIError.badRequest("say what to search for: q=TERM", field: "q")
         }

@@ -88,3 +88,25 @@ func flag(_ query: Parameters, _ name: String) throws -> Bool {
     case let other?: throw APIError.badRequest("\(name) must be true or false, not '\(other)'", field: name)
     }
 }
+
+extension Request {
+    /// The query's parameters as browsers write them (`application/x-www-form-urlencoded`: a form, or
+    /// `URLSearchParams`): `+` stands for a space, then percent escapes are decoded, in names and values alike; a
+    /// literal plus is `%2B`. Hummingbird's `uri.queryParameters` decodes the escapes alone, so that
+    /// `?q=boat+lake` searched for "boat+lake" and found nothing.
+    var formQuery: Parameters {
+        guard let query = uri.query, !query.isEmpty else { return Parameters() }
+        let pairs = query.split(separator: "&").map { pair -> (key: Substring, value: Substring) in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (key: Self.formDecoded(parts[0]), value: parts.count > 1 ? Self.formDecoded(parts[1]) : "")
+        }
+        return Parameters(pairs)
+    }
+
+    /// One name or value of a form-encoded query: `+` as a space, then the percent escapes (left as they are when
+    /// they do not decode to UTF-8, as Hummingbird leaves them).
+    private static func formDecoded(_ text: Substring) -> Substring {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return Substring(spaced.removingPercentEncoding ?? spaced)
+    }
+}

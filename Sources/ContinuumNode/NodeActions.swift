@@ -35,6 +35,16 @@ public struct RecordRefused: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// A new group would have the name of a group this node is in already (compared as search compares words: case and
+/// accents aside): people choosing where to post could not tell the two apart.
+public struct GroupNameTaken: Error, Sendable, CustomStringConvertible {
+    /// The group that has the name.
+    public let existing: GroupID
+    public let message: String
+
+    public var description: String { message }
+}
+
 /// Every change a person makes to this node's data, written once for the command line and the HTTP API: the
 /// checks, the signed record, the photo and its thumbnail, and telling the sync engine (also the display name:
 /// `init --name` and `PUT /api/name`).
@@ -232,6 +242,16 @@ public struct NodeActions: Sendable {
 
     /// Founds a group; this node is its founder and first admin.
     public func createGroup(name: String, open: Bool, by identity: NodeIdentity) async throws -> GroupID {
+        let folded = TextFolding.fold(name.trimmingCharacters(in: .whitespacesAndNewlines))
+        if let same = try await store.groups().first(where: {
+            $0.name.map { TextFolding.fold($0.trimmingCharacters(in: .whitespacesAndNewlines)) } == folded
+        }) {
+            throw GroupNameTaken(
+                existing: same.id,
+                message: "this node is in a group named '\(same.name ?? name)' already (\(same.id.short)); "
+                    + "give the new group another name, so that people can tell them apart"
+            )
+        }
         do {
             let group = try await store.createGroup(name: name, open: open, by: identity)
             await engine.recordsWritten()

@@ -214,13 +214,27 @@ extension ContinuumStore {
         }
     }
 
-    /// Every peer met, most recently seen first.
+    /// Every peer met, most recently seen first. Each is named as its posts are: by the newest profile its logs
+    /// signed (the name its HELLO gave is a hint from when the session began, nil when it had none then), else by
+    /// that hint.
     public func peers() async throws -> [PeerRecord] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM peer ORDER BY last_seen DESC").map { row in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT peer.*, (
+                        SELECT profile.name FROM member
+                        JOIN profile ON profile.author = member.log
+                        JOIN record ON record.author = profile.author AND record.seq = profile.seq
+                        WHERE member.node = peer.node
+                        ORDER BY record.created_at DESC LIMIT 1
+                    ) AS profile_name
+                    FROM peer ORDER BY last_seen DESC
+                    """
+            ).map { row in
                 PeerRecord(
                     id: AuthorID(unchecked: row["node"]),
-                    name: row["name"],
+                    name: (row["profile_name"] as String?) ?? row["name"],
                     host: row["host"],
                     port: row["port"],
                     state: row["state"],

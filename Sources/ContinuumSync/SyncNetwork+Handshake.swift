@@ -78,7 +78,7 @@ extension SyncNetwork {
         } catch is CancellationError {
             return machine.stopping()
         } catch {
-            return machine.transportFailed("\(error)")
+            return machine.transportFailed(TransportFailure.words(error))
         }
     }
 

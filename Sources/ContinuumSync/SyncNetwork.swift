@@ -414,7 +414,7 @@ public final class SyncNetwork: Sendable {
     static func describe(_ error: any Error) -> String {
         if let error = error as? WireError { return "\(error.code): \(error.message)" }
         if error is CancellationError { return "this node is shutting down" }
-        return "\(error)"
+        return TransportFailure.words(error)
     }
 }
 

@@ -50,6 +50,8 @@ struct GroupCreateCommand: AsyncParsableCommand {
             id = try await context.actions().createGroup(name: name, open: open, by: identity)
         } catch let error as RecordRefused {
             throw CLIError("the group name: \(error.message)")
+        } catch let error as GroupNameTaken {
+            throw CLIError(error.message)
         }
         let groups = try await context.store.groups()
         if output.json, let group = groups.first(where: { $0.id == id }) { return try Output.json(GroupJSON(group)) }

@@ -85,10 +85,16 @@ struct SearchCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     @Argument(
-        help:
-            "What to look for: \"water\" finds \"Waterfall\", \"cafe\" finds \"Café\", \"dusk water\" finds \"Waterfall at dusk\"."
+        help: ArgumentHelp(
+            "What to look for, in one or more words: \"water\" finds \"Waterfall\", \"cafe\" finds \"Café\", "
+                + "dusk water (quoted or not) finds \"Waterfall at dusk\".",
+            valueName: "word"
+        )
     )
-    var term: String
+    var words: [String] = []
+
+    /// The words as one term, as the search takes it.
+    var term: String { words.joined(separator: " ") }
 
     @Option(help: "At most this many posts, 1 to 500.")
     var limit = 50

@@ -105,6 +105,7 @@ struct BadInputTests {
         Case(arguments: ["feed", "--radius-km", "5"], message: "--radius-km needs --near", status: 64),
         Case(arguments: ["feed", "--author", "0000000000"], message: "no known author matches", status: 1),
         Case(arguments: ["search", " "], message: "the search term is blank", status: 64),
+        Case(arguments: ["search"], message: "the search term is blank", status: 64),
         Case(arguments: ["init", "--name", " "], message: "--name is blank", status: 64),
         Case(
             arguments: ["init", "--name", String(repeating: "n", count: 65)],
@@ -198,6 +199,21 @@ struct BadInputTests {
         )
         // Still working: a good command succeeds afterwards.
         #expect(try await cli.ok("comment", post, "still here").count == 64)
+    }
+
+    @Test("a second group named as one the node is in (case and accents aside) is refused; nothing is stored")
+    func sameGroupName() async throws {
+        let cli = CLI()
+        defer { cli.remove() }
+        try await cli.ok("init", "--name", "Alice")
+        try await cli.ok("group", "create", "Party")
+        let before = try cli.snapshot()
+        let result = try await cli.run("group", "create", "PARTY")
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("in a group named 'Party' already"), "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("another name"), "stderr: \(result.stderr)")
+        #expect(try cli.snapshot() == before, "the store changed")
+        #expect(try await cli.ok("group", "create", "Party at Bob's").contains("created group"))
     }
 
     @Test("edit and delete of another author's post or comment are refused, naming the owner")

@@ -165,6 +165,9 @@ struct CLITests {
         #expect(try await search("water") == [waterfall])
         #expect(try await search("CAFE") == [lake])
         #expect(try await search("café") == [lake])
+        // Several words, unquoted: every one of them, in any order.
+        let unquoted = try await cli.run("search", "lake", "CAFE", "--json").json()
+        #expect((unquoted["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [lake])
 
         // Comments, by a unique prefix of the post id.
         let comment = try await cli.ok("comment", String(waterfall.prefix(10)), "Lovely light")

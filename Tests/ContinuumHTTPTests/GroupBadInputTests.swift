@@ -46,6 +46,14 @@ struct GroupBadInputTests {
             _ in
             try await api.send(.post, "/api/groups", json: ["name": "line\nbreak"])
         },
+        BadRequest(
+            description: "a second group with the name of one the node is in (case and accents aside)",
+            status: 409,
+            code: "group_exists",
+            message: "in a group named 'Choir' already"
+        ) { api, _ in
+            try await api.send(.post, "/api/groups", json: ["name": " CHOÏR "])
+        },
         BadRequest(description: "members of an unknown group", status: 404, code: "unknown_group", message: "'nope'") {
             api,
             _ in

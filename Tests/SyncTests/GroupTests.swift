@@ -122,6 +122,17 @@ struct GroupTests {
         let shaped = try await carol.tryCLI("join", "0441J-DN9MC-ZZZZZ-UUUUU-ZZZZZ")
         #expect(shaped.status != 0)
         #expect(!shaped.stderr.contains("open group"), "\(shaped.stderr)")
+        // A code whose address is mistyped onto another program's port (here Alice's web API, which speaks HTTP):
+        // said in words, without the TLS library's internals or the build's paths, and nothing joined.
+        let wrongPort = try await alice.cli("invite", "--host", "127.0.0.1", "--port", "\(alice.apiPort)")
+        let misdialled = try await carol.tryCLI("join", wrongPort)
+        #expect(misdialled.status != 0)
+        #expect(misdialled.stderr.contains("does not speak TLS"), "\(misdialled.stderr)")
+        #expect(misdialled.stderr.contains("for a typo"), "\(misdialled.stderr)")
+        for inside in ["NIOSSL", "BoringSSL", ".build", "tls_record"] {
+            #expect(!misdialled.stderr.contains(inside), "\(misdialled.stderr)")
+        }
+        #expect(try await carol.cli("group", "list").contains("belongs to no group"))
         try await carol.stop()
         try await bob.stop()
         try await alice.stop()

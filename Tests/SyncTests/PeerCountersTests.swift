@@ -50,4 +50,31 @@ struct PeerCountersTests {
         #expect((after["bytesIn"] as? Int ?? 0) >= (live["bytesIn"] as? Int ?? 0))
         try await bob.stop()
     }
+
+    @Test("a peer is named as its posts are: by its profile, also after it renamed itself during the session")
+    func peerNamedByItsProfile() async throws {
+        let alice = try await TestNode("Alice")
+        let bob = try await TestNode("Bob")
+        defer { for node in [alice, bob] { node.remove() } }
+        try await bob.start()
+        try await alice.start(peers: [bob])
+        try await eventually("Bob's peers shows Alice connected") {
+            (try? await Self.aliceSeenBy(bob))??["state"] as? String == "connected"
+        }
+        // Alice renames herself while the session is open: her HELLO said "Alice", her new profile says "Alicia".
+        let renamed = try await alice.http.send("PUT", "/api/name", json: ["name": "Alicia"])
+        #expect(renamed.status == 200, "\(renamed.text)")
+        try await alice.cli("post", alice.fixture("lake.png"), "--caption", "Renamed")
+        try await eventually("Bob shows Alice's post by Alicia") {
+            let feed = try await bob.http.get("/api/feed")
+            return (feed.object["posts"] as? [[String: Any]])?.first?["authorName"] as? String == "Alicia"
+        }
+        let api = try await bob.http.get("/api/peers")
+        let names = (api.object["peers"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names == ["Alicia"], "\(api.text)")
+        let text = try await bob.cli("peers")
+        #expect(text.contains("Alicia") && !text.contains("(no name)"), "\(text)")
+        try await alice.stop()
+        try await bob.stop()
+    }
 }

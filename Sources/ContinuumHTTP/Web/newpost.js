@@ -83,7 +83,13 @@ function build() {
       groupNote.hidden = false;
       groupNote.replaceChildren('Shared with the members of ', h('strong', {}, groupLabel(groups[0])), '.');
     } else {
-      for (const group of byName(groups)) groupSelect.append(h('option', { value: group.id }, groupLabel(group)));
+      // Two groups of one name (joined from two nodes that chose it): each also by the start of its id.
+      const named = new Map();
+      for (const group of groups) named.set(groupLabel(group), (named.get(groupLabel(group)) ?? 0) + 1);
+      for (const group of byName(groups)) {
+        const label = groupLabel(group);
+        groupSelect.append(h('option', { value: group.id }, named.get(label) > 1 ? `${label} · ${group.id.slice(0, 8)}` : label));
+      }
       if (groups.some((group) => group.id === chosen)) groupSelect.value = chosen;
       else groupSelect.selectedIndex = 0;
       groupRow.hidden = false;

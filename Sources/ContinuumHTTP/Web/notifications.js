@@ -48,8 +48,12 @@ function describe(n) {
   switch (n.kind) {
     // A comment is never blank: no text means it was erased since (deleted, or hidden by the post's author).
     case 'comment': return [who, ' commented', ...onPost(n), ...(n.text ? [': ', h('q', {}, n.text)] : [' (since erased)'])];
+    // No text: the edit changed only the photo or the location, or the post was deleted since (the delete erased
+    // the edit's caption with the rest: what it changed is not known any more).
     case 'edited': return n.text === null || n.text === undefined
-      ? [who, ' changed the photo or the location of ', caption === null ? 'a post you follow' : h('q', { class: 'post-caption' }, caption)]
+      ? (n.postHeadline?.deleted
+        ? [who, ' edited a post you follow (deleted since)']
+        : [who, ' changed the photo or the location of ', caption === null ? 'a post you follow' : h('q', { class: 'post-caption' }, caption)])
       : [who, ' changed the caption to ', h('q', {}, n.text)];
     case 'deleted': return [who, ' deleted a post you follow'];
     case 'post': return [who, ' posted ', h('q', {}, n.text ?? '')];

@@ -116,7 +116,7 @@ export function mount(container, id) {
     }
     const img = h('img', { src: photoURL(p.sha256), alt: post.caption, width: p.width, height: p.height, id: 'photo' });
     img.addEventListener('error', () => {
-      if (post.photo.sha256 !== p.sha256) return; // replaced meanwhile by a new photo
+      if (!post || post.photo.sha256 !== p.sha256) return; // deleted, or replaced meanwhile by a new photo
       post.photo = { ...post.photo, available: false };
       showNotHere(post.photo);
       updateDownload();
@@ -457,15 +457,22 @@ export function mount(container, id) {
       save.disabled = true;
       try {
         if (file) {
+          // One request, so one edit (and one notification for a follower): the caption and the location go with
+          // the photo (location: LAT,LON, or empty to remove it).
           const data = new FormData();
           data.append('photo', file, file.name);
           if (keep.checked) data.append('keepMetadata', 'true');
+          if (change.caption !== undefined) data.append('caption', change.caption);
+          if (change.location !== undefined) {
+            data.append('location', change.location ? `${change.location.latitude},${change.location.longitude}` : '');
+          }
           applyPost(await replacePhoto(id, data));
           photoInput.value = '';
           keep.checked = false;
           keepRow.hidden = true;
+        } else {
+          applyPost(await api(`/api/posts/${id}`, { method: 'PATCH', json: change }));
         }
-        if (Object.keys(change).length) applyPost(await api(`/api/posts/${id}`, { method: 'PATCH', json: change }));
         close();
         announce(file ? 'The photo was replaced.' : 'Saved.');
       } catch (error) {
@@ -498,6 +505,7 @@ export function mount(container, id) {
 
   /** Shows a changed post (an edit here, a live edit, a catch-up): caption, photo, when, location. */
   function applyPost(updated) {
+    if (!post) return; // deleted while the answer was on its way
     if (updated.photo?.available === false && arrived.has(updated.photo.sha256)) {
       updated = { ...updated, photo: { ...updated.photo, available: true } };
     }
@@ -529,10 +537,18 @@ export function mount(container, id) {
     }
   }
 
+  /**
+   * The post was deleted by its author while open: a delete erases (the node keeps no photo, caption or comment of
+   * it), so the page keeps none either, nor a link to download the photo; the banner and the way back stay.
+   */
   function markGone() {
     gone = true;
+    endProgress();
+    reactions?.stop();
+    post = null; // the live updates below ignore this post from now on
+    title.textContent = 'Post deleted';
     deletedBanner.hidden = false;
-    for (const control of body.querySelectorAll('button, textarea, input')) control.disabled = true;
+    body.replaceChildren(deletedBanner);
   }
 
   // Live updates for this post.

@@ -50,10 +50,12 @@ function build() {
   const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (event) => { event.preventDefault(); searchNow(); } },
     h('label', { for: 'search', class: 'visually-hidden' }, 'Search captions'),
     searchInput,
-    h('label', { class: 'chip', for: 'filter-mine' }, mineBox, ' Mine'),
-    h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'),
-    near.chip,
-    selection.button);
+    // One row of chips under the search on a phone (it scrolls sideways rather than wrap), beside it on a desktop.
+    h('div', { class: 'chips' },
+      h('label', { class: 'chip', for: 'filter-mine' }, mineBox, ' Mine'),
+      h('label', { class: 'chip', for: 'filter-recent' }, recentBox, ' Last 5 days'),
+      near.chip,
+      selection.button));
   let debounce = 0;
   // input: typing; search: the field's own clear button; change: a value set otherwise (autofill, scripts).
   for (const type of ['input', 'search', 'change']) {
