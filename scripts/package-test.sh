@@ -77,6 +77,19 @@ grep -qx '\.Dt CONTINUUM-NODE 1' <<<"$manual" || fail "the man page has no title
 for word in "init" "post" "group" "approve" "api-tls" "version"; do
     grep -q -- "$word" <<<"$manual" || fail "the man page does not mention $word"
 done
+for section in ENVIRONMENT FILES EXAMPLES AUTHORS; do
+    grep -qx "\.Sh $section" <<<"$manual" || fail "the man page has no $section section"
+done
+# Every document the man page names is in the package, and it names nothing by its place in the source tree.
+grep -q 'Docs/CLI.md' <<<"$manual" && fail "the man page points to Docs/CLI.md, a file of the source tree"
+for document in $(grep -oE '\b(README|CLI|API|WEB|PROTOCOL)\.md\b' <<<"$manual" | sort -u); do
+    grep -qxF "./usr/share/doc/continuum-node/$document.gz" <<<"$listing" ||
+        fail "the man page names $document, which the package does not ship"
+done
+maintainer="$(dpkg-deb -f "$deb" Maintainer)"
+[[ "$maintainer" =~ ^[^\<]+\ \<[^@\>]+@[^\>]+\>$ ]] || fail "Maintainer is not a name and an address: '$maintainer'"
+grep -qi 'continuum-node\.invalid' <<<"$maintainer" && fail "Maintainer is the old made-up address: '$maintainer'"
+[ -z "$(dpkg-deb -f "$deb" Homepage)" ] || fail "the package names a Homepage: there is none"
 bash -n "$root/usr/share/bash-completion/completions/continuum-node" || fail "the bash completion does not parse"
 grep -q 'approve' "$root/usr/share/bash-completion/completions/continuum-node" || fail "bash completion lacks approve"
 grep -q '#compdef continuum-node' "$root/usr/share/zsh/vendor-completions/_continuum-node" || fail "zsh completion"

@@ -82,13 +82,26 @@ install -m 0644 packaging/continuum-node.service "$root/usr/lib/systemd/user/con
 manual="$(mktemp -d)"
 "$manual_tool" "$binary" --output-directory "$manual" \
     --authors "the continuum-node authors" --section 1 >&2
-gzip -9n <"$manual/continuum-node.1" >"$root/usr/share/man/man1/continuum-node.1.gz"
+# The sections the commands' help has no place for (ENVIRONMENT, FILES, EXAMPLES), in mdoc, before AUTHORS.
+grep -qx '\.Sh AUTHORS' "$manual/continuum-node.1" || {
+    echo "package.sh: the generated man page has no AUTHORS section to put ENVIRONMENT, FILES and EXAMPLES before" >&2
+    exit 1
+}
+awk -v extra=packaging/continuum-node.1.extra '
+    $0 == ".Sh AUTHORS" { while ((getline line < extra) > 0) print line }
+    { print }
+' "$manual/continuum-node.1" >"$manual/continuum-node.1.full"
+gzip -9n <"$manual/continuum-node.1.full" >"$root/usr/share/man/man1/continuum-node.1.gz"
 rm -rf "$manual"
 
 "$binary" --generate-completion-script bash >"$root/usr/share/bash-completion/completions/continuum-node"
 "$binary" --generate-completion-script zsh >"$root/usr/share/zsh/vendor-completions/_continuum-node"
 "$binary" --generate-completion-script fish >"$root/usr/share/fish/vendor_completions.d/continuum-node.fish"
 gzip -9n <README.md >"$root/usr/share/doc/continuum-node/README.md.gz"
+# The documents the man page and the commands' help name.
+for document in CLI API WEB PROTOCOL; do
+    gzip -9n <"Docs/$document.md" >"$root/usr/share/doc/continuum-node/$document.md.gz"
+done
 cat >"$root/usr/share/doc/continuum-node/copyright" <<'EOF'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: continuum-node
@@ -113,17 +126,22 @@ for name in $needed; do
 done
 depends="$(printf '%s\n' "${owners[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')"
 size="$(du -sk "$root/usr" | cut -f1)"
+# Who builds the package answers for it: Debian's DEBFULLNAME and DEBEMAIL, else git's user.name and user.email,
+# else whoever runs this on this machine. There is no project web site: no Homepage field.
+maintainer_name="${DEBFULLNAME:-$(git config user.name 2>/dev/null || true)}"
+maintainer_email="${DEBEMAIL:-$(git config user.email 2>/dev/null || true)}"
+[ -n "$maintainer_name" ] || maintainer_name="$(id -un)"
+[ -n "$maintainer_email" ] || maintainer_email="$(id -un)@$(hostname -f 2>/dev/null || hostname)"
 cat >"$root/DEBIAN/control" <<EOF
 Package: continuum-node
 Version: $version
 Architecture: $arch
-Maintainer: continuum-node maintainers <maintainers@continuum-node.invalid>
+Maintainer: $maintainer_name <$maintainer_email>
 Installed-Size: $size
 Depends: $depends
 Recommends: avahi-daemon
 Section: net
 Priority: optional
-Homepage: https://github.com/continuum-node/continuum-node
 Description: peer-to-peer photo sharing for the local network
  Run it on several machines of one LAN: they find each other over mDNS (Avahi)
  and exchange signed posts, comments and photos over TLS, each keeping its own

@@ -10,9 +10,15 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
         commandName: "continuum-node",
         abstract: "A peer-to-peer photo-sharing node for the local network.",
         discussion: """
-            Every node keeps its own copy of the posts, comments and photos in SQLite and works offline.
-            The data directory is --data, else $CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node,
+            Share photos with the people around you, with no server: nodes on one local network find each other, \
+            and share the posts, comments and photos of the groups they are in. Every node keeps its own copy in \
+            SQLite and works offline.
+
+            The data directory is --data, else $CONTINUUM_DATA, else $XDG_DATA_HOME/continuum-node, \
             else ~/.local/share/continuum-node.
+
+            CLI.md (every command, its errors and its JSON), API.md, WEB.md and PROTOCOL.md say more: in \
+            /usr/share/doc/continuum-node when installed from the package, in Docs/ of the source.
             """,
         version: NodeVersion.description,
         subcommands: [

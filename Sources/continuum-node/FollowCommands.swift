@@ -178,7 +178,7 @@ struct WatchCommand: AsyncParsableCommand {
         abstract: "Follow what the running node does, one event per line, until Ctrl-C.",
         discussion: """
             Events: new post, new comment, edit, deletion, notification, photo arrived or skipped, peer joined or \
-            left, sync progress and end, fork. With --json each line is one JSON object (Docs/CLI.md).
+            left, sync progress and end, fork. With --json each line is one JSON object (CLI.md).
             """
     )
 

@@ -27,7 +27,7 @@ struct InitCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("network-key"),
-        help: ArgumentHelp("Join the network group of the key in this file (see Docs/CLI.md).", valueName: "FILE")
+        help: ArgumentHelp("Join the network group of the key in this file (see CLI.md).", valueName: "FILE")
     )
     var networkKey: String?
 

@@ -70,7 +70,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("network-key"),
         help: ArgumentHelp(
-            "Be in the network group of the key in this file (e.g. 32 random bytes); see Docs/CLI.md.",
+            "Be in the network group of the key in this file (e.g. 32 random bytes); see CLI.md.",
             valueName: "FILE"
         )
     )

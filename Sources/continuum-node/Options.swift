@@ -32,7 +32,7 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Options of commands that can print JSON.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print JSON (fields are documented in Docs/CLI.md).")
+    @Flag(name: .long, help: "Print JSON (fields are documented in CLI.md).")
     var json = false
 }
 
