@@ -1265,6 +1265,59 @@ def functional_tests(args, work):
             return f'"{shown.splitlines()[0]}"'
         steps.run('a notification names its post by the caption', caption_in_notification, browser)
 
+        def keys(*values):
+            """Key presses as a keyboard sends them (WebDriver actions: keyDown, keyUp)."""
+            actions = [a for v in values for a in ({'type': 'keyDown', 'value': v}, {'type': 'keyUp', 'value': v})]
+            browser.cmd('POST', '/actions', {'actions': [{'type': 'key', 'id': 'keyboard', 'actions': actions}]})
+
+        def swipe(from_x, to_x, y):
+            """A finger's swipe across the page (WebDriver touch pointer actions)."""
+            browser.cmd('POST', '/actions', {'actions': [{'type': 'pointer', 'id': 'finger', 'parameters': {'pointerType': 'touch'},
+                'actions': [{'type': 'pointerMove', 'x': from_x, 'y': y}, {'type': 'pointerDown', 'button': 0},
+                            {'type': 'pointerMove', 'x': (from_x + to_x) // 2, 'y': y, 'duration': 100},
+                            {'type': 'pointerMove', 'x': to_x, 'y': y, 'duration': 100}, {'type': 'pointerUp', 'button': 0}]}]})
+            browser.cmd('DELETE', '/actions')
+
+        def full_screen_viewer():
+            browser.js("location.hash = '#/'")
+            wait_for('the grid', lambda: {state['paris'], state['versailles'], state['stockholm']} <= set(tile_ids()), 20)
+            ids = tile_ids()
+            first = ids.index(state['paris'])
+            assert first + 1 < len(ids), ids
+            browser.js("location.hash = arguments[0]", f'#/post/{ids[first]}')
+            browser.wait_css('#full-screen')
+
+            def shown():
+                return browser.js("const i = document.querySelector('#viewer #viewer-photo');"
+                                  "return i && i.complete && i.naturalWidth > 0 && i.dataset.id")
+            browser.click(browser.find('#photo'))
+            assert wait_for('the viewer', shown, 10) == ids[first]
+            count = browser.text(browser.find('#viewer-count'))
+            assert count == f'{first + 1} of {len(ids)}', count
+            keys('\ue014')  # ArrowRight
+            assert wait_for('the next photo', lambda: shown() == ids[first + 1] and shown(), 10) == ids[first + 1]
+            keys('\ue012')  # ArrowLeft
+            wait_for('back to the first', lambda: shown() == ids[first], 10)
+            # At phone size, with a finger: right to left shows the next, left to right the previous.
+            browser.set_size(*PHONE)
+            try:
+                wait_for('the phone window', lambda: browser.js('return innerWidth') <= PHONE[0])
+                swipe(300, 60, 300)
+                wait_for('the next photo by a swipe', lambda: shown() == ids[first + 1], 10)
+                browser.screenshot(artifacts / 'viewer-phone.png')
+                swipe(60, 300, 300)
+                wait_for('the previous photo by a swipe', lambda: shown() == ids[first], 10)
+            finally:
+                browser.set_size(*DESKTOP)
+            keys('\ue014')
+            wait_for('the next photo', lambda: shown() == ids[first + 1], 10)
+            keys('\ue00c')  # Escape: closed on the photo shown, whose post the page now shows
+            wait_for('the viewer closed', lambda: not browser.find_all('#viewer'), 10)
+            wait_for("the page of the photo shown", lambda: browser.js('return location.hash') == f'#/post/{ids[first + 1]}', 10)
+            return f'opened on {ids[first][:8]} ({count}); ArrowRight, ArrowLeft, a swipe each way, Escape on {ids[first + 1][:8]}'
+        steps.run('the full-screen viewer: arrows and swipes between photos, Escape back to the post', full_screen_viewer,
+                  browser)
+
         def select_and_delete():
             browser.js("location.hash = '#/'")
             wait_for('the grid', lambda: {state['paris'], state['versailles'], state['stockholm']} <= set(tile_ids()), 20)

@@ -10,6 +10,7 @@ import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, f
 import * as events from './events.js';
 import * as timeline from './timeline.js';
 import { postReactions } from './reactions.js';
+import { openViewer, closeViewer } from './viewer.js';
 
 /** Renders the view into `container`; returns a function that ends it (drops its event handlers). */
 export function mount(container, id) {
@@ -63,7 +64,8 @@ export function mount(container, id) {
 
     followButton = h('button', { type: 'button', id: 'follow', 'aria-pressed': String(post.following), onclick: toggleFollow },
       post.following ? 'Following' : 'Follow');
-    const actions = h('div', { class: 'actions' }, followButton, shareControls());
+    const actions = h('div', { class: 'actions' }, followButton, shareControls(),
+      h('button', { type: 'button', id: 'full-screen', onclick: viewFullScreen }, 'Full screen'));
     if (post.mine) {
       actions.append(
         h('button', { type: 'button', id: 'edit-post', 'aria-expanded': 'false', onclick: startEdit }, 'Edit'),
@@ -114,7 +116,8 @@ export function mount(container, id) {
       showNotHere(p);
       return;
     }
-    const img = h('img', { src: photoURL(p.sha256), alt: post.caption, width: p.width, height: p.height, id: 'photo' });
+    const img = h('img', { src: photoURL(p.sha256), alt: post.caption, width: p.width, height: p.height, id: 'photo',
+      title: 'Full screen', onclick: viewFullScreen });
     img.addEventListener('error', () => {
       if (!post || post.photo.sha256 !== p.sha256) return; // deleted, or replaced meanwhile by a new photo
       post.photo = { ...post.photo, available: false };
@@ -122,6 +125,20 @@ export function mount(container, id) {
       updateDownload();
     }, { once: true });
     figure.replaceChildren(img);
+  }
+
+  /**
+   * The photo full screen, among the grid's photos (this post's alone when the grid is not loaded); closed on
+   * another photo, the page follows it.
+   */
+  function viewFullScreen() {
+    if (!post) return;
+    const loaded = timeline.loadedPosts();
+    const index = loaded.findIndex((item) => item.id === id);
+    const posts = index < 0 ? [post] : loaded.map((item) => (item.id === id ? { ...item, ...post } : item));
+    openViewer(posts, Math.max(index, 0), {
+      onClose: (shown) => { if (shown.id !== id) window.location.hash = `#/post/${shown.id}`; },
+    });
   }
 
   /** Not on this node (yet): the thumbnail from a peer if there is one, and why the photo is missing. */
@@ -543,6 +560,7 @@ export function mount(container, id) {
    */
   function markGone() {
     gone = true;
+    closeViewer();
     endProgress();
     reactions?.stop();
     post = null; // the live updates below ignore this post from now on
@@ -609,6 +627,7 @@ export function mount(container, id) {
   load();
   return () => {
     alive = false;
+    closeViewer();
     reactions?.stop();
     endProgress();
     for (const fn of off) fn();

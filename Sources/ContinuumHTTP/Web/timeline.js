@@ -341,6 +341,11 @@ function retryThumbnails(sha) {
   }
 }
 
+/** The posts of the grid, in its order (the full-screen viewer goes through them). */
+export function loadedPosts() {
+  return grid ? [...grid.querySelectorAll('li.tile')].map((tile) => state.posts.get(tile.dataset.id)?.post).filter(Boolean) : [];
+}
+
 /** A post made on this page (#/new): put it in place at once. */
 export function addLocalPost(post) {
   if (section) insertSorted(post);
