@@ -82,12 +82,16 @@ let package = Package(
         // gexiv2 (the C API over exiv2), seen from Swift: removes a photo's location without re-encoding it. Only
         // ContinuumMedia imports it (.ci/run checks).
         .systemLibrary(name: "CGExiv2", pkgConfig: "gexiv2", providers: [.apt(["libgexiv2-dev"])]),
+        // libgeonames, the cities of GeoNames as Debian packages them: where a photo was taken, by name, offline. Only
+        // ContinuumMedia imports it (.ci/run checks).
+        .systemLibrary(name: "CGeonames", pkgConfig: "geonames", providers: [.apt(["libgeonames-dev"])]),
         // Photos through libvips: full-decode checks, EXIF metadata, thumbnails made once and cached on disk; and
         // through gexiv2: location metadata removed before a photo is shared.
         .target(
             name: "ContinuumMedia",
             dependencies: [
-                "CVips", "CGExiv2", "ContinuumCore", "ContinuumStore", .product(name: "Logging", package: "swift-log"),
+                "CVips", "CGExiv2", "CGeonames", "ContinuumCore", "ContinuumStore",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

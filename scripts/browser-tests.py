@@ -864,7 +864,14 @@ def functional_tests(args, work):
             except urllib.error.HTTPError as error:
                 assert error.code in (404, 409), error.code
             assert marker(browser) == state['marker'], 'the page was reloaded'
-            return f'asked "{text[:50]}…", deleted'
+            # Its address, opened again (a bookmark, a link): said in words, without the post's id.
+            browser.js("location.hash = arguments[0]", f'#/post/{post}')
+            said = wait_for('the deleted post page', lambda: browser.find_all('.post-view .panel') and
+                            browser.text(browser.find('.post-view .panel')), 10)
+            assert said == 'This post was deleted by its author.', said
+            assert post[:8] not in browser.text(browser.find('.post-view')), 'the id shows through'
+            browser.js("location.hash = '#/'")
+            return f'asked "{text[:50]}…", deleted; its page: "{said}"'
         steps.run('delete it (with confirmation)', delete, browser)
 
         def peer_edit_live():
@@ -1192,13 +1199,23 @@ def functional_tests(args, work):
             place = browser.wait_css('#near-place')
             said = wait_for('a message about the position', lambda: browser.text(browser.find('#near-message')))
             if refused:
-                said = wait_for('the refusal', lambda: (t := browser.text(browser.find('#near-message'))) and 'Type a place' in t and t)
+                said = wait_for('the refusal', lambda: (t := browser.text(browser.find('#near-message'))) and 'Type a city' in t and t)
+            # A city by its name, from the node's gazetteer (offline).
+            browser.clear(place)
+            browser.type(place, 'paris')
+            browser.click(browser.find('#near-apply'))
+            wait_for('only the post in Paris', lambda: tile_ids() == [paris['id']], 20)
+            named = wait_for('the place named', lambda: (t := browser.text(browser.find('#near-message'))) and 'Paris, France' in t and t, 10)
+            line = browser.text(browser.find('#view-timeline .status-line'))
+            assert 'within 10 km' in line, line
+            browser.clear(place)
+            browser.type(place, 'Xyzzyville')
+            browser.click(browser.find('#near-apply'))
+            wait_for('an unknown place refused', lambda: 'Write a city' in browser.text(browser.find('#near-message')), 10)
             browser.clear(place)
             browser.type(place, '48.8566,2.3522')
             browser.click(browser.find('#near-apply'))
             wait_for('only the post in Paris', lambda: tile_ids() == [paris['id']], 20)
-            line = browser.text(browser.find('#view-timeline .status-line'))
-            assert 'within 10 km' in line, line
             radius = browser.find('#near-radius')
             browser.clear(radius)
             browser.type(radius, '25')
@@ -1209,8 +1226,30 @@ def functional_tests(args, work):
             phone_screenshot(browser, artifacts / 'near-me-phone.png')
             browser.click(browser.find("label[for='filter-near']"))
             wait_for('the whole feed back', lambda: stockholm in tile_ids(), 20)
-            return f'"{said[:70]}…"; typed 48.8566,2.3522: 10 km shows Paris only, 25 km Versailles too; address {where}'
+            return (f'"{said[:70]}…"; "paris": "{named}"; typed 48.8566,2.3522: 10 km shows Paris only, 25 km '
+                    f'Versailles too; address {where}')
         steps.run('near me: a typed place and a radius filter the timeline', near_me, browser)
+
+        def location_map():
+            browser.js("location.hash = arguments[0]", f"#/post/{state['paris']}")
+            place = wait_for('the place under the map', lambda: browser.find_all('#post-place') and browser.text(browser.find('#post-place')), 10)
+            assert place == 'Paris, France', place
+            pin = browser.js("const c = document.querySelector('#post-map #map-pin'); return c && [+c.getAttribute('cx'), +c.getAttribute('cy')]")
+            assert pin and abs(pin[0] - 2.3522) < 1e-6 and abs(pin[1] + 48.8566) < 1e-6, pin
+            view = [float(v) for v in browser.js("return document.querySelector('#post-map').getAttribute('viewBox')").split()]
+            assert view[0] < pin[0] < view[0] + view[2] and view[1] < pin[1] < view[1] + view[3], (view, pin)
+            # The land is drawn from the node's own file: no tile server, nothing from outside.
+            land = browser.js_async("const done = arguments[arguments.length - 1];"
+                                    "fetch('world.svg').then(r => r.text().then(t => done([r.status, t.includes('id=\"land\"')])), e => done(String(e)))")
+            assert land == [200, True], land
+            outside = browser.js("return performance.getEntriesByType('resource').map(e => e.name)"
+                                 ".filter(n => !n.startsWith(location.origin))")
+            assert not outside, f'the page fetched from outside: {outside}'
+            phone_screenshot(browser, artifacts / 'map-phone.png')
+            browser.js("location.hash = '#/'")
+            wait_for('the timeline again', lambda: state['stockholm'] in tile_ids(), 20)
+            return f'"{place}", pin at {pin}, viewBox {view}; world.svg from the node'
+        steps.run('the map shows a pin and the place for a post taken in Paris', location_map, browser)
 
         def tile_author_and_date():
             for post, who in [(state['paris'], 'Alice'), (state['stockholm'], 'Bob')]:

@@ -40,7 +40,7 @@ for path in ./usr/bin/continuum-node ./usr/lib/continuum-node/continuum-node \
     grep -qxF "$path" <<<"$listing" || fail "the package lacks $path"
 done
 depends="$(dpkg-deb -f "$deb" Depends)"
-for library in libavahi-client3 libsqlite3-0 libvips42 libgexiv2-2 libc6; do
+for library in libavahi-client3 libsqlite3-0 libvips42 libgexiv2-2 libgeonames0 libc6; do
     grep -qE "(^|, )$library(,|$| )" <<<"$depends" || fail "Depends lacks $library: $depends"
 done
 grep -qE 'libswift|swiftlang' <<<"$depends" && fail "Depends names a Swift package: $depends"
@@ -90,6 +90,9 @@ maintainer="$(dpkg-deb -f "$deb" Maintainer)"
 [[ "$maintainer" =~ ^[^\<]+\ \<[^@\>]+@[^\>]+\>$ ]] || fail "Maintainer is not a name and an address: '$maintainer'"
 grep -qi 'continuum-node\.invalid' <<<"$maintainer" && fail "Maintainer is the old made-up address: '$maintainer'"
 [ -z "$(dpkg-deb -f "$deb" Homepage)" ] || fail "the package names a Homepage: there is none"
+grep -q 'GeoNames' "$root/usr/share/doc/continuum-node/copyright" 2>/dev/null ||
+    dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/continuum-node/copyright | grep -q 'GeoNames' ||
+    fail "the copyright file does not credit GeoNames"
 bash -n "$root/usr/share/bash-completion/completions/continuum-node" || fail "the bash completion does not parse"
 grep -q 'approve' "$root/usr/share/bash-completion/completions/continuum-node" || fail "bash completion lacks approve"
 grep -q '#compdef continuum-node' "$root/usr/share/zsh/vendor-completions/_continuum-node" || fail "zsh completion"

@@ -107,6 +107,10 @@ Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: continuum-node
 Comment: Built from source with the Swift standard library, Foundation, SwiftNIO, GRDB, Hummingbird, swift-crypto
  and swift-argument-parser linked in (Apache License 2.0, and MIT for GRDB).
+ .
+ The web UI's world map (world.svg) is drawn from Natural Earth's 1:110m countries (naturalearthdata.com), in the
+ public domain. Places are named from the cities of GeoNames (geonames.org, CC BY 4.0), which Debian's
+ libgeonames-common package holds.
 EOF
 
 # Depends: the Debian package of each shared library the binary names itself (its NEEDED entries; theirs bring their

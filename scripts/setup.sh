@@ -17,6 +17,9 @@ packages+=(libvips-dev)
 # (ContinuumMedia; a runtime-only machine needs just libgexiv2-2). The tests check the result with readers of their
 # own: exiftool (libimage-exiftool-perl) for the tags, Pillow (python3-pil, run by /usr/bin/python3) for the pixels.
 packages+=(libgexiv2-dev libimage-exiftool-perl python3-pil)
+# Where a photo was taken, by name, offline: the cities of GeoNames in libgeonames (ContinuumMedia; its data comes in
+# libgeonames-common; a runtime-only machine needs just libgeonames0).
+packages+=(libgeonames-dev)
 # The record format's golden vectors come from an independent Python encoder (scripts/protocol_vectors.py), which
 # test.sh runs to check that the vectors the Swift tests compare against are still its own: Ed25519 from
 # python3-cryptography, run by /usr/bin/python3.

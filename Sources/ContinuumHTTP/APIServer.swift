@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import ContinuumSync
@@ -63,6 +64,8 @@ public struct APIServices: Sendable {
     public var joinOpen: (@Sendable (String) async throws -> GroupID)?
     /// The data directory's path, for the Settings page (`GET /api/status`); nil where there is none.
     public var dataDirectory: String?
+    /// Places by name and by position, offline (a post's `place`, `GET /api/places`).
+    public var places = Gazetteer()
 
     public init(
         store: ContinuumStore,

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import Foundation
@@ -14,12 +15,15 @@ struct PostRoutes: Sendable {
     let actions: NodeActions
     /// Receives the photo of a new post or of a new photo for a post.
     let uploads: UploadReceiver
+    /// Where a post was taken, by name (its `place`), and places by name (`GET /api/places`, `near=NAME`).
+    let places: Gazetteer
 
     /// Adds the routes of posts and comments to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
         api.get("feed") { request, _ in try await feed(request) }
         api.get("search") { request, _ in try await search(request) }
         api.get("posts/:id") { _, context in try json(try await postView(try await resolvePost(context, in: store))) }
+        api.get("places") { request, _ in try placesNamed(request) }
         api.post("posts") { request, context in try await createPost(request, context: context) }
         api.patch("posts/:id") { request, context in try await edit(request, context: context) }
         api.put("posts/:id/photo") { request, context in try await replacePhoto(request, context: context) }
@@ -53,7 +57,7 @@ struct PostRoutes: Sendable {
             feed.since = time
         }
         if let near = query.get("near"), !near.isEmpty {
-            feed.near = try coordinate(near, field: "near")
+            feed.near = try place(near, field: "near")
             feed.radiusKm = 10
         }
         if let radius = query.get("radiusKm") {
@@ -75,6 +79,35 @@ struct PostRoutes: Sendable {
 
     struct PostList: Encodable { let posts: [PostJSON] }
 
+    /// `LAT,LON`, or the name of a city (the most populous of that name), else 400 `bad_location` on `field`.
+    func place(_ text: String, field: String) throws -> Coordinate {
+        if let coordinate = Coordinate(parsing: text) { return coordinate }
+        let looksNumeric = text.allSatisfy { "0123456789.,+- ".contains($0) }
+        guard !looksNumeric, let city = places.find(text, limit: 1).first else {
+            throw APIError(
+                .badRequest,
+                "bad_location",
+                "\(field) '\(text)' is neither LAT,LON in decimal degrees nor the name of a city this node knows",
+                field: field
+            )
+        }
+        return city.coordinate
+    }
+
+    /// `GET /api/places?q=NAME`: the cities of that name (case and accents aside, or starting so), most populous
+    /// first; at most `limit` (1 to 50, default 10).
+    func placesNamed(_ request: Request) throws -> Response {
+        let query = request.formQuery
+        guard let name = query.get("q"), !TextRules.isBlank(name) else {
+            throw APIError.badRequest("say which place: q=NAME, such as q=Paris", field: "q")
+        }
+        let count = try limit(query, default: 10)
+        guard count <= 50 else {
+            throw APIError.badRequest("limit must be a whole number from 1 to 50", field: "limit")
+        }
+        return try json(["places": places.find(String(name), limit: count).map { PlaceJSON($0) }])
+    }
+
     /// `GET /api/search?q=TERM`.
     func search(_ request: Request) async throws -> Response {
         let query = request.formQuery
@@ -90,11 +123,13 @@ struct PostRoutes: Sendable {
         guard let detail = try await store.post(id, viewer: identity.author) else {
             throw APIError(.notFound, "unknown_post", "no post \(id.short) on this node")
         }
-        return PostJSON(
+        var view = PostJSON(
             detail,
             following: try await store.isFollowing(id),
             mine: try await store.isOwn(detail.post.author, node: identity.node)
         )
+        view.place = view.location.flatMap { places.nearest(to: $0) }.map(PlaceJSON.init)
+        return view
     }
 
     // MARK: Writing
@@ -192,6 +227,12 @@ struct PostRoutes: Sendable {
 extension PostRoutes {
     /// The routes of posts over the parts of `services` they use, receiving photos with `uploads`.
     init(_ services: APIServices, uploads: UploadReceiver) {
-        self.init(store: services.store, identity: services.identity, actions: services.actions, uploads: uploads)
+        self.init(
+            store: services.store,
+            identity: services.identity,
+            actions: services.actions,
+            uploads: uploads,
+            places: services.places
+        )
     }
 }

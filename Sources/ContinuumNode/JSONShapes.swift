@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumDiscovery
+import ContinuumMedia
 import ContinuumStore
 import Foundation
 
@@ -83,13 +84,16 @@ public struct PostJSON: Encodable, Sendable {
     /// Each reaction given, with its count, and this node's own (`null`: none).
     let reactions: [ReactionCountJSON]
     @Nullable var myReaction: String?
-    @Nullable var location: Coordinate?
+    @Nullable public private(set) var location: Coordinate?
     let photo: PhotoJSON
     /// Only in a post's own view.
     let comments: [CommentJSON]?
     /// Only from the API: whether this node follows the post, and whether it wrote it.
     let following: Bool?
     let mine: Bool?
+    /// Only in the API's view of one post with a location: the city nearest to it (set by the API, which holds the
+    /// gazetteer).
+    public var place: PlaceJSON?
 
     /// A post in a list.
     public init(_ post: PostSummary) {
@@ -409,5 +413,34 @@ public struct DeviceListJSON: Encodable, Sendable {
                 lastSeen: $0.lastSeen.map(RFC3339Time.init)
             )
         }
+    }
+}
+
+/// A city of the gazetteer (Docs/API.md, "Place object"); `distanceKm` is the distance from the post's location when
+/// it is a post's place.
+public struct PlaceJSON: Encodable, Sendable {
+    let name: String
+    @Nullable var region: String?
+    let country: String
+    let countryCode: String
+    let latitude: Double
+    let longitude: Double
+    let population: Int
+    let distanceKm: Double?
+
+    public init(_ place: Place, distanceKm: Double? = nil) {
+        name = place.name
+        region = place.region
+        country = place.country
+        countryCode = place.countryCode
+        latitude = place.coordinate.latitude
+        longitude = place.coordinate.longitude
+        population = place.population
+        self.distanceKm = distanceKm.map { ($0 * 10).rounded() / 10 }
+    }
+
+    /// A post's place: the nearest city and how far it is.
+    public init(_ nearest: (place: Place, distanceKm: Double)) {
+        self.init(nearest.place, distanceKm: nearest.distanceKm)
     }
 }

@@ -234,6 +234,13 @@ extension ISO8601DateFormatter {
         #expect(((found.object["posts"] as? [[String: Any]])?.first?["id"] as? String) == post)
         let nothing = try await call(api, alice, "GET", "/api/search?q=zebra", expect: 200)
         #expect((nothing.object["posts"] as? [Any])?.isEmpty == true)
+        // Where it was taken, by name: the post's place, cities by name, a city as the feed's near.
+        #expect((created.object["place"] as? [String: Any])?["name"] as? String == "Paris", "\(created.text)")
+        let places = try await call(api, alice, "GET", "/api/places?q=paris&limit=3", expect: 200)
+        #expect((places.object["places"] as? [[String: Any]])?.first?["country"] as? String == "France")
+        let nearParis = try await call(api, alice, "GET", "/api/feed?near=Paris&radiusKm=5", expect: 200)
+        #expect((nearParis.object["posts"] as? [[String: Any]])?.first?["id"] as? String == post)
+        try await call(api, alice, "GET", "/api/places", expect: 400)
         try await call(api, alice, "GET", "/api/posts/\(post.prefix(8))", expect: 200)
 
         // Comment, edit, follow.

@@ -1,6 +1,8 @@
-// The timeline's "Near me" filter: a place (the browser's position, or LAT,LON typed) and a radius in km. The feed
-// filters with near=LAT,LON&radiusKm=K (Docs/API.md); search results are filtered here by the same distance.
+// The timeline's "Near me" filter: a place (the browser's position, a city's name, or LAT,LON typed) and a radius in
+// km. A name is looked up in the node's gazetteer (GET /api/places, offline). The feed filters with
+// near=LAT,LON&radiusKm=K (Docs/API.md); search results are filtered here by the same distance.
 
+import { api, query } from './api.js';
 import { h, formatLocation } from './dom.js';
 
 export const DEFAULT_RADIUS_KM = 10;
@@ -38,7 +40,7 @@ const GEO_ERRORS = {
   2: 'Your position is not available now.',
   3: 'Finding your position took too long.',
 };
-const TYPE_INSTEAD = ' Type a place as latitude,longitude instead, for example 48.8566,2.3522.';
+const TYPE_INSTEAD = ' Type a city instead, or latitude,longitude, for example Paris or 48.8566,2.3522.';
 
 /**
  * The chip "Near me" (a checkbox) and, while it is ticked, a form with the place, "Use my location" and the
@@ -47,14 +49,14 @@ const TYPE_INSTEAD = ' Type a place as latitude,longitude instead, for example 4
 export function nearControls(onChange) {
   const box = h('input', { type: 'checkbox', id: 'filter-near', 'aria-controls': 'near-form' });
   const chip = h('label', { class: 'chip', for: 'filter-near' }, box, ' Near me');
-  const place = h('input', { type: 'text', id: 'near-place', name: 'near', inputmode: 'decimal', autocomplete: 'off',
-    placeholder: '48.8566,2.3522', 'aria-describedby': 'near-message' });
+  const place = h('input', { type: 'text', id: 'near-place', name: 'near', autocomplete: 'off',
+    placeholder: 'Paris, or 48.8566,2.3522', 'aria-describedby': 'near-message' });
   const radius = h('input', { type: 'text', id: 'near-radius', name: 'radiusKm', inputmode: 'decimal', autocomplete: 'off',
     value: String(DEFAULT_RADIUS_KM), 'aria-describedby': 'near-message' });
   const locate = h('button', { type: 'button', id: 'near-locate' }, 'Use my location');
   const message = h('p', { class: 'help', id: 'near-message', role: 'status' });
   const form = h('form', { class: 'near-form', id: 'near-form', hidden: true, novalidate: true, 'aria-label': 'Posts near a place' },
-    h('div', { class: 'field place' }, h('label', { for: 'near-place' }, 'Place (latitude,longitude)'),
+    h('div', { class: 'field place' }, h('label', { for: 'near-place' }, 'Place (a city, or latitude,longitude)'),
       h('div', { class: 'row' }, place, locate)),
     h('div', { class: 'field radius' }, h('label', { for: 'near-radius' }, 'Radius (km)'), radius),
     h('button', { type: 'submit', id: 'near-apply' }, 'Show nearby'),
@@ -67,12 +69,32 @@ export function nearControls(onChange) {
     invalid?.setAttribute('aria-invalid', 'true');
   }
 
-  function apply() {
-    const near = parsePlace(place.value);
+  async function apply() {
     const radiusKm = parseRadius(radius.value);
-    if (!near) return say('Write the place as latitude,longitude in decimal degrees, for example 48.8566,2.3522.', place);
     if (radiusKm === null) return say(`The radius is a number of km, more than 0 and at most ${MAX_RADIUS_KM}.`, radius);
-    say(`Posts within ${radiusKm} km of ${formatLocation(near)}.`);
+    let near = parsePlace(place.value);
+    let name = near ? formatLocation(near) : null;
+    const typed = place.value.trim();
+    if (!near && typed && !/^[-+\d.,\s]+$/.test(typed)) {
+      const ask = ++asking;
+      say(`Looking up ${typed}…`);
+      let found = null;
+      try {
+        found = (await api('/api/places' + query({ q: typed, limit: 1 }))).places[0] ?? null;
+      } catch (error) {
+        if (ask === asking) say(`The place could not be looked up: ${error.message}`, place);
+        return;
+      }
+      if (ask !== asking) return; // typed again meanwhile
+      if (found) {
+        near = { latitude: found.latitude, longitude: found.longitude };
+        name = `${found.name}, ${found.country}`;
+      }
+    }
+    if (!near) {
+      return say('Write a city, such as Paris, or latitude,longitude in decimal degrees, such as 48.8566,2.3522.', place);
+    }
+    say(`Posts within ${radiusKm} km of ${name}.`);
     onChange({ near, radiusKm });
   }
 

@@ -6,11 +6,12 @@
 // itself, has a Fetch button with a progress bar.
 
 import { api, photoURL, thumbnailURL, downloadURL, replacePhoto, isOwnAuthor, loadGroups, nodeStatus, session } from './api.js';
-import { h, timeElement, postedAndTaken, shortId, authorLabel, formatLocation, formatMiB, showError, announce, clearErrors } from './dom.js';
+import { h, timeElement, postedAndTaken, shortId, authorLabel, formatMiB, showError, announce, clearErrors } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
 import { postReactions } from './reactions.js';
 import { openViewer, closeViewer } from './viewer.js';
+import { locationMap } from './map.js';
 
 /** Renders the view into `container`; returns a function that ends it (drops its event handlers). */
 export function mount(container, id) {
@@ -42,8 +43,13 @@ export function mount(container, id) {
       post = await api(`/api/posts/${encodeURIComponent(id)}`);
       await Promise.all([groupsKnown, statusKnown]);
     } catch (error) {
-      body.replaceChildren(h('p', { class: 'panel' }, error.message));
-      if (error.code !== 'unknown_post') showError(error, 'Could not open the post');
+      // In words, without the id the node's message names (`post fa65… was deleted by its author`).
+      const missing = error.code === 'unknown_post';
+      const words = !missing ? error.message : /deleted/.test(error.message)
+        ? 'This post was deleted by its author.' : 'This post is not on this node (or not yet).';
+      if (missing) title.textContent = /deleted/.test(error.message) ? 'Post deleted' : 'Post not found';
+      body.replaceChildren(h('p', { class: 'panel' }, words));
+      if (!missing) showError(error, 'Could not open the post');
       return;
     }
     id = post.id; // a prefix in the URL becomes the full id
@@ -105,9 +111,8 @@ export function mount(container, id) {
       post.edited ? h('span', { class: 'edited' }, ' · edited') : '');
     const l = post.location;
     locationLine.hidden = !l;
-    locationLine.replaceChildren(...(l ? ['Location: ',
-      h('a', { href: `https://www.openstreetmap.org/?mlat=${l.latitude}&mlon=${l.longitude}#map=15/${l.latitude}/${l.longitude}`,
-        rel: 'noopener noreferrer', target: '_blank' }, formatLocation(l))] : []));
+    // A map drawn here, and the place's name, both from the node: no tile server (map.js).
+    locationLine.replaceChildren(...(l ? [locationMap(l, post.place ?? null)] : []));
   }
 
   function renderPhoto() {
