@@ -1,5 +1,6 @@
 import ArgumentParser
 import ContinuumCore
+import ContinuumMedia
 import ContinuumNode
 import ContinuumStore
 import Foundation
@@ -22,7 +23,12 @@ struct FeedCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only posts since then: 30m, 12h, 5d, 2w, or a date.", valueName: "5d|DATE"))
     var since: String?
 
-    @Option(help: ArgumentHelp("Only posts taken near here.", valueName: "LAT,LON"))
+    @Option(
+        help: ArgumentHelp(
+            "Only posts taken near here: LAT,LON, or a city's name (the most populous of that name).",
+            valueName: "LAT,LON|CITY"
+        )
+    )
     var near: String?
 
     @Option(name: .customLong("radius-km"), help: "Radius for --near, in kilometres (default 10).")
@@ -37,11 +43,14 @@ struct FeedCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...500).contains(limit) else { throw ValidationError("--limit must be 1 to 500") }
         if mine && author != nil { throw ValidationError("--mine and --author cannot be used together") }
-        if radiusKm != nil && near == nil { throw ValidationError("--radius-km needs --near LAT,LON") }
+        if radiusKm != nil && near == nil { throw ValidationError("--radius-km needs --near LAT,LON or --near CITY") }
         if let radiusKm, !(radiusKm > 0 && radiusKm <= 20_040) {
             throw ValidationError("--radius-km must be more than 0 and at most 20040 (half the Earth)")
         }
-        if let near { _ = try Parse.coordinate(near, option: "--near") }
+        // A city's name is looked up when the command runs; what looks like numbers must be LAT,LON.
+        if let near, near.allSatisfy({ "0123456789.,+- ".contains($0) }) {
+            _ = try Parse.coordinate(near, option: "--near")
+        }
         if let since { _ = try Parse.since(since) }
     }
 
@@ -59,7 +68,7 @@ struct FeedCommand: AsyncParsableCommand {
         if let author { query.author = try await context.store.resolveAuthor(author) }
         if let since { query.since = try Parse.since(since) }
         if let near {
-            query.near = try Parse.coordinate(near, option: "--near")
+            query.near = try Self.place(near)
             query.radiusKm = radiusKm ?? 10
         }
         if let cursor { query.cursor = try FeedCursor(token: cursor) }
@@ -72,6 +81,25 @@ struct FeedCommand: AsyncParsableCommand {
             print(page.posts.map(Output.post).joined(separator: "\n\n"))
         }
         if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
+    }
+}
+
+extension FeedCommand {
+    /// `--near`: LAT,LON, or the most populous city of that name in the gazetteer.
+    static func place(_ text: String) throws -> Coordinate {
+        if let coordinate = Coordinate(parsing: text) { return coordinate }
+        guard let city = Gazetteer().find(text, limit: 1).first else {
+            throw CLIError("--near '\(text)' is neither LAT,LON in decimal degrees nor a city this node knows")
+        }
+        return city.coordinate
+    }
+}
+
+/// A post's place in words: "Paris, France", or "near Paris, France, 35 km" when the city is further than 15 km.
+enum PlaceWords {
+    static func describe(_ nearest: (place: Place, distanceKm: Double)) -> String {
+        nearest.distanceKm > 15
+            ? "near \(nearest.place.title), \(Int(nearest.distanceKm.rounded())) km" : nearest.place.title
     }
 }
 
@@ -149,7 +177,11 @@ struct ShowCommand: AsyncParsableCommand {
             "photo    \(photo.mediaType.mimeType) \(photo.width)x\(photo.height), \(photo.bytes) bytes, "
                 + "sha256 \(photo.sha256.hex)\(photo.available ? "" : " (not here yet)")"
         )
-        if let location = summary.location { print("location \(location.latitude),\(location.longitude)") }
+        if let location = summary.location {
+            // The nearest city, from the gazetteer on this machine (GeoNames, offline).
+            let place = Gazetteer().nearest(to: location).map { " (\(PlaceWords.describe($0)))" } ?? ""
+            print("location \(location.latitude),\(location.longitude)\(place)")
+        }
         print("caption\(summary.edited ? " (edited)" : "")")
         for line in summary.caption.split(separator: "\n", omittingEmptySubsequences: false) { print("    \(line)") }
         if let reactions = Output.reactions(summary.reactions) { print("reactions \(reactions)") }

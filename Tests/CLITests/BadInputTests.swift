@@ -103,6 +103,12 @@ struct BadInputTests {
         ),
         Case(arguments: ["feed", "--limit", "0"], message: "--limit must be 1 to 500", status: 64),
         Case(arguments: ["feed", "--radius-km", "5"], message: "--radius-km needs --near", status: 64),
+        Case(arguments: ["feed", "--near", "91,2"], message: "--near '91,2' is not LAT,LON", status: 64),
+        Case(
+            arguments: ["feed", "--near", "xyzzyville"],
+            message: "--near 'xyzzyville' is neither LAT,LON in decimal degrees nor a city this node knows",
+            status: 1
+        ),
         Case(arguments: ["feed", "--author", "0000000000"], message: "no known author matches", status: 1),
         Case(arguments: ["search", " "], message: "the search term is blank", status: 64),
         Case(arguments: ["search"], message: "the search term is blank", status: 64),

@@ -166,6 +166,10 @@ struct CLITests {
         #expect(try await search("CAFE") == [lake])
         #expect(try await search("café") == [lake])
         // Several words, unquoted: every one of them, in any order.
+        // Where the waterfall was taken, by name, from the gazetteer on this machine; a city's name as --near.
+        #expect(try await cli.ok("show", waterfall).contains("location 48.8566,2.3522 (Paris, France)"))
+        let nearParis = try await cli.run("feed", "--near", "paris", "--json").json()
+        #expect((nearParis["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [waterfall])
         let unquoted = try await cli.run("search", "lake", "CAFE", "--json").json()
         #expect((unquoted["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [lake])
 
