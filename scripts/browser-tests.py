@@ -165,6 +165,12 @@ class Browser:
     def type(self, element, text):
         self.cmd('POST', f'/element/{element}/value', {'text': text})
 
+    def choose_files(self, element, *paths):
+        """Chooses files in a file input, replacing what it held, as a person picking again does (typed into an
+        input that takes several, WebDriver would add them to those already chosen)."""
+        self.js("arguments[0].value = ''", {ELEMENT: element})
+        self.type(element, '\n'.join(str(path) for path in paths))
+
     def clear(self, element):
         self.cmd('POST', f'/element/{element}/clear', {})
 
@@ -425,7 +431,7 @@ def functional_tests(args, work):
         def upload():
             browser.js("location.hash = '#/new'")
             file_input = browser.wait_css('#photo-input')
-            browser.type(file_input, str((fixtures / 'waterfall.jpg').resolve()))
+            browser.choose_files(file_input, (fixtures / 'waterfall.jpg').resolve())
             wait_for('the preview', lambda: browser.js(
                 "const p = document.querySelector('#preview'); return !p.hidden && p.complete && p.naturalWidth > 0"))
             browser.type(browser.find('#caption'), caption)
@@ -719,7 +725,7 @@ def functional_tests(args, work):
         def refused():
             before = store_counts(alice)
             browser.js("location.hash = '#/new'")
-            browser.type(browser.wait_css('#photo-input'), str((fixtures / 'not-an-image.jpg').resolve()))
+            browser.choose_files(browser.wait_css('#photo-input'), (fixtures / 'not-an-image.jpg').resolve())
             browser.type(browser.find('#caption'), 'This is text, not a photo')
             browser.click(browser.find('#upload'))
             message = wait_for('the error message', lambda: browser.js(
@@ -949,11 +955,11 @@ def functional_tests(args, work):
             browser.js("location.hash = '#/new'")
             file_input = browser.wait_css('#photo-input')
             # A photo that does not say where it was taken: the box stays unticked and cannot be ticked.
-            browser.type(file_input, str((fixtures / 'lake.png').resolve()))
+            browser.choose_files(file_input, (fixtures / 'lake.png').resolve())
             wait_for('no position found', lambda: 'does not say' in browser.text(browser.find('#share-location-help')), 20)
             assert browser.js("return document.querySelector('#share-location').disabled") is True
             # One that does: the position is shown, the box is unticked until the person ticks it.
-            browser.type(file_input, str((fixtures / 'media' / 'rotated-gps.jpg').resolve()))
+            browser.choose_files(file_input, (fixtures / 'media' / 'rotated-gps.jpg').resolve())
             help_text = wait_for('the position shown', lambda: (t := browser.text(browser.find('#share-location-help')))
                                  and '33.859972° S, 151.211111° E' in t and t, 20)
             assert browser.js("const c = document.querySelector('#share-location'); return !c.disabled && !c.checked")
@@ -972,7 +978,7 @@ def functional_tests(args, work):
             before = store_counts(alice)
             browser.js("location.hash = '#/new'")
             gif = fixtures / 'media' / 'gps-xmp.gif'
-            browser.type(browser.wait_css('#photo-input'), str(gif.resolve()))
+            browser.choose_files(browser.wait_css('#photo-input'), gif.resolve())
             browser.type(browser.find('#caption'), 'A GIF whose XMP says where')
             assert browser.js("return document.querySelector('#keep-metadata-row').hidden") is True
             browser.click(browser.find('#upload'))
@@ -1091,7 +1097,7 @@ def functional_tests(args, work):
             assert [o[1] for o in options] == ['browser-tests', 'Photo club'] and options[0][2], options
             browser.click(browser.find(f"#post-group option[value='{state['group']}']"))
             assert browser.js("return document.querySelector('#post-group').value") == state['group']
-            browser.type(browser.find('#photo-input'), str((fixtures / 'lake.png').resolve()))
+            browser.choose_files(browser.find('#photo-input'), (fixtures / 'lake.png').resolve())
             club_caption = f'Photo club only {tag}'
             browser.type(browser.find('#caption'), club_caption)
             browser.click(browser.find('#upload'))
@@ -1316,6 +1322,35 @@ def functional_tests(args, work):
                             {'type': 'pointerMove', 'x': (from_x + to_x) // 2, 'y': y, 'duration': 100},
                             {'type': 'pointerMove', 'x': to_x, 'y': y, 'duration': 100}, {'type': 'pointerUp', 'button': 0}]}]})
             browser.cmd('DELETE', '/actions')
+
+        def several_photos():
+            # Three photos chosen at once, one of them not a photo: each is a post of its own with its caption or the
+            # form's; the refused one keeps its row and its message, the others are posted.
+            browser.js("location.hash = '#/new'")
+            file_input = browser.wait_css('#photo-input')
+            names = ['forest.webp', 'not-an-image.jpg', 'lake.png']
+            browser.choose_files(file_input, *((fixtures / name).resolve() for name in names))
+            wait_for('a row for each', lambda: len(browser.find_all('#batch li.batch-item')) == 3, 10)
+            browser.type(browser.find('#batch-caption-0'), f'Own caption {tag}')
+            browser.type(browser.find('#caption'), f'One caption for all {tag}')
+            phone_screenshot(browser, artifacts / 'several-photos-phone.png')
+            before = store_counts(alice)[0]
+            browser.click(browser.find('#upload'))
+            said = wait_for('the outcome', lambda: browser.js(
+                "const e = document.querySelector('#form-error'); return !e.hidden && e.textContent"), 60)
+            assert '2 posted, 1 not' in said, said
+            rows = browser.js("return [...document.querySelectorAll('#batch li')].map(li => [li.dataset.name,"
+                              " li.classList.contains('posted'), li.querySelector('progress').value,"
+                              " li.querySelector('.batch-status').textContent])")
+            assert [r[0] for r in rows] == names, rows
+            assert rows[0][1] and rows[0][2] == 100 and rows[2][1] and rows[2][2] == 100, rows
+            assert not rows[1][1] and 'not an image' in rows[1][3], rows
+            assert store_counts(alice)[0] == before + 2
+            captions = [p['caption'] for p in alice.get('/api/feed?limit=10')['posts']]
+            assert f'Own caption {tag}' in captions and f'One caption for all {tag}' in captions, captions
+            return f'2 posted (own caption, the form\'s), 1 refused with "{rows[1][3][:50]}"; "{said[:60]}"'
+        steps.run('several photos at once: a post each, each with its progress; a refused one keeps its row',
+                  several_photos, browser)
 
         def full_screen_viewer():
             browser.js("location.hash = '#/'")

@@ -1,4 +1,5 @@
-// Add post (#/new): file picker and drop zone, preview, caption, optional location, upload with progress.
+// Add post (#/new): file picker and drop zone, preview, caption, optional location, upload with progress. Several
+// photos chosen or dropped at once are each a post of their own, uploaded one after the other (batch.js).
 // The location stays home: the photo's own GPS position is shared only when "Share where this was taken" is ticked
 // (unticked by default; it shows the position the node found in the chosen photo), else the node removes it.
 // A refusal shows the API's message and keeps everything filled in. The form survives leaving the page and coming
@@ -9,6 +10,7 @@
 import { uploadPost, inspectPhoto, loadGroups, groupLabel, session } from './api.js';
 import { h, showError, clearErrors, announce, formatBytes } from './dom.js';
 import * as timeline from './timeline.js';
+import { batchList } from './batch.js';
 
 let form = null; // kept between visits
 let file = null;
@@ -17,6 +19,7 @@ let upload = null;
 let inspecting = null; // the AbortController of the look at the chosen photo
 let groupsKnown = null; // the groups as this visit asked for them (a promise)
 let showGroups = () => {};
+let batching = false; // several photos being uploaded
 
 export function mount(container) {
   if (!form) form = build();
@@ -35,12 +38,14 @@ function byName(groups) {
 }
 
 function build() {
-  const input = h('input', { type: 'file', id: 'photo-input', name: 'photo', accept: 'image/jpeg,image/png,image/heic,image/webp,image/gif,image/*', class: 'file-input' });
+  const input = h('input', { type: 'file', id: 'photo-input', name: 'photo', multiple: true,
+    accept: 'image/jpeg,image/png,image/heic,image/webp,image/gif,image/*', class: 'file-input' });
+  const batch = batchList();
   const preview = h('img', { class: 'preview', alt: '', hidden: true, id: 'preview' });
   const fileInfo = h('p', { class: 'meta', id: 'file-info', 'aria-live': 'polite' }, 'No photo chosen.');
   const zone = h('label', { for: 'photo-input', class: 'drop-zone', id: 'drop-zone' },
     preview,
-    h('span', { class: 'drop-text' }, h('strong', {}, 'Choose a photo'), ' or drop it here'),
+    h('span', { class: 'drop-text' }, h('strong', {}, 'Choose photos'), ' or drop them here'),
     h('span', { class: 'meta' }, 'JPEG, PNG, HEIC, WebP or GIF'));
   const caption = h('textarea', { id: 'caption', name: 'caption', rows: 3, maxlength: 2048, 'aria-describedby': 'caption-help' });
   const location = h('input', { id: 'location', name: 'location', type: 'text', inputmode: 'decimal', autocomplete: 'off',
@@ -58,7 +63,8 @@ function build() {
   const progress = h('progress', { id: 'upload-progress', max: 100, value: 0, hidden: true, 'aria-label': 'Upload progress' });
   const progressText = h('span', { class: 'meta', id: 'upload-progress-text', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
-  const cancel = h('button', { type: 'button', id: 'cancel-upload', hidden: true, onclick: () => upload?.abort() }, 'Cancel upload');
+  const cancel = h('button', { type: 'button', id: 'cancel-upload', hidden: true,
+    onclick: () => { upload?.abort(); batch.abort(); } }, 'Cancel upload');
   const formError = h('p', { class: 'form-error', id: 'form-error', role: 'alert', hidden: true });
   const groupSelect = h('select', { id: 'post-group', name: 'group', required: true, 'aria-describedby': 'post-group-help' });
   const groupRow = h('div', { class: 'field', id: 'post-group-row', hidden: true },
@@ -118,7 +124,7 @@ function build() {
   }
 
   const element = h('form', { id: 'new-post', class: 'new-post', novalidate: true },
-    h('div', { class: 'field' }, zone, input, fileInfo),
+    h('div', { class: 'field' }, zone, input, fileInfo, batch.element),
     h('div', { class: 'field' },
       h('label', { for: 'caption' }, 'Caption'), caption,
       h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
@@ -186,7 +192,21 @@ function build() {
     }
   }
 
-  input.addEventListener('change', () => choose(input.files[0]));
+  /** One photo: its preview and its own position; several: the list, each a post of its own. */
+  function chooseFiles(files) {
+    if (files.length <= 1) {
+      batch.clear();
+      choose(files[0]);
+      return;
+    }
+    choose(null);
+    batch.show(files);
+    fileInfo.textContent = `${files.length} photos: each becomes a post of its own, with its caption or the one below.`;
+    shareHelp.textContent = 'With several photos, each is posted without the position it holds; type a location below ' +
+      'to give them all one.';
+  }
+
+  input.addEventListener('change', () => chooseFiles([...input.files]));
   for (const type of ['dragenter', 'dragover']) {
     zone.addEventListener(type, (event) => { event.preventDefault(); zone.classList.add('dragging'); });
   }
@@ -194,10 +214,10 @@ function build() {
   zone.addEventListener('drop', (event) => {
     event.preventDefault();
     zone.classList.remove('dragging');
-    const dropped = event.dataTransfer?.files?.[0];
-    if (dropped) {
+    const dropped = [...(event.dataTransfer?.files ?? [])];
+    if (dropped.length) {
       input.value = '';
-      choose(dropped);
+      chooseFiles(dropped);
     }
   });
 
@@ -216,11 +236,11 @@ function build() {
   let preparing = false;
   element.addEventListener('submit', async (event) => {
     event.preventDefault();
-    if (upload || preparing) return;
+    if (upload || preparing || batching) return;
     clearErrors();
     formError.hidden = true;
     // Everything else (type, size, caption rules, location format) is the node's to judge: its message is shown.
-    if (!file) {
+    if (!file && !batch.active) {
       showFormError('Choose a photo first.', 'photo');
       return;
     }
@@ -232,6 +252,10 @@ function build() {
     submit.disabled = false;
     if (!groupRow.hidden && !groupSelect.value) {
       showFormError('Choose the group to share the post with.', 'group');
+      return;
+    }
+    if (batch.active) {
+      await postSeveral();
       return;
     }
     const data = new FormData();
@@ -277,6 +301,33 @@ function build() {
       cancel.hidden = true;
     });
   });
+  /** Each chosen photo as a post of its own; the form is cleared once all are posted. */
+  async function postSeveral() {
+    const group = groupRow.hidden ? null : groupSelect.value;
+    batching = true;
+    submit.disabled = true;
+    cancel.hidden = false;
+    const { posted, refused } = await batch.upload((own) => ({
+      caption: own ?? caption.value,
+      group,
+      keepMetadata: keep.checked ? 'true' : null,
+      location: !keep.checked && location.value.trim() ? location.value.trim() : null,
+    }), (post) => timeline.addLocalPost(post));
+    batching = false;
+    submit.disabled = false;
+    cancel.hidden = true;
+    if (refused === 0) {
+      element.reset();
+      if (group) groupSelect.value = group;
+      batch.clear();
+      choose(null);
+      announce(`${posted} posts made.`);
+      window.location.hash = '#/';
+    } else {
+      showFormError(`${posted} posted, ${refused} not: each one says why above. Share again to send those.`, null);
+    }
+  }
+
   void session;
   return element;
 }
