@@ -1368,6 +1368,13 @@ def functional_tests(args, work):
             assert wait_for('the viewer', shown, 10) == ids[first]
             count = browser.text(browser.find('#viewer-count'))
             assert count == f'{first + 1} of {len(ids)}', count
+            # A reaction given from the viewer, stored; then taken back.
+            heart = "#viewer-reactions button.reaction[data-reaction='heart']"
+            browser.click(browser.find(heart))
+            wait_for('the heart pressed', lambda: browser.js(f"return document.querySelector(\"{heart}\").getAttribute('aria-pressed')") == 'true', 10)
+            assert alice.get(f'/api/posts/{ids[first]}')['myReaction'] == 'heart'
+            browser.click(browser.find(heart))
+            wait_for('the heart taken back', lambda: alice.get(f'/api/posts/{ids[first]}')['myReaction'] is None, 10)
             keys('\ue014')  # ArrowRight
             assert wait_for('the next photo', lambda: shown() == ids[first + 1] and shown(), 10) == ids[first + 1]
             keys('\ue012')  # ArrowLeft
@@ -1388,7 +1395,8 @@ def functional_tests(args, work):
             keys('\ue00c')  # Escape: closed on the photo shown, whose post the page now shows
             wait_for('the viewer closed', lambda: not browser.find_all('#viewer'), 10)
             wait_for("the page of the photo shown", lambda: browser.js('return location.hash') == f'#/post/{ids[first + 1]}', 10)
-            return f'opened on {ids[first][:8]} ({count}); ArrowRight, ArrowLeft, a swipe each way, Escape on {ids[first + 1][:8]}'
+            return (f'opened on {ids[first][:8]} ({count}); ❤️ given and taken back; ArrowRight, ArrowLeft, a swipe each way, '
+                    f'Escape on {ids[first + 1][:8]}')
         steps.run('the full-screen viewer: arrows and swipes between photos, Escape back to the post', full_screen_viewer,
                   browser)
 

@@ -143,6 +143,13 @@ export function mount(container, id) {
     const posts = index < 0 ? [post] : loaded.map((item) => (item.id === id ? { ...item, ...post } : item));
     openViewer(posts, Math.max(index, 0), {
       onClose: (shown) => { if (shown.id !== id) window.location.hash = `#/post/${shown.id}`; },
+      onReacted: (postId, given) => {
+        timeline.updatePost({ id: postId, ...given });
+        if (post && postId === id) {
+          post = { ...post, ...given };
+          reactions.showPost(post);
+        }
+      },
     });
   }
 
