@@ -24,18 +24,44 @@ public struct Place: Sendable, Hashable {
 /// a lookup is then a scan of their positions. Credit: GeoNames (geonames.org), CC BY 4.0.
 public final class Gazetteer: Sendable {
     /// The cities, once read (nil until the first lookup).
-    private let cities = Mutex<[Place]?>(nil)
+    private let table = Mutex<Table?>(nil)
+
+    /// The cities, and each one's position as a point on the unit sphere, in three arrays side by side: the nearest
+    /// city to a position is the one whose point has the largest dot product with the position's (great-circle
+    /// order, with three multiplications a city and no trigonometry).
+    private struct Table {
+        let places: [Place]
+        let x: [Double]
+        let y: [Double]
+        let z: [Double]
+
+        init(_ places: [Place]) {
+            self.places = places
+            let points = places.map { Gazetteer.point($0.coordinate) }
+            x = points.map(\.x)
+            y = points.map(\.y)
+            z = points.map(\.z)
+        }
+    }
 
     public init() {}
 
     /// The city nearest to `coordinate`, and its distance in km; nil only when the gazetteer holds no city.
     public func nearest(to coordinate: Coordinate) -> (place: Place, distanceKm: Double)? {
-        var best: (place: Place, distanceKm: Double)?
-        for place in all() {
-            let distance = Self.distanceKm(coordinate, place.coordinate)
-            if distance < best?.distanceKm ?? .infinity { best = (place, distance) }
+        let table = self.all()
+        let target = Self.point(coordinate)
+        var best = -Double.infinity
+        var index = -1
+        for city in table.places.indices {
+            let dot = table.x[city] * target.x + table.y[city] * target.y + table.z[city] * target.z
+            if dot > best {
+                best = dot
+                index = city
+            }
         }
-        return best
+        guard index >= 0 else { return nil }
+        let place = table.places[index]
+        return (place, Self.distanceKm(coordinate, place.coordinate))
     }
 
     /// The cities whose name matches `name` (GeoNames' own matching: case and accents aside, also the start of a
@@ -43,7 +69,7 @@ public final class Gazetteer: Sendable {
     public func find(_ name: String, limit: Int = 10) -> [Place] {
         let text = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !text.isEmpty else { return [] }
-        let places = all()
+        let places = all().places
         var count: guint = 0
         guard let indices = geonames_query_cities_sync(text, GEONAMES_QUERY_DEFAULT, &count, nil, nil) else {
             return []
@@ -57,13 +83,20 @@ public final class Gazetteer: Sendable {
     }
 
     /// Every city, read from libgeonames on first use.
-    private func all() -> [Place] {
-        cities.withLock { held in
+    private func all() -> Table {
+        table.withLock { held in
             if let held { return held }
-            let read = Self.read()
+            let read = Table(Self.read())
             held = read
             return read
         }
+    }
+
+    /// A position as a point on the unit sphere.
+    static func point(_ coordinate: Coordinate) -> (x: Double, y: Double, z: Double) {
+        let latitude = coordinate.latitude * Double.pi / 180
+        let longitude = coordinate.longitude * Double.pi / 180
+        return (cos(latitude) * cos(longitude), cos(latitude) * sin(longitude), sin(latitude))
     }
 
     /// Every city of libgeonames, in its own order (the indices its queries answer with).
