@@ -10,7 +10,9 @@
 import { uploadPost, inspectPhoto, loadGroups, groupLabel, session } from './api.js';
 import { h, showError, clearErrors, announce, formatBytes } from './dom.js';
 import * as timeline from './timeline.js';
-import { batchList } from './batch.js';
+// batch.js is loaded when several photos are first chosen (import()), not with the app.
+let batchModule = null;
+const loadBatch = () => (batchModule ??= import('./batch.js'));
 
 let form = null; // kept between visits
 let file = null;
@@ -40,7 +42,8 @@ function byName(groups) {
 function build() {
   const input = h('input', { type: 'file', id: 'photo-input', name: 'photo', multiple: true,
     accept: 'image/jpeg,image/png,image/heic,image/webp,image/gif,image/*', class: 'file-input' });
-  const batch = batchList();
+  let batch = null; // the list of several photos (batch.js), once some were chosen
+  const batchSlot = h('div', { class: 'batch-slot' });
   const preview = h('img', { class: 'preview', alt: '', hidden: true, id: 'preview' });
   const fileInfo = h('p', { class: 'meta', id: 'file-info', 'aria-live': 'polite' }, 'No photo chosen.');
   const zone = h('label', { for: 'photo-input', class: 'drop-zone', id: 'drop-zone' },
@@ -64,7 +67,7 @@ function build() {
   const progressText = h('span', { class: 'meta', id: 'upload-progress-text', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', id: 'upload', class: 'primary' }, 'Share post');
   const cancel = h('button', { type: 'button', id: 'cancel-upload', hidden: true,
-    onclick: () => { upload?.abort(); batch.abort(); } }, 'Cancel upload');
+    onclick: () => { upload?.abort(); batch?.abort(); } }, 'Cancel upload');
   const formError = h('p', { class: 'form-error', id: 'form-error', role: 'alert', hidden: true });
   const groupSelect = h('select', { id: 'post-group', name: 'group', required: true, 'aria-describedby': 'post-group-help' });
   const groupRow = h('div', { class: 'field', id: 'post-group-row', hidden: true },
@@ -124,7 +127,7 @@ function build() {
   }
 
   const element = h('form', { id: 'new-post', class: 'new-post', novalidate: true },
-    h('div', { class: 'field' }, zone, input, fileInfo, batch.element),
+    h('div', { class: 'field' }, zone, input, fileInfo, batchSlot),
     h('div', { class: 'field' },
       h('label', { for: 'caption' }, 'Caption'), caption,
       h('p', { class: 'help', id: 'caption-help' }, 'Required. Everyone you share with sees it; you can edit it later.')),
@@ -193,13 +196,22 @@ function build() {
   }
 
   /** One photo: its preview and its own position; several: the list, each a post of its own. */
-  function chooseFiles(files) {
+  async function chooseFiles(files) {
     if (files.length <= 1) {
-      batch.clear();
+      batch?.clear();
       choose(files[0]);
       return;
     }
     choose(null);
+    if (!batch) {
+      try {
+        batch = (await loadBatch()).batchList();
+      } catch (error) {
+        showFormError(`The list of photos could not be shown: ${error.message}`, 'photo');
+        return;
+      }
+      batchSlot.replaceChildren(batch.element);
+    }
     batch.show(files);
     fileInfo.textContent = `${files.length} photos: each becomes a post of its own, with its caption or the one below.`;
     shareHelp.textContent = 'With several photos, each is posted without the position it holds; type a location below ' +
@@ -240,7 +252,7 @@ function build() {
     clearErrors();
     formError.hidden = true;
     // Everything else (type, size, caption rules, location format) is the node's to judge: its message is shown.
-    if (!file && !batch.active) {
+    if (!file && !batch?.active) {
       showFormError('Choose a photo first.', 'photo');
       return;
     }
@@ -254,7 +266,7 @@ function build() {
       showFormError('Choose the group to share the post with.', 'group');
       return;
     }
-    if (batch.active) {
+    if (batch?.active) {
       await postSeveral();
       return;
     }

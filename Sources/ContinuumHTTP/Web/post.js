@@ -10,9 +10,12 @@ import { h, timeElement, postedAndTaken, shortId, authorLabel, formatMiB, showEr
 import * as events from './events.js';
 import * as timeline from './timeline.js';
 import { postReactions } from './reactions.js';
-import { openViewer, closeViewer } from './viewer.js';
-import { locationMap } from './map.js';
-import { postEditForm } from './postedit.js';
+// The viewer, the map and the edit form are loaded when first needed (import()), not with the app: the first screen
+// of the timeline asks for no more modules than it uses.
+let viewer = null; // viewer.js, once loaded
+const loadViewer = () => import('./viewer.js').then((module) => (viewer = module));
+const loadMap = () => import('./map.js');
+const loadEditForm = () => import('./postedit.js');
 
 /** Renders the view into `container`; returns a function that ends it (drops its event handlers). */
 export function mount(container, id) {
@@ -113,7 +116,13 @@ export function mount(container, id) {
     const l = post.location;
     locationLine.hidden = !l;
     // A map drawn here, and the place's name, both from the node: no tile server (map.js).
-    locationLine.replaceChildren(...(l ? [locationMap(l, post.place ?? null)] : []));
+    if (!l) {
+      locationLine.replaceChildren();
+      return;
+    }
+    loadMap().then(({ locationMap }) => {
+      if (post?.location === l) locationLine.replaceChildren(locationMap(l, post.place ?? null));
+    }, (error) => showError(error, 'Could not show the map'));
   }
 
   function renderPhoto() {
@@ -142,7 +151,7 @@ export function mount(container, id) {
     const loaded = timeline.loadedPosts();
     const index = loaded.findIndex((item) => item.id === id);
     const posts = index < 0 ? [post] : loaded.map((item) => (item.id === id ? { ...item, ...post } : item));
-    openViewer(posts, Math.max(index, 0), {
+    loadViewer().then(({ openViewer }) => openViewer(posts, Math.max(index, 0), {
       onClose: (shown) => { if (shown.id !== id) window.location.hash = `#/post/${shown.id}`; },
       onReacted: (postId, given) => {
         timeline.updatePost({ id: postId, ...given });
@@ -151,7 +160,7 @@ export function mount(container, id) {
           reactions.showPost(post);
         }
       },
-    });
+    }), (error) => showError(error, 'Could not open the viewer'));
   }
 
   /** Not on this node (yet): the thumbnail from a peer if there is one, and why the photo is missing. */
@@ -402,9 +411,11 @@ export function mount(container, id) {
   }
 
   /** The edit form (postedit.js), in place of the caption. */
-  function startEdit() {
+  async function startEdit() {
     if (editForm) { editForm.querySelector('textarea').focus(); return; }
     const editButton = document.getElementById('edit-post');
+    const { postEditForm } = await loadEditForm();
+    if (editForm || !post) return; // opened meanwhile by a second click, or the post is gone
     const edit = postEditForm(() => post, {
       onSaved: applyPost,
       onClose: () => {
@@ -461,7 +472,7 @@ export function mount(container, id) {
    */
   function markGone() {
     gone = true;
-    closeViewer();
+    viewer?.closeViewer();
     endProgress();
     reactions?.stop();
     post = null; // the live updates below ignore this post from now on
@@ -528,7 +539,7 @@ export function mount(container, id) {
   load();
   return () => {
     alive = false;
-    closeViewer();
+    viewer?.closeViewer();
     reactions?.stop();
     endProgress();
     for (const fn of off) fn();
