@@ -81,9 +81,7 @@ struct PostRoutes: Sendable {
 
     /// `LAT,LON`, or the name of a city (the most populous of that name), else 400 `bad_location` on `field`.
     func place(_ text: String, field: String) throws -> Coordinate {
-        if let coordinate = Coordinate(parsing: text) { return coordinate }
-        let looksNumeric = text.allSatisfy { "0123456789.,+- ".contains($0) }
-        guard !looksNumeric, let city = places.find(text, limit: 1).first else {
+        guard let coordinate = places.coordinate(of: text) else {
             throw APIError(
                 .badRequest,
                 "bad_location",
@@ -91,7 +89,7 @@ struct PostRoutes: Sendable {
                 field: field
             )
         }
-        return city.coordinate
+        return coordinate
     }
 
     /// `GET /api/places?q=NAME`: the cities of that name (case and accents aside, or starting so), most populous

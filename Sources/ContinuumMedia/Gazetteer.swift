@@ -55,6 +55,19 @@ public final class Gazetteer: Sendable {
         return (place, Self.distanceKm(coordinate, place.coordinate))
     }
 
+    /// `LAT,LON` in decimal degrees, or the position of the most populous city named `text`; nil when it is neither.
+    /// Text of digits, signs, dots, commas and spaces alone is read as `LAT,LON` only (``looksLikeNumbers(_:)``).
+    public func coordinate(of text: String) -> Coordinate? {
+        if let coordinate = Coordinate(parsing: text) { return coordinate }
+        guard !Self.looksLikeNumbers(text) else { return nil }
+        return find(text, limit: 1).first?.coordinate
+    }
+
+    /// Whether `text` is meant as numbers (a mistyped `LAT,LON`), not as a place's name.
+    public static func looksLikeNumbers(_ text: String) -> Bool {
+        text.allSatisfy { "0123456789.,+- ".contains($0) }
+    }
+
     /// The cities whose name matches `name` (GeoNames' own matching: case and accents aside, also the start of a
     /// name), the most populous first; at most `limit`.
     public func find(_ name: String, limit: Int = 10) -> [Place] {

@@ -48,7 +48,7 @@ struct FeedCommand: AsyncParsableCommand {
             throw ValidationError("--radius-km must be more than 0 and at most 20040 (half the Earth)")
         }
         // A city's name is looked up when the command runs; what looks like numbers must be LAT,LON.
-        if let near, near.allSatisfy({ "0123456789.,+- ".contains($0) }) {
+        if let near, Gazetteer.looksLikeNumbers(near) {
             _ = try Parse.coordinate(near, option: "--near")
         }
         if let since { _ = try Parse.since(since) }
@@ -87,11 +87,10 @@ struct FeedCommand: AsyncParsableCommand {
 extension FeedCommand {
     /// `--near`: LAT,LON, or the most populous city of that name in the gazetteer.
     static func place(_ text: String) throws -> Coordinate {
-        if let coordinate = Coordinate(parsing: text) { return coordinate }
-        guard let city = Gazetteer().find(text, limit: 1).first else {
+        guard let coordinate = Gazetteer().coordinate(of: text) else {
             throw CLIError("--near '\(text)' is neither LAT,LON in decimal degrees nor a city this node knows")
         }
-        return city.coordinate
+        return coordinate
     }
 }
 
