@@ -135,6 +135,8 @@ public final class APIServer: Service, Sendable {
     let services: APIServices
     let logger: Logger
     private let bound = NIOLockedValueBox<Int?>(nil)
+    /// Linked browsers' sessions, shared by the access rules and the routes that open them.
+    let sessions = BrowserSessions()
     /// Told the URL once the server listens.
     private let listening: @Sendable (String) -> Void
 
@@ -225,7 +227,15 @@ public final class APIServer: Service, Sendable {
     public func buildRouter() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: logger))
-        router.add(middleware: AccessMiddleware(token: configuration.token, scheme: configuration.scheme))
+        let store = services.store
+        router.add(
+            middleware: AccessMiddleware(
+                token: configuration.token,
+                scheme: configuration.scheme,
+                sessions: sessions,
+                stillDevice: { session in try await store.isDevice(session.device, of: session.account) }
+            )
+        )
         if let root = Self.webRoot {
             router.add(
                 middleware: FileMiddleware(
@@ -249,6 +259,10 @@ public final class APIServer: Service, Sendable {
         PhotoRoutes(services, uploads: uploads).register(on: api)
         GroupRoutes(services).register(on: api)
         DeviceRoutes(services).register(on: api)
+        BrowserRoutes(services, sessions: sessions, uploads: uploads, configuration: configuration) {
+            [bound, configuration] in
+            bound.withLockedValue { $0 } ?? configuration.port
+        }.register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
         return router
     }
@@ -298,102 +312,5 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             logger.error("API request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             throw APIError(.internalServerError, "internal", "the node failed to answer: \(error)")
         }
-    }
-}
-
-/// The access rules of Docs/API.md: the token when one is set; otherwise loopback `Host` names only, and no
-/// state-changing request from another web origin.
-struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
-    let token: String?
-    /// `http`, or `https` under `--api-tls`: the web UI's own origin is `scheme://authority`.
-    var scheme = "http"
-
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        let authority = request.head.authority ?? ""
-        if let token {
-            guard Self.presentedTokens(request).contains(where: { Self.constantTimeEqual($0, token) }) else {
-                throw APIError(
-                    .unauthorized,
-                    "unauthorized",
-                    "this node's API needs its access token: open the address the node printed (with ?token=…), "
-                        + "or send Authorization: Bearer <token>"
-                )
-            }
-        } else {
-            guard APIConfiguration.isLoopback(host: Self.hostName(authority)) else {
-                throw APIError(
-                    .forbidden,
-                    "bad_host",
-                    "this API answers only to localhost and 127.0.0.1 (the request was for '\(authority)')"
-                )
-            }
-        }
-        let safe: Set<HTTPRequest.Method> = [.get, .head, .options]
-        if !safe.contains(request.method), let origin = request.headers[.origin], origin != "\(scheme)://\(authority)" {
-            throw APIError(
-                .forbidden,
-                "bad_origin",
-                "a page from \(origin) may not change this node; use the node's own web UI"
-            )
-        }
-        var response = try await next(request, context)
-        // Opened as /?token=…: keep the token in a cookie, so that the page's own files, images and event stream
-        // carry it without the token in every address.
-        let cookie = Self.cookieName(authority)
-        if let token, request.uri.queryParameters.get("token") != nil, request.cookies[cookie]?.value != token {
-            response.setCookie(
-                Cookie(
-                    name: cookie,
-                    value: token,
-                    path: "/",
-                    secure: scheme == "https",
-                    httpOnly: true,
-                    sameSite: .strict
-                )
-            )
-        }
-        return response
-    }
-
-    /// `host` of `host:port`, `[v6]:port` or a bare host.
-    static func hostName(_ authority: String) -> String {
-        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
-            return String(authority[authority.startIndex...end])
-        }
-        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
-    }
-
-    /// Every token the request presents: its bearer header, its `?token=`, its cookie. Any one that matches lets
-    /// it in: a browser sends the cookie of another node on the same host (cookies are per host, not per port)
-    /// beside the `?token=` of the address it opened.
-    static func presentedTokens(_ request: Request) -> [String] {
-        var tokens: [String] = []
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
-            tokens.append(String(header.dropFirst("Bearer ".count)))
-        }
-        if let query = request.uri.queryParameters.get("token") { tokens.append(query) }
-        if let cookie = request.cookies[cookieName(request.head.authority ?? "")] { tokens.append(cookie.value) }
-        return tokens
-    }
-
-    /// The token cookie's name for the address the browser opened: `continuum-token-7421`, one per port, since a
-    /// browser sends a host's cookies to all its ports (two nodes on one machine would overwrite each other's);
-    /// `continuum-token` for an address without a port.
-    static func cookieName(_ authority: String) -> String {
-        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
-            let port = Int(authority[authority.index(after: colon)...])
-        else { return "continuum-token" }
-        return "continuum-token-\(port)"
-    }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

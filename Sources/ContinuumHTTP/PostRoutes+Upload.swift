@@ -15,7 +15,7 @@ extension PostRoutes {
             describing: "the photo as multipart/form-data with fields photo, caption and optionally location",
             photoMissing: "choose a photo to share (field 'photo')"
         ) { upload, photo in
-            var draft = try newPost(upload, photo: photo)
+            var draft = try Self.newPost(upload, photo: photo)
             let group = upload.fields["group"].flatMap { $0.isEmpty ? nil : $0 }
             // No group given: the node's only group, or none (the post stays here); with several, one is needed.
             let groups = try await store.groups()
@@ -71,7 +71,7 @@ extension PostRoutes {
 
     /// The post the upload's fields describe: `caption` (required), `location`, `takenAt`, `autoFollow`,
     /// `locationFromPhoto`, `keepMetadata` (and `group`, resolved by the caller).
-    private func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
+    static func newPost(_ upload: UploadState, photo: UploadState.Photo) throws -> NewPost {
         guard let caption = upload.fields["caption"], !TextRules.isBlank(caption) else {
             throw APIError(.badRequest, "missing_caption", "write a caption for the photo", field: "caption")
         }

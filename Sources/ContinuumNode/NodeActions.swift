@@ -428,7 +428,7 @@ public struct NodeActions: Sendable {
     /// The photo to store and send for `draft`: its own file when its metadata is kept (`keepMetadata`, or
     /// `locationFromPhoto`: the position is in the post anyway) or holds no location; else a copy without the
     /// location, in a temporary file of the store's (`photos/tmp/`), which the caller moves into place or removes.
-    private func withoutLocation(_ draft: NewPost) async throws -> PhotoSource {
+    func withoutLocation(_ draft: NewPost) async throws -> PhotoSource {
         guard !draft.keepMetadata, !draft.locationFromPhoto else { return draft.photo }
         return try await withoutLocation(draft.photo)
     }
@@ -453,7 +453,7 @@ public struct NodeActions: Sendable {
     }
 
     /// Stores a checked photo: a temporary file of the store's is moved into place, a person's file is copied.
-    private func keep(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) async throws {
+    func keep(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) async throws {
         switch source {
         case .upload(let url, _, _):
             try await store.keepPhoto(url, as: hash, bytes: Int64(bytes))

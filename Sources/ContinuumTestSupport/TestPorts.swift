@@ -30,15 +30,16 @@ public enum TestPorts {
         for _ in 0..<1000 {
             let port = Int.random(in: low..<high)
             let fresh = handedOut.withLock { $0.insert(port).inserted }
-            if fresh, isFree(port) { return port }
+            if fresh, try isFree(port) { return port }
         }
         throw TestPortsError()
     }
 
-    /// Whether a TCP socket can bind 127.0.0.1:`port` now.
-    static func isFree(_ port: Int) -> Bool {
+    /// Whether a TCP socket can bind 127.0.0.1:`port` now; throws when no socket can be had at all (out of file
+    /// descriptors), which no other port would mend.
+    static func isFree(_ port: Int) throws -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { throw TestPortsError(reason: "socket(): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var yes: Int32 = 1
         // As the node's listener does (SO_REUSEADDR): a port in TIME_WAIT after an earlier test is free to it too.
@@ -59,19 +60,34 @@ extension TestPorts {
         public let port: Int
         private let fd: Int32
 
+        /// Binds a reserved port; a port that passed ``TestPorts/reserve()`` but cannot be bound now (another test
+        /// process took it in between) is passed over for the next one, up to 100 times.
         public init() throws {
-            port = try TestPorts.reserve()
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = TestPorts.loopback(port)
-            let listening = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(fd, 1) == 0
+            var lastError: Int32 = 0
+            for _ in 0..<100 {
+                let port = try TestPorts.reserve()
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                guard fd >= 0 else { throw TestPortsError(reason: "socket(): \(String(cString: strerror(errno)))") }
+                var yes: Int32 = 1
+                // As the node's listener and `isFree` do: a port left in TIME_WAIT by an earlier test binds.
+                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+                var address = TestPorts.loopback(port)
+                let listening = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 && listen(fd, 1) == 0
+                    }
                 }
-            }
-            guard fd >= 0, listening else {
+                if listening {
+                    self.port = port
+                    self.fd = fd
+                    return
+                }
+                lastError = errno
                 Glibc.close(fd)
-                throw TestPortsError()
             }
+            throw TestPortsError(
+                reason: "100 reserved ports would not listen; last: \(String(cString: strerror(lastError)))"
+            )
         }
 
         /// Stops listening: the port is free again.
@@ -90,7 +106,8 @@ extension TestPorts {
     }
 }
 
-/// No free loopback port below the ephemeral range after 1,000 tries.
+/// No loopback port could be had: none free below the ephemeral range after 1,000 tries, or the socket calls failed.
 public struct TestPortsError: Error, CustomStringConvertible {
-    public var description: String { "no free loopback port below the ephemeral range after 1,000 tries" }
+    public var reason = "no free loopback port below the ephemeral range after 1,000 tries"
+    public var description: String { reason }
 }

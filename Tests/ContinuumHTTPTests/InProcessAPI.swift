@@ -112,9 +112,16 @@ final class InProcessAPI: Sendable {
     }
 
     /// A request with a JSON body.
-    func send(_ method: HTTPRequest.Method, _ path: String, json: Any) async throws -> InProcessResponse {
+    func send(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        json: Any,
+        headers: HTTPFields = [:]
+    ) async throws -> InProcessResponse {
         let body = try JSONSerialization.data(withJSONObject: json)
-        return try await request(method, path, headers: [.contentType: "application/json"], body: body)
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return try await request(method, path, headers: headers, body: body)
     }
 
     /// A multipart/form-data upload: text fields, and files as (name, filename, bytes).
@@ -122,7 +129,8 @@ final class InProcessAPI: Sendable {
         _ path: String = "/api/posts",
         method: HTTPRequest.Method = .post,
         fields: [(String, String)],
-        files: [(String, String, Data)]
+        files: [(String, String, Data)],
+        headers: HTTPFields = [:]
     ) async throws -> InProcessResponse {
         let boundary = "----continuum-test-\(UUID().uuidString)"
         var body = Data()
@@ -142,12 +150,9 @@ final class InProcessAPI: Sendable {
             body.append(Data("\r\n".utf8))
         }
         body.append(Data("--\(boundary)--\r\n".utf8))
-        return try await request(
-            method,
-            path,
-            headers: [.contentType: "multipart/form-data; boundary=\(boundary)"],
-            body: body
-        )
+        var headers = headers
+        headers[.contentType] = "multipart/form-data; boundary=\(boundary)"
+        return try await request(method, path, headers: headers, body: body)
     }
 
     /// Sends one request to the router and collects its answer. `host` is the request's authority (HTTP/1.1's

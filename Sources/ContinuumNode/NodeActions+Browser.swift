@@ -1,0 +1,49 @@
+import ContinuumCore
+import Foundation
+
+/// A photo kept for a post that a linked browser signs itself: what its record commits to.
+public struct StagedPhoto: Sendable, Hashable {
+    public let photo: PhotoReference
+    /// Where it was taken, as the post shares it (given, or from the photo's metadata when asked); nil: nowhere.
+    public let location: Coordinate?
+}
+
+/// The node's part in a post that a linked browser signs (Docs/WEB.md, "A phone as a device"): the browser sends
+/// the photo, the node checks it and keeps it as it keeps its own (location removed unless shared or kept, thumbnail
+/// made), and answers what the browser's record must say of it. The browser then signs the post and sends it.
+extension NodeActions {
+    /// Checks and keeps `draft`'s photo, and its thumbnail, for a record that another key will sign. The caption is
+    /// checked as a post's; nothing is signed. A photo kept for a post never sent stays unshown: not served, offered
+    /// or counted, as one whose post was deleted.
+    public func stage(_ draft: NewPost) async throws -> StagedPhoto {
+        let inspected = try await inspector.inspect(file: draft.photo.url)
+        let photo = try await withoutLocation(draft)
+        // Best effort, as for a post of the node's own: a copy left by a failure is swept from photos/tmp.
+        defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
+        let (hash, bytes) = photo.hashAndSize()
+        let thumbnail = await thumbnailToCommit(of: photo.url)
+        let reference = PhotoReference(
+            sha256: hash,
+            byteCount: bytes,
+            mediaType: inspected.info.mediaType,
+            width: inspected.info.width,
+            height: inspected.info.height,
+            takenAt: draft.takenAt ?? inspected.takenAt,
+            thumbnail: thumbnail.map(ThumbnailReference.init(of:))
+        )
+        let location = try draft.sharedLocation(inspected)
+        try Self.check(.post(caption: draft.caption, photo: reference, location: location))
+        try await keep(photo, as: hash, bytes: bytes)
+        await keepThumbnail(thumbnail, of: hash)
+        return StagedPhoto(photo: reference, location: location)
+    }
+
+    /// Stores a record a linked browser signed (``ContinuumStore/storeFromDevice(_:device:autoFollow:)``) and tells
+    /// the engine, which offers it to the peers.
+    public func storeSigned(_ record: VerifiedRecord, device: AuthorID) async throws -> VerifiedRecord {
+        let stored = try await store.storeFromDevice(record, device: device, autoFollow: record.header.kind == .post)
+        await engine.recordsWritten()
+        if record.header.kind == .post { await engine.followsChanged() }
+        return stored
+    }
+}

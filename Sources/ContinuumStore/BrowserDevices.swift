@@ -1,0 +1,183 @@
+import ContinuumCore
+import Foundation
+import GRDB
+
+/// Why a record that a linked browser signed was not stored. Nothing was stored.
+public struct DeviceRecordRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Reason: Sendable, Hashable {
+        /// The record's author is neither the device nor a log the device declared.
+        case notYours
+        /// The author's log is at another place than the record says: `expected` is the sequence to sign next.
+        case stale(expected: UInt64)
+        /// The record breaks a rule of the protocol, or one that needs another record.
+        case invalid
+    }
+
+    public let reason: Reason
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// Where a log stands: the sequence of its last record held here, and that record's id (nil for an empty log).
+public struct LogHead: Sendable, Hashable {
+    public let sequence: UInt64
+    public let head: RecordID?
+}
+
+/// A browser linked as a device of this node's account (Docs/WEB.md, "A phone as a device"): the browser holds its
+/// own keys and signs its records; the node checks, stores and relays them as any device's, and never holds the keys.
+extension ContinuumStore {
+    /// Whether `device` is a device of `account` now (added, not removed).
+    public func isDevice(_ device: AuthorID, of account: AccountID) async throws -> Bool {
+        try await read { db in
+            try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM account_device WHERE account = ? AND device = ? AND removed = 0",
+                arguments: [account.bytes, device.bytes]
+            ) == true
+        }
+    }
+
+    /// The last record held of `author`'s log.
+    public func logHead(_ author: AuthorID) async throws -> LogHead {
+        try await read { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+                arguments: [author.bytes]
+            )
+            return LogHead(
+                sequence: UInt64(row?["seq"] as Int64? ?? 0),
+                head: (row?["id"] as Data?).map { RecordID(unchecked: $0) }
+            )
+        }
+    }
+
+    /// The logs `device` declared, by group: the keys it signs with in each.
+    public func declaredLogs(of device: AuthorID) async throws -> [GroupID: AuthorID] {
+        try await read { db in
+            var logs: [GroupID: AuthorID] = [:]
+            for row in try Row.fetchAll(
+                db,
+                sql: "SELECT group_id, log FROM log_declaration WHERE device = ? ORDER BY record",
+                arguments: [device.bytes]
+            ) {
+                let group = GroupID(unchecked: row["group_id"])
+                if logs[group] == nil { logs[group] = AuthorID(unchecked: row["log"]) }
+            }
+            return logs
+        }
+    }
+
+    /// Stores a record that the browser device `device` signed, as the node stores its own: all of it, or nothing.
+    /// Its author must be the device (its account log) or a log the device declared that is a member of its group;
+    /// it must extend its log by one; and it must break no rule, also one that needs another record (then nothing is
+    /// stored, where a peer's such record would be kept unapplied). A post is followed with `autoFollow`.
+    /// Sending the same record again stores nothing and succeeds.
+    public func storeFromDevice(
+        _ record: VerifiedRecord,
+        device: AuthorID,
+        autoFollow: Bool
+    ) async throws -> VerifiedRecord {
+        let now = Timestamp.now().milliseconds
+        let (erasedPhotos, erasedText) = try await write { db in
+            try Self.checkDeviceAuthor(record, device: device, db)
+            var ingest = Ingest(db: db, now: now)
+            switch try ingest.one(record, local: true) {
+            case .stored:
+                if autoFollow, case .post = record.body {
+                    try db.execute(
+                        sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
+                        arguments: [record.id.bytes, now]
+                    )
+                    try Self.noteFollowState(PostID(record.id), following: true, now: now, db)
+                }
+            case .duplicate: break
+            case .rejected(let error):
+                throw DeviceRecordRefusal(reason: .invalid, message: error.message)
+            case .fork:
+                throw try Self.stale(record.header.author, db)
+            }
+            try ingest.finish()
+            return (ingest.erasedPhotos.sorted(), ingest.erasedText)
+        }
+        try await finishErasure(photos: erasedPhotos, text: erasedText)
+        return record
+    }
+
+    /// Throws unless `record` is `device`'s to send, at the next place of its log (or already held).
+    private static func checkDeviceAuthor(_ record: VerifiedRecord, device: AuthorID, _ db: Database) throws {
+        let author = record.header.author
+        if author == device {
+            switch record.header.kindCode {
+            case AccountRecord.accountCode, AccountRecord.logDeclarationCode: break
+            case AccountRecord.deviceAddCode, AccountRecord.deviceRemoveCode:
+                throw DeviceRecordRefusal(
+                    reason: .notYours,
+                    message: "adding or removing a device is for the node's owner (Settings, or 'device' on the node)"
+                )
+            default:
+                throw DeviceRecordRefusal(
+                    reason: .invalid,
+                    message: "a device key signs only its account log (its joining record and log declarations), not "
+                        + "a record of kind \(record.header.kindCode): sign that with the device's log key in the group"
+                )
+            }
+        } else {
+            guard record.header.kind != .group, record.header.kind != .member else {
+                throw DeviceRecordRefusal(
+                    reason: .invalid,
+                    message: "a linked browser does not found groups or change their members; the node's owner does"
+                )
+            }
+            let declared = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT d.group_id, m.removed_through IS NULL AS live FROM log_declaration d
+                    LEFT JOIN member m ON m.log = d.log
+                    WHERE d.log = ? AND d.device = ?
+                    """,
+                arguments: [author.bytes, device.bytes]
+            )
+            guard let declared else {
+                throw DeviceRecordRefusal(
+                    reason: .notYours,
+                    message: "log \(author.short) is not one this device declared: a device sends only what it signed"
+                )
+            }
+            guard (declared["live"] as Bool?) == true else {
+                throw DeviceRecordRefusal(
+                    reason: .notYours,
+                    message: "log \(author.short) is not a member of its group (the account left it, or was removed)"
+                )
+            }
+        }
+        let held = try Bool.fetchOne(db, sql: "SELECT 1 FROM record WHERE id = ?", arguments: [record.id.bytes])
+        if held == true { return }
+        let head = try Row.fetchOne(
+            db,
+            sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+            arguments: [author.bytes]
+        )
+        let sequence = UInt64(head?["seq"] as Int64? ?? 0)
+        let previous = (head?["id"] as Data?).map { RecordID(unchecked: $0) }
+        guard record.header.sequence == sequence + 1, record.header.previous == previous else {
+            throw try stale(author, db)
+        }
+    }
+
+    private static func stale(_ author: AuthorID, _ db: Database) throws -> DeviceRecordRefusal {
+        let sequence = try Int64.fetchOne(
+            db,
+            sql: "SELECT max(seq) FROM record WHERE author = ?",
+            arguments: [author.bytes]
+        )
+        let next = UInt64(sequence ?? 0) + 1
+        return DeviceRecordRefusal(
+            reason: .stale(expected: next),
+            message: "log \(author.short) has moved on: the next record is sequence \(next), after the head the node "
+                + "holds; read the head again and sign anew"
+        )
+    }
+}
