@@ -1882,6 +1882,7 @@ def main():
     parser.add_argument('--runs', type=int, default=5, help='runs for --bench (default 5)')
     parser.add_argument('--screenshot', help='save a timeline screenshot for the README to this path instead')
     parser.add_argument('--keep', action='store_true', help='keep the temporary data directories')
+    parser.add_argument('--phone-only', action='store_true', help='only the steps of a phone as a device')
     args = parser.parse_args()
 
     binary = Path(args.binary)
@@ -1902,7 +1903,10 @@ def main():
             print('Thumbnails of the fixtures:')
             ok = thumbnail_report(args, work) and ok
         else:
-            steps = functional_tests(args, work)
+            steps = Steps(artifacts) if args.phone_only else functional_tests(args, work)
+            # A phone as its person's device: nodes, and two browser windows, of their own.
+            import browser_phone  # noqa: E402 - beside this script
+            browser_phone.run(steps, args, work, sys.modules[__name__])
             failed = [label for label, passed in steps.results if not passed]
             print()
             print(f'{len(steps.results) - len(failed)} of {len(steps.results)} steps passed'

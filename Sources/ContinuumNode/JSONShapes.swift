@@ -74,6 +74,8 @@ public struct PostJSON: Encodable, Sendable {
     /// The author's account (one per person, whatever device wrote it); null while not held.
     @Nullable var account: AccountID?
     @Nullable var authorName: String?
+    /// The group it was shared in; null for a post kept on this node alone.
+    @Nullable var group: GroupID?
     let caption: String
     let edited: Bool
     /// When it was posted.
@@ -110,6 +112,7 @@ public struct PostJSON: Encodable, Sendable {
         author = post.author
         account = post.account
         authorName = post.authorName
+        group = post.group
         caption = post.caption
         edited = post.edited
         createdAt = RFC3339Time(post.createdAt)

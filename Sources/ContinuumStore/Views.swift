@@ -23,6 +23,8 @@ public struct PostSummary: Sendable, Hashable {
     public let account: AccountID?
     /// The author's display name, from their latest Profile record, if any.
     public let authorName: String?
+    /// The group the post was shared in: its author's log's group; nil for a post kept on this node alone.
+    public let group: GroupID?
     public let caption: String
     /// True when the caption comes from an Edit record.
     public let edited: Bool
@@ -40,6 +42,7 @@ public struct PostSummary: Sendable, Hashable {
         author = AuthorID(unchecked: row["author"])
         account = (row["account"] as Data?).map(AccountID.init(unchecked:))
         authorName = row["author_name"]
+        group = (row["group_id"] as Data?).map(GroupID.init(unchecked:))
         caption = row["caption"]
         edited = row["edited"]
         createdAt = Timestamp(milliseconds: row["created_at"])
@@ -62,7 +65,8 @@ public struct PostSummary: Sendable, Hashable {
 
     static let selectSQL = """
         SELECT post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available,
-            \(accountSQL("post.author")) AS account
+            \(accountSQL("post.author")) AS account,
+            (SELECT group_id FROM member WHERE member.log = post.author) AS group_id
         FROM post
         LEFT JOIN profile ON profile.author = post.author
         LEFT JOIN asset ON asset.sha256 = post.photo_sha256

@@ -80,14 +80,29 @@ export const thumbnailURL = (sha256) => `/api/photos/${sha256}/thumbnail`;
 export const downloadURL = (sha256) => `/api/photos/${sha256}?download=1`;
 
 /**
- * POST /api/posts as multipart/form-data with XMLHttpRequest, for its upload progress.
- * `onProgress(loaded, total)`; resolves with the new post, rejects with an ApiError.
- * Returns { promise, abort }.
+ * The writes a linked browser signs itself (browser.js sets them at start); null on the owner's browser, where the
+ * node signs. `uploadPost(formData, onProgress)`, `comment(post, text)`, `react(kind, id, post, group, name)`.
+ */
+export const signedWrites = { current: null };
+
+/**
+ * A new post: POST /api/posts as multipart/form-data with XMLHttpRequest, for its upload progress; on a linked
+ * browser, the photo goes to the node and the post is signed here (browser.js). `onProgress(loaded, total)`;
+ * resolves with the new post, rejects with an ApiError. Returns { promise, abort }.
  */
 export function uploadPost(formData, onProgress) {
+  if (signedWrites.current) return signedWrites.current.uploadPost(formData, onProgress);
+  return sendForm(formData, onProgress, '/api/posts');
+}
+
+/**
+ * POST `path` as multipart/form-data with XMLHttpRequest, for its upload progress: `onProgress(loaded, total)`;
+ * resolves with the answer's JSON, rejects with an ApiError. Returns { promise, abort }.
+ */
+export function sendForm(formData, onProgress, path) {
   const xhr = new XMLHttpRequest();
   const promise = new Promise((resolve, reject) => {
-    xhr.open('POST', '/api/posts');
+    xhr.open('POST', path);
     xhr.responseType = 'text';
     xhr.setRequestHeader('Accept', 'application/json');
     xhr.upload.onprogress = (event) => {
@@ -114,6 +129,23 @@ export function uploadPost(formData, onProgress) {
     xhr.send(formData);
   });
   return { promise, abort: () => xhr.abort() };
+}
+
+/** A comment on `post` (the post's JSON); resolves with the new comment. Signed here on a linked browser. */
+export async function addComment(post, text) {
+  if (signedWrites.current) return signedWrites.current.comment(post, text);
+  return api(`/api/posts/${post.id}/comments`, { method: 'POST', json: { text } });
+}
+
+/**
+ * A reaction `name` (null: taken back) to the post or comment `id` (`kind` 'post' or 'comment'; `post`: the post it
+ * is on): `PUT`/`DELETE /api/{kind}s/{id}/reaction`, or signed here on a linked browser. Resolves with
+ * `{ reactions, myReaction }` of the record reacted to.
+ */
+export async function sendReaction(kind, id, post, name) {
+  if (signedWrites.current) return signedWrites.current.react(kind, id, post, name);
+  const path = `/api/${kind}s/${encodeURIComponent(id)}/reaction`;
+  return api(path, name === null ? { method: 'DELETE' } : { method: 'PUT', json: { reaction: name } });
 }
 
 /**
@@ -143,10 +175,15 @@ export function inspectPhoto(file, signal) {
  * Who this node is (from /api/status), filled in by app.js at start; `groups` and `logs` (this node's log key in
  * each of its groups: the author of what it writes there) from /api/groups, by loadGroups().
  */
-export const session = { me: null, name: null, groups: null, logs: new Set(), maxPhotoBytes: null };
+export const session = { me: null, name: null, groups: null, logs: new Set(), maxPhotoBytes: null, account: null };
 
-/** Whether `author` is this node: its own key (a post made in no group) or its log key in one of its groups. */
-export const isOwnAuthor = (author) => author != null && (author === session.me || session.logs.has(author));
+/**
+ * Whether `author` is this node: its own key (a post made in no group) or its log key in one of its groups; or, with
+ * `account`, whether that is this node's person's account (`session.account`: a linked phone's, or read from a post
+ * the node calls its own), so that what a phone of the same person wrote is yours too.
+ */
+export const isOwnAuthor = (author, account = null) => author != null
+  && (author === session.me || session.logs.has(author) || (account != null && account === session.account));
 
 let groupsLoading = null;
 

@@ -101,11 +101,37 @@ async function start() {
   }
 }
 
+/**
+ * A phone's browser: opened from the owner's link (#link=CODE) it links itself first (phonelink.js); holding a
+ * device key (set at link), it opens its session by signing before anything is read (browser.js). The owner's
+ * browser loads neither module.
+ */
+async function asDevice() {
+  const link = window.location.hash.match(/^#link=([A-Za-z0-9_-]+)$/);
+  if (!link && localStorage.getItem('continuum-browser-device') === null) return;
+  // The first page of the feed asked for before the session: asked again once it stands.
+  window.continuumFirstFeed = null;
+  try {
+    if (link) {
+      await (await import('./phonelink.js')).linkPage(main, link[1]);
+      main.replaceChildren();
+    }
+    if (await (await import('./browser.js')).start()) {
+      // The peers are the node's business, not a phone's (the API refuses them to it).
+      document.querySelector('nav a[data-route="peers"]')?.closest('li')?.remove();
+    }
+  } catch (error) {
+    showError(error, 'This phone could not open its session with the node');
+  }
+}
+
 // The marker the browser tests use to tell that live updates came without a page load.
 window.continuumLoadedAt = performance.timeOrigin;
-start();
-events.connect();
-notifications.startBadge();
-groups.startBadge();
-window.addEventListener('hashchange', route);
-route();
+asDevice().then(() => {
+  start();
+  events.connect();
+  notifications.startBadge();
+  groups.startBadge();
+  window.addEventListener('hashchange', route);
+  route();
+});

@@ -5,7 +5,7 @@
 // photo not here yet shows its thumbnail and says so; one over the node's --max-photo-mb, which never comes by
 // itself, has a Fetch button with a progress bar.
 
-import { api, photoURL, thumbnailURL, downloadURL, isOwnAuthor, loadGroups, nodeStatus, session } from './api.js';
+import { api, addComment as sendComment, photoURL, thumbnailURL, downloadURL, isOwnAuthor, loadGroups, nodeStatus, session, signedWrites } from './api.js';
 import { h, timeElement, postedAndTaken, shortId, authorLabel, formatMiB, showError, announce } from './dom.js';
 import * as events from './events.js';
 import * as timeline from './timeline.js';
@@ -45,6 +45,7 @@ export function mount(container, id) {
     const statusKnown = nodeStatus().catch(() => null); // maxPhotoBytes: whether a missing photo comes by itself
     try {
       post = await api(`/api/posts/${encodeURIComponent(id)}`);
+      if (post.mine && post.account) session.account = post.account;
       await Promise.all([groupsKnown, statusKnown]);
     } catch (error) {
       // In words, without the id the node's message names (`post fa65… was deleted by its author`).
@@ -107,7 +108,7 @@ export function mount(container, id) {
 
   /** Author, when posted (and taken), edited; the location as a link to OpenStreetMap, hidden when there is none. */
   function renderMeta() {
-    const theirs = !post.mine && !isOwnAuthor(post.author);
+    const theirs = !post.mine && !isOwnAuthor(post.author, post.account);
     metaLine.replaceChildren('by ', h('strong', { class: 'author', title: post.author }, authorLabel(post.authorName, post.author)),
       post.mine ? ' (you)' : '',
       ...(theirs ? [' ', blockButton(post.author, post.authorName, 'block-author')] : []),
@@ -289,7 +290,7 @@ export function mount(container, id) {
   function addComment(comment) {
     if (commentIds.has(comment.id)) return false;
     commentIds.add(comment.id);
-    const own = isOwnAuthor(comment.author);
+    const own = isOwnAuthor(comment.author, comment.account);
     const who = authorLabel(comment.authorName, comment.author);
     const item = h('li', { class: 'comment', dataset: { id: comment.id, author: comment.author } },
       h('p', { class: 'comment-text' }, comment.text),
@@ -383,7 +384,7 @@ export function mount(container, id) {
     }
     button.disabled = true;
     try {
-      const comment = await api(`/api/posts/${id}/comments`, { method: 'POST', json: { text } });
+      const comment = await sendComment(post, text);
       textarea.value = '';
       if (addComment(comment)) updateCount();
       // The tile's comment count follows the comment event, which comes for your comments too.
@@ -457,7 +458,8 @@ export function mount(container, id) {
   async function deletePost() {
     if (!window.confirm(`Delete this post (“${post.caption}”) and its comments on every node? This cannot be undone.`)) return;
     try {
-      await api(`/api/posts/${id}`, { method: 'DELETE' });
+      if (signedWrites.current) await signedWrites.current.remove([id]);
+      else await api(`/api/posts/${id}`, { method: 'DELETE' });
       timeline.removePosts([id]);
       announce('Post deleted.');
       window.location.hash = '#/';
@@ -492,7 +494,7 @@ export function mount(container, id) {
       if (added) {
         updateCount();
         const last = fresh.comments[fresh.comments.length - 1];
-        if (last && !isOwnAuthor(last.author)) announce(`New comment from ${authorLabel(last.authorName, last.author)}: ${last.text}`);
+        if (last && !isOwnAuthor(last.author, last.account)) announce(`New comment from ${authorLabel(last.authorName, last.author)}: ${last.text}`);
       }
     } catch (error) {
       showError(error, 'Could not show a new comment');

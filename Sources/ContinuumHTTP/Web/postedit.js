@@ -3,7 +3,7 @@
 // request, so one edit: with a new photo, PUT …/photo with the caption and the location beside it; without, one
 // PATCH. A refusal shows the node's message in the form and keeps everything filled in.
 
-import { api, replacePhoto } from './api.js';
+import { api, replacePhoto, signedWrites } from './api.js';
 import { h, clearErrors, announce } from './dom.js';
 
 /**
@@ -99,7 +99,8 @@ export function postEditForm(current, { onSaved, onClose, gone }) {
         keep.checked = false;
         keepRow.hidden = true;
       } else {
-        onSaved(await api(`/api/posts/${current().id}`, { method: 'PATCH', json: change }));
+        onSaved(await (signedWrites.current ? signedWrites.current.edit(current().id, change)
+          : api(`/api/posts/${current().id}`, { method: 'PATCH', json: change })));
       }
       close();
       announce(file ? 'The photo was replaced.' : 'Saved.');

@@ -1,7 +1,7 @@
 // Reactions (Docs/API.md): the six a person can give to a post or a comment, a row of buttons to give one, change
 // it or take it back (post.js), and the counts in short for a tile (timeline.js).
 
-import { api } from './api.js';
+import { api, sendReaction } from './api.js';
 import { h, showError, announce } from './dom.js';
 
 /** The reactions a person can give, in the order they are shown (PROTOCOL.md §2.9). */
@@ -31,13 +31,13 @@ export function reactionWords(reactions) {
 /**
  * The row of the six reactions to a post or a comment (`kind` 'post' or 'comment', its `id`), each a button with
  * its emoji and, when some gave it, its count; this node's own reaction pressed (aria-pressed). Clicking one not
- * pressed sends it (`PUT /api/{kind}s/{id}/reaction`), which replaces this node's earlier one; clicking the pressed
- * one takes it back (`DELETE`). The row shows the node's answer, then `onChange({reactions, myReaction})` is called.
+ * pressed sends it (api.js sendReaction; `post`: the post a comment is on), which replaces the earlier one; clicking
+ * the pressed one takes it back. The row shows the node's answer, then `onChange({reactions, myReaction})` is called.
  * A refusal is shown in the alert region and the buttons stay as they were, usable. While a request is on its way
  * a click does nothing (the row is aria-busy). `small`: the row under a comment. Returns `{ element, show }`,
  * `show({reactions, myReaction})` to show counts read elsewhere (a live refresh).
  */
-export function reactionBar(kind, id, initial, { small = false, label = 'Reactions', onChange = () => {} } = {}) {
+export function reactionBar(kind, id, initial, { small = false, label = 'Reactions', onChange = () => {}, post = id } = {}) {
   let mine = initial.myReaction ?? null;
   let busy = false;
   const buttons = new Map();
@@ -68,8 +68,7 @@ export function reactionBar(kind, id, initial, { small = false, label = 'Reactio
     busy = true;
     element.setAttribute('aria-busy', 'true');
     try {
-      const path = `/api/${kind}s/${encodeURIComponent(id)}/reaction`;
-      const answer = await api(path, takeBack ? { method: 'DELETE' } : { method: 'PUT', json: { reaction: name } });
+      const answer = await sendReaction(kind, id, post, takeBack ? null : name);
       show(answer);
       onChange({ reactions: answer.reactions, myReaction: answer.myReaction ?? null });
       announce(takeBack ? `Your ${name} is taken back.` : `You reacted ${emojiOf(name)}.`);
@@ -109,7 +108,8 @@ export function postReactions(id, onPost) {
       return postRow.element;
     },
     comment(comment, who) {
-      const row = reactionBar('comment', comment.id, comment, { small: true, label: `Reactions to the comment by ${who}` });
+      const row = reactionBar('comment', comment.id, comment,
+        { small: true, label: `Reactions to the comment by ${who}`, post: id });
       commentRows.set(comment.id, row);
       return row.element;
     },

@@ -1,7 +1,7 @@
 // The timeline's select mode: a checkbox on each of this node's own posts (under any of its log keys), then
 // "Delete N posts": one POST /api/delete, all or none, after a confirmation. Others' posts cannot be selected.
 
-import { api, isOwnAuthor, loadGroups } from './api.js';
+import { api, isOwnAuthor, loadGroups, signedWrites } from './api.js';
 import { h, showError, announce } from './dom.js';
 
 const plural = (n) => `${n} ${n === 1 ? 'post' : 'posts'}`;
@@ -20,7 +20,7 @@ export function selectControls({ grid, postOf, removed }) {
   const bar = h('div', { class: 'selection-bar', id: 'selection-bar', hidden: true, role: 'group', 'aria-label': 'Selected posts' },
     count, remove, done);
 
-  const own = (post) => post && (post.mine ?? isOwnAuthor(post.author));
+  const own = (post) => post && (post.mine ?? isOwnAuthor(post.author, post.account));
 
   function update() {
     count.textContent = selected.size ? `${plural(selected.size)} selected` : 'Tick your posts to delete them.';
@@ -68,7 +68,8 @@ export function selectControls({ grid, postOf, removed }) {
     if (!ids.length || !window.confirm(`Delete ${plural(ids.length)} and their comments on every node? This cannot be undone.`)) return;
     remove.disabled = true;
     try {
-      await api('/api/delete', { method: 'POST', json: { ids } });
+      if (signedWrites.current) await signedWrites.current.remove(ids);
+      else await api('/api/delete', { method: 'POST', json: { ids } });
       removed(ids);
       announce(`${plural(ids.length)} deleted.`);
     } catch (error) {

@@ -4,11 +4,18 @@
 // on your phone" (GET /api/phone): the addresses a phone on the LAN opens, the QR code of the first, and the
 // certificate's fingerprint under https.
 
-import { api, nodeStatus } from './api.js';
+import { api, nodeStatus, signedWrites } from './api.js';
 import { h, shortId, formatMiB, showError, announce, clearErrors, svgDataURL } from './dom.js';
 
 export function mount(container) {
   let alive = true;
+  if (signedWrites.current) {
+    // A linked phone: none of the node's administration is its to change.
+    import('./phonelink.js').then((phonelink) => { if (alive) container.replaceChildren(phonelink.linkedSection()); });
+    return () => { alive = false; };
+  }
+  const linkPhone = h('div', { id: 'link-phone-section' });
+  import('./phonelink.js').then((phonelink) => { if (alive) linkPhone.replaceChildren(phonelink.ownerSection()); });
   const nameInput = h('input', { type: 'text', id: 'name-input', name: 'name', autocomplete: 'nickname', maxlength: 64,
     'aria-describedby': 'name-help' });
   const nameError = h('p', { class: 'form-error', id: 'name-error', role: 'alert', hidden: true });
@@ -27,6 +34,8 @@ export function mount(container) {
     h('h1', { id: 'settings-title', tabindex: '-1' }, 'Settings'),
     h('section', { class: 'settings-section', 'aria-labelledby': 'name-title' }, h('h2', { id: 'name-title' }, 'Your name'), nameForm),
     h('section', { class: 'settings-section', 'aria-labelledby': 'devices-title' }, h('h2', { id: 'devices-title' }, 'Your devices'), devices),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'link-phone-title' },
+      h('h2', { id: 'link-phone-title' }, 'Your phone, as you'), linkPhone),
     h('section', { class: 'settings-section', 'aria-labelledby': 'phone-title' }, h('h2', { id: 'phone-title' }, 'Open on your phone'), phone),
     h('section', { class: 'settings-section', 'aria-labelledby': 'node-title' }, h('h2', { id: 'node-title' }, 'This node'), facts)));
 

@@ -263,7 +263,7 @@ function updateFeedStatus() {
 }
 
 function passesFilters(post) {
-  if (state.mine && !isOwnAuthor(post.author)) return false;
+  if (state.mine && !isOwnAuthor(post.author, post.account)) return false;
   if (state.recent && Date.parse(post.createdAt) < Date.now() - FIVE_DAYS_MS) return false;
   if (state.near && !(post.location && distanceKm(state.near, post.location) <= state.radiusKm)) return false;
   return true;
@@ -418,7 +418,7 @@ async function onPostEvent(event) {
   if (!section || state.mode !== 'feed' || state.posts.has(event.post)) return;
   try {
     const post = await api(`/api/posts/${event.post}`);
-    if (insertSorted(post) && !isOwnAuthor(post.author)) {
+    if (insertSorted(post) && !isOwnAuthor(post.author, post.account)) {
       announce(`New post from ${post.authorName ?? 'a peer'}: ${post.caption}`);
     }
   } catch (error) {

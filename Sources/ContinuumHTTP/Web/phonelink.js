@@ -1,0 +1,82 @@
+// Linking a phone's browser as a device (browser.js): the owner's "Link a phone" in Settings (a QR code holding the
+// link's address), the page a phone opens from it (#link=CODE), and what Settings shows on a linked phone.
+
+import { api } from './api.js';
+import { h, shortId, showError, announce, svgDataURL } from './dom.js';
+import * as browser from './browser.js';
+
+/** Settings, the owner's: "Link a phone" makes a one-time link (POST /api/browser/link) and shows its QR code. */
+export function ownerSection() {
+  const button = h('button', { type: 'button', id: 'link-phone', class: 'primary' }, 'Link a phone');
+  const error = h('p', { class: 'form-error', id: 'link-phone-error', role: 'alert', hidden: true });
+  const shown = h('div', { id: 'link-phone-shown' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    error.hidden = true;
+    try {
+      const made = await api('/api/browser/link', { method: 'POST', json: {} });
+      const qr = h('img', { id: 'link-phone-qr', class: 'phone-qr', alt: `QR code of ${made.url}`, width: 240, height: 240 });
+      if (made.qrSvg) qr.src = svgDataURL(made.qrSvg);
+      shown.replaceChildren(qr,
+        h('p', {}, h('a', { href: made.url, id: 'link-phone-url', class: 'phone-url', rel: 'noreferrer' }, made.url)),
+        h('p', { class: 'meta' }, `Scan it with the phone's camera. Valid once, until ${new Date(made.expiresAt).toLocaleString()}.`));
+      announce('A link for a phone was made.');
+    } catch (failure) {
+      error.textContent = `No link: ${failure.message}`;
+      error.hidden = false;
+    } finally {
+      button.disabled = false;
+    }
+  });
+  const insecure = window.location.protocol !== 'https:' && !['localhost', '127.0.0.1', '[::1]'].includes(window.location.hostname)
+    ? h('p', { class: 'panel warning' }, 'A phone needs this page over https to make its key: start the node with --api-tls.') : null;
+  return h('div', { class: 'link-phone' },
+    h('p', { class: 'help' }, 'Your phone signs your posts, comments and reactions as you, with a key of its own that never '
+      + 'leaves it. It cannot change this node\'s settings, invites or members, and it never sees the access token.'),
+    insecure, h('p', {}, button), error, shown);
+}
+
+/** Settings on a linked phone: whose device this browser is; the node's administration stays with its owner. */
+export function linkedSection() {
+  const me = browser.linked.current;
+  return h('section', { class: 'view settings-view', 'aria-labelledby': 'settings-title' },
+    h('h1', { id: 'settings-title', tabindex: '-1' }, 'Settings'),
+    h('p', { id: 'linked-as' }, `This browser is a device of ${me.name ?? 'your'} account `,
+      h('code', { title: me.device }, shortId(me.device)), '.'),
+    h('p', { class: 'help' }, 'It signs your posts, comments and reactions itself, with its own key. The node\'s name, '
+      + 'invites, members and devices are changed on the node\'s own page.'));
+}
+
+/**
+ * The page a phone opens from the owner's link (#link=CODE): whose account it joins, and a button that makes this
+ * browser's key and links it. Resolves once linked (the caller then shows the app).
+ */
+export function linkPage(container, code) {
+  return new Promise((resolve) => {
+    const status = h('p', { id: 'link-status', role: 'status' }, 'Reading the link…');
+    const button = h('button', { type: 'button', id: 'accept-link', class: 'primary', hidden: true }, 'Link this phone');
+    container.replaceChildren(h('section', { class: 'view', 'aria-labelledby': 'link-title' },
+      h('h1', { id: 'link-title', tabindex: '-1' }, 'Link this phone'), status, h('p', {}, button)));
+    if (!browser.canSign()) {
+      status.textContent = 'This page must be opened over https (the node\'s --api-tls) for the phone to make its key.';
+      return;
+    }
+    browser.inspectLink(code).then((found) => {
+      status.textContent = `This phone becomes a device of ${found.name ?? 'the'} account: it makes its own key, `
+        + 'kept in this browser, and posts as ' + (found.name ?? 'its owner') + '.';
+      button.hidden = false;
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        try {
+          await browser.acceptLink(code, found.account);
+          window.history.replaceState(null, '', window.location.pathname + '#/');
+          announce('This phone is linked.');
+          resolve();
+        } catch (error) {
+          button.disabled = false;
+          showError(error, 'The phone was not linked');
+        }
+      }, { once: false });
+    }, (error) => { status.textContent = `This link cannot be used: ${error.message}`; });
+  });
+}

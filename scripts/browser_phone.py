@@ -1,0 +1,246 @@
+"""Browser tests of a phone as its person's device (Docs/WEB.md, "A phone as a device"), run by browser-tests.py
+after its own steps: Alice's node serves its page over --api-tls; her desktop window makes a link in Settings; a
+second Chromium window at phone size (its own profile: its own IndexedDB and cookies) opens the address its QR code
+holds (decoded with zbarimg), makes its key, posts, comments and reacts as Alice; Bob's node shows them as hers, and
+a reader written here from PROTOCOL.md alone (not the node's code) checks that the post is signed by a log key that
+the phone's device key declared, and that Alice's node added that device with the phone's consent."""
+
+import base64
+import json
+import re
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# An independent reader of records (PROTOCOL.md §2.1, §2.2, §2.8, §2.10): headers only, as the store keeps them.
+
+def parse_header(header):
+    """The fields of a record header (§2.1) that the checks below need; raises on a malformed one."""
+    assert header[:4] == b'CNTM' and header[4] == 2, 'not a record of format version 2'
+    kind = header[5]
+    author = header[6:38]
+    sequence = int.from_bytes(header[38:46], 'big')
+    at = 46 + (32 if sequence > 1 else 0)
+    created = int.from_bytes(header[at:at + 8], 'big', signed=True)
+    references = header[at + 8:len(header) - 100]
+    signed, signature = header[:-64], header[-64:]
+    return {'kind': kind, 'author': author, 'sequence': sequence, 'createdAt': created,
+            'references': references, 'signed': signed, 'signature': signature}
+
+
+def verify(public, signature, message):
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+        return True
+    except InvalidSignature:
+        return False
+
+
+def opaque_data(references):
+    """`data` of a kind 8 … 255 record (§2.8): after the 32-byte context and its u16 length."""
+    length = int.from_bytes(references[32:34], 'big')
+    return references[34:34 + length]
+
+
+def read_chain(database, post_id, phone_device, node_id):
+    """Checks, in the store at `database` (read only), that the post `post_id` (hex) is signed by a log key declared
+    by `phone_device` (hex) with the log key's own signature, and that `node_id` (hex) added that device to the
+    account with the device's consent. Returns a sentence of what was checked."""
+    db = sqlite3.connect(f'file:{database}?mode=ro', uri=True)
+    try:
+        row = db.execute('SELECT bytes FROM record WHERE id = ?', (bytes.fromhex(post_id),)).fetchone()
+        assert row, f'no record {post_id[:12]} in {database}'
+        post = parse_header(row[0])
+        assert post['kind'] == 2, f"record {post_id[:12]} is of kind {post['kind']}, not a post"
+        assert verify(post['author'], post['signature'], post['signed']), 'the post does not verify by its author'
+        device = bytes.fromhex(phone_device)
+        declarations = []
+        # The kind is read from the header (byte 5): the store's own columns are not part of the protocol.
+        for (header,) in db.execute('SELECT bytes FROM record WHERE author = ?', (device,)):
+            record = parse_header(header)
+            if record['kind'] != 11:
+                continue
+            assert verify(device, record['signature'], record['signed']), 'a declaration does not verify'
+            data = opaque_data(record['references'])
+            account, group, log, signature = data[:32], data[32:64], data[64:96], data[96:160]
+            message = b'continuum-log-declaration-v3' + account + group + device
+            if log == post['author'] and verify(log, signature, message):
+                declarations.append(account)
+        assert declarations, 'no declaration by the phone names the post\'s log key with its signature'
+        account = declarations[0]
+        node = bytes.fromhex(node_id)
+        added = False
+        for (header,) in db.execute('SELECT bytes FROM record WHERE author = ?', (node,)):
+            record = parse_header(header)
+            if record['kind'] != 9:
+                continue
+            data = opaque_data(record['references'])
+            if data[:32] == account and data[32:64] == device and verify(node, record['signature'], record['signed']):
+                added = verify(device, data[64:128], b'continuum-device-consent-v3' + account + device)
+        assert added, 'Alice\'s node signed no device-add of the phone with its consent'
+        assert post['author'] != device and post['author'] != node, 'the post is not signed by a log key of the phone'
+        return (f"post signed by log {post['author'].hex()[:12]}, declared by the phone's device key "
+                f'{phone_device[:12]}, which Alice\'s node {node_id[:12]} added with its consent')
+    finally:
+        db.close()
+
+
+# ------------------------------------------------------------------------------------------------------------------
+
+def tap(browser, t, css, timeout=10.0):
+    """Clicks the element `css` names, scrolled to the middle first (a phone's bottom bar covers the page's end)."""
+    element = browser.wait_css(css, timeout)
+    browser.js("arguments[0].scrollIntoView({block: 'center'})", {t.ELEMENT: element})
+    browser.click(element)
+
+
+def run(steps, args, work, t):
+    """The phone steps, on nodes of their own; `t` is browser-tests.py (Node, Browser, wait_for, sizes)."""
+    artifacts = Path(args.artifacts)
+    fixtures = Path(args.fixtures)
+    root = Path(work) / 'phone'
+    root.mkdir()
+    alice = t.Node(args.binary, 'Alice', root, network='browser-tests-phone')
+    bob = t.Node(args.binary, 'Bob', root, network='browser-tests-phone')
+    alice.start(token=f'phone-test-{time.time_ns()}', extra=['--api-tls'])
+    bob.start(peers=[alice])
+    driver = t.start_chromedriver(artifacts)
+    owner = t.Browser.start(driver, *t.DESKTOP)
+    phone = t.Browser.start(driver, *t.PHONE)
+    state = {}
+    try:
+        def link_phone():
+            owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token + '#/settings')
+            owner.click(owner.wait_css('#link-phone'))
+            t.wait_for('the QR code drawn', lambda: owner.js(
+                "const i = document.querySelector('#link-phone-qr'); return i && i.complete && i.naturalWidth > 0"))
+            url = owner.text(owner.find('#link-phone-url'))
+            qr = owner.find('#link-phone-qr')
+            owner.js("arguments[0].scrollIntoView({block: 'center'})", {t.ELEMENT: qr})
+            png = artifacts / 'link-phone-qr.png'
+            png.write_bytes(base64.b64decode(owner.cmd('GET', f'/element/{qr}/screenshot')))
+            if not shutil.which('zbarimg'):
+                raise AssertionError('zbarimg not found: apt-get install -y --no-install-recommends zbar-tools')
+            decoded = subprocess.run(['zbarimg', '--raw', '-q', str(png)], capture_output=True, text=True,
+                                     timeout=30).stdout.strip()
+            assert decoded == url and '#link=' in url and 'token' not in url, f'QR {decoded!r}, page {url!r}'
+            phone.get(decoded)
+            tap(phone, t, '#accept-link:not([hidden])', 15)
+            t.wait_for('the timeline on the phone', lambda: phone.js("return document.querySelector('#grid') !== null"), 20)
+            state['device'] = phone.js("return localStorage.getItem('continuum-browser-device')")
+            devices = [device['id'] for device in alice.get('/api/devices')['devices']]
+            assert state['device'] in devices and alice.id in devices, devices
+            # The private key cannot leave the browser, not even through the page's own scripts.
+            exported = phone.js_async(
+                "const done = arguments[0]; const r = indexedDB.open('continuum-browser');"
+                " r.onsuccess = () => { const q = r.result.transaction('keys').objectStore('keys').get('device');"
+                " q.onsuccess = () => crypto.subtle.exportKey('pkcs8', q.result.privateKey)"
+                ".then(() => done('exported'), (e) => done(e.name)); };")
+            assert exported == 'InvalidAccessError', f'the device key could be exported: {exported}'
+            cookies = [cookie['name'] for cookie in phone.cmd('GET', '/cookie')]
+            assert not any(name.startswith('continuum-token') for name in cookies), f'the phone holds the token: {cookies}'
+            return f'QR decodes to {url.split("#")[0]}#link=…; phone device {state["device"][:12]} added; key not exportable'
+        if not steps.run('a phone links itself as Alice\'s device by scanning her QR code', link_phone, phone):
+            return
+
+        def phone_posts():
+            phone.js("location.hash = '#/new'")
+            phone.choose_files(phone.wait_css('#photo-input'), (fixtures / 'waterfall.jpg').resolve())
+            t.wait_for('the preview', lambda: phone.js(
+                "const p = document.querySelector('#preview'); return !p.hidden && p.complete && p.naturalWidth > 0"))
+            phone.type(phone.find('#caption'), 'From my phone')
+            tap(phone, t, '#upload')
+            post = t.wait_for('the new post page', lambda: (m := re.match(r'#/post/([0-9a-f]{64})$',
+                                                                          phone.js('return location.hash'))) and m.group(1), 30)
+            state['post'] = post
+            seen = t.wait_for('the post on Bob', lambda: bob.has_post(post) and bob.get(f'/api/posts/{post}'), 30)
+            account = alice.get('/api/devices')['account']
+            assert seen['authorName'] == 'Alice' and seen['account'] == account, seen
+            read = read_chain(alice.data / 'continuum.sqlite', post, state['device'], alice.id)
+            read_bob = read_chain(bob.data / 'continuum.sqlite', post, state['device'], alice.id)
+            assert read == read_bob
+            return f'Bob shows it by Alice; {read}'
+        steps.run('a post made on the phone is Alice\'s on Bob\'s node, signed by the phone\'s keys', phone_posts, phone)
+
+        def phone_comments_and_reacts():
+            phone.js(f"location.hash = '#/post/{state['post']}'")
+            box = phone.wait_css('#comment-text')
+            phone.type(box, 'Signed on the phone')
+            tap(phone, t, '#comment-form button[type=submit]')
+            comments = t.wait_for('the comment on Bob', lambda: [c for c in bob.get(f"/api/posts/{state['post']}")['comments']
+                                                                 if c['text'] == 'Signed on the phone'], 30)
+            assert comments[0]['authorName'] == 'Alice', comments
+            tap(phone, t, "[aria-label='Reactions to the post'] button[data-reaction='heart']")
+            t.wait_for('the heart on Bob', lambda: any(r['name'] == 'heart' and r['count'] == 1
+                                                       for r in bob.get(f"/api/posts/{state['post']}")['reactions']), 30)
+            return 'comment and ❤️ on Bob, by Alice'
+        steps.run('the phone comments and reacts as Alice', phone_comments_and_reacts, phone)
+
+        def phone_edits_and_deletes():
+            tap(phone, t, '#edit-post')
+            box = phone.wait_css('#caption-edit')
+            phone.clear(box)
+            phone.type(box, 'From my phone, edited')
+            tap(phone, t, '#save-edit')
+            t.wait_for('the new caption on Bob', lambda: bob.get(f"/api/posts/{state['post']}")['caption']
+                       == 'From my phone, edited', 30)
+            phone.js('window.confirm = () => true;')
+            tap(phone, t, '#delete-post')
+            t.wait_for('the post gone from Bob', lambda: not bob.has_post(state['post']), 30)
+            return 'an edit and a delete signed on the phone, applied on Bob'
+        steps.run('the phone edits its post\'s caption and deletes it', phone_edits_and_deletes, phone)
+
+        def phone_is_not_owner():
+            answers = phone.js_async(
+                "const done = arguments[0]; const ask = (m, p, b) => fetch(p, {method: m, headers: {'Content-Type':"
+                " 'application/json'}, body: b && JSON.stringify(b)}).then(async r => [r.status, (await r.json()).error]);"
+                " Promise.all([ask('GET', '/api/phone'), ask('PUT', '/api/name', {name: 'Gina'}),"
+                " ask('POST', '/api/browser/link', {}), ask('GET', '/api/requests')]).then(done)")
+            assert all(answer == [403, 'owner_only'] for answer in answers), answers
+            assert alice.get('/api/status')['name'] == 'Alice'
+            phone.js("location.hash = '#/settings'")
+            phone.wait_css('#linked-as')
+            return f'{len(answers)} owner routes: 403 owner_only; Settings says whose device it is'
+        steps.run('the phone has none of the owner\'s powers', phone_is_not_owner, phone)
+
+        def new_session_by_key():
+            # As after a restart of the node, which forgets its sessions: the page proves its key again.
+            name = f"continuum-browser-{alice.api.rsplit(':', 1)[1]}"
+            before = phone.cmd('GET', f'/cookie/{name}')['value']
+            ended = phone.js_async("const done = arguments[0]; fetch('/api/browser/session', {method: 'DELETE'})"
+                                   ".then(() => fetch('/api/browser/me')).then(r => done(r.status))")
+            assert ended == 401, f'the ended session still answers: {ended}'
+            phone.js("location.hash = '#/'")
+            phone.cmd('POST', '/refresh', {})
+            t.wait_for('the timeline on the phone', lambda: phone.js("return document.querySelector('#grid') !== null"), 20)
+            cookies = lambda: {cookie['name']: cookie['value'] for cookie in phone.cmd('GET', '/cookie')}
+            errors = lambda: phone.js("return [...document.querySelectorAll('#errors .error-text')].map(e => e.textContent)")
+            t.wait_for(f'a new session cookie (errors: {errors()})', lambda: cookies().get(name, before) != before, 10)
+            status = phone.js_async("const done = arguments[0]; fetch('/api/browser/me').then(r => done(r.status))")
+            assert status == 200, status
+            return 'without its cookie, the page signed the node\'s challenge and got a new session'
+        steps.run('a phone without its session opens a new one with its key, no new link', new_session_by_key, phone)
+
+        def owner_removes_phone():
+            alice.send('DELETE', f"/api/devices/{state['device']}")
+            status = phone.js_async("const done = arguments[0]; fetch('/api/browser/me').then(async r =>"
+                                    " done([r.status, (await r.json()).error]))")
+            assert status == [401, 'device_removed'], status
+            return 'its next request: 401 device_removed'
+        steps.run('the owner removes the phone; its next request is refused', owner_removes_phone, phone)
+    finally:
+        owner.quit()
+        phone.quit()
+        alice.stop()
+        bob.stop()
+
+
+def describe(value):
+    return json.dumps(value)[:200]
