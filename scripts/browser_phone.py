@@ -92,6 +92,20 @@ def read_chain(database, post_id, phone_device, node_id):
         db.close()
 
 
+def exported_keys(root):
+    """Files under `root` that hold an Ed25519 private key in a form a browser could export it in: PKCS #8 (its DER
+    prefix) or a JWK with a private part. The keys are made not extractable, so a page cannot export them at all
+    (the link step checks); this checks that none reached the node in another way either."""
+    pkcs8 = bytes.fromhex('302e020100300506032b657004220420')
+    found = []
+    for path in Path(root).rglob('*'):
+        if path.is_file():
+            data = path.read_bytes()
+            if pkcs8 in data or (b'"crv":"Ed25519"' in data and b'"d":' in data):
+                found.append(str(path))
+    return found
+
+
 # ------------------------------------------------------------------------------------------------------------------
 
 def tap(browser, t, css, timeout=10.0):
@@ -166,7 +180,9 @@ def run(steps, args, work, t):
             read = read_chain(alice.data / 'continuum.sqlite', post, state['device'], alice.id)
             read_bob = read_chain(bob.data / 'continuum.sqlite', post, state['device'], alice.id)
             assert read == read_bob
-            return f'Bob shows it by Alice; {read}'
+            leaked = exported_keys(alice.data) + exported_keys(bob.data)
+            assert not leaked, f'private keys in the nodes\' files: {leaked}'
+            return f'Bob shows it by Alice; {read}; no private key in either node\'s files'
         steps.run('a post made on the phone is Alice\'s on Bob\'s node, signed by the phone\'s keys', phone_posts, phone)
 
         def phone_comments_and_reacts():

@@ -5,7 +5,7 @@
 // shows the same.
 
 import { api, responseBody, query, thumbnailURL, isOwnAuthor } from './api.js';
-import { h, postedAndTaken, refreshRelativeTimes, showError, announce, authorLabel, dayElement, formatLocation } from './dom.js';
+import { h, refreshRelativeTimes, showError, announce, authorLabel, dayElement, formatLocation } from './dom.js';
 import * as events from './events.js';
 import { nearControls, parsePlace, placeText, parseRadius, distanceKm, DEFAULT_RADIUS_KM } from './nearby.js';
 import { selectControls } from './select.js';
@@ -292,9 +292,8 @@ function makeTile(post, eager = false) {
       h('div', { class: 'thumb' }, img, placeholder),
       h('div', { class: 'tile-text' },
         h('p', { class: 'caption' }, post.caption),
-        h('p', { class: 'meta by' }, byLine(post)),
-        h('p', { class: 'meta when' }, postedAndTaken(post)),
-        h('p', { class: 'meta count' }, countLine(post)))));
+        h('p', { class: 'meta line' }, h('span', { class: 'meta by' }, byLine(post)),
+          h('span', { class: 'meta count', 'aria-label': countWords(post) }, countLine(post))))));
   const requestedAt = performance.now();
   img.addEventListener('error', () => {
     tile.classList.add('no-thumb');
@@ -318,11 +317,20 @@ function commentCountText(count) {
   return count === 0 ? 'No comments' : count === 1 ? '1 comment' : `${count} comments`;
 }
 
-/** "2 comments · ❤️ 2 😂 1": the comment count and the reactions given, in short (no buttons on a tile). */
+/**
+ * "💬 2 · ❤️ 2 😂 1": the comments and the reactions given, in short, beside the author and the day (no buttons on
+ * a tile; nothing when there are none). The photo is what a tile shows; its words are few.
+ */
 function countLine(post) {
   const summary = reactionSummary(post.reactions);
-  return [commentCountText(post.commentCount), summary ? [' · ', h('span', { class: 'reaction-summary',
-    title: `Reactions: ${reactionWords(post.reactions)}` }, summary)] : null];
+  const comments = post.commentCount > 0 ? `💬 ${post.commentCount}` : null;
+  return [comments, comments && summary ? ' · ' : null, summary ? h('span', { class: 'reaction-summary',
+    title: `Reactions: ${reactionWords(post.reactions)}` }, summary) : null].filter(Boolean);
+}
+
+/** The same in words, for a screen reader: "2 comments, 2 heart, 1 laugh". */
+function countWords(post) {
+  return [commentCountText(post.commentCount), reactionWords(post.reactions)].filter(Boolean).join(', ');
 }
 
 const arrivals = new Map(); // sha256 -> performance.now() of its photoArrived/thumbnailArrived
@@ -369,8 +377,9 @@ export function updatePost(post) {
   entry.tile.querySelector('.caption').textContent = entry.post.caption;
   entry.tile.querySelector('img').alt = entry.post.caption;
   entry.tile.querySelector('.meta.by').replaceChildren(...byLine(entry.post));
-  entry.tile.querySelector('.meta.when').replaceChildren(...postedAndTaken(entry.post));
-  entry.tile.querySelector('.meta.count').replaceChildren(...countLine(entry.post).flat().filter(Boolean));
+  const count = entry.tile.querySelector('.meta.count');
+  count.replaceChildren(...countLine(entry.post));
+  count.setAttribute('aria-label', countWords(entry.post));
 }
 
 /** An author blocked on this node: its posts are erased here. */
