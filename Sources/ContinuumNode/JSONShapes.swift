@@ -74,8 +74,8 @@ public struct PostJSON: Encodable, Sendable {
     /// The author's account (one per person, whatever device wrote it); null while not held.
     @Nullable var account: AccountID?
     @Nullable var authorName: String?
-    /// The group it was shared in; null for a post kept on this node alone.
-    @Nullable var group: GroupID?
+    /// Only in a post's own view: the group it was shared in; absent for a post kept on this node alone.
+    let group: GroupID?
     let caption: String
     let edited: Bool
     /// When it was posted.
@@ -99,20 +99,26 @@ public struct PostJSON: Encodable, Sendable {
 
     /// A post in a list.
     public init(_ post: PostSummary) {
-        self.init(post, comments: nil, following: nil, mine: nil)
+        self.init(post, comments: nil, following: nil, mine: nil, group: nil)
     }
 
     /// A post with its comments; `following` and `mine` as the API shows them.
     public init(_ detail: PostDetail, following: Bool? = nil, mine: Bool? = nil) {
-        self.init(detail.post, comments: detail.comments.map(CommentJSON.init), following: following, mine: mine)
+        self.init(
+            detail.post,
+            comments: detail.comments.map(CommentJSON.init),
+            following: following,
+            mine: mine,
+            group: detail.group
+        )
     }
 
-    private init(_ post: PostSummary, comments: [CommentJSON]?, following: Bool?, mine: Bool?) {
+    private init(_ post: PostSummary, comments: [CommentJSON]?, following: Bool?, mine: Bool?, group: GroupID?) {
+        self.group = group
         id = post.id
         author = post.author
         account = post.account
         authorName = post.authorName
-        group = post.group
         caption = post.caption
         edited = post.edited
         createdAt = RFC3339Time(post.createdAt)

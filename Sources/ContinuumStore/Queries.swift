@@ -133,7 +133,12 @@ extension ContinuumStore {
             let reactions = try Self.reactions(onPost: id.bytes, viewer: viewer, db)
             post.reactions = reactions[id.bytes] ?? .none
             for index in shown.indices { shown[index].reactions = reactions[shown[index].id.bytes] ?? .none }
-            return PostDetail(post: post, comments: shown)
+            let group = try Data.fetchOne(
+                db,
+                sql: "SELECT group_id FROM member WHERE log = ?",
+                arguments: [post.author.bytes]
+            )
+            return PostDetail(post: post, comments: shown, group: group.map(GroupID.init(unchecked:)))
         }
     }
 

@@ -23,8 +23,6 @@ public struct PostSummary: Sendable, Hashable {
     public let account: AccountID?
     /// The author's display name, from their latest Profile record, if any.
     public let authorName: String?
-    /// The group the post was shared in: its author's log's group; nil for a post kept on this node alone.
-    public let group: GroupID?
     public let caption: String
     /// True when the caption comes from an Edit record.
     public let edited: Bool
@@ -42,7 +40,6 @@ public struct PostSummary: Sendable, Hashable {
         author = AuthorID(unchecked: row["author"])
         account = (row["account"] as Data?).map(AccountID.init(unchecked:))
         authorName = row["author_name"]
-        group = (row["group_id"] as Data?).map(GroupID.init(unchecked:))
         caption = row["caption"]
         edited = row["edited"]
         createdAt = Timestamp(milliseconds: row["created_at"])
@@ -65,8 +62,7 @@ public struct PostSummary: Sendable, Hashable {
 
     static let selectSQL = """
         SELECT post.*, profile.name AS author_name, asset.sha256 IS NOT NULL AS available,
-            \(accountSQL("post.author")) AS account,
-            (SELECT group_id FROM member WHERE member.log = post.author) AS group_id
+            \(accountSQL("post.author")) AS account
         FROM post
         LEFT JOIN profile ON profile.author = post.author
         LEFT JOIN asset ON asset.sha256 = post.photo_sha256
@@ -107,6 +103,9 @@ func accountSQL(_ log: String) -> String {
 public struct PostDetail: Sendable, Hashable {
     public let post: PostSummary
     public let comments: [CommentSummary]
+    /// The group the post was shared in (its author's log's group); nil for a post kept on this node alone. Read for
+    /// a post's own view only: the feed, which orders every post it filters, does not pay a lookup per post for it.
+    public var group: GroupID? = nil
 }
 
 /// One page of the feed. `nextCursor` is nil on the last page.
