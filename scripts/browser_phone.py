@@ -115,6 +115,47 @@ def tap(browser, t, css, timeout=10.0):
     browser.click(element)
 
 
+# The page's record encoder (Web/records.js) against the independent Python encoder's vectors (PROTOCOL.md §8), in
+# the page itself, with the browser's WebCrypto: each vector's key imported from its seed, its salt given, and the
+# whole record compared byte for byte (Ed25519 signatures are deterministic).
+ENCODE_VECTORS = '''
+const done = arguments[arguments.length - 1];
+const vectors = arguments[0];
+const codes = { 'image/jpeg': 1, 'image/png': 2, 'image/heic': 3, 'image/webp': 4, 'image/gif': 5 };
+(async () => {
+  const r = await import('/records.js');
+  const build = (v) => {
+    const b = v.body;
+    switch (v.kind) {
+      case 'profile': return r.profile(b.name);
+      case 'post': return r.post(b.caption, { ...b.photo, mediaType: codes[b.photo.mediaType],
+        latitudeE7: b.latitudeE7, longitudeE7: b.longitudeE7 });
+      case 'comment': return r.comment(r.fromHex(b.post), b.text);
+      case 'edit': return b.photo || b.location === 'set' ? null : r.edit(r.fromHex(b.post),
+        { caption: b.caption ?? undefined, location: b.location === 'removed' ? null : undefined });
+      case 'delete': return r.deletion(b.targets);
+      case 'reaction': return r.reaction(r.fromHex(b.post), b.comment ? r.fromHex(b.comment) : null, b.emoji);
+      case 'account': return b.account ? r.joining(r.fromHex(b.account)) : null;
+      case 'log': return r.declaration(r.fromHex(b.account), r.fromHex(b.group), r.fromHex(b.log), r.fromHex(b.signature));
+      default: return null;
+    }
+  };
+  const results = [];
+  for (const v of vectors) {
+    r.random.salt = () => r.fromHex(v.salt ?? '');
+    const body = build(v);
+    if (!body) continue;
+    const key = await crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', d: r.base64url(r.fromHex(v.seed)),
+      x: r.base64url(r.fromHex(v.author)) }, { name: 'Ed25519' }, false, ['sign']);
+    const bytes = await r.makeRecord(body, { author: r.fromHex(v.author), privateKey: key, sequence: v.sequence,
+      previous: v.previous ? r.fromHex(v.previous) : null, createdAt: v.createdAt });
+    results.push([v.name, r.hex(bytes) === v.record ? 'same' : r.hex(bytes)]);
+  }
+  done(results);
+})().catch((error) => done(String(error)));
+'''
+
+
 def run(steps, args, work, t):
     """The phone steps, on nodes of their own; `t` is browser-tests.py (Node, Browser, wait_for, sizes)."""
     artifacts = Path(args.artifacts)
@@ -130,6 +171,20 @@ def run(steps, args, work, t):
     phone = t.Browser.start(driver, *t.PHONE)
     state = {}
     try:
+        def encoder_vectors():
+            owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token)
+            owner.wait_css('#grid')
+            vectors = json.loads((Path(t.__file__).resolve().parent.parent / 'Tests' / 'ContinuumCoreTests' / 'Resources'
+                                  / 'vectors.json').read_text())['vectors']
+            results = owner.js_async(ENCODE_VECTORS, vectors)
+            assert isinstance(results, list), results
+            wrong = [(name, got[:80]) for name, got in results if got != 'same']
+            assert not wrong, f'records.js differs from the vectors: {wrong}'
+            kinds = sorted({vector['kind'] for vector in vectors if vector['name'] in {name for name, _ in results}})
+            assert len(results) == 13 and {'post', 'comment', 'reaction', 'log', 'account', 'delete'} <= set(kinds), (len(results), kinds)
+            return f'{len(results)} vectors ({", ".join(kinds)}) encoded and signed in the page, byte for byte'
+        steps.run('the page encodes and signs the protocol\'s test vectors byte for byte', encoder_vectors, owner)
+
         def link_phone():
             owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token + '#/settings')
             owner.click(owner.wait_css('#link-phone'))
@@ -245,11 +300,15 @@ def run(steps, args, work, t):
         steps.run('a phone without its session opens a new one with its key, no new link', new_session_by_key, phone)
 
         def owner_removes_phone():
+            phone.js("location.hash = '#/'")
+            t.wait_for('live updates on the phone', lambda: phone.text(phone.find('#live-status')) == 'live', 10)
             alice.send('DELETE', f"/api/devices/{state['device']}")
+            # Its open event stream ends too (at its next event or keep-alive, within 15 s), and does not come back.
+            t.wait_for('the phone\'s live updates cut', lambda: phone.text(phone.find('#live-status')) != 'live', 25)
             status = phone.js_async("const done = arguments[0]; fetch('/api/browser/me').then(async r =>"
                                     " done([r.status, (await r.json()).error]))")
             assert status == [401, 'device_removed'], status
-            return 'its next request: 401 device_removed'
+            return 'its open event stream ended; its next request: 401 device_removed'
         steps.run('the owner removes the phone; its next request is refused', owner_removes_phone, phone)
     finally:
         owner.quit()

@@ -252,7 +252,22 @@ public final class APIServer: Service, Sendable {
             "\(configuration.host):\(bound.withLockedValue { $0 } ?? configuration.port)"
         }
         let uploads = UploadReceiver(assets: services.store.assets, limit: .upload(configuration))
-        NodeRoutes(services, address: address).register(on: api)
+        var nodeRoutes = NodeRoutes(services, address: address)
+        nodeRoutes.stillServed = { [sessions] request in
+            guard let token = BrowserSessions.token(of: request), let session = await sessions.session(token) else {
+                return nil
+            }
+            return {
+                guard await sessions.session(token) != nil else { return false }
+                do {
+                    return try await store.isDevice(session.device, of: session.account)
+                } catch {
+                    // A store that cannot say: the stream ends (the page reconnects, and its request is judged anew).
+                    return false
+                }
+            }
+        }
+        nodeRoutes.register(on: api)
         PostRoutes(services, uploads: uploads).register(on: api)
         FollowRoutes(services).register(on: api)
         ReactionRoutes(services).register(on: api)

@@ -62,10 +62,7 @@ struct BrowserRoutes: Sendable {
     /// `POST /api/browser/link` (the owner): a one-time link for a phone's browser, as a URL and its QR code.
     func makeLink(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: LinkBody.self, context: context)
-        let minutes = body.expiresMinutes ?? 10
-        guard (1...1_440).contains(minutes) else {
-            throw APIError.badRequest("expiresMinutes must be 1 to 1440", field: "expiresMinutes")
-        }
+        let minutes = try DeviceRoutes.linkMinutes(body.expiresMinutes)
         let account = try await ownAccount()
         let ticket = try await storeCall(noun: "device") {
             try await store.newLinkTicket(lifetime: .seconds(minutes * 60), by: identity)
@@ -224,16 +221,7 @@ struct BrowserRoutes: Sendable {
 
     // MARK: Helpers
 
-    func ownAccount() async throws -> AccountID {
-        guard let account = try await store.account(of: identity.author)?.account else {
-            throw APIError(
-                .conflict,
-                "no_account",
-                "this node has no account to link a browser into: its key signed records before accounts existed"
-            )
-        }
-        return account
-    }
+    func ownAccount() async throws -> AccountID { try await DeviceRoutes.account(of: identity, in: store) }
 
     private func linkSecret(_ code: String) throws -> Data {
         guard let secret = Data(base64URL: code), secret.count == InviteCode.secretBytes else {

@@ -51,23 +51,14 @@ struct DeviceRoutes: Sendable {
     /// and its LAN address (or `host`).
     func link(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: LinkBody.self, context: context)
-        let minutes = body.expiresMinutes ?? 10
-        guard (1...1_440).contains(minutes) else {
-            throw APIError.badRequest("expiresMinutes must be 1 to 1440", field: "expiresMinutes")
-        }
+        let minutes = try Self.linkMinutes(body.expiresMinutes)
         if let host = body.host, IPv4Address(host) == nil {
             throw APIError.badRequest(
                 "host must be an IPv4 address such as 192.168.1.20 (a code carries 4 bytes of address)",
                 field: "host"
             )
         }
-        guard let account = try await store.account(of: identity.author)?.account else {
-            throw APIError(
-                .conflict,
-                "no_account",
-                "this node has no account to link a device into: its key signed records before accounts existed"
-            )
-        }
+        let account = try await Self.account(of: identity, in: store)
         let ticket = try await storeCall(noun: "device") {
             try await store.newLinkTicket(lifetime: .seconds(minutes * 60), by: identity)
         }
@@ -82,6 +73,28 @@ struct DeviceRoutes: Sendable {
 }
 
 extension DeviceRoutes {
+    /// A link's lifetime in minutes: `expiresMinutes`, 1 … 1440, 10 when absent; else 400 on that field.
+    static func linkMinutes(_ expiresMinutes: Int?) throws -> Int {
+        let minutes = expiresMinutes ?? 10
+        guard (1...1_440).contains(minutes) else {
+            throw APIError.badRequest("expiresMinutes must be 1 to 1440", field: "expiresMinutes")
+        }
+        return minutes
+    }
+
+    /// The account of the node `identity`, to link a device or a browser into; 409 `no_account` for a node whose key
+    /// signed records before accounts existed.
+    static func account(of identity: NodeIdentity, in store: ContinuumStore) async throws -> AccountID {
+        guard let account = try await store.account(of: identity.author)?.account else {
+            throw APIError(
+                .conflict,
+                "no_account",
+                "this node has no account to link a device into: its key signed records before accounts existed"
+            )
+        }
+        return account
+    }
+
     init(_ services: APIServices) {
         self.init(
             store: services.store,

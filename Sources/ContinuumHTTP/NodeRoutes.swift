@@ -20,6 +20,9 @@ struct NodeRoutes: Sendable {
     let dataDirectory: String?
     /// The address the API is bound to (`host:port`, the real port when 0 was asked for).
     let address: @Sendable () -> String
+    /// For a request served with a linked browser's session: a check that it still stands (not ended, its device not
+    /// removed), which an event stream makes at each event and keep-alive; nil for the owner's requests.
+    var stillServed: @Sendable (Request) async -> (@Sendable () async -> Bool)? = { _ in nil }
 
     /// Adds the node's routes to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
@@ -121,6 +124,7 @@ struct NodeRoutes: Sendable {
     func events(_ request: Request) async throws -> Response {
         let progress = try flag(request.formQuery, "progress")
         let events = await engine.events()
+        let check = await stillServed(request)
         let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         return Response(
             status: .ok,
@@ -130,6 +134,8 @@ struct NodeRoutes: Sendable {
                 let pump = Task {
                     for await event in events {
                         if WatchEvent(event).isFrequent && !progress { continue }
+                        // A browser whose session ended, or whose device was removed, hears nothing more.
+                        if let check, await !check() { break }
                         let watch = await WatchEvent.named(event) { await store.nameForWatch($0) }
                         // Not storage nor the network: encoding an event of strings and numbers. One that did not
                         // encode is left out, rather than ending every other event's stream.
@@ -141,8 +147,11 @@ struct NodeRoutes: Sendable {
                 let beat = Task {
                     while !Task.isCancelled {
                         try await Task.sleep(for: .seconds(15))
+                        // Checked at each keep-alive too, so that a quiet stream ends within 15 s as well.
+                        if let check, await !check() { break }
                         continuation.yield(": keep-alive\n\n")
                     }
+                    continuation.finish()
                 }
                 defer {
                     pump.cancel()

@@ -22,15 +22,7 @@ extension NodeActions {
         defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
         let (hash, bytes) = photo.hashAndSize()
         let thumbnail = await thumbnailToCommit(of: photo.url)
-        let reference = PhotoReference(
-            sha256: hash,
-            byteCount: bytes,
-            mediaType: inspected.info.mediaType,
-            width: inspected.info.width,
-            height: inspected.info.height,
-            takenAt: draft.takenAt ?? inspected.takenAt,
-            thumbnail: thumbnail.map(ThumbnailReference.init(of:))
-        )
+        let reference = inspected.reference(sha256: hash, bytes: bytes, takenAt: draft.takenAt, thumbnail: thumbnail)
         let location = try draft.sharedLocation(inspected)
         try Self.check(.post(caption: draft.caption, photo: reference, location: location))
         try await keep(photo, as: hash, bytes: bytes)

@@ -98,15 +98,7 @@ public struct NodeActions: Sendable {
         let thumbnail = await thumbnailToCommit(of: photo.url)
         let body = RecordBody.post(
             caption: draft.caption,
-            photo: PhotoReference(
-                sha256: hash,
-                byteCount: bytes,
-                mediaType: inspected.info.mediaType,
-                width: inspected.info.width,
-                height: inspected.info.height,
-                takenAt: draft.takenAt ?? inspected.takenAt,
-                thumbnail: thumbnail.map(ThumbnailReference.init(of:))
-            ),
+            photo: inspected.reference(sha256: hash, bytes: bytes, takenAt: draft.takenAt, thumbnail: thumbnail),
             location: try draft.sharedLocation(inspected)
         )
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
@@ -164,15 +156,7 @@ public struct NodeActions: Sendable {
             cleaned = source
             let (hash, bytes) = source.hashAndSize()
             thumbnail = await thumbnailToCommit(of: source.url)
-            change.photo = PhotoReference(
-                sha256: hash,
-                byteCount: bytes,
-                mediaType: inspected.info.mediaType,
-                width: inspected.info.width,
-                height: inspected.info.height,
-                takenAt: edit.takenAt ?? inspected.takenAt,
-                thumbnail: thumbnail.map(ThumbnailReference.init(of:))
-            )
+            change.photo = inspected.reference(sha256: hash, bytes: bytes, takenAt: edit.takenAt, thumbnail: thumbnail)
         }
         let body = RecordBody.edit(post: post, change: change)
         // Checked before anything touches the disk, so that a refused edit stores nothing at all.

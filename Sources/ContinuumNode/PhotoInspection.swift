@@ -79,3 +79,20 @@ public struct MediaInspector: PhotoInspecting {
         try await thumbnails.makeThumbnail(of: file)
     }
 }
+
+extension InspectedPhoto {
+    /// What a record says of this photo, stored as the bytes of SHA-256 `sha256` and size `bytes` (the file as it is
+    /// kept, its location removed or not): what was read of it, when it was taken (`takenAt`, else its EXIF date),
+    /// and the thumbnail the record commits to (PROTOCOL.md §2.5).
+    func reference(sha256: AssetHash, bytes: UInt64, takenAt: Timestamp?, thumbnail: Data?) -> PhotoReference {
+        PhotoReference(
+            sha256: sha256,
+            byteCount: bytes,
+            mediaType: info.mediaType,
+            width: info.width,
+            height: info.height,
+            takenAt: takenAt ?? self.takenAt,
+            thumbnail: thumbnail.map(ThumbnailReference.init(of:))
+        )
+    }
+}

@@ -41,6 +41,17 @@ struct BrowserDeviceTests {
 
     static func encoded(_ record: VerifiedRecord) -> String { Data(record.bytes).base64URL }
 
+    /// `POST /api/browser/records` with `record`, as `browser`.
+    static func submit(
+        _ record: VerifiedRecord,
+        as browser: Browser,
+        to api: InProcessAPI
+    ) async throws
+        -> InProcessResponse
+    {
+        try await api.send(.post, "/api/browser/records", json: ["record": encoded(record)], headers: browser.headers)
+    }
+
     /// Alice's node in a group "Party", and a browser linked to her account through a link code.
     static func link(_ api: InProcessAPI) async throws -> Linked {
         try await api.actions.setName("Alice", by: api.node.identity)
@@ -90,20 +101,10 @@ struct BrowserDeviceTests {
             by: browser.device,
             after: linked.joining
         )
-        let declared = try await api.send(
-            .post,
-            "/api/browser/records",
-            json: ["record": encoded(declaration)],
-            headers: browser.headers
-        )
+        let declared = try await Self.submit(declaration, as: browser, to: api)
         #expect(declared.status == 201, "\(declared.text)")
         let profile = try browser.sign(.profile(name: "Alice"), by: browser.log, after: nil)
-        let named = try await api.send(
-            .post,
-            "/api/browser/records",
-            json: ["record": encoded(profile)],
-            headers: browser.headers
-        )
+        let named = try await Self.submit(profile, as: browser, to: api)
         #expect(named.status == 201, "\(named.text)")
         return profile
     }
@@ -151,12 +152,7 @@ struct BrowserDeviceTests {
                 by: browser.log,
                 after: profile
             )
-            let sent = try await api.send(
-                .post,
-                "/api/browser/records",
-                json: ["record": Self.encoded(post)],
-                headers: browser.headers
-            )
+            let sent = try await Self.submit(post, as: browser, to: api)
             #expect(sent.status == 201 && sent.object["id"] as? String == post.id.hex, "\(sent.text)")
             let shown = try await api.get("/api/posts/\(post.id.hex)")
             #expect(shown.object["author"] as? String == browser.log.author.hex, "\(shown.text)")
@@ -168,20 +164,10 @@ struct BrowserDeviceTests {
                 by: browser.log,
                 after: post
             )
-            let commented = try await api.send(
-                .post,
-                "/api/browser/records",
-                json: ["record": Self.encoded(comment)],
-                headers: browser.headers
-            )
+            let commented = try await Self.submit(comment, as: browser, to: api)
             #expect(commented.status == 201, "\(commented.text)")
             // Sent twice (a retry after a lost answer): stored once, answered the same.
-            let again = try await api.send(
-                .post,
-                "/api/browser/records",
-                json: ["record": Self.encoded(comment)],
-                headers: browser.headers
-            )
+            let again = try await Self.submit(comment, as: browser, to: api)
             #expect(again.status == 201)
             let devices = try await api.store.devices(of: api.node.identity).devices.map(\.id)
             #expect(devices.contains(browser.device.author))
@@ -278,12 +264,7 @@ struct BrowserDeviceTests {
             ]
             let codes = [403: "not_yours", 409: "stale_log", 422: "record_refused"]
             for (what, record, status, words) in refused {
-                let answer = try await api.send(
-                    .post,
-                    "/api/browser/records",
-                    json: ["record": Self.encoded(record)],
-                    headers: browser.headers
-                )
+                let answer = try await Self.submit(record, as: browser, to: api)
                 answer.expectRefusal(status: status, code: codes[status] ?? "", message: words, of: what)
             }
             #expect(api.store.writeStamp() == before, "a refused request changed the store")

@@ -61,8 +61,12 @@ class Writer {
   done() { return concat(...this.parts); }
 }
 
-/** The 16 random bytes every content starts with (§2.5). */
-const salt = () => crypto.getRandomValues(new Uint8Array(16));
+/**
+ * The 16 random bytes every content starts with (§2.5). `random.salt` may be replaced, by the browser tests alone,
+ * to encode the protocol's test vectors (PROTOCOL.md §8), whose salts are given.
+ */
+export const random = { salt: () => crypto.getRandomValues(new Uint8Array(16)) };
+const salt = () => random.salt();
 
 export const KIND = { profile: 1, post: 2, comment: 3, edit: 4, delete: 5, account: 8, log: 11, reaction: 13 };
 
