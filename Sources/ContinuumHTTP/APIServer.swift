@@ -228,12 +228,17 @@ public final class APIServer: Service, Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ErrorMiddleware(logger: logger))
         let store = services.store
+        // A linked browser's session stands while its device is a device of its account: judged at each request,
+        // and at each event and keep-alive of an event stream.
+        let stillDevice: @Sendable (BrowserSession) async throws -> Bool = { session in
+            try await store.isDevice(session.device, of: session.account)
+        }
         router.add(
             middleware: AccessMiddleware(
                 token: configuration.token,
                 scheme: configuration.scheme,
                 sessions: sessions,
-                stillDevice: { session in try await store.isDevice(session.device, of: session.account) }
+                stillDevice: stillDevice
             )
         )
         if let root = Self.webRoot {
@@ -260,7 +265,7 @@ public final class APIServer: Service, Sendable {
             return {
                 guard await sessions.session(token) != nil else { return false }
                 do {
-                    return try await store.isDevice(session.device, of: session.account)
+                    return try await stillDevice(session)
                 } catch {
                     // A store that cannot say: the stream ends (the page reconnects, and its request is judged anew).
                     return false

@@ -7,8 +7,8 @@ public struct DeviceRecordRefusal: Error, Sendable, Hashable, CustomStringConver
     public enum Reason: Sendable, Hashable {
         /// The record's author is neither the device nor a log the device declared.
         case notYours
-        /// The author's log is at another place than the record says: `expected` is the sequence to sign next.
-        case stale(expected: UInt64)
+        /// The author's log is at another place than the record says (its message names the sequence to sign next).
+        case stale
         /// The record breaks a rule of the protocol, or one that needs another record.
         case invalid
     }
@@ -41,17 +41,20 @@ extension ContinuumStore {
 
     /// The last record held of `author`'s log.
     public func logHead(_ author: AuthorID) async throws -> LogHead {
-        try await read { db in
-            let row = try Row.fetchOne(
-                db,
-                sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-                arguments: [author.bytes]
-            )
-            return LogHead(
-                sequence: UInt64(row?["seq"] as Int64? ?? 0),
-                head: (row?["id"] as Data?).map { RecordID(unchecked: $0) }
-            )
-        }
+        try await read { db in try Self.logHead(author, db) }
+    }
+
+    /// ``logHead(_:)`` inside a transaction.
+    static func logHead(_ author: AuthorID, _ db: Database) throws -> LogHead {
+        let row = try Row.fetchOne(
+            db,
+            sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
+            arguments: [author.bytes]
+        )
+        return LogHead(
+            sequence: UInt64(row?["seq"] as Int64? ?? 0),
+            head: (row?["id"] as Data?).map { RecordID(unchecked: $0) }
+        )
     }
 
     /// The logs `device` declared, by group: the keys it signs with in each.
@@ -86,13 +89,7 @@ extension ContinuumStore {
             var ingest = Ingest(db: db, now: now)
             switch try ingest.one(record, local: true) {
             case .stored:
-                if autoFollow, case .post = record.body {
-                    try db.execute(
-                        sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
-                        arguments: [record.id.bytes, now]
-                    )
-                    try Self.noteFollowState(PostID(record.id), following: true, now: now, db)
-                }
+                if autoFollow, case .post = record.body { try Self.followNew(PostID(record.id), now: now, db) }
             case .duplicate: break
             case .rejected(let error):
                 throw DeviceRecordRefusal(reason: .invalid, message: error.message)
@@ -155,27 +152,16 @@ extension ContinuumStore {
         }
         let held = try Bool.fetchOne(db, sql: "SELECT 1 FROM record WHERE id = ?", arguments: [record.id.bytes])
         if held == true { return }
-        let head = try Row.fetchOne(
-            db,
-            sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-            arguments: [author.bytes]
-        )
-        let sequence = UInt64(head?["seq"] as Int64? ?? 0)
-        let previous = (head?["id"] as Data?).map { RecordID(unchecked: $0) }
-        guard record.header.sequence == sequence + 1, record.header.previous == previous else {
+        let head = try logHead(author, db)
+        guard record.header.sequence == head.sequence + 1, record.header.previous == head.head else {
             throw try stale(author, db)
         }
     }
 
     private static func stale(_ author: AuthorID, _ db: Database) throws -> DeviceRecordRefusal {
-        let sequence = try Int64.fetchOne(
-            db,
-            sql: "SELECT max(seq) FROM record WHERE author = ?",
-            arguments: [author.bytes]
-        )
-        let next = UInt64(sequence ?? 0) + 1
+        let next = try logHead(author, db).sequence + 1
         return DeviceRecordRefusal(
-            reason: .stale(expected: next),
+            reason: .stale,
             message: "log \(author.short) has moved on: the next record is sequence \(next), after the head the node "
                 + "holds; read the head again and sign anew"
         )

@@ -90,6 +90,15 @@ extension ContinuumStore {
         }
     }
 
+    /// Follows a post this node's person just wrote, in the transaction that stored it (`autoFollow`).
+    static func followNew(_ post: PostID, now: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
+            arguments: [post.bytes, now]
+        )
+        try noteFollowState(post, following: true, now: now, db)
+    }
+
     /// Stops following a post; false when it was not followed.
     @discardableResult
     public func unfollow(_ post: PostID) async throws -> Bool {

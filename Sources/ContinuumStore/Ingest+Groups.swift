@@ -125,15 +125,11 @@ extension Ingest {
         by identity: NodeIdentity,
         createdAt: Timestamp = .now()
     ) throws -> VerifiedRecord {
-        let head = try Row.fetchOne(
-            db,
-            sql: "SELECT seq, id FROM record WHERE author = ? ORDER BY seq DESC LIMIT 1",
-            arguments: [identity.author.bytes]
-        )
+        let head = try ContinuumStore.logHead(identity.author, db)
         let content = RecordContent(
             author: identity.author,
-            sequence: UInt64(head?["seq"] as Int64? ?? 0) + 1,
-            previous: head.map { RecordID(unchecked: $0["id"]) },
+            sequence: head.sequence + 1,
+            previous: head.head,
             createdAt: createdAt,
             body: body
         )

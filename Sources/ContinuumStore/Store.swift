@@ -357,13 +357,7 @@ public struct ContinuumStore: Sendable {
                     by: identity,
                     createdAt: try Ingest.signingTime(of: body, at: createdAt, by: identity.author, db)
                 )
-                if autoFollow, case .post = body {
-                    try db.execute(
-                        sql: "INSERT OR IGNORE INTO follow (post, followed_at) VALUES (?, ?)",
-                        arguments: [record.id.bytes, now]
-                    )
-                    try Self.noteFollowState(PostID(record.id), following: true, now: now, db)
-                }
+                if autoFollow, case .post = body { try Self.followNew(PostID(record.id), now: now, db) }
                 return record
             }
             try ingest.finish()
