@@ -258,20 +258,7 @@ public final class APIServer: Service, Sendable {
         }
         let uploads = UploadReceiver(assets: services.store.assets, limit: .upload(configuration))
         var nodeRoutes = NodeRoutes(services, address: address)
-        nodeRoutes.stillServed = { [sessions] request in
-            guard let token = BrowserSessions.token(of: request), let session = await sessions.session(token) else {
-                return nil
-            }
-            return {
-                guard await sessions.session(token) != nil else { return false }
-                do {
-                    return try await stillDevice(session)
-                } catch {
-                    // A store that cannot say: the stream ends (the page reconnects, and its request is judged anew).
-                    return false
-                }
-            }
-        }
+        nodeRoutes.stillServed = Self.stillServed(by: sessions, stillDevice: stillDevice)
         nodeRoutes.register(on: api)
         PostRoutes(services, uploads: uploads).register(on: api)
         FollowRoutes(services).register(on: api)
@@ -285,6 +272,30 @@ public final class APIServer: Service, Sendable {
         }.register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
         return router
+    }
+}
+
+extension APIServer {
+    /// For an event stream: nil when its request is the owner's; for a linked browser's, a check that its session
+    /// still stands and its device is still a device of its account.
+    static func stillServed(
+        by sessions: BrowserSessions,
+        stillDevice: @escaping @Sendable (BrowserSession) async throws -> Bool
+    ) -> @Sendable (Request) async -> (@Sendable () async -> Bool)? {
+        { request in
+            guard let token = BrowserSessions.token(of: request), let session = await sessions.session(token) else {
+                return nil
+            }
+            return {
+                guard await sessions.session(token) != nil else { return false }
+                do {
+                    return try await stillDevice(session)
+                } catch {
+                    // A store that cannot say: the stream ends (the page reconnects, and its request is judged anew).
+                    return false
+                }
+            }
+        }
     }
 }
 
