@@ -310,11 +310,119 @@ def run(steps, args, work, t):
             assert status == [401, 'device_removed'], status
             return 'its open event stream ended; its next request: 401 device_removed'
         steps.run('the owner removes the phone; its next request is refused', owner_removes_phone, phone)
+        guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
     finally:
         owner.quit()
         phone.quit()
         alice.stop()
         bob.stop()
+
+
+def ask_all(browser, requests):
+    """Each (method, path, body) fetched from the page with its session; their [status, error code]."""
+    return browser.js_async(
+        "const done = arguments[1]; Promise.all(arguments[0].map(([m, p, b]) => fetch(p, {method: m, headers:"
+        " {'Content-Type': 'application/json'}, body: b && JSON.stringify(b)}).then(async r =>"
+        " [r.status, (await r.json()).error]))).then(done)", requests)
+
+
+def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state):
+    """A guest at Alice's party: a third window at phone size opens the guest link's QR code, picks a name, posts,
+    comments and reacts as itself; it has none of the owner's powers; the owner removes it."""
+    party = alice.send('POST', '/api/groups', {'name': 'Party'})['id']
+    code = alice.send('POST', f'/api/groups/{party}/invites', {'host': '127.0.0.1'})['code']
+    bob.send('POST', '/api/join', {'code': code})
+    alices = t.post_photo(alice, fixtures / 'lake.png', 'Alice\'s cake', group='Party')['id']
+    guest = t.Browser.start(driver, *t.PHONE)
+    try:
+        def guest_joins_and_posts():
+            owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token + '#/settings')
+            t.wait_for('Party in the guest form', lambda: owner.js(
+                "return [...document.querySelectorAll('#guest-group option')].some(o => o.value === arguments[0])", party), 15)
+            owner.js("document.querySelector('#guest-group').value = arguments[0]", party)
+            tap(owner, t, '#make-guest-link')
+            t.wait_for('the guest QR code drawn', lambda: owner.js(
+                "const i = document.querySelector('#guest-link-qr'); return i && i.complete && i.naturalWidth > 0"))
+            url = owner.text(owner.find('#guest-link-url'))
+            qr = owner.find('#guest-link-qr')
+            owner.js("arguments[0].scrollIntoView({block: 'center'})", {t.ELEMENT: qr})
+            png = artifacts / 'guest-link-qr.png'
+            png.write_bytes(base64.b64decode(owner.cmd('GET', f'/element/{qr}/screenshot')))
+            decoded = subprocess.run(['zbarimg', '--raw', '-q', str(png)], capture_output=True, text=True,
+                                     timeout=30).stdout.strip()
+            assert decoded == url and '#guest=' in url and 'token' not in url, f'QR {decoded!r}, page {url!r}'
+            guest.get(decoded)
+            box = guest.wait_css('#guest-form:not([hidden]) #guest-name', 15)
+            guest.type(box, 'Gina')
+            tap(guest, t, '#join-as-guest')
+            t.wait_for('the timeline for the guest', lambda: guest.js("return document.querySelector('#grid') !== null"), 20)
+            state['guest'] = guest.js("return localStorage.getItem('continuum-browser-device')")
+            nav = guest.js("return [...document.querySelectorAll('nav a[data-route]')].map(a => a.dataset.route)")
+            assert nav == ['timeline', 'new'], nav
+            guest.js("location.hash = '#/new'")
+            guest.choose_files(guest.wait_css('#photo-input'), *((fixtures / name).resolve() for name in ['waterfall.jpg', 'forest.webp']))
+            t.wait_for('a row for each', lambda: len(guest.find_all('#batch li.batch-item')) == 2, 10)
+            guest.type(guest.find('#caption'), 'Gina at the party')
+            tap(guest, t, '#upload')
+            posts = t.wait_for('two posts by Gina on Bob', lambda: (found := [p['id'] for p in bob.get('/api/feed?limit=20')['posts']
+                                                                           if p['authorName'] == 'Gina']) and len(found) == 2 and found, 60)
+            state['guest_posts'] = posts
+            leaked = t.wait_for('the guest in the list', lambda: alice.get('/api/guests')['guests'])
+            assert leaked[0]['name'] == 'Gina' and leaked[0]['posts'] == 2, leaked
+            keys = exported_keys(alice.data) + exported_keys(bob.data)
+            assert not keys, f'private keys in the nodes\' files: {keys}'
+            return f'QR decodes to {url.split("#")[0]}#guest=…; two photos posted at once show on Bob by Gina; no private key stored'
+        if not steps.run('a guest scans the guest link, picks a name, and posts two photos at once', guest_joins_and_posts, guest):
+            return
+
+        def guest_comments_and_reacts():
+            guest.js(f"location.hash = '#/post/{alices}'")
+            box = guest.wait_css('#comment-text', 15)
+            guest.type(box, 'Lovely cake!')
+            tap(guest, t, '#comment-form button[type=submit]')
+            comments = t.wait_for('the comment on Bob', lambda: [c for c in bob.get(f'/api/posts/{alices}')['comments']
+                                                                 if c['text'] == 'Lovely cake!'], 30)
+            assert comments[0]['authorName'] == 'Gina', comments
+            tap(guest, t, "[aria-label='Reactions to the post'] button[data-reaction='heart']")
+            t.wait_for('the heart on Bob', lambda: any(r['name'] == 'heart' and r['count'] == 1
+                                                       for r in bob.get(f'/api/posts/{alices}')['reactions']), 30)
+            shown = guest.js("return [...document.querySelectorAll('button')].filter(b => ['edit-post', 'delete-post']"
+                             ".includes(b.id) && !b.hidden).length")
+            assert shown == 0, 'the guest is offered to edit or delete Alice\'s post'
+            return 'comment and ❤️ on Alice\'s post, shown on Bob by Gina; no edit or delete offered on it'
+        steps.run('the guest comments and reacts as itself', guest_comments_and_reacts, guest)
+
+        def guest_is_not_owner():
+            bob_log = next(g['log'] for g in bob.get('/api/groups')['groups'] if g['id'] == party)
+            answers = ask_all(guest, [['DELETE', f'/api/posts/{alices}', None], ['GET', '/api/phone', None],
+                                      ['PUT', '/api/name', {'name': 'Gina'}], ['POST', f'/api/groups/{party}/invites', {}],
+                                      ['DELETE', f'/api/groups/{party}/members/{bob_log}', None], ['GET', '/api/guests', None]])
+            assert all(answer == [403, 'not_for_guests'] for answer in answers), answers
+            assert alice.has_post(alices) and alice.get('/api/status')['name'] == 'Alice'
+            members = [m['log'] for m in alice.get(f'/api/groups/{party}/members')['members'] if m.get('removedThrough') is None]
+            assert bob_log in members, members
+            return f'{len(answers)} tries (delete Alice\'s post, token, name, invite, revoke, guests): 403 not_for_guests; nothing changed'
+        steps.run('the guest\'s tries at the owner\'s powers get 403, and nothing changes', guest_is_not_owner, guest)
+
+        def owner_removes_guest():
+            owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token + '#/settings')
+            owner.js('window.confirm = () => true;')
+            tap(owner, t, f".guest-remove[data-device='{state['guest']}']", 15)
+            t.wait_for('Gina removed', lambda: alice.get('/api/guests')['guests'][0]['state'] == 'removed', 15)
+            guest.js(f"location.hash = '#/post/{alices}'")
+            box = guest.wait_css('#comment-text', 15)
+            guest.type(box, 'Still here?')
+            tap(guest, t, '#comment-form button[type=submit]')
+            said = t.wait_for('the refusal shown', lambda: guest.js(
+                "return [...document.querySelectorAll('#errors .error-text, .form-error:not([hidden])')].map(e => e.textContent).join(' ')"), 15)
+            assert 'removed' in said, said
+            status = ask_all(guest, [['GET', '/api/browser/me', None]])
+            assert status == [[401, 'device_removed']], status
+            assert not [c for c in alice.get(f'/api/posts/{alices}')['comments'] if c['text'] == 'Still here?']
+            return f'its next comment refused ("{said[:70]}"); its session: 401 device_removed'
+        steps.run('the owner removes the guest; its next write is refused', owner_removes_guest, guest)
+    finally:
+        guest.quit()
 
 
 def describe(value):

@@ -231,7 +231,8 @@ public final class APIServer: Service, Sendable {
         // A linked browser's session stands while its device is a device of its account: judged at each request,
         // and at each event and keep-alive of an event stream.
         let stillDevice: @Sendable (BrowserSession) async throws -> Bool = { session in
-            try await store.isDevice(session.device, of: session.account)
+            if session.group != nil { return try await store.guest(session.device)?.state == .active }
+            return try await store.isDevice(session.device, of: session.account)
         }
         router.add(
             middleware: AccessMiddleware(
@@ -260,16 +261,24 @@ public final class APIServer: Service, Sendable {
         var nodeRoutes = NodeRoutes(services, address: address)
         nodeRoutes.stillServed = Self.stillServed(by: sessions, stillDevice: stillDevice)
         nodeRoutes.register(on: api)
-        PostRoutes(services, uploads: uploads).register(on: api)
+        let scope = GuestScope(sessions: sessions)
+        var postRoutes = PostRoutes(services, uploads: uploads)
+        postRoutes.scope = scope
+        postRoutes.register(on: api)
         FollowRoutes(services).register(on: api)
         ReactionRoutes(services).register(on: api)
-        PhotoRoutes(services, uploads: uploads).register(on: api)
+        var photoRoutes = PhotoRoutes(services, uploads: uploads)
+        photoRoutes.scope = scope
+        photoRoutes.register(on: api)
         GroupRoutes(services).register(on: api)
         DeviceRoutes(services).register(on: api)
-        BrowserRoutes(services, sessions: sessions, uploads: uploads, configuration: configuration) {
+        let browserRoutes = BrowserRoutes(services, sessions: sessions, uploads: uploads, configuration: configuration)
+        {
             [bound, configuration] in
             bound.withLockedValue { $0 } ?? configuration.port
-        }.register(on: api)
+        }
+        browserRoutes.register(on: api)
+        GuestRoutes(browser: browserRoutes).register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
         return router
     }

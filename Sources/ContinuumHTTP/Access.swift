@@ -32,22 +32,33 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let path = request.uri.path
         let isAPI = path == "/api" || path.hasPrefix("/api/")
-        if let presented = BrowserSessions.token(of: request), let session = await sessions.session(presented) {
+        let presented = BrowserSessions.token(of: request)
+        if let presented, let guest = await sessions.endedByRemoval(presented) {
+            throw Self.removed(guest: guest)
+        }
+        if let presented, let session = await sessions.session(presented) {
             if let stillDevice, try await !stillDevice(session) {
                 await sessions.end(device: session.device)
-                throw APIError(
-                    .unauthorized,
-                    "device_removed",
-                    "this browser was removed from its account's devices; ask the node's owner for a new link"
-                )
+                throw Self.removed(guest: session.group != nil)
             }
-            if isAPI { try BrowserRights.check(request.method, path) }
+            if isAPI { try BrowserRights.check(request.method, path, guest: session.group != nil) }
             return try await next(request, context)
         }
         let open = !isAPI && safe.contains(request.method) || BrowserRights.isOpen(request.method, path)
         if !open { try checkOwner(request, authority: authority) }
         let response = try await next(request, context)
         return withTokenCookie(response, request: request, authority: authority)
+    }
+
+    /// 401 `device_removed`: the session's browser was removed (a guest, or a device of the owner's account).
+    static func removed(guest: Bool) -> APIError {
+        APIError(
+            .unauthorized,
+            "device_removed",
+            guest
+                ? "the node's owner removed this guest from the group; nothing more is taken from it"
+                : "this browser was removed from its account's devices; ask the node's owner for a new link"
+        )
     }
 
     /// Throws unless the request is the owner's: it carries the token, or (no token set) names a loopback host.
@@ -146,6 +157,7 @@ enum BrowserRights {
     private static let open: [(HTTPRequest.Method, [String])] = [
         (.post, ["browser", "link", "inspect"]), (.post, ["browser", "link", "accept"]),
         (.post, ["browser", "challenge"]), (.post, ["browser", "session"]),
+        (.post, ["browser", "guest", "inspect"]), (.post, ["browser", "guest", "accept"]),
     ]
 
     /// The parts of an `/api/…` path after `api`.
@@ -164,12 +176,31 @@ enum BrowserRights {
         return open.contains { $0.0 == method && matches($0.1, parts) }
     }
 
-    /// Throws 403 `owner_only` unless a linked browser may make this request.
-    static func check(_ method: HTTPRequest.Method, _ path: String) throws {
+    /// What a guest may ask: to read its group's posts and photos, and to write what it signs itself. Not its
+    /// group's members, the node's other groups, follows, notifications or the event stream.
+    private static let guestReads: [[String]] = [
+        ["feed"], ["search"], ["places"], ["posts", "*"], ["photos", "*"], ["photos", "*", "thumbnail"],
+        ["browser", "me"], ["browser", "logs", "*"],
+    ]
+    private static let guestWrites: [(HTTPRequest.Method, [String])] = [
+        (.post, ["browser", "photos"]), (.post, ["browser", "records"]), (.delete, ["browser", "session"]),
+    ]
+
+    /// Throws 403 `owner_only` unless a linked browser (a guest's, with `guest`) may make this request.
+    static func check(_ method: HTTPRequest.Method, _ path: String, guest: Bool = false) throws {
         let parts = parts(path)
+        let (reads, writes) = guest ? (guestReads, guestWrites) : (reads, writes)
         if [.get, .head].contains(method), reads.contains(where: { matches($0, parts) }) { return }
         if writes.contains(where: { $0.0 == method && matches($0.1, parts) }) { return }
         if open.contains(where: { $0.0 == method && matches($0.1, parts) }) { return }
+        if guest {
+            throw APIError(
+                .forbidden,
+                "not_for_guests",
+                "\(method) \(path) is not for a guest: a guest reads its group's posts and signs its own posts, "
+                    + "comments and reactions; the node's settings, invites, members and token are its owner's"
+            )
+        }
         let signs = ["posts", "comments", "delete"].contains(parts.first ?? "") && method != .get
         throw APIError(
             .forbidden,

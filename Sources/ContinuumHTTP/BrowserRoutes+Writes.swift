@@ -18,11 +18,25 @@ extension BrowserRoutes {
         let account: String
         let name: String?
         let groups: [GroupJSON]
+        /// Set for a guest: it sees and writes in `groups`' one group alone.
+        var guest = false
     }
 
     /// `GET /api/browser/me`: the browser's device and account, the person's name, and the groups it can write in,
     /// each with the log it declared there (if any).
     func me(_ session: BrowserSession) async throws -> Response {
+        if session.group != nil, let guest = try await store.guest(session.device) {
+            let group = GroupJSON(id: guest.group.hex, name: guest.groupName, log: guest.log.hex)
+            return try json(
+                MeJSON(
+                    device: guest.device.hex,
+                    account: session.account.hex,
+                    name: guest.name,
+                    groups: [group],
+                    guest: true
+                )
+            )
+        }
         let declared = try await store.declaredLogs(of: session.device)
         let groups = try await store.groups().map { group in
             GroupJSON(id: group.id.hex, name: group.name, log: declared[group.id]?.hex)
@@ -51,7 +65,8 @@ extension BrowserRoutes {
         guard let author = AuthorID(hex: text) else {
             throw APIError.badRequest("'\(text)' is not a log key: 64 hex digits", field: "author")
         }
-        let declared = try await store.declaredLogs(of: session.device).values
+        var declared = Array(try await store.declaredLogs(of: session.device).values)
+        if session.group != nil, let guest = try await store.guest(session.device) { declared.append(guest.log) }
         guard author == session.device || declared.contains(author) else {
             throw APIError(.forbidden, "not_yours", "log \(author.short) is not one of this browser's")
         }
@@ -82,7 +97,7 @@ extension BrowserRoutes {
     /// (`caption`, `location`, `locationFromPhoto`, `keepMetadata`, `takenAt`). The node checks and keeps it as it
     /// keeps its own, and answers what the post's record says of the photo and its location.
     func stagePhoto(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        _ = try await session(request)
+        try await charge(try await session(request), BrowserSessions.photoCost)
         return try await uploads.receive(
             request,
             describing: "the photo as multipart/form-data with fields photo and caption",
@@ -124,6 +139,7 @@ extension BrowserRoutes {
     /// then offered to the peers.
     func submit(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let session = try await session(request)
+        try await charge(session, BrowserSessions.recordCost)
         let body = try await request.decodeJSON(as: RecordBodyJSON.self, context: context)
         let record = try verified(body.record, field: "record")
         let stored = try await storeSigned(record, device: session.device)
@@ -140,6 +156,20 @@ extension BrowserRoutes {
 }
 
 extension BrowserRoutes {
+    /// Charges a guest's write before it is done; 429 `rate_limited` (with `Retry-After`) over its budget. A linked
+    /// phone is its owner's, and is not charged.
+    func charge(_ session: BrowserSession, _ cost: Double) async throws {
+        guard session.group != nil, let wait = await sessions.charge(session.device, cost) else { return }
+        let seconds = max(1, Int(wait.components.seconds) + 1)
+        var error = APIError(
+            .tooManyRequests,
+            "rate_limited",
+            "this guest writes faster than the node lets a guest write; try again in \(seconds) s"
+        )
+        error.headers[.retryAfter] = "\(seconds)"
+        throw error
+    }
+
     init(
         _ services: APIServices,
         sessions: BrowserSessions,

@@ -68,9 +68,7 @@ struct BrowserRoutes: Sendable {
             try await store.newLinkTicket(lifetime: .seconds(minutes * 60), by: identity)
         }
         let code = ticket.secret.base64URL
-        // The LAN address a phone opens; else the address this page was opened at (a node on loopback).
-        let base = lanURLs().first ?? "\(secure ? "https" : "http")://\(request.head.authority ?? "localhost")/"
-        let url = base + "#link=" + code
+        let url = pageURL(request) + "#link=" + code
         return try json(
             LinkJSON(
                 url: url,
@@ -113,6 +111,8 @@ struct BrowserRoutes: Sendable {
         let device: String
         let account: String
         let name: String?
+        /// A guest's group; absent for a device of the owner's account.
+        let group: String?
     }
 
     /// `POST /api/browser/link/accept`: the browser's key, its consent and its joining record; the node signs the
@@ -183,6 +183,23 @@ struct BrowserRoutes: Sendable {
                 "the signature is not the device's over this node's challenge (or the challenge expired); ask again"
             )
         }
+        if let guest = try await store.guest(device) {
+            guard guest.state == .active, let account = guest.account else {
+                throw APIError(
+                    .forbidden,
+                    "not_a_device",
+                    "the node's owner removed this guest; a new guest link lets it in again, with new keys"
+                )
+            }
+            return try await sessionResponse(
+                device: device,
+                account: account,
+                group: guest.group,
+                name: guest.name,
+                request: request,
+                status: .ok
+            )
+        }
         let account = try await ownAccount()
         guard try await store.isDevice(device, of: account) else {
             throw APIError(
@@ -195,15 +212,20 @@ struct BrowserRoutes: Sendable {
         return try await sessionResponse(device: device, account: account, request: request, status: .ok)
     }
 
-    private func sessionResponse(
+    /// Opens a session (a guest's in `group`) and answers with its cookie. `name`: the person's (default: the
+    /// owner's, whose account a linked phone is a device of).
+    func sessionResponse(
         device: AuthorID,
         account: AccountID,
+        group: GroupID? = nil,
+        name: String? = nil,
         request: Request,
         status: HTTPResponse.Status
     ) async throws -> Response {
-        let token = await sessions.open(device: device, account: account)
+        let token = await sessions.open(device: device, account: account, group: group)
+        let shown = group == nil ? try await store.accountName(of: identity) : name
         var response = try json(
-            SessionJSON(device: device.hex, account: account.hex, name: try await store.accountName(of: identity)),
+            SessionJSON(device: device.hex, account: account.hex, name: shown, group: group?.hex),
             status: status
         )
         response.setCookie(
@@ -220,6 +242,12 @@ struct BrowserRoutes: Sendable {
     }
 
     // MARK: Helpers
+
+    /// The web UI's address for a phone: the LAN address it opens; else the address this request was made at (a
+    /// node on loopback).
+    func pageURL(_ request: Request) -> String {
+        lanURLs().first ?? "\(secure ? "https" : "http")://\(request.head.authority ?? "localhost")/"
+    }
 
     func ownAccount() async throws -> AccountID { try await DeviceRoutes.account(of: identity, in: store) }
 

@@ -4,11 +4,14 @@ import Foundation
 import Hummingbird
 
 /// A linked browser's session: the requests that carry it are served with the rights of `device`, a device of
-/// `account` (Docs/API.md, "Linked browsers").
+/// `account` (Docs/API.md, "Linked browsers"); a guest's (`group` set) with a guest's, in that group alone
+/// (Docs/API.md, "Guests").
 struct BrowserSession: Sendable, Hashable {
     let device: AuthorID
     let account: AccountID
     let expires: ContinuousClock.Instant
+    /// The one group a guest's session sees and writes in; nil for a device of the owner's account.
+    var group: GroupID? = nil
 }
 
 /// The sessions of linked browsers, held in memory: a browser proves it holds its device key (it signs a challenge)
@@ -51,15 +54,16 @@ actor BrowserSessions {
         return key.isValidSignature(signature, for: Self.challengeContext + nonce + device.bytes)
     }
 
-    /// Opens a session for `device` of `account`: its token.
-    func open(device: AuthorID, account: AccountID) -> String {
+    /// Opens a session for `device` of `account` (a guest's in `group`): its token.
+    func open(device: AuthorID, account: AccountID, group: GroupID? = nil) -> String {
         let now = clock.now
         sessions = sessions.filter { $0.value.expires > now }
         let token = Self.randomBytes(32).base64URL
         sessions[token] = BrowserSession(
             device: device,
             account: account,
-            expires: now.advanced(by: Self.sessionLifetime)
+            expires: now.advanced(by: Self.sessionLifetime),
+            group: group
         )
         return token
     }
@@ -70,11 +74,53 @@ actor BrowserSessions {
         return session
     }
 
+    /// A guest's write budget (Docs/API.md, "Guests"): a bucket of `writeBudget` units that fills at
+    /// `writeRefill` units a second; a photo costs ``photoCost`` (its check and thumbnail), a record ``recordCost``.
+    static let writeBudget = 60.0
+    static let writeRefill = 1.0
+    static let photoCost = 5.0
+    static let recordCost = 1.0
+    private var budgets: [AuthorID: (units: Double, at: ContinuousClock.Instant)] = [:]
+
+    /// Charges `device` `cost` units before the work: nil when its budget holds them (they are taken), else how
+    /// long until it would.
+    func charge(_ device: AuthorID, _ cost: Double) -> Duration? {
+        let now = clock.now
+        let last = budgets[device] ?? (Self.writeBudget, now)
+        let elapsed =
+            Double(last.at.duration(to: now).components.seconds)
+            + Double(last.at.duration(to: now).components.attoseconds) / 1e18
+        let units = min(Self.writeBudget, last.units + elapsed * Self.writeRefill)
+        guard units >= cost else {
+            budgets[device] = (units, now)
+            return .milliseconds(Int64((cost - units) / Self.writeRefill * 1000))
+        }
+        budgets[device] = (units - cost, now)
+        return nil
+    }
+
     /// Ends the session `token` names.
     func close(_ token: String) { sessions[token] = nil }
 
-    /// Ends every session of `device` (it was removed from its account).
-    func end(device: AuthorID) { sessions = sessions.filter { $0.value.device != device } }
+    /// Ends every session of `device` (it was removed from its account, or as a guest). Their tokens are kept (the
+    /// latest ``endedKept``), so that the browser's next requests are told why, not asked for a token.
+    func end(device: AuthorID) {
+        for (token, session) in sessions where session.device == device {
+            ended[token] = session.group != nil
+            endedOrder.append(token)
+        }
+        while endedOrder.count > Self.endedKept { ended[endedOrder.removeFirst()] = nil }
+        sessions = sessions.filter { $0.value.device != device }
+    }
+
+    /// How many ended sessions' tokens are kept.
+    static let endedKept = 1024
+    private var ended: [String: Bool] = [:]
+    private var endedOrder: [String] = []
+
+    /// Whether `token` was a session ended because its device was removed: nil when not; else whether it was a
+    /// guest's.
+    func endedByRemoval(_ token: String) -> Bool? { ended[token] }
 
     private static func randomBytes(_ count: Int) -> Data {
         var generator = SystemRandomNumberGenerator()

@@ -15,6 +15,8 @@ struct PhotoRoutes: Sendable {
     let inspector: any PhotoInspecting
     /// Receives the photo to inspect.
     let uploads: UploadReceiver
+    /// A guest's session sees its group's photos alone.
+    var scope = GuestScope()
 
     /// Adds the photo routes to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
@@ -32,7 +34,7 @@ struct PhotoRoutes: Sendable {
     /// Range requests.
     func photo(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let hash = try photoHash(context)
-        guard try await store.hasPhoto(hash) else {
+        guard try await store.hasPhoto(hash), try await scope.shows(hash, to: request, in: store) else {
             // A browser that opened the address itself (a download link) gets a page, not the JSON error.
             if request.headers[.accept]?.contains("text/html") == true {
                 return Self.notHerePage(hash)
@@ -76,7 +78,8 @@ struct PhotoRoutes: Sendable {
     /// `GET /api/photos/{sha256}/thumbnail`: a small JPEG for the grid, made once and cached by the node.
     func thumbnail(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let hash = try photoHash(context)
-        guard let url = try await thumbnails?.thumbnail(for: hash) else {
+        guard try await scope.shows(hash, to: request, in: store), let url = try await thumbnails?.thumbnail(for: hash)
+        else {
             throw APIError(
                 .notFound,
                 "thumbnail_not_here",

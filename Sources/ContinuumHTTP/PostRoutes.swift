@@ -17,12 +17,18 @@ struct PostRoutes: Sendable {
     let uploads: UploadReceiver
     /// Where a post was taken, by name (its `place`), and places by name (`GET /api/places`, `near=NAME`).
     let places: Gazetteer
+    /// A guest's session sees its group alone.
+    var scope = GuestScope()
 
     /// Adds the routes of posts and comments to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
         api.get("feed") { request, _ in try await feed(request) }
         api.get("search") { request, _ in try await search(request) }
-        api.get("posts/:id") { _, context in try json(try await postView(try await resolvePost(context, in: store))) }
+        api.get("posts/:id") { request, context in
+            let id = try await resolvePost(context, in: store)
+            try await scope.check(post: id, of: request, in: store)
+            return try json(try await postView(id, guest: try await scope.guest(of: request, in: store)))
+        }
         api.get("places") { request, _ in try placesNamed(request) }
         api.post("posts") { request, context in try await createPost(request, context: context) }
         api.patch("posts/:id") { request, context in try await edit(request, context: context) }
@@ -74,7 +80,14 @@ struct PostRoutes: Sendable {
                 throw APIError(.badRequest, "bad_cursor", error.message, field: "cursor")
             }
         }
-        return try json(FeedPageJSON(try await store.feed(feed, viewer: identity.author)))
+        let guest = try await scope.guest(of: request, in: store)
+        feed.group = guest?.group
+        if let guest, mine {
+            // A guest's own posts: those of its log, not the node's.
+            feed.mine = nil
+            feed.author = guest.log
+        }
+        return try json(FeedPageJSON(try await store.feed(feed, viewer: guest?.log ?? identity.author)))
     }
 
     struct PostList: Encodable { let posts: [PostJSON] }
@@ -112,19 +125,30 @@ struct PostRoutes: Sendable {
         guard let term = query.get("q"), !TextRules.isBlank(term) else {
             throw APIError.badRequest("say what to search for: q=TERM", field: "q")
         }
-        let posts = try await store.search(term, limit: try limit(query, default: 50), viewer: identity.author)
+        let guest = try await scope.guest(of: request, in: store)
+        let posts = try await store.search(
+            term,
+            limit: try limit(query, default: 50),
+            viewer: guest?.log ?? identity.author,
+            group: guest?.group
+        )
         return try json(PostList(posts: posts.map(PostJSON.init)))
     }
 
-    /// A post with its comments, and what this node thinks of it.
-    func postView(_ id: PostID) async throws -> PostJSON {
-        guard let detail = try await store.post(id, viewer: identity.author) else {
+    /// A post with its comments, and what this node thinks of it; for a guest, what the guest does (its reaction,
+    /// whether it wrote the post).
+    func postView(_ id: PostID, guest: GuestScope.Guest? = nil) async throws -> PostJSON {
+        guard let detail = try await store.post(id, viewer: guest?.log ?? identity.author) else {
             throw APIError(.notFound, "unknown_post", "no post \(id.short) on this node")
         }
+        let mine =
+            if let guest { detail.post.account == guest.account } else {
+                try await store.isOwn(detail.post.author, node: identity.node)
+            }
         var view = PostJSON(
             detail,
-            following: try await store.isFollowing(id),
-            mine: try await store.isOwn(detail.post.author, node: identity.node)
+            following: guest == nil ? try await store.isFollowing(id) : false,
+            mine: mine
         )
         view.place = view.location.flatMap { places.nearest(to: $0) }.map(PlaceJSON.init)
         return view

@@ -1,4 +1,5 @@
 import ContinuumCore
+import ContinuumStore
 import Foundation
 
 /// A photo kept for a post that a linked browser signs itself: what its record commits to.
@@ -37,5 +38,36 @@ extension NodeActions {
         await engine.recordsWritten()
         if record.header.kind == .post { await engine.followsChanged() }
         return stored
+    }
+}
+
+/// Guests (Docs/API.md, "Guests"): the store lets them in and out; the engine offers the records to the peers.
+extension NodeActions {
+    /// ``ContinuumStore/admitGuest(link:proves:founding:log:name:by:)``, then the peers are told.
+    public func admitGuest(
+        link id: Data,
+        proves: @escaping @Sendable (Data) -> Bool,
+        founding: VerifiedRecord,
+        log: AuthorID,
+        name: String,
+        by identity: NodeIdentity
+    ) async throws -> (group: GroupID, add: VerifiedRecord) {
+        let admitted = try await store.admitGuest(
+            link: id,
+            proves: proves,
+            founding: founding,
+            log: log,
+            name: name,
+            by: identity
+        )
+        await engine.recordsWritten()
+        return admitted
+    }
+
+    /// ``ContinuumStore/removeGuest(_:block:by:)``, then the peers are told of the removal.
+    public func removeGuest(_ device: AuthorID, block: Bool, by identity: NodeIdentity) async throws -> GuestSummary {
+        let guest = try await store.removeGuest(device, block: block, by: identity)
+        await engine.recordsWritten()
+        return guest
     }
 }

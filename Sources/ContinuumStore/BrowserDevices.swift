@@ -92,7 +92,11 @@ extension ContinuumStore {
                 if autoFollow, case .post = record.body { try Self.followNew(PostID(record.id), now: now, db) }
             case .duplicate: break
             case .rejected(let error):
-                throw DeviceRecordRefusal(reason: .invalid, message: error.message)
+                // Another author's post, comment or reaction: the browser's to leave alone (403), not a bad record.
+                throw DeviceRecordRefusal(
+                    reason: error.code == .notOwner ? .notYours : .invalid,
+                    message: error.message
+                )
             case .fork:
                 throw try Self.stale(record.header.author, db)
             }
@@ -107,20 +111,7 @@ extension ContinuumStore {
     private static func checkDeviceAuthor(_ record: VerifiedRecord, device: AuthorID, _ db: Database) throws {
         let author = record.header.author
         if author == device {
-            switch record.header.kindCode {
-            case AccountRecord.accountCode, AccountRecord.logDeclarationCode: break
-            case AccountRecord.deviceAddCode, AccountRecord.deviceRemoveCode:
-                throw DeviceRecordRefusal(
-                    reason: .notYours,
-                    message: "adding or removing a device is for the node's owner (Settings, or 'device' on the node)"
-                )
-            default:
-                throw DeviceRecordRefusal(
-                    reason: .invalid,
-                    message: "a device key signs only its account log (its joining record and log declarations), not "
-                        + "a record of kind \(record.header.kindCode): sign that with the device's log key in the group"
-                )
-            }
+            try checkAccountLogRecord(record, device: device, db)
         } else {
             guard record.header.kind != .group, record.header.kind != .member else {
                 throw DeviceRecordRefusal(
@@ -128,12 +119,18 @@ extension ContinuumStore {
                     message: "a linked browser does not found groups or change their members; the node's owner does"
                 )
             }
+            // A log the device declared (a linked phone), or the log a guest link gave it (its member record
+            // names the device as the log's node).
             let declared = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT d.group_id, m.removed_through IS NULL AS live FROM log_declaration d
+                    SELECT m.removed_through IS NULL AS live FROM log_declaration d
                     LEFT JOIN member m ON m.log = d.log
-                    WHERE d.log = ? AND d.device = ?
+                    WHERE d.log = ?1 AND d.device = ?2
+                    UNION ALL
+                    SELECT m.removed_through IS NULL AND g.removed = 0 FROM guest g
+                    LEFT JOIN member m ON m.log = g.log
+                    WHERE g.log = ?1 AND g.device = ?2
                     """,
                 arguments: [author.bytes, device.bytes]
             )
@@ -155,6 +152,43 @@ extension ContinuumStore {
         let head = try logHead(author, db)
         guard record.header.sequence == head.sequence + 1, record.header.previous == head.head else {
             throw try stale(author, db)
+        }
+    }
+
+    /// Throws unless `record`, signed by the device key itself, is one a browser signs in its account log: its
+    /// joining or founding record, or a log declaration (a guest's: of the log its link gave it).
+    private static func checkAccountLogRecord(_ record: VerifiedRecord, device: AuthorID, _ db: Database) throws {
+        switch record.header.kindCode {
+        case AccountRecord.accountCode: break
+        case AccountRecord.logDeclarationCode:
+            if let log = try guestLog(of: device, db) {
+                guard let body = record.body,
+                    case .logDeclaration(_, _, log, _) = AccountRecord(body, author: device)
+                else {
+                    throw DeviceRecordRefusal(
+                        reason: .notYours,
+                        message: "a guest writes with the log its guest link gave it, and declares no other"
+                    )
+                }
+            }
+        case AccountRecord.deviceAddCode, AccountRecord.deviceRemoveCode:
+            throw DeviceRecordRefusal(
+                reason: .notYours,
+                message: "adding or removing a device is for the node's owner (Settings, or 'device' on the node)"
+            )
+        default:
+            throw DeviceRecordRefusal(
+                reason: .invalid,
+                message: "a device key signs only its account log (its joining record and log declarations), not "
+                    + "a record of kind \(record.header.kindCode): sign that with the device's log key in the group"
+            )
+        }
+    }
+
+    /// The log a guest link gave `device`; nil when it is no guest.
+    private static func guestLog(of device: AuthorID, _ db: Database) throws -> AuthorID? {
+        try Data.fetchOne(db, sql: "SELECT log FROM guest WHERE device = ?", arguments: [device.bytes]).map {
+            AuthorID(unchecked: $0)
         }
     }
 

@@ -101,7 +101,7 @@ extension ContinuumStore {
     /// Signs and stores, with this node's live log in `group`, the record that adds `node` with `log`. Throws
     /// `.notMember` when this node has no live log there, or when `log` is already known (a member's, or one this
     /// node holds records of).
-    private static func signAdd(
+    static func signAdd(
         node: NodeID,
         log: AuthorID,
         to group: GroupID,

@@ -23,6 +23,10 @@ extension ContinuumStore {
                 )
                 arguments += [mine.bytes]
             }
+            if let group = query.group {
+                conditions.append("post.author IN (SELECT log FROM member WHERE group_id = ?)")
+                arguments += [group.bytes]
+            }
             if let author = query.author {
                 conditions.append("post.author = ?")
                 arguments += [author.bytes]
@@ -60,7 +64,12 @@ extension ContinuumStore {
     ///
     /// Words of three or more characters use the FTS5 trigram index; shorter ones scan the folded captions,
     /// newest first, until a page is full.
-    public func search(_ term: String, limit: Int = 50, viewer: AuthorID? = nil) async throws -> [PostSummary] {
+    public func search(
+        _ term: String,
+        limit: Int = 50,
+        viewer: AuthorID? = nil,
+        group: GroupID? = nil
+    ) async throws -> [PostSummary] {
         let words = TextFolding.fold(term).split(whereSeparator: { $0.isWhitespace }).map(String.init)
         guard !words.isEmpty else {
             throw StoreError(.invalidInput, "the search term is blank; give a word from a caption")
@@ -85,7 +94,10 @@ extension ContinuumStore {
             arguments.append("%" + escaped + "%")
         }
         let match = conditions.joined(separator: " AND ")
-        let values = StatementArguments(arguments)
+        var statementArguments = StatementArguments(arguments)
+        if let group { statementArguments += [group.bytes] }
+        let values = statementArguments
+        let inGroup = group == nil ? "" : " AND post.author IN (SELECT log FROM member WHERE group_id = ?)"
         return try await read { db in
             // post.rowid (= post_search.rowid) follows creation time, so the index is walked newest first and
             // the walk stops after one page, however many captions match.
@@ -95,7 +107,7 @@ extension ContinuumStore {
                 )
                 \(PostSummary.selectSQL)
                 JOIN hits ON hits.rowid = post.rowid
-                WHERE post.deleted = 0
+                WHERE post.deleted = 0\(inGroup)
                 ORDER BY post.rowid DESC
                 """
             return try Self.withReactions(

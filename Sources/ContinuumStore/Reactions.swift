@@ -94,7 +94,7 @@ extension ContinuumStore {
     /// a comment on that post, so that one naming another post never hides a valid one, whatever came first. It counts
     /// while its post is live, its comment is live, and its author's group is its post's. `viewer`: this node's id,
     /// whose reactions are its own besides those of its log keys (a post in no group is reacted to under the node's
-    /// id).
+    /// id); or a guest's log, whose reactions alone are its own.
     private static func reactions(
         where selection: String,
         _ arguments: StatementArguments,
@@ -114,7 +114,8 @@ extension ContinuumStore {
                         SELECT 1 FROM comment WHERE comment.id = reaction.target AND comment.post = reaction.post))
                 )
                 SELECT latest.target, latest.emoji, count(*) AS n,
-                    max(latest.author IN (SELECT public FROM log_key) OR latest.author IS ?) AS mine
+                    max(CASE WHEN ? IN (SELECT log FROM guest) THEN latest.author IS ?
+                        ELSE latest.author IN (SELECT public FROM log_key) OR latest.author IS ? END) AS mine
                 FROM latest JOIN post ON post.id = latest.post AND post.deleted = 0
                 WHERE latest.rank = 1 AND latest.emoji > 0
                     AND (latest.target = latest.post
@@ -123,7 +124,7 @@ extension ContinuumStore {
                         WHERE a.log = latest.author AND b.log = post.author AND a.group_id != b.group_id)
                 GROUP BY latest.target, latest.emoji
                 """,
-            arguments: arguments + StatementArguments([viewer?.bytes])
+            arguments: arguments + StatementArguments([viewer?.bytes, viewer?.bytes, viewer?.bytes])
         )
         var found: [Data: ReactionCounts] = [:]
         for row in rows {

@@ -512,6 +512,34 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v19: guests") { db in
+            try db.execute(
+                sql: """
+                    -- Guest links (Docs/API.md, "Guests"): an admin opens a group to guests' browsers; each guest
+                    -- that proves the secret gets its own account and a log in the group, until the link closes.
+                    CREATE TABLE guest_link (
+                        id BLOB PRIMARY KEY NOT NULL,
+                        secret BLOB NOT NULL,
+                        group_id BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        closed_at INTEGER
+                    ) WITHOUT ROWID;
+                    -- The guests this node let in: the browser's device key, its log in the group (the member
+                    -- record this node signed names the device as the log's node), and whether the owner removed
+                    -- (1) or blocked (2) it.
+                    CREATE TABLE guest (
+                        device BLOB PRIMARY KEY NOT NULL,
+                        group_id BLOB NOT NULL,
+                        log BLOB NOT NULL UNIQUE,
+                        link BLOB NOT NULL,
+                        name TEXT NOT NULL,
+                        joined_at INTEGER NOT NULL,
+                        removed INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    """
+            )
+        }
         return migrator
     }
 

@@ -163,6 +163,8 @@ public struct FeedQuery: Sendable, Hashable {
     public var radiusKm: Double?
     public var limit: Int
     public var cursor: FeedCursor?
+    /// Only the posts of this group's logs (a guest's view: Docs/API.md, "Guests").
+    public var group: GroupID?
 
     public init(
         author: AuthorID? = nil,

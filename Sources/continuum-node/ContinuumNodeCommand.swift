@@ -29,6 +29,8 @@ struct ContinuumNodeCommand: AsyncParsableCommand {
             GroupCommand.self, InviteCommand.self, JoinCommand.self, RequestsCommand.self, ApproveCommand.self,
             DenyCommand.self, RevokeCommand.self, BlockCommand.self, UnblockCommand.self, BlockedCommand.self,
             HideCommand.self, ReactCommand.self, UnreactCommand.self, DeviceCommand.self, RecoverCommand.self,
+            GuestLinkCommand.self,
+            GuestsCommand.self, GuestRemoveCommand.self,
         ]
     )
 

@@ -230,12 +230,21 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Unbuffered, so that a supervising script sees it at once.
         FileHandle.standardOutput.write(Data(Self.announcement(identity.author, addresses).utf8))
-        try await Self.serve(node, api: api.map { apiServer($0, node: node, logger: logger) }, logger: logger)
+        try await Self.serve(
+            node,
+            api: api.map { apiServer($0, node: node, directory: context.directory, logger: logger) },
+            logger: logger
+        )
         print("stopped")
     }
 
     /// The HTTP API of `node`; it prints its address once it listens.
-    func apiServer(_ configuration: APIConfiguration, node: Node, logger: Logger) -> APIServer {
+    func apiServer(
+        _ configuration: APIConfiguration,
+        node: Node,
+        directory: DataDirectory,
+        logger: Logger
+    ) -> APIServer {
         APIServer(
             configuration: configuration,
             services: APIServices(
@@ -246,6 +255,7 @@ struct RunCommand: AsyncParsableCommand {
             logger: logger,
             listening: { [configuration] url in
                 FileHandle.standardOutput.write(Data(Self.apiAnnouncement(url, configuration).utf8))
+                GuestLinkCommand.keepWebAddress(url, configuration, in: directory, logger: logger)
             }
         )
     }
@@ -569,31 +579,5 @@ enum Activity {
             return
         }
         FileHandle.standardOutput.write(Data("\r\(line)\u{1B}[K\n".utf8))
-    }
-}
-
-extension RunCommand {
-    /// At most two malloc arenas, as many as the cores this node is built for: glibc gives each thread that
-    /// allocates while another holds an arena one of its own (up to 8 per core), and the cooperative pool, NIO's
-    /// event loops, SQLite's and libvips's threads each kept freed memory in theirs. With two, the receiver's peak
-    /// RSS during a 100,000-record sync fell from 94 – 98 to 83 – 85 MiB (Docs/BENCHMARKS.md), which pays for the
-    /// store's larger page cache.
-    static func limitMallocArenas() {
-        #if canImport(Glibc)
-        // mallopt is in <malloc.h>, which the Glibc module does not bring in: found by name. M_ARENA_MAX is -8.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
-        #endif
-    }
-}
-
-extension RunCommand {
-    /// `ID@HOST:PORT`: a node id (64 hex digits) and its address; nil for anything else.
-    static func knownPeer(_ text: String) -> (node: AuthorID, address: PeerAddress)? {
-        guard let at = text.firstIndex(of: "@"), let node = AuthorID(hex: text[..<at]),
-            let address = PeerAddress(String(text[text.index(after: at)...]))
-        else { return nil }
-        return (node, address)
     }
 }

@@ -247,7 +247,7 @@ struct BrowserDeviceTests {
                         by: browser.log,
                         after: profile
                     ),
-                    422, "belongs to someone else"
+                    403, "belongs to someone else"
                 ),
                 (
                     "a device-remove of the node",

@@ -175,7 +175,8 @@ export function inspectPhoto(file, signal) {
  * Who this node is (from /api/status), filled in by app.js at start; `groups` and `logs` (this node's log key in
  * each of its groups: the author of what it writes there) from /api/groups, by loadGroups().
  */
-export const session = { me: null, name: null, groups: null, logs: new Set(), maxPhotoBytes: null, account: null };
+export const session = { me: null, name: null, groups: null, logs: new Set(), maxPhotoBytes: null, account: null,
+  guest: false };
 
 /**
  * Whether `author` is this node: its own key (a post made in no group) or its log key in one of its groups; or, with
@@ -192,6 +193,8 @@ let groupsLoading = null;
  * groups; a failure is not kept, so the next call asks again.
  */
 export function loadGroups(fresh = false) {
+  // A guest sees its one group, set at the start of its session (browser.js); the node's list is not its to read.
+  if (session.guest) return Promise.resolve(session.groups);
   if (groupsLoading && !fresh) return groupsLoading;
   const pending = api('/api/groups').then((body) => {
     if (groupsLoading === pending) {
@@ -241,6 +244,8 @@ let statusLoading = null;
  * failure is not kept.
  */
 export function nodeStatus(fresh = false) {
+  // A guest is not told about the node (its id, data directory, peers): nothing of it is shown to a guest.
+  if (session.guest) return Promise.resolve(normalizeStatus({}));
   if (statusLoading && !fresh) return statusLoading;
   const pending = api('/api/status').then((body) => {
     const status = normalizeStatus(body);

@@ -102,36 +102,46 @@ async function start() {
 }
 
 /**
- * A phone's browser: opened from the owner's link (#link=CODE) it links itself first (phonelink.js); holding a
- * device key (set at link), it opens its session by signing before anything is read (browser.js). The owner's
- * browser loads neither module.
+ * A phone's browser: opened from the owner's link (#link=CODE) it links itself first, from a guest link
+ * (#guest=CODE) it joins as a guest (phonelink.js); holding a device key (set then), it opens its session by signing
+ * before anything is read (browser.js). Resolves to 'owner', 'phone' or 'guest'. The owner's browser loads neither
+ * module.
  */
 async function asDevice() {
-  const link = window.location.hash.match(/^#link=([A-Za-z0-9_-]+)$/);
-  if (!link && localStorage.getItem('continuum-browser-device') === null) return;
+  const hash = window.location.hash;
+  const link = hash.match(/^#link=([A-Za-z0-9_-]+)$/);
+  const guest = hash.match(/^#guest=([A-Za-z0-9_-]+)$/);
+  if (!link && !guest && localStorage.getItem('continuum-browser-device') === null) return 'owner';
   // The first page of the feed asked for before the session: asked again once it stands.
   window.continuumFirstFeed = null;
   try {
-    if (link) {
-      await (await import('./phonelink.js')).linkPage(main, link[1]);
+    if (link || guest) {
+      const phonelink = await import('./phonelink.js');
+      await (link ? phonelink.linkPage(main, link[1]) : phonelink.guestPage(main, guest[1]));
       main.replaceChildren();
     }
-    if (await (await import('./browser.js')).start()) {
-      // The peers are the node's business, not a phone's (the API refuses them to it).
-      document.querySelector('nav a[data-route="peers"]')?.closest('li')?.remove();
-    }
+    const browser = await import('./browser.js');
+    if (!(await browser.start())) return 'owner';
+    // The peers are the node's business, not a phone's (the API refuses them to it); a guest has its group alone.
+    const hidden = browser.linked.current.guest ? ['peers', 'groups', 'settings', 'notifications'] : ['peers'];
+    for (const name of hidden) document.querySelector(`nav a[data-route="${name}"]`)?.closest('li')?.remove();
+    return browser.linked.current.guest ? 'guest' : 'phone';
   } catch (error) {
     showError(error, 'This phone could not open its session with the node');
+    return 'phone';
   }
 }
 
 // The marker the browser tests use to tell that live updates came without a page load.
 window.continuumLoadedAt = performance.timeOrigin;
-asDevice().then(() => {
-  start();
-  events.connect();
-  notifications.startBadge();
-  groups.startBadge();
+asDevice().then((who) => {
+  // A guest reads its group's posts; the node's events, notifications and requests are not its (the API says 403).
+  if (who !== 'guest') {
+    start();
+    events.connect();
+    notifications.startBadge();
+    groups.startBadge();
+  }
   window.addEventListener('hashchange', route);
   route();
 });

@@ -61,9 +61,7 @@ export const hasDevice = () => localStorage.getItem(FLAG) !== null;
 export async function start() {
   if (!hasDevice()) return false;
   try {
-    linked.current = await api('/api/browser/me');
-    session.account = linked.current.account;
-    signedWrites.current = writes;
+    adopt(await api('/api/browser/me'));
     return true;
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 401) throw error;
@@ -75,10 +73,47 @@ export async function start() {
   const signature = await records.sign(device.privateKey, message);
   await api('/api/browser/session', { method: 'POST',
     json: { device: records.hex(device.public), nonce, signature: records.base64url(signature) } });
-  linked.current = await api('/api/browser/me');
-  session.account = linked.current.account;
-  signedWrites.current = writes;
+  adopt(await api('/api/browser/me'));
   return true;
+}
+
+/** Takes `me` (GET /api/browser/me) as who this page is: its account, and for a guest its one group. */
+function adopt(me) {
+  linked.current = me;
+  session.account = me.account;
+  signedWrites.current = writes;
+  if (me.guest) {
+    session.guest = true;
+    session.groups = me.groups.map((group) => ({ id: group.id, name: group.name, log: group.log, admin: false }));
+    session.logs = new Set(me.groups.map((group) => group.log).filter(Boolean));
+  }
+}
+
+/** Which group a guest link opens: `{ group, groupName, host }`. */
+export const inspectGuest = (code) => api('/api/browser/guest/inspect', { method: 'POST', json: { code } });
+
+/**
+ * Joins `group` as a guest named `name` with the link `code`: makes this browser's device key (which founds its own
+ * account, kind 8 with no account named) and its log key for the group; the node adds the log to the group; then the
+ * device declares the log (kind 11) and the name is signed in the log, as its first record.
+ */
+export async function acceptGuest(code, name, group) {
+  const [device, log] = [await newKey(), await newKey()];
+  const founding = await records.makeRecord(records.joining(new Uint8Array(32)),
+    { author: device.public, privateKey: device.privateKey, sequence: 1, previous: null });
+  await saveKey('device', device);
+  await saveKey(`log:${group}`, log);
+  const answer = await api('/api/browser/guest/accept', { method: 'POST', json: {
+    code, name, device: records.hex(device.public), log: records.hex(log.public), record: records.base64url(founding),
+  } });
+  localStorage.setItem(FLAG, records.hex(device.public));
+  adopt(await api('/api/browser/me'));
+  // The log declared as this device's (both keys sign), so that what it writes is the guest's account's.
+  const [accountBytes, groupBytes] = [records.fromHex(answer.account), records.fromHex(group)];
+  const signature = await records.sign(log.privateKey, records.declarationMessage(accountBytes, groupBytes, device.public));
+  await signAndSend(device, records.declaration(accountBytes, groupBytes, log.public, signature));
+  await signAndSend(log, records.profile(answer.name ?? name));
+  return answer;
 }
 
 /** Whose account the link code adds this browser to: `{ account, name }`. */

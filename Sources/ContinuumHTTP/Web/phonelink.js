@@ -80,3 +80,47 @@ export function linkPage(container, code) {
     }, (error) => { status.textContent = `This link cannot be used: ${error.message}`; });
   });
 }
+
+/**
+ * The page a guest opens from a guest link (#guest=CODE): which group it joins, a name, and a button that makes this
+ * browser's keys and joins. Resolves once joined (the caller then shows the app, scoped to that group).
+ */
+export function guestPage(container, code) {
+  return new Promise((resolve) => {
+    const status = h('p', { id: 'guest-status', role: 'status' }, 'Reading the link…');
+    const name = h('input', { type: 'text', id: 'guest-name', name: 'name', autocomplete: 'nickname', maxlength: 64,
+      required: true, 'aria-describedby': 'guest-help' });
+    const button = h('button', { type: 'submit', id: 'join-as-guest', class: 'primary' }, 'Join');
+    const form = h('form', { id: 'guest-form', class: 'settings-form', novalidate: true, hidden: true },
+      h('div', { class: 'field' }, h('label', { for: 'guest-name' }, 'Your name'),
+        h('div', { class: 'row' }, name, button),
+        h('p', { class: 'help', id: 'guest-help' }, 'The others see it beside your photos, comments and reactions.')));
+    container.replaceChildren(h('section', { class: 'view', 'aria-labelledby': 'guest-title' },
+      h('h1', { id: 'guest-title', tabindex: '-1' }, 'Join as a guest'), status, form));
+    if (!browser.canSign()) {
+      status.textContent = 'This page must be opened over https (the node\'s --api-tls) for the phone to make its key.';
+      return;
+    }
+    browser.inspectGuest(code).then((found) => {
+      const group = found.groupName ?? 'this group';
+      status.textContent = `${found.host ?? 'The host'} invites you to share photos in “${group}”. You post as `
+        + 'yourself, with a key this browser makes and keeps; you see this group alone.';
+      form.hidden = false;
+      name.focus();
+      form.addEventListener('submit', async (event) => {
+        event.preventDefault();
+        if (!name.value.trim()) { showError(new Error('Pick the name the others will see.'), 'Not joined'); return; }
+        button.disabled = true;
+        try {
+          await browser.acceptGuest(code, name.value.trim(), found.group);
+          window.history.replaceState(null, '', window.location.pathname + '#/');
+          announce(`You joined ${group}.`);
+          resolve();
+        } catch (error) {
+          button.disabled = false;
+          showError(error, 'You could not join');
+        }
+      });
+    }, (error) => { status.textContent = `This link cannot be used: ${error.message}`; });
+  });
+}

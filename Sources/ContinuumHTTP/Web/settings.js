@@ -16,6 +16,8 @@ export function mount(container) {
   }
   const linkPhone = h('div', { id: 'link-phone-section' });
   import('./phonelink.js').then((phonelink) => { if (alive) linkPhone.replaceChildren(phonelink.ownerSection()); });
+  const guests = h('div', { id: 'guests-section' });
+  import('./guests.js').then((module) => { if (alive) guests.replaceChildren(module.ownerSection()); });
   const nameInput = h('input', { type: 'text', id: 'name-input', name: 'name', autocomplete: 'nickname', maxlength: 64,
     'aria-describedby': 'name-help' });
   const nameError = h('p', { class: 'form-error', id: 'name-error', role: 'alert', hidden: true });
@@ -36,6 +38,8 @@ export function mount(container) {
     h('section', { class: 'settings-section', 'aria-labelledby': 'devices-title' }, h('h2', { id: 'devices-title' }, 'Your devices'), devices),
     h('section', { class: 'settings-section', 'aria-labelledby': 'link-phone-title' },
       h('h2', { id: 'link-phone-title' }, 'Your phone, as you'), linkPhone),
+    h('section', { class: 'settings-section', 'aria-labelledby': 'guests-title' },
+      h('h2', { id: 'guests-title' }, 'Guests at an event'), guests),
     h('section', { class: 'settings-section', 'aria-labelledby': 'phone-title' }, h('h2', { id: 'phone-title' }, 'Open on your phone'), phone),
     h('section', { class: 'settings-section', 'aria-labelledby': 'node-title' }, h('h2', { id: 'node-title' }, 'This node'), facts)));
 
