@@ -1050,6 +1050,13 @@ def functional_tests(args, work):
             svg = base64.b64decode(qr['src'].split(',', 1)[1]).decode()
             assert svg.startswith('<svg') and '</svg>' in svg, svg[:80]
             assert code in qr['alt'], qr['alt']
+            # The QR code holds Alice's page with #invite=CODE: a phone's camera opens it, and it says what it is for.
+            image = browser.find('#invite-qr')
+            png = artifacts / 'invite-qr.png'
+            png.write_bytes(base64.b64decode(browser.cmd('GET', f'/element/{image}/screenshot')))
+            url = subprocess.run(['zbarimg', '--raw', '-q', str(png)], capture_output=True, text=True, timeout=30).stdout.strip()
+            assert url == f'{alice.api}/#invite={code}', f'the invite QR code says {url!r}'
+            state['invite_url'] = url
             valid = browser.text(browser.find('#invite-valid'))
             assert valid.startswith('Valid once, until') and f'127.0.0.1:{alice.port}' in valid, valid
             state['group'], state['code'] = group['id'], code
@@ -1068,7 +1075,8 @@ def functional_tests(args, work):
             assert 'stays on this node' in note and browser.find_all("#post-group-note a[href='#/groups']"), note
             assert browser.js("return document.querySelector('#post-group-row').hidden") is True, 'a group picker with no group'
             browser.js("location.hash = '#/groups'")
-            browser.type(browser.wait_css('#join-code'), state['code'])
+            # Pasted as the address its QR code holds: the node reads the code in it.
+            browser.type(browser.wait_css('#join-code'), state['invite_url'])
             browser.click(browser.find('#join-button'))
             message = wait_for('joined', lambda: (t := browser.text(browser.find('#join-status'))).startswith('Joined') and t, 30)
             assert 'arrive by sync' in message, message

@@ -375,6 +375,20 @@ def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
         if not steps.run('a guest scans the guest link, picks a name, and posts two photos at once', guest_joins_and_posts, guest):
             return
 
+        def invite_opened_on_phone():
+            made = alice.send('POST', f'/api/groups/{party}/invites', {'host': '127.0.0.1'})
+            assert made['url'].endswith(f"#invite={made['code']}") and made['url'].startswith('https://'), made['url']
+            guest.get('about:blank')  # as a phone's camera opens it: a fresh page load
+            guest.get(made['url'])
+            said = guest.text(guest.wait_css('#invite-page-command', 15))
+            assert said == f"continuum-node join {made['code']}", said
+            assert 'guest link' in guest.text(guest.find('#invite-page-phone'))
+            assert not guest.find_all('#grid'), 'the invite page loaded the timeline'
+            guest.get(made['url'].split('#')[0] + '#/')
+            t.wait_for('the guest\'s timeline again', lambda: guest.js("return document.querySelector('#grid') !== null"), 20)
+            return f'the invite QR\'s address ({made["url"].split("#")[0]}#invite=…) says: "{said[:40]}…", and what a phone does instead'
+        steps.run('an invite\'s QR address opened on a phone says what it is for', invite_opened_on_phone, guest)
+
         def guest_comments_and_reacts():
             guest.js(f"location.hash = '#/post/{alices}'")
             box = guest.wait_css('#comment-text', 15)

@@ -253,7 +253,17 @@ public final class APIServer: Service, Sendable {
             )
         }
         // Every route, in sets by what they serve, under `/api`; each set holds only the parts of the node it uses.
-        let api = router.group("api")
+        registerRoutes(on: router.group("api"), stillDevice: stillDevice)
+        return router
+    }
+}
+
+extension APIServer {
+    /// Every route of the API under `api`, in sets by what they serve.
+    private func registerRoutes(
+        on api: RouterGroup<BasicRequestContext>,
+        stillDevice: @escaping @Sendable (BrowserSession) async throws -> Bool
+    ) {
         let address: @Sendable () -> String = { [bound, configuration] in
             "\(configuration.host):\(bound.withLockedValue { $0 } ?? configuration.port)"
         }
@@ -270,7 +280,6 @@ public final class APIServer: Service, Sendable {
         var photoRoutes = PhotoRoutes(services, uploads: uploads)
         photoRoutes.scope = scope
         photoRoutes.register(on: api)
-        GroupRoutes(services).register(on: api)
         DeviceRoutes(services).register(on: api)
         let browserRoutes = BrowserRoutes(services, sessions: sessions, uploads: uploads, configuration: configuration)
         {
@@ -278,9 +287,11 @@ public final class APIServer: Service, Sendable {
             bound.withLockedValue { $0 } ?? configuration.port
         }
         browserRoutes.register(on: api)
+        var groupRoutes = GroupRoutes(services)
+        groupRoutes.pageURL = { request in browserRoutes.pageURL(request) }
+        groupRoutes.register(on: api)
         GuestRoutes(browser: browserRoutes).register(on: api)
         SettingsRoutes(services, configuration: configuration, address: address).register(on: api)
-        return router
     }
 }
 

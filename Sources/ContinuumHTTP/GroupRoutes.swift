@@ -19,6 +19,9 @@ struct GroupRoutes: Sendable {
     let join: (@Sendable (InviteCode) async throws -> GroupID)?
     /// Joins an open group announced on the LAN by its name; nil where the node does not sync.
     let joinOpen: (@Sendable (String) async throws -> GroupID)?
+    /// The web UI's address a phone opens (``BrowserRoutes/pageURL(_:)``): an invite's QR code holds it with
+    /// `#invite=CODE`.
+    var pageURL: (@Sendable (Request) -> String)?
 
     /// Adds the group routes to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
@@ -101,7 +104,13 @@ struct GroupRoutes: Sendable {
         let code = ticket.code(of: identity, host: host, port: port)
         let name = try await store.groups().first { $0.id == group }?.name
         return try json(
-            InviteJSON(code: code, group: group, groupName: name, expiresAt: ticket.expiresAt, qr: true),
+            InviteJSON(
+                code: code,
+                group: group,
+                groupName: name,
+                expiresAt: ticket.expiresAt,
+                url: (pageURL?(request) ?? "/") + "#invite=" + code.text
+            ),
             status: .created
         )
     }
@@ -111,7 +120,7 @@ struct GroupRoutes: Sendable {
     /// Joins a group with an invite code: this node dials the inviter and waits (up to 20 s) for its answer.
     func joinGroup(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: JoinBody.self, context: context)
-        guard let text = body.code, !TextRules.isBlank(text) else {
+        guard let text = body.code.map(InviteCode.pasted), !TextRules.isBlank(text) else {
             throw APIError(.badRequest, "missing_code", "paste the invite code another node made", field: "code")
         }
         guard let join, let joinOpen else {

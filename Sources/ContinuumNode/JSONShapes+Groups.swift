@@ -57,17 +57,21 @@ public struct InviteJSON: Encodable, Sendable {
     public let expiresAt: String
     public let host: String
     public let port: Int
-    /// The code as a QR code in SVG (the API only): its text is the code.
+    /// The API only: the inviting node's web page with `#invite=CODE`, which a phone's camera opens (it says what
+    /// the code is for) and `join` takes as the code.
+    public var url: String?
+    /// The API only: `url` as a QR code in SVG.
     public var qrSvg: String?
 
-    public init(code: InviteCode, group: GroupID, groupName: String?, expiresAt: Timestamp, qr: Bool = false) {
+    public init(code: InviteCode, group: GroupID, groupName: String?, expiresAt: Timestamp, url: String? = nil) {
         self.code = code.text
         self.group = group
         self.groupName = groupName
         self.expiresAt = expiresAt.rfc3339
         host = code.host ?? ""
         port = code.port ?? 0
-        qrSvg = qr ? (try? QRCode(encoding: code.text))?.svg() : nil
+        self.url = url
+        qrSvg = url.flatMap { try? QRCode(encoding: $0) }?.svg()
     }
 }
 

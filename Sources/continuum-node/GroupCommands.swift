@@ -157,9 +157,12 @@ struct InviteCommand: AsyncParsableCommand {
             return try Output.json(InviteJSON(code: code, group: id, groupName: name, expiresAt: ticket.expiresAt))
         }
         print(code.text)
-        // The QR code's text is the code: a phone's camera reads it off the screen. On stderr, so that the code alone
-        // is what a script captures.
-        if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(encoding: code.text) {
+        // The QR code holds the running web UI's page with #invite=CODE when one is known (a phone's camera opens
+        // it, and the page says what the code is for; `join` takes it too), else the code. On stderr, so that the
+        // code alone is what a script captures.
+        let scanned =
+            GuestLinkCommand.webAddress(in: context.directory).map { $0 + "#invite=" + code.text } ?? code.text
+        if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(encoding: scanned) {
             FileHandle.standardError.write(Data((qr.terminalText() + "\n").utf8))
         }
         FileHandle.standardError.write(
@@ -217,7 +220,7 @@ struct JoinCommand: AsyncParsableCommand {
     func run() async throws {
         let request: ControlRequest
         let context = try options.open()
-        if let code {
+        if let code = code.map(InviteCode.pasted) {
             do {
                 _ = try InviteCode(parsing: code)
                 request = .join(code: code)

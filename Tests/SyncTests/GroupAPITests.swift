@@ -51,9 +51,13 @@ struct GroupAPITests {
         #expect(invite.object["port"] as? Int == alice.port && invite.object["host"] as? String == "127.0.0.1")
         let svg = try #require(invite.object["qrSvg"] as? String)
         #expect(svg.hasPrefix("<svg") && svg.contains("<path"), "\(svg.prefix(80))")
-        let expected = try QRCode(encoding: code).svg()
-        #expect(svg == expected, "the QR code's text is the code")
-        let joined = try await base.call(api, bob, "POST", "/api/join", json: ["code": code], expect: 200)
+        // It holds Alice's web page with #invite=CODE (her API listens on loopback: that address), which Bob's node
+        // joins by as by the code.
+        let url = try #require(invite.object["url"] as? String)
+        #expect(url == "http://127.0.0.1:\(alice.apiPort)/#invite=\(code)")
+        let expected = try QRCode(encoding: url).svg()
+        #expect(svg == expected, "the QR code's text is the page's address with the code")
+        let joined = try await base.call(api, bob, "POST", "/api/join", json: ["code": url], expect: 200)
         #expect(joined.object["group"] as? String == group)
         try await eventually("alice knows bob's name in the group") {
             try await alice.http.get("/api/groups/Choir/members").text.contains("\"bob\"")

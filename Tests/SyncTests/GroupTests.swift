@@ -28,7 +28,8 @@ struct GroupTests {
         let code = try #require(invite["code"] as? String)
         #expect((invite["groupName"] as? String) == "Family")
         #expect(invite["expiresAt"] is String)
-        #expect(try await bob.cli("join", code).hasPrefix("joined group"))
+        // Given as the address the invite's QR code holds (the inviter's web page with #invite=CODE).
+        #expect(try await bob.cli("join", "https://192.168.1.5:7421/#invite=\(code)").hasPrefix("joined group"))
 
         // The history: the post, its photo and its comment.
         try await eventually("bob has alice's post, its photo and its comment") {

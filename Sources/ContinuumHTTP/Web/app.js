@@ -25,6 +25,8 @@ let current = null;
 let first = true;
 
 function parse(hash) {
+  const invite = hash.match(/^#invite=([0-9A-Za-z-]+)$/);
+  if (invite) return { name: 'invite', code: invite[1] };
   // The timeline keeps its search and filters after a "?" (timeline.js); other pages take none.
   const path = (hash.replace(/^#/, '') || '/').split('?')[0];
   let match;
@@ -64,6 +66,7 @@ function route() {
     else if (next.name === 'peers') unmount = peers.mount(other);
     else if (next.name === 'groups') unmount = groups.mount(other);
     else if (next.name === 'settings') unmount = settings.mount(other);
+    else if (next.name === 'invite') import('./phonelink.js').then((phonelink) => phonelink.invitePage(other, next.code));
     else {
       const p = document.createElement('p');
       p.className = 'panel';
@@ -134,7 +137,14 @@ async function asDevice() {
 
 // The marker the browser tests use to tell that live updates came without a page load.
 window.continuumLoadedAt = performance.timeOrigin;
-asDevice().then((who) => {
+// An invite's QR code opened here (#invite=CODE): a page that says what the code is for, and nothing else (the
+// person opening it has no session on this node).
+const invite = window.location.hash.match(/^#invite=([0-9A-Za-z-]+)$/);
+if (invite) {
+  import('./phonelink.js').then((phonelink) => phonelink.invitePage(main, invite[1]));
+  // Leaving it for the app: the app starts as on any load.
+  window.addEventListener('hashchange', () => window.location.reload());
+} else asDevice().then((who) => {
   // A guest reads its group's posts; the node's events, notifications and requests are not its (the API says 403).
   if (who !== 'guest') {
     start();

@@ -259,7 +259,9 @@ export function mount(container) {
       copied.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
     });
     if (!navigator.clipboard?.writeText) copy.textContent = 'Select';
-    const qr = h('img', { id: 'invite-qr', class: 'invite-qr', alt: `QR code of the invite code ${made.code}`, width: 220, height: 220 });
+    // The QR code holds this node's page with #invite=CODE: a phone's camera opens it and says what the code is for;
+    // a node joins with that address as with the code.
+    const qr = h('img', { id: 'invite-qr', class: 'invite-qr', alt: `QR code of ${made.url ?? 'the invite'} (invite code ${made.code})`, width: 220, height: 220 });
     if (typeof made.qrSvg === 'string' && made.qrSvg) qr.src = svgDataURL(made.qrSvg);
     else qr.hidden = true;
     const box = h('div', { class: 'invite', id: 'invite', role: 'group', 'aria-label': `Invite to ${groupLabel(group)}` },

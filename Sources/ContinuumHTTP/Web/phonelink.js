@@ -124,3 +124,29 @@ export function guestPage(container, code) {
     }, (error) => { status.textContent = `This link cannot be used: ${error.message}`; });
   });
 }
+
+/**
+ * The page an invite's QR code opens (#invite=CODE), on a phone or any browser without this node's token: what the
+ * code is for (a computer running continuum-node joins the group with it), and how a phone takes part instead.
+ */
+export function invitePage(container, code) {
+  const command = `continuum-node join ${code}`;
+  const copy = h('button', { type: 'button', id: 'invite-page-copy' }, 'Copy the command');
+  const copied = h('span', { class: 'meta', role: 'status' });
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(command);
+      copied.textContent = 'Copied.';
+    } catch {
+      window.getSelection()?.selectAllChildren(container.querySelector('#invite-page-command'));
+      copied.textContent = 'Selected: copy it.';
+    }
+  });
+  container.replaceChildren(h('section', { class: 'view', id: 'invite-page', 'aria-labelledby': 'invite-page-title' },
+    h('h1', { id: 'invite-page-title', tabindex: '-1' }, 'An invite to a group'),
+    h('p', {}, 'This code lets a computer running continuum-node join the group, once. On that computer, run:'),
+    h('p', { class: 'row code-row' }, h('code', { id: 'invite-page-command', class: 'invite-code' }, command), copy, copied),
+    h('p', {}, 'or paste the code, or this page\'s address, in its web page under Groups → Join a group.'),
+    h('p', { class: 'help', id: 'invite-page-phone' }, 'On a phone, ask the person who invited you for a guest link '
+      + '(a phone posts as a guest, with one scan), or to link your phone to your own node.')));
+}
