@@ -375,6 +375,29 @@ def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
         if not steps.run('a guest scans the guest link, picks a name, and posts two photos at once', guest_joins_and_posts, guest):
             return
 
+        def guest_hears_its_group_live():
+            guest.js("location.hash = '#/'")
+            guest.wait_css('#grid')
+            loaded = guest.js('return window.continuumLoadedAt')
+            grid = lambda: guest.js("return [...document.querySelectorAll('#grid li.tile')].map(t => t.dataset.id)")
+            # What the stream itself says to the guest (events carry captions): its group's alone.
+            guest.js("window.heard = []; const s = new EventSource('/api/events');"
+                     " for (const k of ['post', 'comment', 'syncFinished', 'peerJoined']) s.addEventListener(k, e => heard.push(k + ' ' + e.data));")
+            hidden = t.post_photo(bob, fixtures / 'lake.png', 'Not for the guests', group='browser-tests-phone')['id']
+            shown = t.post_photo(bob, fixtures / 'forest.webp', 'For the guests too', group='Party')['id']
+            t.wait_for('both of Bob\'s posts on Alice', lambda: alice.has_post(hidden) and alice.has_post(shown), 30)
+            t.wait_for('Bob\'s Party post in the guest\'s grid, live', lambda: shown in grid(), 30)
+            assert hidden not in grid(), 'a post of another group reached the guest\'s grid'
+            heard = t.wait_for('the post event heard', lambda: (h := guest.js('return window.heard')) and
+                               any('For the guests too' in e for e in h) and h, 15)
+            assert not any('Not for the guests' in e or e.startswith(('syncFinished', 'peerJoined')) for e in heard), heard
+            assert guest.js('return window.continuumLoadedAt') == loaded, 'the page was reloaded'
+            answer = ask_all(guest, [['GET', f'/api/posts/{hidden}', None]])
+            assert answer == [[404, 'unknown_post']], answer
+            return (f'Bob\'s Party post appeared without a reload; his post in the other group did not, and reads as 404; '
+                    f'the stream said {len(heard)} event(s), none of the other group or of the node\'s peers')
+        steps.run('the guest sees its group\'s new posts live, and no other group\'s', guest_hears_its_group_live, guest)
+
         def invite_opened_on_phone():
             made = alice.send('POST', f'/api/groups/{party}/invites', {'host': '127.0.0.1'})
             assert made['url'].endswith(f"#invite={made['code']}") and made['url'].startswith('https://'), made['url']

@@ -270,8 +270,9 @@ extension APIServer {
         let uploads = UploadReceiver(assets: services.store.assets, limit: .upload(configuration))
         var nodeRoutes = NodeRoutes(services, address: address)
         nodeRoutes.stillServed = Self.stillServed(by: sessions, stillDevice: stillDevice)
-        nodeRoutes.register(on: api)
         let scope = GuestScope(sessions: sessions)
+        nodeRoutes.guestGroup = { request in await scope.group(of: request) }
+        nodeRoutes.register(on: api)
         var postRoutes = PostRoutes(services, uploads: uploads)
         postRoutes.scope = scope
         postRoutes.register(on: api)

@@ -176,11 +176,12 @@ enum BrowserRights {
         return open.contains { $0.0 == method && matches($0.1, parts) }
     }
 
-    /// What a guest may ask: to read its group's posts and photos, and to write what it signs itself. Not its
-    /// group's members, the node's other groups, follows, notifications or the event stream.
+    /// What a guest may ask: to read its group's posts and photos (and hear of them: the event stream, filtered),
+    /// and to write what it signs itself. Not its group's members, the node's other groups, follows or
+    /// notifications.
     private static let guestReads: [[String]] = [
         ["feed"], ["search"], ["places"], ["posts", "*"], ["photos", "*"], ["photos", "*", "thumbnail"],
-        ["browser", "me"], ["browser", "logs", "*"],
+        ["browser", "me"], ["browser", "logs", "*"], ["events"],
     ]
     private static let guestWrites: [(HTTPRequest.Method, [String])] = [
         (.post, ["browser", "photos"]), (.post, ["browser", "records"]), (.delete, ["browser", "session"]),

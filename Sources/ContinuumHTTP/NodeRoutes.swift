@@ -23,6 +23,8 @@ struct NodeRoutes: Sendable {
     /// For a request served with a linked browser's session: a check that it still stands (not ended, its device not
     /// removed), which an event stream makes at each event and keep-alive; nil for the owner's requests.
     var stillServed: @Sendable (Request) async -> (@Sendable () async -> Bool)? = { _ in nil }
+    /// The group a guest's request sees (``GuestScope``); nil for everyone else.
+    var guestGroup: @Sendable (Request) async -> GroupID? = { _ in nil }
 
     /// Adds the node's routes to `api` (the `/api` group).
     func register(on api: RouterGroup<BasicRequestContext>) {
@@ -120,11 +122,31 @@ struct NodeRoutes: Sendable {
         return try json(PeerList(peers: lines, discovery: DiscoveryJSON(discovery())))
     }
 
+    /// Whether a guest of `group` hears `event`: the posts, comments, edits, deletes and reactions of its group's
+    /// logs, and the photos and thumbnails its group shows; nothing of the node's peers, syncs or requests.
+    static func shows(_ event: SyncEvent, toGuestOf group: GroupID, _ store: ContinuumStore) async -> Bool {
+        do {
+            switch event {
+            case .postAdded(_, let author, _), .commentAdded(_, _, let author, _), .postEdited(_, let author, _),
+                .deleted(_, let author), .reacted(_, _, let author, _):
+                return try await store.group(ofLog: author) == group
+            case .photoArrived(let hash), .thumbnailArrived(let hash):
+                return try await store.isPhotoShown(hash, inGroups: [group])
+            default:
+                return false
+            }
+        } catch {
+            // A store that cannot say: the guest does not hear of it (the page reads its group again on its next load).
+            return false
+        }
+    }
+
     /// `GET /api/events`: Server-Sent Events, one per `watch` event, with a keep-alive comment every 15 s.
     func events(_ request: Request) async throws -> Response {
         let progress = try flag(request.formQuery, "progress")
         let events = await engine.events()
         let check = await stillServed(request)
+        let scope = await guestGroup(request)
         let headers: HTTPFields = [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-store"]
         return Response(
             status: .ok,
@@ -136,6 +158,7 @@ struct NodeRoutes: Sendable {
                         if WatchEvent(event).isFrequent && !progress { continue }
                         // A browser whose session ended, or whose device was removed, hears nothing more.
                         if let check, await !check() { break }
+                        if let scope, await !Self.shows(event, toGuestOf: scope, store) { continue }
                         let watch = await WatchEvent.named(event) { await store.nameForWatch($0) }
                         // Not storage nor the network: encoding an event of strings and numbers. One that did not
                         // encode is left out, rather than ending every other event's stream.

@@ -234,7 +234,7 @@ struct GuestTests {
                 (.post, "/api/groups/\(setting.party.hex)/invites", [:]), (.post, "/api/guests/link", [:]),
                 (.get, "/api/guests", [:]), (.delete, "/api/posts/\(setting.alicePartyPost.hex)", [:]),
                 (.delete, "/api/groups/\(setting.party.hex)/members/\(guest.browser.log.author.hex)", [:]),
-                (.get, "/api/notifications", [:]), (.get, "/api/events", [:]), (.get, "/api/status", [:]),
+                (.get, "/api/notifications", [:]), (.get, "/api/status", [:]),
                 (.post, "/api/posts/\(setting.alicePartyPost.hex)/comments", ["text": "x"]),
                 (.get, "/api/groups/\(setting.party.hex)/members", [:]), (.post, "/api/browser/link", [:]),
             ]

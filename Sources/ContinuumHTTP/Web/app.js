@@ -145,10 +145,11 @@ if (invite) {
   // Leaving it for the app: the app starts as on any load.
   window.addEventListener('hashchange', () => window.location.reload());
 } else asDevice().then((who) => {
-  // A guest reads its group's posts; the node's events, notifications and requests are not its (the API says 403).
+  // A guest reads its group's posts and hears of them live; the node's status, notifications and requests are not
+  // its (the API says 403).
+  events.connect();
   if (who !== 'guest') {
     start();
-    events.connect();
     notifications.startBadge();
     groups.startBadge();
   }
