@@ -142,7 +142,7 @@ extension BrowserRoutes {
         try await charge(session, BrowserSessions.recordCost)
         let body = try await request.decodeJSON(as: RecordBodyJSON.self, context: context)
         let record = try verified(body.record, field: "record")
-        let stored = try await storeSigned(record, device: session.device)
+        let stored = try await storeSigned(record, device: session.device, guest: session.group != nil)
         return try json(
             StoredJSON(
                 id: stored.id.hex,
@@ -160,14 +160,15 @@ extension BrowserRoutes {
     /// phone is its owner's, and is not charged.
     func charge(_ session: BrowserSession, _ cost: Double) async throws {
         guard session.group != nil, let wait = await sessions.charge(session.device, cost) else { return }
+        throw Self.rateLimited(wait, "this guest writes faster than the node lets a guest write")
+    }
+
+    /// 429 `rate_limited`, with `Retry-After` in whole seconds.
+    static func rateLimited(_ wait: Duration, _ what: String) -> APIError {
         let seconds = max(1, Int(wait.components.seconds) + 1)
-        var error = APIError(
-            .tooManyRequests,
-            "rate_limited",
-            "this guest writes faster than the node lets a guest write; try again in \(seconds) s"
-        )
+        var error = APIError(.tooManyRequests, "rate_limited", "\(what); try again in \(seconds) s")
         error.headers[.retryAfter] = "\(seconds)"
-        throw error
+        return error
     }
 
     init(

@@ -284,9 +284,9 @@ struct BrowserRoutes: Sendable {
 
     /// Stores a record the browser signed, answering its refusal: 403 `not_yours`, 409 `stale_log`, 422
     /// `record_refused`.
-    func storeSigned(_ record: VerifiedRecord, device: AuthorID) async throws -> VerifiedRecord {
+    func storeSigned(_ record: VerifiedRecord, device: AuthorID, guest: Bool = false) async throws -> VerifiedRecord {
         do {
-            return try await actions.storeSigned(record, device: device)
+            return try await actions.storeSigned(record, device: device, follow: !guest)
         } catch let refusal as DeviceRecordRefusal {
             switch refusal.reason {
             case .notYours: throw APIError(.forbidden, "not_yours", refusal.message)

@@ -80,22 +80,34 @@ actor BrowserSessions {
     static let writeRefill = 1.0
     static let photoCost = 5.0
     static let recordCost = 1.0
-    private var budgets: [AuthorID: (units: Double, at: ContinuousClock.Instant)] = [:]
+    /// What a guest's joining costs its link's budget (a link admits 60 guests at once, then one a second).
+    static let joinCost = 1.0
+    private var budgets: [Data: (units: Double, at: ContinuousClock.Instant)] = [:]
+    /// Past this many budgets, those that filled again are forgotten.
+    static let budgetsKept = 4096
 
     /// Charges `device` `cost` units before the work: nil when its budget holds them (they are taken), else how
     /// long until it would.
-    func charge(_ device: AuthorID, _ cost: Double) -> Duration? {
+    func charge(_ device: AuthorID, _ cost: Double) -> Duration? { charge(key: device.bytes, cost) }
+
+    /// ``charge(_:_:)`` of the budget named `key`: a device's key, or a guest link's id.
+    func charge(key: Data, _ cost: Double) -> Duration? {
         let now = clock.now
-        let last = budgets[device] ?? (Self.writeBudget, now)
+        if budgets.count >= Self.budgetsKept {
+            // A budget that has filled again is as good as none: forgotten, so that many keys do not grow memory.
+            let full = Self.writeBudget / Self.writeRefill
+            budgets = budgets.filter { $0.value.at.duration(to: now) < .seconds(full) }
+        }
+        let last = budgets[key] ?? (Self.writeBudget, now)
         let elapsed =
             Double(last.at.duration(to: now).components.seconds)
             + Double(last.at.duration(to: now).components.attoseconds) / 1e18
         let units = min(Self.writeBudget, last.units + elapsed * Self.writeRefill)
         guard units >= cost else {
-            budgets[device] = (units, now)
+            budgets[key] = (units, now)
             return .milliseconds(Int64((cost - units) / Self.writeRefill * 1000))
         }
-        budgets[device] = (units - cost, now)
+        budgets[key] = (units - cost, now)
         return nil
     }
 

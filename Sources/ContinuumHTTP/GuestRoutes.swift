@@ -30,6 +30,15 @@ struct GuestScope: Sendable {
         return await sessions.session(token)?.group
     }
 
+    /// The post a guest's path names: its whole id (64 hex digits), else 404 `unknown_post`.
+    static func wholePost(_ context: BasicRequestContext) throws -> PostID {
+        let text = try context.parameters.require("id")
+        guard let id = PostID(hex: text) else {
+            throw APIError(.notFound, "unknown_post", "no post \(text) on this node (a guest gives a post's whole id)")
+        }
+        return id
+    }
+
     /// Throws 404 `unknown_post` when a guest asks for a post of another group (as if the node did not hold it).
     func check(post: PostID, of request: Request, in store: ContinuumStore) async throws {
         guard let group = await group(of: request) else { return }
@@ -241,6 +250,13 @@ struct GuestRoutes: Sendable {
         guard let device = AuthorID(hex: body.device), let log = AuthorID(hex: body.log), log != device else {
             throw APIError.badRequest("device and log must be two public keys of the browser: 64 hex digits each")
         }
+        // Charged to the link, once known, before the work (a signature to check, two records to store and send to
+        // every peer).
+        let link = Data(InviteCode.id(of: secret))
+        _ = try await linkCall { try await store.guestLinkGroup(id: link, proves: { $0 == secret }) }
+        if let wait = await browser.sessions.charge(key: link, BrowserSessions.joinCost) {
+            throw BrowserRoutes.rateLimited(wait, "guests join by this link faster than the node lets them")
+        }
         let founding = try browser.verified(body.record, field: "record")
         guard founding.header.author == device, founding.header.sequence == 1, let content = founding.body,
             AccountRecord(content, author: device) == .founding(recovery: nil)
@@ -252,7 +268,7 @@ struct GuestRoutes: Sendable {
         }
         let (group, _) = try await linkCall {
             try await browser.actions.admitGuest(
-                link: Data(InviteCode.id(of: secret)),
+                link: link,
                 proves: { $0 == secret },
                 founding: founding,
                 log: log,

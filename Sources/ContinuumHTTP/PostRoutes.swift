@@ -25,9 +25,11 @@ struct PostRoutes: Sendable {
         api.get("feed") { request, _ in try await feed(request) }
         api.get("search") { request, _ in try await search(request) }
         api.get("posts/:id") { request, context in
-            let id = try await resolvePost(context, in: store)
+            let guest = try await scope.guest(of: request, in: store)
+            // A guest names a post by its whole id: a prefix would list other groups' ids when ambiguous.
+            let id = try await guest == nil ? resolvePost(context, in: store) : GuestScope.wholePost(context)
             try await scope.check(post: id, of: request, in: store)
-            return try json(try await postView(id, guest: try await scope.guest(of: request, in: store)))
+            return try json(try await postView(id, guest: guest))
         }
         api.get("places") { request, _ in try placesNamed(request) }
         api.post("posts") { request, context in try await createPost(request, context: context) }
@@ -46,9 +48,10 @@ struct PostRoutes: Sendable {
         let query = request.formQuery
         var feed = FeedQuery(limit: try limit(query, default: 20))
         let mine = try flag(query, "mine")
+        let guest = try await scope.guest(of: request, in: store)
         if let author = query.get("author"), !author.isEmpty {
             guard !mine else { throw APIError.badRequest("mine=true and author cannot be combined", field: "author") }
-            feed.author = try await storeCall(noun: "author", field: "author") { try await store.resolveAuthor(author) }
+            feed.author = try await resolveAuthor(author, guest: guest != nil)
         }
         if mine { feed.mine = identity.node }
         if let since = query.get("since"), !since.isEmpty {
@@ -80,7 +83,6 @@ struct PostRoutes: Sendable {
                 throw APIError(.badRequest, "bad_cursor", error.message, field: "cursor")
             }
         }
-        let guest = try await scope.guest(of: request, in: store)
         feed.group = guest?.group
         if let guest, mine {
             // A guest's own posts: those of its log, not the node's.
@@ -91,6 +93,18 @@ struct PostRoutes: Sendable {
     }
 
     struct PostList: Encodable { let posts: [PostJSON] }
+
+    /// The author `text` names: an id or its start, a name; for a guest, a whole log key only (a prefix or a name
+    /// would list the keys of other groups' authors when ambiguous).
+    func resolveAuthor(_ text: String, guest: Bool) async throws -> AuthorID {
+        guard guest else {
+            return try await storeCall(noun: "author", field: "author") { try await store.resolveAuthor(text) }
+        }
+        guard let author = AuthorID(hex: text) else {
+            throw APIError(.notFound, "unknown_author", "a guest names an author by its whole log key", field: "author")
+        }
+        return author
+    }
 
     /// `LAT,LON`, or the name of a city (the most populous of that name), else 400 `bad_location` on `field`.
     func place(_ text: String, field: String) throws -> Coordinate {

@@ -33,10 +33,19 @@ extension NodeActions {
 
     /// Stores a record a linked browser signed (``ContinuumStore/storeFromDevice(_:device:autoFollow:)``) and tells
     /// the engine, which offers it to the peers.
-    public func storeSigned(_ record: VerifiedRecord, device: AuthorID) async throws -> VerifiedRecord {
-        let stored = try await store.storeFromDevice(record, device: device, autoFollow: record.header.kind == .post)
+    /// A post is followed (the node's person follows what it posts) unless `follow` is false: a guest's post is not
+    /// the owner's to follow.
+    public func storeSigned(
+        _ record: VerifiedRecord,
+        device: AuthorID,
+        follow: Bool = true
+    ) async throws
+        -> VerifiedRecord
+    {
+        let follows = follow && record.header.kind == .post
+        let stored = try await store.storeFromDevice(record, device: device, autoFollow: follows)
         await engine.recordsWritten()
-        if record.header.kind == .post { await engine.followsChanged() }
+        if follows { await engine.followsChanged() }
         return stored
     }
 }

@@ -113,18 +113,15 @@ extension ContinuumStore {
         if author == device {
             try checkAccountLogRecord(record, device: device, db)
         } else {
-            guard record.header.kind != .group, record.header.kind != .member else {
-                throw DeviceRecordRefusal(
-                    reason: .invalid,
-                    message: "a linked browser does not found groups or change their members; the node's owner does"
-                )
-            }
+            try checkGroupLogKind(record)
             // A log the device declared (a linked phone), or the log a guest link gave it (its member record
             // names the device as the log's node).
             let declared = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT m.removed_through IS NULL AS live FROM log_declaration d
+                    SELECT m.removed_through IS NULL
+                        AND NOT EXISTS (SELECT 1 FROM guest WHERE guest.log = d.log AND guest.removed != 0) AS live
+                    FROM log_declaration d
                     LEFT JOIN member m ON m.log = d.log
                     WHERE d.log = ?1 AND d.device = ?2
                     UNION ALL
@@ -161,9 +158,9 @@ extension ContinuumStore {
         switch record.header.kindCode {
         case AccountRecord.accountCode: break
         case AccountRecord.logDeclarationCode:
-            if let log = try guestLog(of: device, db) {
+            if let (log, group) = try guestLog(of: device, db) {
                 guard let body = record.body,
-                    case .logDeclaration(_, _, log, _) = AccountRecord(body, author: device)
+                    case .logDeclaration(_, group, log, _) = AccountRecord(body, author: device)
                 else {
                     throw DeviceRecordRefusal(
                         reason: .notYours,
@@ -185,10 +182,27 @@ extension ContinuumStore {
         }
     }
 
-    /// The log a guest link gave `device`; nil when it is no guest.
-    private static func guestLog(of device: AuthorID, _ db: Database) throws -> AuthorID? {
-        try Data.fetchOne(db, sql: "SELECT log FROM guest WHERE device = ?", arguments: [device.bytes]).map {
-            AuthorID(unchecked: $0)
+    /// The log a guest link gave `device`, and its group; nil when it is no guest.
+    private static func guestLog(of device: AuthorID, _ db: Database) throws -> (AuthorID, GroupID)? {
+        try Row.fetchOne(db, sql: "SELECT log, group_id FROM guest WHERE device = ?", arguments: [device.bytes]).map {
+            (AuthorID(unchecked: $0["log"]), GroupID(unchecked: $0["group_id"]))
+        }
+    }
+
+    /// Throws unless a browser's group log may sign a record of this kind: not a group or member record (the owner's
+    /// node signs those), nor an account record (the device key signs those).
+    private static func checkGroupLogKind(_ record: VerifiedRecord) throws {
+        guard record.header.kind != .group, record.header.kind != .member else {
+            throw DeviceRecordRefusal(
+                reason: .invalid,
+                message: "a linked browser does not found groups or change their members; the node's owner does"
+            )
+        }
+        guard !(AccountRecord.accountCode...AccountRecord.logDeclarationCode).contains(record.header.kindCode) else {
+            throw DeviceRecordRefusal(
+                reason: .invalid,
+                message: "a group log does not sign account records (kinds 8 to 11): the browser's device key does"
+            )
         }
     }
 

@@ -192,7 +192,13 @@ extension ContinuumStore {
                 db,
                 sql: """
                     SELECT g.device, g.group_id,
-                        (SELECT account FROM account_device d WHERE d.device = g.device) AS account, grp.name AS group_name, g.log, g.joined_at, g.removed,
+                        -- Removed here, or out of the group by any member record, or blocked by any route: not active.
+                        CASE WHEN g.removed != 0 THEN g.removed
+                            WHEN EXISTS (SELECT 1 FROM blocked b WHERE b.author = g.log OR b.node = g.device) THEN 2
+                            WHEN NOT EXISTS (SELECT 1 FROM member m WHERE m.log = g.log AND m.removed_through IS NULL)
+                                THEN 1
+                            ELSE 0 END AS state,
+                        (SELECT account FROM account_device d WHERE d.device = g.device) AS account, grp.name AS group_name, g.log, g.joined_at,
                         coalesce((SELECT p.name FROM profile p WHERE p.author = g.log), g.name) AS name,
                         (SELECT count(*) FROM post WHERE post.author = g.log AND post.deleted = 0) AS posts
                     FROM guest g LEFT JOIN grp ON grp.id = g.group_id
@@ -209,7 +215,7 @@ extension ContinuumStore {
                     log: AuthorID(unchecked: row["log"]),
                     name: row["name"],
                     joinedAt: Timestamp(milliseconds: row["joined_at"]),
-                    state: GuestSummary.State(rawValue: row["removed"]) ?? .removed,
+                    state: GuestSummary.State(rawValue: row["state"]) ?? .removed,
                     posts: row["posts"]
                 )
             }
@@ -254,31 +260,27 @@ extension ContinuumStore {
         }
     }
 
-    /// Removes a guest from its group (this node's admin log signs the removal, keeping what it wrote so far), and,
-    /// with `block`, blocks it on this node too (what it wrote is erased here). Its browser's session ends at its
-    /// next request.
+    /// Removes a guest: this node serves it no more from now on, whatever follows; this node's admin log signs its
+    /// removal from the group (keeping what it wrote so far) when it still can; with `block`, it is blocked on this
+    /// node too (what it wrote is erased here). Its browser's session ends at its next request.
     public func removeGuest(_ device: AuthorID, block: Bool, by identity: NodeIdentity) async throws -> GuestSummary {
         guard let guest = try await guest(device) else {
             throw StoreError(.notFound, "no guest has device key \(device.short)")
         }
-        if guest.state == .active || (block && guest.state == .removed) {
-            let live = try await read { db in
-                try Bool.fetchOne(
-                    db,
-                    sql: "SELECT 1 FROM member WHERE log = ? AND removed_through IS NULL",
-                    arguments: [guest.log.bytes]
-                ) == true
-            }
-            if live { _ = try await removeMember(guest.log, by: identity) }
-            if block { _ = try await self.block(guest.log, by: identity) }
-            let state: GuestSummary.State = block ? .blocked : .removed
-            try await write { db in
-                try db.execute(
-                    sql: "UPDATE guest SET removed = ? WHERE device = ?",
-                    arguments: [state.rawValue, device.bytes]
-                )
-            }
+        let state: GuestSummary.State = block ? .blocked : .removed
+        let live = try await write { db in
+            try db.execute(
+                sql: "UPDATE guest SET removed = max(removed, ?) WHERE device = ?",
+                arguments: [state.rawValue, device.bytes]
+            )
+            return try Bool.fetchOne(
+                db,
+                sql: "SELECT 1 FROM member WHERE log = ? AND removed_through IS NULL",
+                arguments: [guest.log.bytes]
+            ) == true
         }
+        if live { _ = try await removeMember(guest.log, by: identity) }
+        if block, guest.state != .blocked { _ = try await self.block(guest.log, by: identity) }
         return try await self.guest(device) ?? guest
     }
 }

@@ -97,17 +97,22 @@ extension ContinuumStore {
         var statementArguments = StatementArguments(arguments)
         if let group { statementArguments += [group.bytes] }
         let values = statementArguments
-        let inGroup = group == nil ? "" : " AND post.author IN (SELECT log FROM member WHERE group_id = ?)"
+        // A group's hits are counted before the page's limit, so that other groups' posts neither take its places nor
+        // tell by their absence that they exist.
+        let inGroup =
+            group == nil
+            ? ""
+            : " AND rowid IN (SELECT post.rowid FROM post WHERE post.author IN (SELECT log FROM member WHERE group_id = ?))"
         return try await read { db in
             // post.rowid (= post_search.rowid) follows creation time, so the index is walked newest first and
             // the walk stops after one page, however many captions match.
             let sql = """
                 WITH hits AS (
-                    SELECT rowid FROM post_search WHERE \(match) ORDER BY rowid DESC LIMIT \(limit)
+                    SELECT rowid FROM post_search WHERE \(match)\(inGroup) ORDER BY rowid DESC LIMIT \(limit)
                 )
                 \(PostSummary.selectSQL)
                 JOIN hits ON hits.rowid = post.rowid
-                WHERE post.deleted = 0\(inGroup)
+                WHERE post.deleted = 0
                 ORDER BY post.rowid DESC
                 """
             return try Self.withReactions(

@@ -70,6 +70,14 @@ struct GuestLinkCommand: AsyncParsableCommand {
             return try Output.json(LinkJSON(url: url, group: id, groupName: name, expiresAt: ticket.expiresAt.rfc3339))
         }
         print(url)
+        if let host = URLComponents(string: url)?.host, ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) {
+            FileHandle.standardError.write(
+                Data(
+                    ("warning: the node's web UI listens on this machine only: phones cannot open this link; run "
+                        + "'continuum-node run --api-listen 0.0.0.0:7421 --api-tls' for them\n").utf8
+                )
+            )
+        }
         if isatty(STDERR_FILENO) == 1, let qr = try? QRCode(encoding: url) {
             FileHandle.standardError.write(Data((qr.terminalText() + "\n").utf8))
         }
@@ -84,6 +92,13 @@ struct GuestLinkCommand: AsyncParsableCommand {
     /// Where the running node keeps its web UI's address for phones (written when its API listens).
     static func webAddressURL(_ directory: DataDirectory) -> URL {
         directory.url.appendingPathComponent("web-address")
+    }
+
+    /// Forgets the web UI's address (the API stopped, or does not run).
+    static func forgetWebAddress(in directory: DataDirectory) {
+        // Absent already is the usual case; any other failure leaves an address that `guest-link` prints while no API
+        // serves it, which the person sees at once: nothing to stop the node for.
+        try? FileManager.default.removeItem(at: webAddressURL(directory))
     }
 
     /// The web UI's address a phone opens, as the running node last wrote it; nil when none is known.

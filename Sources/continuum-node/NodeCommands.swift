@@ -230,11 +230,14 @@ struct RunCommand: AsyncParsableCommand {
         }
         // Unbuffered, so that a supervising script sees it at once.
         FileHandle.standardOutput.write(Data(Self.announcement(identity.author, addresses).utf8))
+        // The web UI's address is written when the API listens, and forgotten when it stops (or does not run).
+        GuestLinkCommand.forgetWebAddress(in: context.directory)
         try await Self.serve(
             node,
             api: api.map { apiServer($0, node: node, directory: context.directory, logger: logger) },
             logger: logger
         )
+        GuestLinkCommand.forgetWebAddress(in: context.directory)
         print("stopped")
     }
 

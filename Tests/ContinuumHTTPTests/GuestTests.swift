@@ -167,7 +167,26 @@ struct GuestTests {
             #expect(groups.map { $0["id"] as? String } == [setting.party.hex])
             #expect(groups.map { $0["log"] as? String } == [guest.browser.log.author.hex])
 
-            let post = try await Self.post("Gina's view of the cake", by: guest, after: guest.profile, api)
+            let post = try await Self.post(
+                "Gina's view of the cake in the garden",
+                by: guest,
+                after: guest.profile,
+                api
+            )
+            #expect(try await api.store.isFollowing(PostID(post.id)) == false, "the owner follows a guest's post")
+            // A newer post of another group with the same word: it neither takes the guest's one place in a search
+            // page nor shows.
+            _ = try await api.actions.post(
+                NewPost(
+                    photo: .file(
+                        NodeBinary.fixtures.appendingPathComponent("lake.png"),
+                        contents: try BadInputTests.fixture("lake.png")
+                    ),
+                    caption: "The garden again, family only",
+                    group: setting.family
+                ),
+                by: api.node.identity
+            )
             let shown = try await api.get("/api/posts/\(post.id.hex)")
             #expect(shown.object["authorName"] as? String == "Gina", "\(shown.text)")
             #expect(shown.object["account"] as? String == guest.account.hex)
@@ -196,17 +215,28 @@ struct GuestTests {
             let ids = try #require(feed.object["posts"] as? [[String: Any]]).compactMap { $0["id"] as? String }
             #expect(Set(ids) == [post.id.hex, setting.alicePartyPost.hex], "\(feed.text)")
             let ownerFeed = try await api.get("/api/feed")
-            #expect((ownerFeed.object["posts"] as? [[String: Any]])?.count == 3)
+            #expect((ownerFeed.object["posts"] as? [[String: Any]])?.count == 4)
             let hidden = try await api.get("/api/posts/\(setting.aliceFamilyPost.hex)", headers: headers)
             hidden.expectRefusal(status: 404, code: "unknown_post", message: "no post", of: "Family's post")
             let photo = try await api.get("/api/photos/\(setting.familyPhoto.hex)", headers: headers)
             #expect(photo.status == 404, "\(photo.text)")
             let thumbnail = try await api.get("/api/photos/\(setting.familyPhoto.hex)/thumbnail", headers: headers)
             #expect(thumbnail.status == 404, "\(thumbnail.text)")
-            let found = try await api.get("/api/search?q=garden", headers: headers)
-            #expect((found.object["posts"] as? [[String: Any]])?.isEmpty == true, "\(found.text)")
+            let found = try await api.get("/api/search?q=garden&limit=1", headers: headers)
+            #expect(
+                (found.object["posts"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [post.id.hex],
+                "\(found.text)"
+            )
             let ownerFound = try await api.get("/api/search?q=garden")
-            #expect((ownerFound.object["posts"] as? [[String: Any]])?.count == 1)
+            #expect((ownerFound.object["posts"] as? [[String: Any]])?.count == 3)
+            // Ids are whole for a guest: a prefix, which could list other groups' ids when ambiguous, finds nothing.
+            let prefix = try await api.get("/api/posts/\(post.id.hex.prefix(8))", headers: headers)
+            prefix.expectRefusal(status: 404, code: "unknown_post", message: "whole id", of: "a post id's prefix")
+            let byPrefix = try await api.get(
+                "/api/feed?author=\(guest.browser.log.author.hex.prefix(6))",
+                headers: headers
+            )
+            byPrefix.expectRefusal(status: 404, code: "unknown_author", message: "whole", of: "an author's prefix")
 
             let listed = try await api.get("/api/guests")
             let entry = try #require((listed.object["guests"] as? [[String: Any]])?.first)
@@ -259,6 +289,15 @@ struct GuestTests {
                         after: guest.profile
                     ),
                     403, "not_yours", "belongs to someone else"
+                ),
+                (
+                    "an account record signed by its group log",
+                    try guest.browser.sign(
+                        AccountRecord.founding(recovery: nil).body,
+                        by: guest.browser.log,
+                        after: guest.profile
+                    ),
+                    422, "record_refused", "does not sign account records"
                 ),
                 (
                     "a member record",
@@ -330,6 +369,15 @@ struct GuestTests {
             #expect(member?.removedThrough == 1)
             let after = try await BrowserDeviceTests.submit(gina.profile, as: gina.browser, to: api)
             after.expectRefusal(status: 401, code: "device_removed", message: "removed this guest", of: "after removal")
+
+            // Removed from the group another way (its member revoked): its access ends as well.
+            let revoked = try await api.request(
+                .delete,
+                "/api/groups/\(setting.party.hex)/members/\(hugo.browser.log.author.hex)"
+            )
+            #expect(revoked.status == 200, "\(revoked.text)")
+            let hugoAfter = try await api.get("/api/feed", headers: hugo.browser.headers)
+            hugoAfter.expectRefusal(status: 401, code: "device_removed", message: "removed", of: "Hugo revoked")
 
             let closed = try await api.send(.post, "/api/guests/close", json: [:])
             #expect(closed.object["closed"] as? Int == 1, "\(closed.text)")

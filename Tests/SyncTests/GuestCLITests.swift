@@ -19,6 +19,8 @@ struct GuestCLITests {
         #expect(wrong.status != 0 && wrong.stderr.contains("--hours must be 1 to 168"), "\(wrong.stderr)")
 
         try await alice.start()
+        let loopback = try await alice.tryCLI("guest-link", "--group", "Party")
+        #expect(loopback.stderr.contains("phones cannot open this link"), "\(loopback.stderr)")
         let made = try await alice.cli("guest-link", "--group", "Party", "--json")
         let link = try #require(try JSONSerialization.jsonObject(with: Data(made.utf8)) as? [String: Any])
         let url = try #require(link["url"] as? String)
@@ -62,7 +64,10 @@ struct GuestCLITests {
         #expect(members.contains("node \(device.author.short)  removed"), "\(members)")
         let unknown = try await alice.tryCLI("guest-remove", "Ivy")
         #expect(unknown.status != 0 && unknown.stderr.contains("no guest is called"), "\(unknown.stderr)")
-        #expect(try await alice.cli("guest-link", "--close") == "closed 1 guest link")
+        #expect(try await alice.cli("guest-link", "--close") == "closed 2 guest links")
         try await alice.stop()
+        // Stopped, the node's web UI has no address to give.
+        let stopped = try await alice.tryCLI("guest-link", "--group", "Party")
+        #expect(stopped.status != 0 && stopped.stderr.contains("no web UI address is known"), "\(stopped.stderr)")
     }
 }

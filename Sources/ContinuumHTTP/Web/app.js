@@ -147,9 +147,9 @@ if (invite) {
 } else asDevice().then((who) => {
   // A guest reads its group's posts and hears of them live; the node's status, notifications and requests are not
   // its (the API says 403).
+  if (who !== 'guest') start();
   events.connect();
   if (who !== 'guest') {
-    start();
     notifications.startBadge();
     groups.startBadge();
   }

@@ -98,14 +98,19 @@ export const inspectGuest = (code) => api('/api/browser/guest/inspect', { method
  * device declares the log (kind 11) and the name is signed in the log, as its first record.
  */
 export async function acceptGuest(code, name, group) {
+  if (hasDevice()) {
+    throw new ApiError(409, 'already_linked', 'This browser already signs as someone on this node (a linked phone or '
+      + 'a guest): open the guest link in another browser, or a private window.');
+  }
   const [device, log] = [await newKey(), await newKey()];
   const founding = await records.makeRecord(records.joining(new Uint8Array(32)),
     { author: device.public, privateKey: device.privateKey, sequence: 1, previous: null });
-  await saveKey('device', device);
-  await saveKey(`log:${group}`, log);
   const answer = await api('/api/browser/guest/accept', { method: 'POST', json: {
     code, name, device: records.hex(device.public), log: records.hex(log.public), record: records.base64url(founding),
   } });
+  // Kept once the node let it in: a refused join leaves this browser's keys as they were.
+  await saveKey('device', device);
+  await saveKey(`log:${group}`, log);
   localStorage.setItem(FLAG, records.hex(device.public));
   adopt(await api('/api/browser/me'));
   // The log declared as this device's (both keys sign), so that what it writes is the guest's account's.
@@ -126,10 +131,11 @@ export async function acceptLink(code, account) {
   const consent = await records.sign(device.privateKey, records.consentMessage(accountBytes, device.public));
   const joining = await records.makeRecord(records.joining(accountBytes),
     { author: device.public, privateKey: device.privateKey, sequence: 1, previous: null });
-  await saveKey('device', device);
   const answer = await api('/api/browser/link/accept', { method: 'POST', json: {
     code, device: records.hex(device.public), consent: records.base64url(consent), record: records.base64url(joining),
   } });
+  // Kept once the node added it: a refused link leaves this browser's keys as they were.
+  await saveKey('device', device);
   localStorage.setItem(FLAG, records.hex(device.public));
   linked.current = await api('/api/browser/me');
   return answer;
