@@ -167,7 +167,7 @@ def run(steps, args, work, t):
     alice.start(token=f'phone-test-{time.time_ns()}', extra=['--api-tls'])
     bob.start(peers=[alice])
     driver = t.start_chromedriver(artifacts)
-    owner = t.Browser.start(driver, *t.DESKTOP)
+    owner = t.Browser.start(driver, *t.PHONE)
     phone = t.Browser.start(driver, *t.PHONE)
     state = {}
     try:
@@ -187,7 +187,7 @@ def run(steps, args, work, t):
 
         def link_phone():
             owner.get(alice.page_url.split('?')[0] + '?token=' + alice.token + '#/settings')
-            owner.click(owner.wait_css('#link-phone'))
+            tap(owner, t, '#link-phone')
             t.wait_for('the QR code drawn', lambda: owner.js(
                 "const i = document.querySelector('#link-phone-qr'); return i && i.complete && i.naturalWidth > 0"))
             url = owner.text(owner.find('#link-phone-url'))
