@@ -91,8 +91,8 @@ struct BrowserRoutes: Sendable {
     /// `POST /api/browser/link/inspect`: whose account a link code adds the browser to, before it makes its key.
     func inspect(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: CodeBody.self, context: context)
-        let secret = try linkSecret(body.code)
-        _ = try await linkCall {
+        let secret = try Self.linkSecret(body.code)
+        _ = try await Self.linkCall {
             try await store.checkLink(ticket: Data(InviteCode.id(of: secret)), proves: { $0 == secret }, by: identity)
         }
         return try json(
@@ -119,7 +119,7 @@ struct BrowserRoutes: Sendable {
     /// device-add, stores both, and opens a session.
     func accept(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: AcceptBody.self, context: context)
-        let secret = try linkSecret(body.code)
+        let secret = try Self.linkSecret(body.code)
         guard let device = AuthorID(hex: body.device) else {
             throw APIError.badRequest("device must be the browser's public key: 64 hex digits", field: "device")
         }
@@ -137,7 +137,7 @@ struct BrowserRoutes: Sendable {
                 field: "record"
             )
         }
-        _ = try await linkCall {
+        _ = try await Self.linkCall {
             try await store.signDeviceAdd(
                 ticket: Data(InviteCode.id(of: secret)),
                 device: device,
@@ -251,18 +251,21 @@ struct BrowserRoutes: Sendable {
 
     func ownAccount() async throws -> AccountID { try await DeviceRoutes.account(of: identity, in: store) }
 
-    private func linkSecret(_ code: String) throws -> Data {
+    /// The secret of a phone's (`fragment` `link`) or a guest's (`guest`) link code, else 400 on `code`.
+    static func linkSecret(_ code: String, fragment: String = "link") throws -> Data {
         guard let secret = Data(base64URL: code), secret.count == InviteCode.secretBytes else {
+            let what = fragment == "guest" ? "a guest link's code" : "a browser link code"
             throw APIError.badRequest(
-                "code is not a browser link code (the part after #link= in the link's address)",
+                "code is not \(what) (the part after #\(fragment)= in the link's address)",
                 field: "code"
             )
         }
         return secret
     }
 
-    /// Runs a link-ticket call, answering its refusal (unknown, used, expired) with 403 `link_refused`.
-    private func linkCall<T>(_ action: () async throws -> T) async throws -> T {
+    /// Runs a phone's or a guest's link call, answering its refusal (unknown, used, closed, expired, full) with 403
+    /// `link_refused`.
+    static func linkCall<T>(_ action: () async throws -> T) async throws -> T {
         do {
             return try await action()
         } catch let error as StoreError where error.code == .notMember {

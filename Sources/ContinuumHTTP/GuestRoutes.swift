@@ -145,7 +145,7 @@ struct GuestRoutes: Sendable {
             group = guest.group.hex
             groupName = guest.groupName
             joinedAt = guest.joinedAt.rfc3339
-            state = ["active", "removed", "blocked"][guest.state.rawValue]
+            state = guest.state.name
             posts = guest.posts
         }
     }
@@ -223,8 +223,8 @@ struct GuestRoutes: Sendable {
     /// `POST /api/browser/guest/inspect`: which group a guest link opens, before the guest picks a name.
     func inspect(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: BrowserRoutes.CodeBody.self, context: context)
-        let secret = try Self.secret(body.code)
-        let (group, name) = try await linkCall {
+        let secret = try BrowserRoutes.linkSecret(body.code, fragment: "guest")
+        let (group, name) = try await BrowserRoutes.linkCall {
             try await store.guestLinkGroup(id: Data(InviteCode.id(of: secret)), proves: { $0 == secret })
         }
         return try json(
@@ -245,7 +245,7 @@ struct GuestRoutes: Sendable {
     /// as its node, and opens the guest's session. The browser then signs its name in its log.
     func accept(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let body = try await request.decodeJSON(as: AcceptBody.self, context: context)
-        let secret = try Self.secret(body.code)
+        let secret = try BrowserRoutes.linkSecret(body.code, fragment: "guest")
         let name = try Self.guestName(body.name)
         guard let device = AuthorID(hex: body.device), let log = AuthorID(hex: body.log), log != device else {
             throw APIError.badRequest("device and log must be two public keys of the browser: 64 hex digits each")
@@ -253,7 +253,7 @@ struct GuestRoutes: Sendable {
         // Charged to the link, once known, before the work (a signature to check, two records to store and send to
         // every peer).
         let link = Data(InviteCode.id(of: secret))
-        _ = try await linkCall { try await store.guestLinkGroup(id: link, proves: { $0 == secret }) }
+        _ = try await BrowserRoutes.linkCall { try await store.guestLinkGroup(id: link, proves: { $0 == secret }) }
         if let wait = await browser.sessions.charge(key: link, BrowserSessions.joinCost) {
             throw BrowserRoutes.rateLimited(wait, "guests join by this link faster than the node lets them")
         }
@@ -266,7 +266,7 @@ struct GuestRoutes: Sendable {
                 field: "record"
             )
         }
-        let (group, _) = try await linkCall {
+        let (group, _) = try await BrowserRoutes.linkCall {
             try await browser.actions.admitGuest(
                 link: link,
                 proves: { $0 == secret },
@@ -300,22 +300,4 @@ struct GuestRoutes: Sendable {
         return name
     }
 
-    private static func secret(_ code: String) throws -> Data {
-        guard let secret = Data(base64URL: code), secret.count == InviteCode.secretBytes else {
-            throw APIError.badRequest(
-                "code is not a guest link's code (the part after #guest= in the link's address)",
-                field: "code"
-            )
-        }
-        return secret
-    }
-
-    /// Runs a guest-link call, answering its refusal (unknown, closed, expired, full) with 403 `link_refused`.
-    private func linkCall<T>(_ action: () async throws -> T) async throws -> T {
-        do {
-            return try await action()
-        } catch let error as StoreError where error.code == .notMember {
-            throw APIError(.forbidden, "link_refused", error.message)
-        }
-    }
 }

@@ -15,6 +15,12 @@ public struct InviteTicket: Sendable, Hashable {
 
 /// Invites: an admin of a group makes one, and the first node that proves its secret is added to the group.
 extension ContinuumStore {
+    /// A new random secret of an invite, a link code or a guest link (``InviteCode/secretBytes``).
+    static func newSecret() -> Data {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
     /// A new invite to `group`, valid for `lifetime`; this node must be an admin of it.
     public func newInvite(
         to group: GroupID,
@@ -25,8 +31,7 @@ extension ContinuumStore {
     {
         let now = Timestamp.now()
         let expires = Timestamp(milliseconds: now.milliseconds + lifetime.components.seconds * 1000)
-        var generator = SystemRandomNumberGenerator()
-        let secret = Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let secret = Self.newSecret()
         let ticket = InviteTicket(id: InviteTicket.id(of: secret), secret: secret, group: group, expiresAt: expires)
         try await write { db in
             guard try Self.isAdmin(of: group, db) else {

@@ -28,6 +28,15 @@ public struct GuestSummary: Sendable, Hashable {
         case active = 0
         case removed = 1
         case blocked = 2
+
+        /// `active`, `removed` or `blocked`, as the API and the CLI say it.
+        public var name: String {
+            switch self {
+            case .active: "active"
+            case .removed: "removed"
+            case .blocked: "blocked"
+            }
+        }
     }
 
     /// The guest's browser: its device key, which founded its account.
@@ -63,8 +72,7 @@ extension ContinuumStore {
     {
         let now = Timestamp.now()
         let expires = Timestamp(milliseconds: now.milliseconds + lifetime.components.seconds * 1000)
-        var generator = SystemRandomNumberGenerator()
-        let secret = Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let secret = Self.newSecret()
         let ticket = GuestLinkTicket(
             id: Data(InviteCode.id(of: secret)),
             secret: secret,

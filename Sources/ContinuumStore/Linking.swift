@@ -16,8 +16,7 @@ extension ContinuumStore {
     public func newLinkTicket(lifetime: Duration, by identity: NodeIdentity) async throws -> LinkTicket {
         let now = Timestamp.now()
         let expires = Timestamp(milliseconds: now.milliseconds + lifetime.components.seconds * 1000)
-        var generator = SystemRandomNumberGenerator()
-        let secret = Data((0..<InviteCode.secretBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let secret = Self.newSecret()
         let ticket = LinkTicket(id: Data(InviteCode.id(of: secret)), secret: secret, expiresAt: expires)
         try await write { db in
             guard try Self.account(of: identity.author, db) != nil else {

@@ -183,7 +183,7 @@ struct GuestsCommand: AsyncParsableCommand {
                     group: $0.group,
                     groupName: $0.groupName,
                     joinedAt: $0.joinedAt.rfc3339,
-                    state: GuestRemoveCommand.stateName($0.state),
+                    state: $0.state.name,
                     posts: $0.posts
                 )
             }
@@ -200,7 +200,7 @@ struct GuestsCommand: AsyncParsableCommand {
         }
         if guests.isEmpty { print("no guests yet") }
         for guest in guests {
-            let state = guest.state == .active ? "" : "  (\(GuestRemoveCommand.stateName(guest.state)))"
+            let state = guest.state == .active ? "" : "  (\(guest.state.name))"
             print(
                 "\(guest.device.short)  \(guest.name)  in \(guest.groupName ?? guest.group.short)  "
                     + "\(guest.posts) posts  since \(guest.joinedAt.rfc3339)\(state)"
@@ -235,14 +235,6 @@ struct GuestRemoveCommand: AsyncParsableCommand {
     @Flag(help: "Also block it on this node: what it wrote is erased here, and what it writes later is not kept.")
     var block = false
 
-    static func stateName(_ state: GuestSummary.State) -> String {
-        switch state {
-        case .active: "active"
-        case .removed: "removed"
-        case .blocked: "blocked"
-        }
-    }
-
     func run() async throws {
         let context = try options.open()
         let identity = try context.identity()
@@ -258,10 +250,10 @@ struct GuestRemoveCommand: AsyncParsableCommand {
         let removed = try await context.actions().removeGuest(found.device, block: block, by: identity)
         if output.json {
             return try Output.json([
-                "device": removed.device.hex, "name": removed.name, "state": Self.stateName(removed.state),
+                "device": removed.device.hex, "name": removed.name, "state": removed.state.name,
             ])
         }
-        print("\(removed.name) (\(removed.device.short)) is \(Self.stateName(removed.state))")
+        print("\(removed.name) (\(removed.device.short)) is \(removed.state.name)")
     }
 }
 
