@@ -9,16 +9,19 @@ extension Ingest {
     /// author of its post hid (deleted), a comment on a post its author deleted (a post's comments go with it), or
     /// an edit of a post its author deleted. A profile's content is never erased (a newer profile replaces it).
     ///
-    /// `extendsLog`: the record is the next of a log held without a gap. A post's own log can then not have deleted
-    /// it (a delete names the post's id, a hash of the post, so it comes later in the same log); another log of its
-    /// account may have, which one look at the tombstones by target rules out.
-    mutating func isErased(_ header: RecordHeader, id: RecordID, extendsLog: Bool = false) throws -> Bool {
+    /// Each rule needs a tombstone whose target is the record or what it goes with (its post, its context): one look
+    /// at the tombstones by those targets comes first, and rules out most records without the rules' own queries,
+    /// which read the post and the owners of logs before they find that no tombstone is there.
+    mutating func isErased(_ header: RecordHeader, id: RecordID) throws -> Bool {
         if [.post, .comment, .edit, .unknown].contains(header.kind), try isBlocked(header.author.bytes) { return true }
-        if extendsLog && header.kind == .post,
-            try !Self.exists(db, "SELECT 1 FROM tombstone WHERE target = ?", [id.bytes])
-        {
-            return false
-        }
+        guard let targets = Self.tombstoneTargets(header, id: id),
+            // Two lookups of the primary key (an IN list would build a temporary table at every execution).
+            try Self.exists(
+                db,
+                "SELECT 1 FROM tombstone WHERE target = ? UNION ALL SELECT 1 FROM tombstone WHERE target = ?",
+                [targets.0, targets.1]
+            )
+        else { return false }
         let target: Data
         switch (header.kind, header.references) {
         case (.comment, .post(let post)):
@@ -53,6 +56,18 @@ extension Ingest {
             "SELECT 1 FROM tombstone WHERE target = ?1 AND \(ownerSQL("tombstone.author")) = \(ownerSQL("?2"))",
             [target, header.author.bytes]
         )
+    }
+
+    /// The targets a tombstone must have for ``isErased(_:id:)`` to find the record erased (one of them twice when
+    /// there is one), or nil for a kind whose content is never erased.
+    private static func tombstoneTargets(_ header: RecordHeader, id: RecordID) -> (Data, Data)? {
+        switch (header.kind, header.references) {
+        case (.comment, .post(let post)): return (id.bytes, post.bytes)
+        case (.post, _), (.comment, _): return (id.bytes, id.bytes)
+        case (.edit, .post(let post)): return (post.bytes, post.bytes)
+        case (.unknown, .opaque(let references)): return (id.bytes, references.context?.bytes ?? id.bytes)
+        default: return nil
+        }
     }
 
     /// Records the tombstones of a delete and erases what it targets (§2.6): for a post, its content, its edits'
@@ -92,14 +107,14 @@ extension Ingest {
             try eraseReaction(author: record["author"], seq: record["seq"])
         }
         if !opaque.isEmpty { erasedText = true }
+        // Read, then marked: an UPDATE … RETURNING buffers its rows in a temporary table, which cost more than the two.
         let erased = try Row.fetchAll(
-            try db.cachedStatement(
-                sql:
-                    "UPDATE comment SET deleted = 1, text = '' WHERE post = ? AND deleted = 0 RETURNING id, seq, author"
-            ),
+            try db.cachedStatement(sql: "SELECT id, seq, author FROM comment WHERE post = ? AND deleted = 0"),
             arguments: [post]
         )
         guard !erased.isEmpty else { return }
+        try db.cachedStatement(sql: "UPDATE comment SET deleted = 1, text = '' WHERE post = ? AND deleted = 0")
+            .execute(arguments: [post])
         for comment in erased { try eraseCommentContent(comment) }
         try Self.refreshCommentCount(post, db)
     }
@@ -178,19 +193,23 @@ extension Ingest {
 
     /// Erases a comment that `author` deleted: its own, or one on a post of `author` (hidden by the post's author).
     mutating func eraseComment(_ comment: Data, author: Data) throws {
+        // Read, then marked (not UPDATE … RETURNING, as above); the owner is compared with each of the two owners
+        // in turn (an IN list would build a temporary table at every execution).
         guard
             let row = try Row.fetchOne(
                 try db.cachedStatement(
                     sql: """
-                        UPDATE comment SET deleted = 1, text = '' WHERE id = ?1 AND deleted = 0
-                            AND \(ownerSQL("?2")) IN (\(ownerSQL("comment.author")),
-                                \(ownerSQL("(SELECT post.author FROM post WHERE post.id = comment.post)")))
-                        RETURNING id, post, seq, author
+                        SELECT id, post, seq, author FROM comment WHERE id = ?1 AND deleted = 0
+                            AND (\(ownerSQL("?2")) = \(ownerSQL("comment.author"))
+                                OR \(ownerSQL("?2"))
+                                    = \(ownerSQL("(SELECT post.author FROM post WHERE post.id = comment.post)")))
                         """
                 ),
                 arguments: [comment, author]
             )
         else { return }
+        try db.cachedStatement(sql: "UPDATE comment SET deleted = 1, text = '' WHERE id = ?")
+            .execute(arguments: [comment])
         try Self.refreshCommentCount(row["post"], db)
         try eraseCommentContent(row)
     }

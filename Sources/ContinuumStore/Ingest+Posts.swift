@@ -43,23 +43,24 @@ extension Ingest {
         // can walk the full-text index newest first and stop after one page.
         let base = header.createdAt.milliseconds * 1024
         let rowid: Int64? = pending.taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
-        let inserted = try Int64.fetchOne(
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
-                                      photo_sha256, photo_bytes, media_type, width, height, taken_at, thumb_sha256,
-                                      lat_e7, lon_e7, deleted, comment_count)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                    RETURNING rowid
-                    """
-            ),
+        // The rowid SQLite gave (`rowid` nil: the next free one) is read back from the connection, not with RETURNING,
+        // which buffers its rows in a temporary table first: a post's insert took half as long again with it.
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
+                                  photo_sha256, photo_bytes, media_type, width, height, taken_at, thumb_sha256,
+                                  lat_e7, lon_e7, deleted, comment_count)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+                """
+        ).execute(
             arguments: [
                 rowid, id.bytes, author, seq, header.createdAt.milliseconds, caption, caption,
                 photo.sha256.bytes, Int64(photo.byteCount), Int64(photo.mediaType.rawValue), Int64(photo.width),
                 Int64(photo.height), photo.takenAt?.milliseconds, photo.thumbnail?.sha256.bytes,
                 location?.latitudeE7, location?.longitudeE7, pending.comments,
             ]
-        )!
+        )
+        let inserted = db.lastInsertedRowID
         if pending.comments > 0 { try settleEarlyComments(on: id.bytes, author: author) }
         try noteThumbnailContest(of: photo)
         if pending.edited {

@@ -93,7 +93,7 @@ struct Ingest {
         let ignored = try Self.ownershipError(header, record.id, db) ?? Self.accountError(record, db)
         if local, let ignored { return .rejected(ignored) }
         // Content that its author already erased is not kept, whichever came first (§2.6).
-        let erased = try isErased(header, id: record.id, extendsLog: held.extendsLog)
+        let erased = try isErased(header, id: record.id)
         let content = erased ? nil : record.contentBytes.flatMap { $0.isEmpty ? nil : Data($0) }
         try insertRecord(record, content: content)
         try advanceHead(author: header.author.bytes, seq: Int64(header.sequence), id: id)
@@ -110,8 +110,6 @@ struct Ingest {
         var same: Data?
         /// The record held at the sequence after, if any: its id and the previous id it links to.
         var next: (id: Data, previous: Data?)?
-        /// Whether the position extends its log without a gap, as in every sync in order.
-        var extendsLog = false
     }
 
     /// One look at the neighbourhood of `seq` in `author`'s log: the held records at seq - 1, seq and seq + 1. A
@@ -121,7 +119,6 @@ struct Ingest {
         var held = Neighbours()
         if let head = heads[author], head.contiguous == head.maxSeq, seq == head.maxSeq + 1, let last = head.lastID {
             held.before = last
-            held.extendsLog = true
             return held
         }
         let rows = try Row.fetchCursor(
