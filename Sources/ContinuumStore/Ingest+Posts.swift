@@ -44,7 +44,7 @@ extension Ingest {
         let base = header.createdAt.milliseconds * 1024
         let rowid: Int64? = pending.taken.map { $0 + 1 < base + 1024 ? $0 + 1 : nil } ?? base
         // The rowid SQLite gave (`rowid` nil: the next free one) is read back from the connection, not with RETURNING,
-        // which buffers its rows in a temporary table first: a post's insert took half as long again with it.
+        // which buffers its rows in a temporary table first: a post's insert took nearly twice as long with it.
         try db.cachedStatement(
             sql: """
                 INSERT INTO post (rowid, id, author, seq, created_at, original_caption, caption, edited,
