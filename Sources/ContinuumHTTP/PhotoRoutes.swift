@@ -54,7 +54,16 @@ struct PhotoRoutes: Sendable {
             let ext = String(type.split(separator: "/").last ?? "bin").replacingOccurrences(of: "jpeg", with: "jpg")
             headers[.contentDisposition] = "attachment; filename=\"\(hash.short).\(ext)\""
         }
-        return try await file(store.assets.url(for: hash), etag: "\"\(hash.hex)\"", headers: headers, request, context)
+        // A small photo that came whole from a peer is kept in the store, not as a file.
+        let content = try await store.photoContent(hash)
+        return try await file(
+            store.assets.url(for: hash),
+            content: content,
+            etag: "\"\(hash.hex)\"",
+            headers: headers,
+            request,
+            context
+        )
     }
 
     /// A short HTML page for a person who opened the address of a photo that is not here.
@@ -98,6 +107,7 @@ struct PhotoRoutes: Sendable {
     /// A file, whole or the one byte range asked for; 304 when the client's copy is current.
     func file(
         _ url: URL,
+        content: Data? = nil,
         etag: String,
         headers: HTTPFields,
         _ request: Request,
@@ -111,8 +121,9 @@ struct PhotoRoutes: Sendable {
         {
             return Response(status: .notModified, headers: headers)
         }
-        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        let size =
+            try content?.count
+            ?? ((FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0)
         let io = FileIO()
         if let range = request.headers[.range], request.headers[.ifRange].map({ $0 == etag }) ?? true {
             guard let bytes = Self.byteRange(range, size: size) else {
@@ -127,11 +138,19 @@ struct PhotoRoutes: Sendable {
             if let bytes {
                 headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound)/\(size)"
                 headers[.contentLength] = "\(bytes.count)"
-                let body = try await io.loadFile(path: url.path, range: bytes, context: context)
+                let body =
+                    if let content {
+                        ResponseBody(byteBuffer: ByteBuffer(bytes: content[bytes.lowerBound...bytes.upperBound]))
+                    } else {
+                        try await io.loadFile(path: url.path, range: bytes, context: context)
+                    }
                 return Response(status: .partialContent, headers: headers, body: body)
             }
         }
         headers[.contentLength] = "\(size)"
+        if let content {
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: content)))
+        }
         return Response(status: .ok, headers: headers, body: try await io.loadFile(path: url.path, context: context))
     }
 

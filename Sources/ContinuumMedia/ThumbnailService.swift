@@ -31,6 +31,8 @@ public actor ThumbnailService {
     private let committed: (@Sendable (AssetHash) async -> Set<AssetHash>)?
     /// Signed thumbnails kept from peers as they are, for tests and logs.
     private(set) var keptSignedCount = 0
+    /// The bytes of a photo kept in the store rather than as a file (a small photo that came whole); nil: none.
+    private let content: (@Sendable (AssetHash) async -> Data?)?
 
     /// A service whose thumbnails are only kept for photos that a live post of `store` shows: one made or received
     /// while its photo was being erased (PROTOCOL.md §2.6) is removed as soon as it is written.
@@ -63,6 +65,18 @@ public actor ThumbnailService {
                     )
                     return []
                 }
+            },
+            content: { hash in
+                do {
+                    return try await store.photoContent(hash)
+                } catch {
+                    // As if the photo were not here yet: no thumbnail is made now, and the next request tries again.
+                    logger.warning(
+                        "reading a photo kept in the store failed",
+                        metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
+                    )
+                    return nil
+                }
             }
         )
     }
@@ -71,12 +85,14 @@ public actor ThumbnailService {
         assets: AssetStore,
         logger: Logger,
         isShown: (@Sendable (AssetHash) async -> Bool)? = nil,
-        committed: (@Sendable (AssetHash) async -> Set<AssetHash>)? = nil
+        committed: (@Sendable (AssetHash) async -> Set<AssetHash>)? = nil,
+        content: (@Sendable (AssetHash) async -> Data?)? = nil
     ) {
         self.assets = assets
         self.logger = logger
         self.isShown = isShown
         self.committed = committed
+        self.content = content
     }
 
     /// Ends this process's use of the image library (libvips): waits for the photo being worked on, if any, and
@@ -124,7 +140,7 @@ public actor ThumbnailService {
         if let task = making[hash] { return try await task.value }
         let provisional = provisionalURL(for: hash)
         let hasProvisional = { FileManager.default.fileExists(atPath: provisional.path) }
-        guard assets.contains(hash) else { return hasProvisional() ? provisional : nil }
+        guard await hasOriginal(hash) else { return hasProvisional() ? provisional : nil }
         if let error = failed[hash] {
             if hasProvisional() { return provisional }
             throw error
@@ -273,10 +289,17 @@ public actor ThumbnailService {
         }
     }
 
+    /// Whether the photo is here: its file, or its bytes in the store.
+    private func hasOriginal(_ hash: AssetHash) async -> Bool {
+        if assets.contains(hash) { return true }
+        return await content?(hash) != nil
+    }
+
     private func make(_ hash: AssetHash) async throws -> URL? {
-        let source = assets.url(for: hash)
         let start = ContinuousClock.now
-        let data = try await offPool { () throws(MediaError) in try Thumbnailer.make(from: source) }
+        let data = try await fromOriginal(hash) { source in
+            try await self.offPool { () throws(MediaError) in try Thumbnailer.make(from: source) }
+        }
         let elapsed = (ContinuousClock.now - start).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let own = ownURL(for: hash)
@@ -294,6 +317,23 @@ public actor ThumbnailService {
             ]
         )
         return own
+    }
+
+    /// Runs `work` on the photo's file; for a photo kept in the store, on a temporary copy of its bytes, removed after.
+    private func fromOriginal<T>(_ hash: AssetHash, _ work: (URL) async throws -> T) async throws -> T {
+        if assets.contains(hash) { return try await work(assets.url(for: hash)) }
+        guard let bytes = await content?(hash) else {
+            throw MediaError(.unreadable, "photo \(hash.short) is not here any more")
+        }
+        let temp = try assets.makeTemporaryFile()
+        // The copy is only read; one that cannot be removed goes with the stale temporary files, a day later.
+        defer { try? FileManager.default.removeItem(at: temp) }
+        do {
+            try bytes.write(to: temp)
+        } catch {
+            throw MediaError(.unreadable, "cannot copy photo \(hash.short) for its thumbnail: \(error)")
+        }
+        return try await work(temp)
     }
 
     /// Runs blocking libvips work on this service's thread.

@@ -159,9 +159,8 @@ final class ControlServer: Sendable {
     }
 
     private func fetch(_ hash: AssetHash, _ replies: Replies) async throws {
-        let path = node.store.assets.url(for: hash).path
         if try await node.store.hasPhoto(hash) {
-            try await replies.send(.photoStored(path: path))
+            try await replies.send(.photoStored(path: try await node.store.photoFile(hash).path))
             return
         }
         guard try await node.store.isPhotoShown(hash) else {
@@ -207,7 +206,7 @@ final class ControlServer: Sendable {
         }
         // Arrived and kept: a photo erased as it came is not announced, and its file is gone.
         if try await node.store.hasPhoto(hash) {
-            try await replies.send(.photoStored(path: path))
+            try await replies.send(.photoStored(path: try await node.store.photoFile(hash).path))
         } else if try await !node.store.isPhotoShown(hash) {
             try await replies.send(.failed("photo \(hash.short) was erased while it came: its post was deleted"))
         } else {

@@ -87,6 +87,12 @@ struct NodeSyncStorage: SyncStorage {
 
     func photoURL(_ hash: AssetHash) -> URL { store.assets.url(for: hash) }
 
+    func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]? { try await store.smallPhoto(hash) }
+
+    func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) async throws -> [Bool] {
+        try await store.commitSmallPhotos(photos)
+    }
+
     var partialPhotos: URL { store.assets.temporaryDirectory }
 
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {

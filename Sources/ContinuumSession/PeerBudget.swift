@@ -134,6 +134,12 @@ public struct PeerBudget: Sendable {
         case .photoData(_, _, let chunk): 0.1 + Double(chunk.count) / 1_048_576
         case .thumbWant: 2
         case .thumbData: 1
+        // A lookup and a read of at most 64 KiB each (measured with many small photos: PROTOCOL.md §7.8.15): 64 of
+        // them cost 18 units, so that a receiver fetching 2,000 small photos a second spends under a third of the
+        // refill.
+        case .photosWant(let hashes): 2 + Double(hashes.count) * 0.25
+        // Only photos this node asked for are taken (anything else is refused before it costs more), as PHOTO_DATA.
+        case .photos(let photos): 0.1 + Double(photos.reduce(0) { $0 + ($1.bytes?.count ?? 0) }) / 1_048_576
         // Read whole and dropped: a PING's unit, and one a MiB as for photo data, so that a flood of them is
         // refused like any other.
         case .optional(_, let payload): 1 + Double(payload.count) / 1_048_576

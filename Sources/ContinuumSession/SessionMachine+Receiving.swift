@@ -66,6 +66,10 @@ extension SessionMachine {
             return enqueue(.photo(hash, from: offset))
         case .thumbWant(let hash):
             return enqueue(.thumbnail(hash))
+        case .photosWant(let hashes):
+            return enqueue(.photos(hashes))
+        case .photos(let photos):
+            return receivedPhotos(photos)
         case .photoData, .photoEnd, .photoMissing, .thumbData, .thumbMissing:
             return receivedPhoto(message)
         }
@@ -121,6 +125,19 @@ extension SessionMachine {
             Self.answered(hash, in: &thumbnailsAsked)
             return [.photo(.thumbnailMissing(hash))]
         }
+    }
+
+    /// Small photos in answer to PHOTOS_WANT: each must be one this node asked the peer for (``askForPhotos(_:)``)
+    /// and not answered yet, or the whole message is refused.
+    private mutating func receivedPhotos(_ photos: [SmallPhoto]) -> [Action] {
+        if let stray = photos.first(where: { photosBatchAsked[$0.hash] == nil }) {
+            return refuse(Self.unsolicited("PHOTOS", "a photo", stray.hash))
+        }
+        for photo in photos {
+            Self.answered(photo.hash, in: &photosBatchAsked)
+            stats.bytesIn += Int64(photo.bytes?.count ?? 0)
+        }
+        return [.photo(.photos(photos))]
     }
 
     private static func unsolicited(_ type: String, _ what: String, _ hash: AssetHash) -> WireError {

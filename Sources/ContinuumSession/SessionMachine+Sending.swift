@@ -128,6 +128,14 @@ extension SessionMachine {
         return [.send(.photoWant(hash, offset: offset))]
     }
 
+    /// Asks the peer for small photos whole (PHOTOS_WANT, at most ``WireLimits/maxPhotosPerBatch``): each is taken
+    /// once, in a PHOTOS, whole or said not given.
+    public mutating func askForPhotos(_ hashes: [AssetHash]) -> [Action] {
+        guard phase == .open, !hashes.isEmpty else { return [] }
+        for hash in hashes { photosBatchAsked[hash, default: 0] += 1 }
+        return [.send(.photosWant(hashes))]
+    }
+
     /// Asks the peer for a photo's thumbnail (THUMB_WANT): one THUMB_DATA or THUMB_MISSING is taken in answer.
     public mutating func askForThumbnail(_ hash: AssetHash) -> [Action] {
         guard phase == .open else { return [] }

@@ -106,6 +106,9 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     var photosAsked: [AssetHash: Int] = [:]
     /// Per thumbnail, the THUMB_WANTs sent and not yet answered: THUMB_DATA of any other is refused.
     var thumbnailsAsked: [AssetHash: Int] = [:]
+    /// Per small photo, the PHOTOS_WANTs that named it and that no PHOTOS has answered for it: a PHOTOS entry of any
+    /// other photo is refused.
+    var photosBatchAsked: [AssetHash: Int] = [:]
 
     // Tree push (PROTOCOL.md §7.8.17).
     /// How new records go to the peer: eagerly (RECORDS, PUSH), or lazily (HAVE), as the peer's TREE last said.

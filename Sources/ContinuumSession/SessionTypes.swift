@@ -135,6 +135,8 @@ public enum StreamJob: Hashable, Sendable {
 public enum ServeJob: Hashable, Sendable {
     case photo(AssetHash, from: UInt64)
     case thumbnail(AssetHash)
+    /// Small photos asked for whole, many at once (PHOTOS_WANT).
+    case photos([AssetHash])
 }
 
 /// A photo or thumbnail message from the peer, for the photo fetcher.
@@ -144,6 +146,8 @@ public enum PhotoMessage: Hashable, Sendable {
     case missing(AssetHash)
     case thumbnail(AssetHash, [UInt8])
     case thumbnailMissing(AssetHash)
+    /// Small photos asked for with PHOTOS_WANT: each whole, or nil bytes when the peer does not give it.
+    case photos([SmallPhoto])
 }
 
 /// How to answer a round of the peer (``SessionMachine/plan(round:theirs:ours:)``).

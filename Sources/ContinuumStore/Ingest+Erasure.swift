@@ -296,6 +296,7 @@ extension Ingest {
             try !Self.exists(db, "SELECT 1 FROM post WHERE photo_sha256 = ? AND deleted = 0", [hash])
         else { return }
         try db.cachedStatement(sql: "DELETE FROM asset WHERE sha256 = ?").execute(arguments: [hash])
+        try db.cachedStatement(sql: "DELETE FROM asset_content WHERE sha256 = ?").execute(arguments: [hash])
         try db.cachedStatement(sql: "DELETE FROM peer_lack WHERE sha256 = ?").execute(arguments: [hash])
         erasedPhotos.insert(photo)
     }

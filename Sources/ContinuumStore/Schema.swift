@@ -540,6 +540,19 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v20: small photos in the store") { db in
+            try db.execute(
+                sql: """
+                    -- The bytes of photos of at most 64 KiB that came from peers in PHOTOS (PROTOCOL.md §7.4.27):
+                    -- kept here, in the transaction that records them, rather than as one file each. A row here has
+                    -- its asset row; erasing the photo deletes both.
+                    CREATE TABLE asset_content (
+                        sha256 BLOB PRIMARY KEY NOT NULL,
+                        content BLOB NOT NULL
+                    );
+                    """
+            )
+        }
         return migrator
     }
 

@@ -386,6 +386,7 @@ public struct ContinuumStore: Sendable {
         let dropped = try await write { db -> Bool in
             guard try !Self.isShown(hash, db) else { return false }
             try db.execute(sql: "DELETE FROM asset WHERE sha256 = ?", arguments: [hash.bytes])
+            try db.execute(sql: "DELETE FROM asset_content WHERE sha256 = ?", arguments: [hash.bytes])
             return true
         }
         if dropped { assets.erase(hash) }

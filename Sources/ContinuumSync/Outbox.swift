@@ -174,7 +174,7 @@ extension WireMessage {
     /// Photo chunks and thumbnails: what bulk senders queue under ``Outbox/waitForRoom()``.
     var isBulk: Bool {
         switch self {
-        case .photoData, .thumbData: true
+        case .photoData, .thumbData, .photos: true
         default: false
         }
     }
@@ -185,6 +185,8 @@ extension WireMessage {
         case .records(_, let records), .push(let records): 16 + records.reduce(0) { $0 + $1.count + 4 }
         case .photoData(_, _, let chunk): 80 + chunk.count
         case .thumbData(_, let bytes): 40 + bytes.count
+        case .photos(let photos): 8 + photos.reduce(0) { $0 + 36 + ($1.bytes?.count ?? 0) }
+        case .photosWant(let hashes): 8 + 32 * hashes.count
         case .clock(_, let clock), .ack(let clock): 16 + 40 * clock.heads.count
         case .clockSince(_, _, let changes): 48 + 40 * changes.heads.count
         case .interest(_, let entries): 8 + 33 * entries.count

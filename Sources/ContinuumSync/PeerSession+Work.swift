@@ -94,6 +94,9 @@ extension PeerSession {
         await runDetached(machine.askForPhoto(hash, from: offset))
     }
 
+    /// Asks the peer for small photos whole (PHOTOS_WANT); each is taken once, in a PHOTOS.
+    func requestPhotos(_ hashes: [AssetHash]) async { await runDetached(machine.askForPhotos(hashes)) }
+
     func takeStats() -> SessionStats { machine.takeStats() }
 
     func currentStats() -> SessionStats { machine.currentStats }
@@ -200,6 +203,7 @@ extension PeerSession {
             switch job {
             case .photo(let hash, let offset): await servePhoto(hash, from: offset)
             case .thumbnail(let hash): await serveThumbnail(hash)
+            case .photos(let hashes): await servePhotos(hashes)
             }
         }
     }
@@ -282,10 +286,11 @@ extension PeerSession {
     /// live post shows it any more) stops with PHOTO_MISSING: the open file would otherwise go on being read.
     func servePhoto(_ hash: AssetHash, from offset: UInt64) async {
         let url = store.photoURL(hash)
-        // A photo file that cannot be opened is a photo this node cannot supply: PHOTO_MISSING says so.
-        // The file first (no store read for a photo not here, such as a flood's), then whether it is still shown.
+        // A photo file that cannot be opened is a photo this node has no file of: one kept in the store (a small
+        // photo that came whole) is sent from there, any other is PHOTO_MISSING. The file first (no store read for
+        // a photo not here as a file), then whether it is still shown.
         guard let handle = try? FileHandle(forReadingFrom: url) else {
-            send(.photoMissing(hash))
+            await serveStoredPhoto(hash, from: offset)
             return
         }
         guard await isShown(hash) else {
@@ -356,7 +361,7 @@ extension PeerSession {
 
     /// Whether a live post of a group the session shares shows the photo; false when the store cannot say (this is
     /// what keeps another group's photo from the peer).
-    private func isShown(_ hash: AssetHash) async -> Bool {
+    func isShown(_ hash: AssetHash) async -> Bool {
         do {
             return try await store.isPhotoShown(hash)
         } catch {

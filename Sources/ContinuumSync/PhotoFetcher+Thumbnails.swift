@@ -21,7 +21,10 @@ extension PhotoFetcher {
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         let load = transferLoad()
         for photo in missing where !Task.isCancelled && thumbnailWants.count < Self.maxThumbnailWants {
-            guard thumbnailWants[photo.hash] == nil, !thumbnails.hasThumbnail(photo.hash) else { continue }
+            // A small photo comes whole within moments (``SmallBatches``), and is then its thumbnail's source.
+            guard photo.bytes > UInt64(WireLimits.smallPhotoBytes), thumbnailWants[photo.hash] == nil,
+                !thumbnails.hasThumbnail(photo.hash)
+            else { continue }
             if peers == nil { peers = await engine.connectedPeerGroups() }
             guard
                 let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &thumbLacks),

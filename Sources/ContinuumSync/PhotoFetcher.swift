@@ -17,7 +17,7 @@ import Logging
 /// none (one THUMB_WANT each, to one peer, whatever the photo's size), then fetches photos. A thumbnail received
 /// is checked and kept as provisional by the ``ThumbnailService``, which makes its own once the photo arrives.
 actor PhotoFetcher {
-    private let store: any PhotoStorage
+    let store: any PhotoStorage
     let thumbnails: ThumbnailService?
     /// Thumbnails asked for and not yet answered: from which peer, since when.
     var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
@@ -55,14 +55,16 @@ actor PhotoFetcher {
     private var transfers: [AssetHash: Transfer] = [:]
     /// Photos whose transfer a worker runs (a transfer is in `transfers` from its request to its end; this set
     /// also covers the moments before and after, so that a photo is never fetched twice at once).
-    private var fetching: Set<AssetHash> = []
+    var fetching: Set<AssetHash> = []
     /// Photos to fetch and from whom, as the last look found them; workers take them in order.
     private var queue: [(MissingPhoto, AuthorID)] = []
     /// Workers running, at most `configuration.parallelPhotoTransfers`.
     private var workers = 0
     /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
     /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
-    private var photoLacks = LackBook()
+    var photoLacks = LackBook()
+    /// Small photos asked for many at once (``SmallBatches``).
+    var batches = SmallBatches()
     /// Peers that sent a photo or thumbnail that failed its check: never asked for that one again (this run).
     var distrusted: Set<LackBook.Key> = []
     /// Peers with a session whose saved lacks are loaded: only they are asked.
@@ -192,6 +194,7 @@ actor PhotoFetcher {
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         // Rebuilt, each choice counting the photos already given to each peer.
         queue = []
+        batches.queued = [:]
         var load = transferLoad()
         for photo in missing where !Task.isCancelled && !fetching.contains(photo.hash) {
             if photo.bytes > configuration.maxPhotoBytes && !onDemand.contains(photo.hash) {
@@ -208,9 +211,14 @@ actor PhotoFetcher {
             guard
                 let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &photoLacks)
             else { continue }
-            queue.append((photo, peer))
-            load[peer, default: 0] += 1
+            if batches(photo, to: peer) {
+                batches.queued[peer, default: []].append(photo)
+            } else {
+                queue.append((photo, peer))
+                load[peer, default: 0] += 1
+            }
         }
+        await sendBatches(engine)
         while workers < configuration.parallelPhotoTransfers, !self.queue.isEmpty, !Task.isCancelled {
             workers += 1
             group.addTask { await self.work(engine) }
@@ -299,6 +307,7 @@ actor PhotoFetcher {
         case .end(let hash, let total): await ended(hash, total: total, from: peer)
         case .missing(let hash): missing(hash, from: peer)
         case .thumbnailMissing(let hash): thumbnailMissing(hash, from: peer)
+        case .photos(let photos): await receivedPhotos(photos, from: peer)
         case .thumbnail(let hash, let bytes):
             // Checked before the next frame is read (a decode of at most 64 KiB, queued behind other libvips
             // work); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like any other.
@@ -567,6 +576,7 @@ actor PhotoFetcher {
             thumbnailSettled(hash)
         }
         ready[peer] = nil
+        batchPeerLeft(peer)
         photoLacks.left(peer)
         thumbLacks.left(peer)
     }

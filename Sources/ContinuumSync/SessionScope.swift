@@ -309,6 +309,8 @@ struct ScopedStorage: SessionStorage {
 
     func photoURL(_ hash: AssetHash) -> URL { base.photoURL(hash) }
 
+    func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]? { try await base.smallPhoto(hash) }
+
     /// Shown to this peer: by a live post of a group the session shares.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool {
         try await base.isPhotoShown(hash, inGroups: scope.groups)

@@ -38,6 +38,9 @@ public protocol SessionStorage: Sendable {
     func groups(ofPosts posts: [PostID]) async throws -> [PostID: GroupID]
     /// Where a held photo's file is.
     func photoURL(_ hash: AssetHash) -> URL
+    /// The bytes of a held photo of at most 64 KiB (`WireLimits.smallPhotoBytes`), wherever it is kept; nil when it
+    /// is not here or is larger.
+    func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]?
     /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
     /// fetched nor served, and nothing about it is kept.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
@@ -58,6 +61,9 @@ public protocol PhotoStorage: Sendable {
     /// while a live post shows each; one sync for the batch. Returns, in order, whether each was kept (a photo
     /// erased while it came is dropped).
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool]
+    /// Records small photos that came whole (PHOTOS), each checked against its hash, with their bytes, in one
+    /// transaction, only while a live post shows each. Returns, in order, whether each is here now.
+    func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) async throws -> [Bool]
     /// Whether a live post shows the photo (see ``SessionStorage/isPhotoShown(_:)``).
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
     /// Whether a live post by a log of one of `groups` shows the photo: what a peer sharing those groups may fetch.

@@ -80,6 +80,10 @@ extension WireCodec {
             writer.u8(eager ? 1 : 0)
         case .follows(let entries):
             writeFollows(entries, to: &writer)
+        case .photosWant(let hashes):
+            writePhotosWant(hashes, to: &writer)
+        case .photos(let photos):
+            writePhotos(photos, to: &writer)
         case .optional(_, let payload):
             writer.raw(payload)
         case .done(let round):
@@ -205,6 +209,8 @@ extension WireCodec {
         case .thumbData(_, let bytes): 36 + bytes.count
         case .optional(_, let payload): payload.count
         case .follows(let entries): 2 + 41 * entries.count
+        case .photosWant(let hashes): 1 + 32 * hashes.count
+        case .photos(let photos): 1 + photos.reduce(0) { $0 + 36 + ($1.bytes?.count ?? 0) }
         default: 48
         }
     }

@@ -17,8 +17,9 @@ public enum WireCodec {
     /// left over, and every count, length or value out of its range. Record bytes are not parsed here: the
     /// receiver verifies them.
     public static func decodePayload(type: UInt8, payload: ArraySlice<UInt8>) throws(WireError) -> WireMessage {
-        // The optional range: FOLLOWS is this version's one type there; every other is a message to read and ignore.
-        if type >= WireMessage.firstOptionalType, type != MessageKind.follows.rawValue {
+        // The optional range: FOLLOWS, PHOTOS_WANT and PHOTOS are this version's types there; every other is a
+        // message to read and ignore.
+        if type >= WireMessage.firstOptionalType, !MessageKind.knownOptional.contains(type) {
             return .optional(type: type, payload: Array(payload))
         }
         guard let kind = MessageKind(rawValue: type) else { throw unknownType(type) }
@@ -59,6 +60,8 @@ public enum WireCodec {
             message = .tree(eager: mode == 1)
         case .done: message = .done(round: try reader.u32("round"))
         case .follows: message = .follows(try readFollows(&reader))
+        case .photosWant: message = .photosWant(try readPhotosWant(&reader))
+        case .photos: message = .photos(try readPhotos(&reader))
         case .optional: message = .optional(type: type, payload: Array(payload))
         case .photoWant: message = try readPhotoWant(&reader)
         case .photoData: message = try readPhotoData(&reader)
@@ -98,6 +101,10 @@ public enum WireCodec {
             try checkClock(clock, reader)
         case .follows(let entries):
             try checkFollows(entries, reader)
+        case .photosWant(let hashes):
+            try checkPhotosWant(hashes, reader)
+        case .photos(let photos):
+            try checkPhotos(photos, reader)
         case .offer, .done, .photoMissing, .ping, .pong, .clockUnknown, .thumbWant, .thumbMissing, .tree:
             break
         case .membership(let membership):

@@ -165,6 +165,11 @@ public enum WireMessage: Hashable, Sendable {
     /// The sender's follows (PROTOCOL.md §7.8.21), to another device of its account: type 0x88, in the optional
     /// range (a node that does not know it ignores it).
     case follows([FollowEntry])
+    /// Small photos wanted whole, many at once (PROTOCOL.md §7.4.26): type 0x89, in the optional range. A peer that
+    /// does not know it ignores it; the asker takes silence as no, and asks with PHOTO_WANT.
+    case photosWant([AssetHash])
+    /// Small photos, whole, in answer to PHOTOS_WANT (PROTOCOL.md §7.4.27): type 0x8a, in the optional range.
+    case photos([SmallPhoto])
     /// The groups the sender claims to share with the receiver, with proofs, and a join by invite: type 0x03, right
     /// after HELLO.
     case membership(Membership)
@@ -229,6 +234,8 @@ public enum WireMessage: Hashable, Sendable {
         case .have: .have
         case .tree: .tree
         case .follows: .follows
+        case .photosWant: .photosWant
+        case .photos: .photos
         case .membership: .membership
         case .joined: .joined
         case .linking: .linking
@@ -337,6 +344,9 @@ public struct Membership: Hashable, Sendable {
 
 /// The type byte of each message.
 enum MessageKind: UInt8, CaseIterable {
+    /// The types of the optional range that this version defines (every other there is read and ignored).
+    static let knownOptional: Set<UInt8> = [0x88, 0x89, 0x8a]
+
     case hello = 0x01
     case error = 0x02
     case membership = 0x03
@@ -367,6 +377,8 @@ enum MessageKind: UInt8, CaseIterable {
     case have = 0x42
     case tree = 0x43
     case follows = 0x88
+    case photosWant = 0x89
+    case photos = 0x8a
     /// Any type of the optional range, 0x80 … 0xFF, that this node does not know (``WireMessage/optional(type:payload:)``).
     case optional = 0x80
 
@@ -402,6 +414,8 @@ enum MessageKind: UInt8, CaseIterable {
         case .have: "HAVE"
         case .tree: "TREE"
         case .follows: "FOLLOWS"
+        case .photosWant: "PHOTOS_WANT"
+        case .photos: "PHOTOS"
         case .optional: "optional"
         }
     }

@@ -235,7 +235,7 @@ struct ExportCommand: AsyncParsableCommand {
         for url in [photoURL, captionURL] where FileManager.default.fileExists(atPath: url.path) {
             throw CLIError("\(url.path) already exists; nothing was written (choose another --to)")
         }
-        try context.store.assets.export(summary.photo.sha256, to: photoURL)
+        try await context.store.exportPhoto(summary.photo.sha256, to: photoURL)
         do {
             try Data((summary.caption + "\n").utf8).write(to: captionURL, options: .withoutOverwriting)
         } catch {

@@ -241,6 +241,33 @@ struct BoundedWorkTests {
         #expect(machine.receive(.thumbData(hash, [0xFF, 0xD8]), now: start).first?.closeCode == .unexpectedMessage)
     }
 
+    @Test("PHOTOS is taken for photos asked with PHOTOS_WANT, each once; one entry not asked refuses the whole")
+    func askedPhotos() {
+        var machine = Machine(peer: Fixture.peer)
+        let (one, two, three) = (Fixture.hash(7), Fixture.hash(8), Fixture.hash(9))
+        #expect(machine.askForPhotos([one, two]) == [.send(.photosWant([one, two]))])
+        let first = [SmallPhoto(hash: one, bytes: [1, 2])]
+        #expect(machine.receive(.photos(first), now: start) == [.photo(.photos(first))])
+        // Answered already: `one` again is refused, as is `three` (never asked), even beside `two`.
+        for stray in [one, three] {
+            var copy = machine
+            let actions = copy.receive(
+                .photos([SmallPhoto(hash: two, bytes: nil), SmallPhoto(hash: stray, bytes: [3])]),
+                now: start
+            )
+            #expect(actions.first?.closeCode == .unexpectedMessage)
+        }
+        let rest = [SmallPhoto(hash: two, bytes: nil)]
+        #expect(machine.receive(.photos(rest), now: start) == [.photo(.photos(rest))])
+    }
+
+    @Test("PHOTOS_WANT costs a quarter unit a photo asked for; PHOTOS what its bytes do, as PHOTO_DATA")
+    func photosCharged() {
+        #expect(PeerBudget.cost(of: .photosWant((0..<64).map { Fixture.hash($0) })) == 18)
+        let half = SmallPhoto(hash: Fixture.hash(1), bytes: [UInt8](repeating: 0, count: 524_288))
+        #expect(PeerBudget.cost(of: .photos([half, SmallPhoto(hash: Fixture.hash(2), bytes: nil)])) == 0.6)
+    }
+
     @Test("asked-for photo data is charged by its bytes: a tenth of a unit and one a MiB")
     func photoDataChargedByBytes() {
         let hash = Fixture.hash(1)

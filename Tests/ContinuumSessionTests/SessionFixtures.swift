@@ -69,6 +69,8 @@ enum Fixture {
         ("THUMB_WANT", .thumbWant(hash(1))),
         ("THUMB_DATA", .thumbData(hash(1), [0xFF, 0xD8])),
         ("THUMB_MISSING", .thumbMissing(hash(1))),
+        ("PHOTOS_WANT", .photosWant([hash(1), hash(2)])),
+        ("PHOTOS", .photos([SmallPhoto(hash: hash(1), bytes: [1, 2, 3])])),
         ("HAVE", .have([LogRange(author: author(1), range: 1...2)])),
         ("TREE prune", .tree(eager: false)),
         ("TREE graft", .tree(eager: true)),

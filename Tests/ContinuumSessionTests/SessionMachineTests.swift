@@ -31,7 +31,16 @@ struct SessionMachineTests {
         case "REQUEST", "CLOCK_SINCE known": return [.startStreaming]
         case "DONE": return [.roundFinished(1), .checkGaps]
         case "INTEREST": return [.interest(replace: true, [PostInterest(post: Fixture.post(1), hops: 0)])]
-        case "PHOTO_WANT", "THUMB_WANT": return [.startServer]
+        case "PHOTO_WANT", "THUMB_WANT", "PHOTOS_WANT": return [.startServer]
+        case "PHOTOS":
+            return [
+                .close(
+                    WireError(
+                        .unexpectedMessage,
+                        "PHOTOS for a photo this node did not ask the peer for (\(hash.short))"
+                    )
+                )
+            ]
         case "PHOTO_DATA":
             // Never asked for: refused.
             return [
@@ -64,7 +73,7 @@ struct SessionMachineTests {
     }
 
     /// The messages after which the session has ended.
-    private static let ending: Set<String> = ["HELLO", "ERROR", "CLOCK_UNKNOWN", "PHOTO_DATA", "THUMB_DATA"]
+    private static let ending: Set<String> = ["HELLO", "ERROR", "CLOCK_UNKNOWN", "PHOTO_DATA", "THUMB_DATA", "PHOTOS"]
 
     @Test("open and idle: each message gets its answer, refusals end the session", arguments: names)
     func open(name: String) {

@@ -106,6 +106,8 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
     nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
+    func smallPhoto(_ hash: AssetHash) -> [UInt8]? { nil }
+    func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) -> [Bool] { photos.map { _ in false } }
     func isPhotoShown(_ hash: AssetHash) throws -> Bool {
         if lookupsFail { throw LookupFailure() }
         return false

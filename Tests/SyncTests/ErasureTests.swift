@@ -232,8 +232,7 @@ extension SyncIntegrationTests {
                 try await b.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.available } == true
             }
             for node in [a, b] {
-                let hash = photo.photo.sha256.hex
-                let file = node.data.appendingPathComponent("photos/\(hash.prefix(2))/\(hash)")
+                let file = try await node.photoFile(photo.photo.sha256)
                 let tags = try IndependentReaders.exiftool(file)
                 #expect(IndependentReaders.locationTags(tags).isEmpty, "\(node.name): \(tags)")
                 #expect(tags["IFD0:Orientation"] as? Int == 6, "\(node.name): orientation kept")

@@ -319,7 +319,8 @@ struct HostileTests {
     )
     func badThumbnail(fixture: String) async throws {
         try await Self.withTarget { target in
-            let photo = TestPhoto.reference("a photo only the hostile peer has \(UUID())")
+            // Declared large: a small photo comes whole at once (PHOTOS_WANT), with no thumbnail asked for first.
+            let photo = TestPhoto.reference("a photo only the hostile peer has \(UUID())", bytes: 1_000_000)
             let (client, _) = try await Self.postOnlyHeldHere(photo, "a post whose thumbnail is bad", to: target)
             try await Self.waitFor(.thumbWant(photo.sha256), from: client)
             let name = fixture.replacingOccurrences(of: "half of ", with: "")
@@ -347,7 +348,8 @@ struct HostileTests {
     func wrongPhotoBytes() async throws {
         try await Self.withTarget { target in
             let seed = "a photo only the hostile peer has \(UUID())"
-            let photo = TestPhoto.reference(seed)
+            // Declared large, so that it is asked for with PHOTO_WANT (a small one comes whole: HostilePhotosTests).
+            let photo = TestPhoto.reference(seed, bytes: 1_000_000)
             let (client, post) = try await Self.postOnlyHeldHere(photo, "a post whose photo comes wrong", to: target)
             try await Self.waitFor(.photoWant(photo.sha256, offset: 0), from: client)
             // The photo with one byte changed, in a frame that is itself well formed: only the whole photo's hash
@@ -441,13 +443,14 @@ struct HostileTests {
         return (client, post)
     }
 
-    /// Reads until the node sent `request` (a THUMB_WANT or PHOTO_WANT), pinging meanwhile to keep the session alive:
+    /// Reads until the node sent `request` (a THUMB_WANT, PHOTO_WANT or PHOTOS_WANT), pinging meanwhile (`pings` at most,
+    /// one each half second) to keep the session alive:
     /// the node asks its peers in turn, the good one (which lacks the photo) perhaps first. Records an issue when it
     /// did not come within about 15 s.
-    static func waitFor(_ request: WireMessage, from client: RawClient) async throws {
+    static func waitFor(_ request: WireMessage, from client: RawClient, pings: UInt64 = 30) async throws {
         let wanted = { (messages: [WireMessage]) in messages.contains(request) }
         var nonce: UInt64 = 0
-        while !wanted(client.received), client.end == nil, nonce < 30 {
+        while !wanted(client.received), client.end == nil, nonce < pings {
             nonce += 1
             try client.send(.ping(nonce))
             try await client.read(timeout: .milliseconds(500), until: wanted)

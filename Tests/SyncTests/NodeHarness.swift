@@ -184,6 +184,12 @@ final class TestNode: @unchecked Sendable {
         return try await body(store)
     }
 
+    /// The file of a photo the node holds: a small photo that came whole from a peer is kept in the store, and
+    /// written out as its file first (as `continuum-node fetch` does).
+    func photoFile(_ hash: AssetHash) async throws -> URL {
+        try await withStore { try await $0.photoFile(hash) }
+    }
+
     func feedJSON() async throws -> String { try await cli("feed", "--json", "--limit", "500") }
 
     func postIDs() async throws -> [PostID] {

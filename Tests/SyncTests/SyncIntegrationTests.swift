@@ -50,8 +50,7 @@ struct SyncIntegrationTests {
             let original = try Data(contentsOf: URL(fileURLWithPath: a.fixture(file)))
             let hash = AssetHash.of(original)
             for node in [a, b] {
-                let stored = node.data.appendingPathComponent("photos/\(hash.hex.prefix(2))/\(hash.hex)")
-                #expect(try Data(contentsOf: stored) == original, "\(node.name) \(file)")
+                #expect(try Data(contentsOf: try await node.photoFile(hash)) == original, "\(node.name) \(file)")
             }
         }
         #expect(try await a.clock() == (try await b.clock()))
