@@ -78,12 +78,8 @@ extension WireCodec {
             writeRanges(ranges, to: &writer)
         case .tree(let eager):
             writer.u8(eager ? 1 : 0)
-        case .follows(let entries):
-            writeFollows(entries, to: &writer)
-        case .photosWant(let hashes):
-            writePhotosWant(hashes, to: &writer)
-        case .photos(let photos):
-            writePhotos(photos, to: &writer)
+        case .follows, .photosWant, .photos:
+            writeOptionalKind(message, to: &writer)
         case .optional(_, let payload):
             writer.raw(payload)
         case .done(let round):

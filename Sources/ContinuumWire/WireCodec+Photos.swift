@@ -26,6 +26,16 @@ extension WireLimits {
 // PHOTOS (§7.4.27): `u8` count (1 … 64), then per entry its hash (distinct), `u32` length (0: not given; 1 … 65536:
 // the photo's bytes follow).
 extension WireCodec {
+    /// The payload of a message of the optional range that this version defines (FOLLOWS, PHOTOS_WANT, PHOTOS).
+    static func writeOptionalKind(_ message: WireMessage, to writer: inout WireWriter) {
+        switch message {
+        case .follows(let entries): writeFollows(entries, to: &writer)
+        case .photosWant(let hashes): writePhotosWant(hashes, to: &writer)
+        case .photos(let photos): writePhotos(photos, to: &writer)
+        default: preconditionFailure("\(message.typeName) is not an optional type this version defines")
+        }
+    }
+
     static func writePhotosWant(_ hashes: [AssetHash], to writer: inout WireWriter) {
         writer.u8(UInt8(hashes.count))
         for hash in hashes { writer.raw(hash.bytes) }

@@ -39,10 +39,13 @@ struct SmallPhotoTests {
     /// Files under the node's photo shards (`photos/ab/…`).
     static func photoFiles(_ node: TestNode) -> Int {
         let photos = node.data.appendingPathComponent("photos")
-        let shards = ((try? FileManager.default.contentsOfDirectory(atPath: photos.path)) ?? []).filter { $0.count == 2 }
+        let shards = ((try? FileManager.default.contentsOfDirectory(atPath: photos.path)) ?? []).filter {
+            $0.count == 2
+        }
         return shards.reduce(0) { total, shard in
-            total + ((try? FileManager.default.contentsOfDirectory(atPath: photos.appendingPathComponent(shard).path))?
-                .count ?? 0)
+            total
+                + ((try? FileManager.default.contentsOfDirectory(atPath: photos.appendingPathComponent(shard).path))?
+                    .count ?? 0)
         }
     }
 
