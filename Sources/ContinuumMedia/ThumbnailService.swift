@@ -325,6 +325,11 @@ public actor ThumbnailService {
         guard let bytes = await content?(hash) else {
             throw MediaError(.unreadable, "photo \(hash.short) is not here any more")
         }
+        // Content in no format a post may hold is refused from its first bytes (as ``Thumbnailer/make(from:)``
+        // does), before a copy is written: a new file costs more than the rest of a small photo's way.
+        guard ImageProbe.format(ofSignature: bytes.prefix(16)) != nil else {
+            throw MediaError(.notAnImage, "\(ImageProbeError.unrecognised)")
+        }
         let temp = try assets.makeTemporaryFile()
         // The copy is only read; one that cannot be removed goes with the stale temporary files, a day later.
         defer { try? FileManager.default.removeItem(at: temp) }
