@@ -12,7 +12,8 @@ scripts/setup.sh
 # The golden record vectors (Tests/ContinuumCoreTests/Resources/vectors.json, PROTOCOL.md §8) are the independent
 # Python encoder's, and every one of its self-checks passes (bit flips, invalid records); the fuzz seeds are current.
 # The MEMBERSHIP frames of PROTOCOL.md §7.4.21 (MembershipFrameVectorTests compares the encoder with them) are the
-# independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures. The account
+# independent Python encoder's, with its own Ed25519 checked against RFC 8032 and the §8 signatures; so are the
+# PHOTOS_WANT and PHOTOS frames of §7.4.26–27 (PhotosFrameTests; scripts/photos_vectors.py). The account
 # rule's scenarios (Tests/ContinuumCoreTests/Resources/account-scenarios.json, read by AccountRulesTests): their
 # expected states are the independent Python model's. These checks take about 20 s of one core (the bit flips), so
 # they run in the background during the build, and the build's end waits for them.
@@ -22,6 +23,7 @@ vectors_log="$(mktemp)"
     /usr/bin/python3 scripts/protocol_vectors.py
     /usr/bin/python3 scripts/make-fuzz-corpus.py --check
     /usr/bin/python3 scripts/membership_vectors.py
+    /usr/bin/python3 scripts/photos_vectors.py
     /usr/bin/python3 scripts/account_rules.py --check
 ) >"$vectors_log" 2>&1 &
 vectors=$!
@@ -42,7 +44,7 @@ step "the parallel suite"
 "${parallel_suite[@]}"
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other
 # suites, the machine's own load would be what they measure. So do the crowd tests (twelve nodes at once, whose
-# overlay must heal within its time limits), and the photo crash test (fifty restarts of a node, each followed by
+# overlay must heal within its time limits), and the photo crash tests (fifty restarts of a node, each followed by
 # an integrity check: beside it, other suites' photo transfers starved past their time limits). The two flood suites
 # run one after the other too: together (Swift Testing runs suites at once), an INTEREST flood's refusal took 2.5 s of
 # its 2 on a slow hour of this machine, both flooders sharing its two cores.

@@ -70,6 +70,37 @@ extension ContinuumStore {
         }
     }
 
+    /// What is wrong with the photos kept in the store: a row whose bytes do not hash to its name, or a small photo
+    /// recorded as held with neither its bytes here nor its file (each a line; none when all is well).
+    public func checkSmallPhotos() async throws -> [String] {
+        let (rows, bare) = try await read { db in
+            (
+                try Row.fetchAll(db, sql: "SELECT sha256, content FROM asset_content").map {
+                    (name: $0["sha256"] as Data, content: $0["content"] as Data)
+                },
+                try Data.fetchAll(
+                    db,
+                    sql: """
+                        SELECT sha256 FROM asset WHERE bytes <= ?
+                        AND NOT EXISTS (SELECT 1 FROM asset_content WHERE asset_content.sha256 = asset.sha256)
+                        """,
+                    arguments: [Self.smallPhotoBytes]
+                )
+            )
+        }
+        var problems: [String] = []
+        for (name, content) in rows {
+            if AssetHash.of(content).bytes != name {
+                problems.append("photo \(Hex.encode(name)) does not hash to its name")
+            }
+        }
+        for name in bare {
+            guard let hash = AssetHash(bytes: name), !assets.contains(hash) else { continue }
+            problems.append("photo \(hash.hex) is recorded with neither its bytes nor its file")
+        }
+        return problems
+    }
+
     /// Copies a held photo to `destination`, which must not exist: from its file, or from the store.
     public func exportPhoto(_ hash: AssetHash, to destination: URL) async throws {
         guard let content = try await photoContent(hash) else {

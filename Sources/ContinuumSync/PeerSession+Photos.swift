@@ -24,6 +24,8 @@ extension PeerSession {
     }
 
     private func sendPhotos(_ entries: [SmallPhoto], bytes: Int) async {
+        // Fault injection for tests, as for a photo's chunks; a cancelled sleep sends at once, then the loop ends.
+        if let delay = configuration.photoChunkDelay { try? await Task.sleep(for: delay) }
         await outbox.waitForRoom()
         guard !closed else { return }
         machine.sentBytes(bytes)

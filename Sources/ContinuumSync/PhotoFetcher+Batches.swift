@@ -9,7 +9,7 @@ import Logging
 /// transaction of the store (``PhotoStorage/commitSmallPhotos(_:)``). A peer that leaves a PHOTOS_WANT unanswered
 /// (a node that does not know the message ignores it) is asked with PHOTO_WANT for the rest of its session.
 struct SmallBatches {
-    /// Per peer, the small photos the last look gave it, in order; sent as they fit ``maxOutstanding``.
+    /// Per peer, the small photos the last look gave it, in order; sent as they fit ``maxWantsInFlight``.
     var queued: [AuthorID: [MissingPhoto]] = [:]
     /// Small photos asked for and not yet answered: of which peer, since when, and whether a post signs a thumbnail.
     var wanted: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant, signsThumbnail: Bool)] = [:]
@@ -18,8 +18,8 @@ struct SmallBatches {
     /// Peers that left one unanswered for ``silenceTimeout``: asked with PHOTO_WANT instead, until they leave.
     var silent: Set<AuthorID> = []
 
-    /// Photos asked of one peer at once, at most: four PHOTOS_WANTs of 64 in flight.
-    static let maxOutstanding = 4 * WireLimits.maxPhotosPerBatch
+    /// PHOTOS_WANTs in flight to one peer, at most.
+    static let maxWantsInFlight = 4
     /// How long a peer that never answered may leave a PHOTOS_WANT unanswered before it counts as not knowing it.
     static let silenceTimeout: Duration = .seconds(10)
     /// How long an answering peer may take (as a THUMB_WANT's): the photo is then asked again, of any peer.
@@ -34,14 +34,15 @@ extension PhotoFetcher {
         photo.bytes > 0 && photo.bytes <= UInt64(WireLimits.smallPhotoBytes) && !batches.silent.contains(peer)
     }
 
-    /// Sends PHOTOS_WANTs for the queued small photos, up to ``SmallBatches/maxOutstanding`` a peer.
+    /// Sends PHOTOS_WANTs for the queued small photos, up to ``SmallBatches/maxWantsInFlight`` of them a peer.
     func sendBatches(_ engine: SyncEngine) async {
         expireBatchWants()
         for peer in Array(batches.queued.keys) where !Task.isCancelled {
-            var room = SmallBatches.maxOutstanding - batches.outstanding(peer)
+            let perWant = configuration.photosPerWant
+            var room = SmallBatches.maxWantsInFlight * perWant - batches.outstanding(peer)
             while room > 0, var queue = batches.queued[peer], !queue.isEmpty {
                 var take: [MissingPhoto] = []
-                while take.count < min(room, WireLimits.maxPhotosPerBatch), !queue.isEmpty {
+                while take.count < min(room, perWant), !queue.isEmpty {
                     let photo = queue.removeFirst()
                     if fetching.insert(photo.hash).inserted { take.append(photo) }
                 }

@@ -27,7 +27,7 @@ actor PhotoFetcher {
     static let thumbnailTimeout: Duration = .seconds(30)
     /// THUMB_WANTs outstanding at once, over all peers.
     static let maxThumbnailWants = 64
-    private let configuration: SyncConfiguration
+    let configuration: SyncConfiguration
     let logger: Logger
     weak var engine: SyncEngine?
     /// Makes whole photos durable and records them, many per sync.

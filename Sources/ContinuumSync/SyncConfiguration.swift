@@ -48,8 +48,11 @@ public struct SyncConfiguration: Sendable {
     public var maxPeers = 8
     /// How long a record announced by HAVE may take to arrive by the tree before it is pulled and the link grafted.
     public var treeRepairDelay: Duration = .milliseconds(200)
-    /// Fault injection for tests: a pause before each photo chunk sent, to make transfers slow enough to cut.
+    /// Fault injection for tests: a pause before each photo chunk sent (and each PHOTOS), to make transfers slow
+    /// enough to cut.
     public var photoChunkDelay: Duration?
+    /// Small photos a PHOTOS_WANT asks for at most (1 … 64); fewer only in tests, so that many batches are cut.
+    public var photosPerWant = WireLimits.maxPhotosPerBatch
 
     public init() {}
 

@@ -149,6 +149,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("test-photo-chunk-delay-ms"), help: .hidden)
     var testPhotoChunkDelayMS = 0
 
+    @Option(name: .customLong("test-photos-per-want"), help: .hidden)
+    var testPhotosPerWant = 64
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         for peer in peers where peer.contains("@") ? Self.knownPeer(peer) == nil : PeerAddress(peer) == nil {
@@ -342,6 +345,7 @@ struct RunCommand: AsyncParsableCommand {
         configuration.sync.idleTimeout = .milliseconds(idleTimeoutMS)
         configuration.sync.notifyNewPosts = notifyNewPosts
         if testPhotoChunkDelayMS > 0 { configuration.sync.photoChunkDelay = .milliseconds(testPhotoChunkDelayMS) }
+        configuration.sync.photosPerWant = min(max(testPhotosPerWant, 1), WireLimits.maxPhotosPerBatch)
         return configuration
     }
 
