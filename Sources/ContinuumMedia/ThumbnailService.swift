@@ -141,6 +141,8 @@ public actor ThumbnailService {
         let provisional = provisionalURL(for: hash)
         let hasProvisional = { FileManager.default.fileExists(atPath: provisional.path) }
         guard await hasOriginal(hash) else { return hasProvisional() ? provisional : nil }
+        // The look at the store above let other requests in: one of them may have started the same thumbnail.
+        if let task = making[hash] { return try await task.value }
         if let error = failed[hash] {
             if hasProvisional() { return provisional }
             throw error
