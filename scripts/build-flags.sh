@@ -10,6 +10,11 @@
 # static_runtime: links continuum-node with the Swift standard library and Foundation inside. Swift 6.3's static
 #   Foundation needs its C parts named to the linker after it (swiftlang/swift-package-manager#10564:
 #   "--static-swift-stdlib fails when using Foundation"); the rest comes from Foundation's own link entries.
+# build_path: the build folder, named by its real path. It is .build, or where a symlink .build points: .ci/run keeps the
+#   build in a cache outside the clone (it says why), and SwiftPM reuses a dependency's compiled files only when its
+#   compile commands are the same, paths included, so every build and test of a run names that folder the same way.
+#   For a plain .build folder this is SwiftPM's own default, and nothing is compiled again.
+build_path=(--scratch-path "$(realpath -m .build)")
 debug_flags=()
 if [ "${CONTINUUM_DEBUG_INFO:-1}" = 0 ]; then debug_flags=(-Xswiftc -gnone -Xcc -g0); fi
 static_runtime=(--static-swift-stdlib -Xlinker -lCoreFoundation -Xlinker -l_FoundationICU
@@ -19,10 +24,10 @@ static_runtime=(--static-swift-stdlib -Xlinker -lCoreFoundation -Xlinker -l_Foun
 # linked again: debug compiles are not whole-module). A process of it starts on a quarter less CPU (status: 79
 # against 105 ms), and the suites start about 1,500 of them; scripts/package.sh --debug then finds it built.
 build_for_tests() {
-    swift build --build-tests "${debug_flags[@]}"
-    swift build "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node
+    swift build "${build_path[@]}" --build-tests "${debug_flags[@]}"
+    swift build "${build_path[@]}" "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node
 }
 
 # The parallel suite: everything but the suites that run alone (scripts/test.sh says why).
-parallel_suite=(swift test --skip-build --parallel --num-workers 2 --skip FloodTests --skip FloodMoreTests
+parallel_suite=(swift test "${build_path[@]}" --skip-build --parallel --num-workers 2 --skip FloodTests --skip FloodMoreTests
     --skip CrowdTests --skip PhotoCrashTests --skip AccountMembershipPropertyTests)

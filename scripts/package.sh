@@ -49,6 +49,7 @@ source scripts/build-flags.sh
 # make the next plain release build (scripts/node.sh, the benchmarks) compile everything again. A debug build, for
 # the test, is only linked anew (debug compiles are not whole-module), then linked back below.
 scratch=()
+scratch=("${build_path[@]}")
 [ "$configuration" = release ] && scratch=(--scratch-path .build-static)
 swift build "${scratch[@]}" -c "$configuration" "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node >&2
 bin_dir="$(swift build "${scratch[@]}" -c "$configuration" --show-bin-path)"
@@ -62,10 +63,10 @@ if ldd "$root/usr/lib/continuum-node/continuum-node" | grep -qE 'libswift|libFou
     exit 1
 fi
 # The debug build folder's own binary, for the tests, linked against the shared runtime again.
-if [ "$configuration" = debug ] && ! $keep_static; then swift build "${debug_flags[@]}" --product continuum-node >&2; fi
+if [ "$configuration" = debug ] && ! $keep_static; then swift build "${build_path[@]}" "${debug_flags[@]}" --product continuum-node >&2; fi
 # The man page tool, debug: it only reads the binary's description of itself.
-swift build "${debug_flags[@]}" --product generate-manual >&2
-manual_tool="$(swift build --show-bin-path)/generate-manual"
+swift build "${build_path[@]}" "${debug_flags[@]}" --product generate-manual >&2
+manual_tool="$(swift build "${build_path[@]}" --show-bin-path)/generate-manual"
 binary="$root/usr/lib/continuum-node/continuum-node"
 version="$("$binary" --version | awk '{print $1}')"
 arch="$(dpkg --print-architecture)"

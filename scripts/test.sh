@@ -49,16 +49,16 @@ step "the parallel suite"
 # run one after the other too: together (Swift Testing runs suites at once), an INTEREST flood's refusal took 2.5 s of
 # its 2 on a slow hour of this machine, both flooders sharing its two cores.
 step "flood, crowd and photo-crash tests, each alone"
-swift test --skip-build --filter FloodTests
-swift test --skip-build --filter FloodMoreTests
-swift test --skip-build --filter CrowdTests
-swift test --skip-build --filter PhotoCrashTests
+swift test "${build_path[@]}" --skip-build --filter FloodTests
+swift test "${build_path[@]}" --skip-build --filter FloodMoreTests
+swift test "${build_path[@]}" --skip-build --filter CrowdTests
+swift test "${build_path[@]}" --skip-build --filter PhotoCrashTests
 
 # LAN discovery across real network namespaces, each with its own D-Bus and avahi-daemon (scripts/netns-e2e.sh).
 # It runs in the background, beside the steps after it: it spends its minute waiting for daemons and
 # announcements inside its own namespaces (their own loopback and ports), and its waits allow tens of seconds.
 step "LAN discovery in network namespaces, in the background"
-netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build --show-bin-path)/continuum-node")
+netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node")
 if [ "$(id -u)" -ne 0 ]; then
     if ! command -v sudo >/dev/null; then
         echo "test.sh: the LAN discovery test needs root (network namespaces): run as root, or allow sudo" >&2
@@ -77,7 +77,7 @@ trap 'kill "$netns_pid" 2>/dev/null || true' EXIT
 # The test binary is run directly, so that no SwiftPM lock stands between it and the steps beside it.
 step "the account property test, in the background"
 property_log="$(mktemp)"
-"$(swift build --show-bin-path)/continuum-nodePackageTests.xctest" --testing-library swift-testing \
+"$(swift build "${build_path[@]}" --show-bin-path)/continuum-nodePackageTests.xctest" --testing-library swift-testing \
     --filter AccountMembershipPropertyTests >"$property_log" 2>&1 &
 property_pid=$!
 trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
@@ -85,12 +85,12 @@ trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
 # The web UI in a real headless Chromium (WebDriver), against two real nodes; screenshots of every step are kept in
 # .build/artifacts/browser/.
 step "the web UI in Chromium"
-python3 scripts/browser-tests.py --binary "$(swift build --show-bin-path)/continuum-node" \
+python3 scripts/browser-tests.py --binary "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node" \
     --artifacts .build/artifacts/browser
 
 # The README's tour, run as written (its sh blocks as one script, against the debug binary).
 step "the README tour"
-scripts/tour-test.sh --bin "$(swift build --show-bin-path)/continuum-node"
+scripts/tour-test.sh --bin "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node"
 
 step "LAN discovery in network namespaces: waiting for it to end"
 netns_status=0
