@@ -33,6 +33,9 @@ public actor ThumbnailService {
     private(set) var keptSignedCount = 0
     /// The bytes of a photo kept in the store rather than as a file (a small photo that came whole); nil: none.
     private let content: (@Sendable (AssetHash) async -> Data?)?
+    /// `photos/thumbs`, as a path: the checks for a thumbnail's file build their paths from it as strings (a URL
+    /// built for each check was a twentieth of a receiver's CPU on many small photos).
+    private let thumbsPath: String
 
     /// A service whose thumbnails are only kept for photos that a live post of `store` shows: one made or received
     /// while its photo was being erased (PROTOCOL.md §2.6) is removed as soon as it is written.
@@ -93,6 +96,7 @@ public actor ThumbnailService {
         self.isShown = isShown
         self.committed = committed
         self.content = content
+        self.thumbsPath = assets.root.appendingPathComponent("thumbs", isDirectory: true).path
     }
 
     /// Ends this process's use of the image library (libvips): waits for the photo being worked on, if any, and
@@ -117,6 +121,17 @@ public actor ThumbnailService {
         shard(hash).appendingPathComponent("\(hash.hex).peer.jpg", isDirectory: false)
     }
 
+    /// Where this node's own thumbnail of a photo is kept (``ownURL(for:)``), as a path.
+    private nonisolated func ownPath(_ hash: AssetHash) -> String { thumbnailPath(hash, ending: ".jpg") }
+
+    /// Where a peer's thumbnail is kept (``provisionalURL(for:)``), as a path.
+    private nonisolated func provisionalPath(_ hash: AssetHash) -> String { thumbnailPath(hash, ending: ".peer.jpg") }
+
+    private nonisolated func thumbnailPath(_ hash: AssetHash, ending: String) -> String {
+        let hex = hash.hex
+        return "\(thumbsPath)/\(hex.prefix(2))/\(hex)\(ending)"
+    }
+
     private nonisolated func shard(_ hash: AssetHash) -> URL {
         assets.root.appendingPathComponent("thumbs", isDirectory: true).appendingPathComponent(
             String(hash.hex.prefix(2)),
@@ -127,28 +142,24 @@ public actor ThumbnailService {
     /// True when a thumbnail of the photo is on disk, own or provisional.
     public nonisolated func hasThumbnail(_ hash: AssetHash) -> Bool {
         let manager = FileManager.default
-        return manager.fileExists(atPath: ownURL(for: hash).path)
-            || manager.fileExists(atPath: provisionalURL(for: hash).path)
+        return manager.fileExists(atPath: ownPath(hash)) || manager.fileExists(atPath: provisionalPath(hash))
     }
 
     /// The thumbnail of a photo: this node's own (made now from the original if needed), else one received from
     /// a peer; nil when neither the original nor a received thumbnail is here. Throws when the original is here
     /// but cannot be decoded and no peer's thumbnail is.
     public func thumbnail(for hash: AssetHash) async throws -> URL? {
-        let own = ownURL(for: hash)
-        if FileManager.default.fileExists(atPath: own.path) { return own }
+        if FileManager.default.fileExists(atPath: ownPath(hash)) { return ownURL(for: hash) }
         if let task = making[hash] { return try await task.value }
-        let provisional = provisionalURL(for: hash)
-        let hasProvisional = { FileManager.default.fileExists(atPath: provisional.path) }
-        guard await hasOriginal(hash) else { return hasProvisional() ? provisional : nil }
+        guard let original = await original(hash) else { return provisionalIfHere(hash) }
         // The look at the store above let other requests in: one of them may have started the same thumbnail.
         if let task = making[hash] { return try await task.value }
         if let error = failed[hash] {
-            if hasProvisional() { return provisional }
+            if let provisional = provisionalIfHere(hash) { return provisional }
             throw error
         }
         let task = Task { () async throws -> URL? in
-            try await self.make(hash)
+            try await self.make(hash, from: original)
         }
         making[hash] = task
         defer { making[hash] = nil }
@@ -160,16 +171,21 @@ public actor ThumbnailService {
                 "cannot make a thumbnail of a photo",
                 metadata: ["photo.sha256": "\(hash.short)", "error": "\(error)"]
             )
-            if hasProvisional() { return provisional }
+            if let provisional = provisionalIfHere(hash) { return provisional }
             throw error
         }
+    }
+
+    /// The peer's thumbnail of a photo, when it is here.
+    private nonisolated func provisionalIfHere(_ hash: AssetHash) -> URL? {
+        FileManager.default.fileExists(atPath: provisionalPath(hash)) ? provisionalURL(for: hash) : nil
     }
 
     /// Makes the thumbnail in the background, if it is not there yet (a photo was just stored or arrived).
     /// Returns at once; `done` is called with true when a new thumbnail was made.
     public nonisolated func prepare(_ hash: AssetHash, done: (@Sendable (Bool) async -> Void)? = nil) {
         Task {
-            let had = FileManager.default.fileExists(atPath: self.ownURL(for: hash).path)
+            let had = FileManager.default.fileExists(atPath: self.ownPath(hash))
             var made = false
             do {
                 made = try await self.thumbnail(for: hash) == self.ownURL(for: hash)
@@ -291,16 +307,26 @@ public actor ThumbnailService {
         }
     }
 
-    /// Whether the photo is here: its file, or its bytes in the store.
-    private func hasOriginal(_ hash: AssetHash) async -> Bool {
-        if assets.contains(hash) { return true }
-        return await content?(hash) != nil
+    /// A photo as it is here: its file, or its bytes kept in the store (a small photo that came whole).
+    private enum Original {
+        case file(URL)
+        case bytes([UInt8])
     }
 
-    private func make(_ hash: AssetHash) async throws -> URL? {
+    /// The photo, if it is here: read once for its thumbnail.
+    private func original(_ hash: AssetHash) async -> Original? {
+        if assets.contains(hash) { return .file(assets.url(for: hash)) }
+        return await content?(hash).map { .bytes([UInt8]($0)) }
+    }
+
+    private func make(_ hash: AssetHash, from original: Original) async throws -> URL? {
         let start = ContinuousClock.now
-        let data = try await fromOriginal(hash) { source in
-            try await self.offPool { () throws(MediaError) in try Thumbnailer.make(from: source) }
+        let data = try await offPool { () throws(MediaError) -> Data in
+            switch original {
+            case .file(let file): try Thumbnailer.make(from: file)
+            // In memory: no copy of the photo written for libvips to read.
+            case .bytes(let bytes): try Thumbnailer.make(fromBytes: bytes)
+            }
         }
         let elapsed = (ContinuousClock.now - start).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
@@ -319,28 +345,6 @@ public actor ThumbnailService {
             ]
         )
         return own
-    }
-
-    /// Runs `work` on the photo's file; for a photo kept in the store, on a temporary copy of its bytes, removed after.
-    private func fromOriginal<T>(_ hash: AssetHash, _ work: (URL) async throws -> T) async throws -> T {
-        if assets.contains(hash) { return try await work(assets.url(for: hash)) }
-        guard let bytes = await content?(hash) else {
-            throw MediaError(.unreadable, "photo \(hash.short) is not here any more")
-        }
-        // Content in no format a post may hold is refused from its first bytes (as ``Thumbnailer/make(from:)``
-        // does), before a copy is written: a new file costs more than the rest of a small photo's way.
-        guard ImageProbe.format(ofSignature: bytes.prefix(16)) != nil else {
-            throw MediaError(.notAnImage, "\(ImageProbeError.unrecognised)")
-        }
-        let temp = try assets.makeTemporaryFile()
-        // The copy is only read; one that cannot be removed goes with the stale temporary files, a day later.
-        defer { try? FileManager.default.removeItem(at: temp) }
-        do {
-            try bytes.write(to: temp)
-        } catch {
-            throw MediaError(.unreadable, "cannot copy photo \(hash.short) for its thumbnail: \(error)")
-        }
-        return try await work(temp)
     }
 
     /// Runs blocking libvips work on this service's thread.

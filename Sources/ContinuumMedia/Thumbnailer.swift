@@ -39,6 +39,33 @@ public enum Thumbnailer {
         }
     }
 
+    /// A thumbnail of a photo's bytes in memory (a small photo kept in the store), as ``make(from:)`` makes one of a
+    /// file, with no file written for libvips to read: on this machine's disk a new file costs more than a small
+    /// photo's whole thumbnail.
+    public static func make(fromBytes bytes: [UInt8]) throws(MediaError) -> Data {
+        guard ImageProbe.format(ofSignature: bytes.prefix(ImageProbe.signatureLength)) != nil else {
+            throw MediaError(.notAnImage, "\(ImageProbeError.unrecognised)")
+        }
+        var copy = bytes
+        return try copy.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Result<Data, MediaError> in
+            Result { () throws(MediaError) -> Data in
+                try Vips.run { () throws(MediaError) -> Data in
+                    // libvips reads the buffer while the image is decoded below, within this closure.
+                    var image: UnsafeMutablePointer<VipsImage>?
+                    guard cvips_thumbnail_buffer(buffer.baseAddress, buffer.count, &image, Int32(maxSide)) == 0,
+                        let image
+                    else { throw Vips.failure("cannot make a thumbnail") }
+                    defer { cvips_unref(image) }
+                    guard let decoded = vips_image_copy_memory(image) else {
+                        throw Vips.failure("cannot make a thumbnail")
+                    }
+                    defer { cvips_unref(decoded) }
+                    return try smallJPEG(decoded)
+                }
+            }
+        }.get()
+    }
+
     /// The first ``ImageProbe/signatureLength`` bytes of a file (fewer when it is shorter).
     static func signature(of file: URL) throws(MediaError) -> [UInt8] {
         do {

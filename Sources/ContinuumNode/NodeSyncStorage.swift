@@ -89,6 +89,14 @@ struct NodeSyncStorage: SyncStorage {
 
     func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]? { try await store.smallPhoto(hash) }
 
+    func givenPhotos(_ hashes: [AssetHash]) async throws -> [AssetHash: [UInt8]] {
+        try await store.smallPhotos(hashes, shownInGroups: nil)
+    }
+
+    func smallPhotos(_ hashes: [AssetHash], shownInGroups groups: Set<GroupID>) async throws -> [AssetHash: [UInt8]] {
+        try await store.smallPhotos(hashes, shownInGroups: groups)
+    }
+
     func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) async throws -> [Bool] {
         try await store.commitSmallPhotos(photos)
     }

@@ -13,8 +13,13 @@ import Darwin
 /// always complete. The same bytes are stored once, however many posts reference them.
 public struct AssetStore: Sendable {
     public let root: URL
+    /// ``root`` as a path: ``contains(_:)`` builds a photo's path from it as a string, not as a URL.
+    private let rootPath: String
 
-    public init(root: URL) { self.root = root }
+    public init(root: URL) {
+        self.root = root
+        self.rootPath = root.path
+    }
 
     /// The final path of a photo. Paths here name whether they are directories: `appendingPathComponent(_:)`
     /// alone asks the file system (a `stat` each), which was a tenth of a receiver's CPU on many small photos.
@@ -30,7 +35,8 @@ public struct AssetStore: Sendable {
 
     /// True when the complete photo is on disk.
     public func contains(_ hash: AssetHash) -> Bool {
-        FileManager.default.fileExists(atPath: url(for: hash).path)
+        let hex = hash.hex
+        return FileManager.default.fileExists(atPath: "\(rootPath)/\(hex.prefix(2))/\(hex)")
     }
 
     /// Stores bytes, returning their hash. Does nothing (but return the hash) when they are already stored.

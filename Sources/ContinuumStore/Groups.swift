@@ -447,20 +447,26 @@ extension ContinuumStore {
     /// fetch.
     public func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool {
         guard !groups.isEmpty else { return false }
-        return try await read { db in
-            let marks = Array(repeating: "?", count: groups.count).joined(separator: ",")
-            return try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT 1 FROM member WHERE member.group_id IN (\(marks)) AND member.log IN (
-                        SELECT post.author FROM post WHERE post.photo_sha256 = ? AND post.deleted = 0
-                        UNION SELECT post.author FROM edit JOIN post ON post.id = edit.post
-                        WHERE edit.photo_sha256 = ? AND post.deleted = 0
-                    ) LIMIT 1
-                    """,
-                arguments: StatementArguments(groups.map(\.bytes) + [hash.bytes, hash.bytes])
-            ) == true
-        }
+        return try await read { db in try Self.isShown(hash, inGroups: groups, db) }
+    }
+
+    static func isShown(_ hash: AssetHash, inGroups groups: Set<GroupID>, _ db: Database) throws -> Bool {
+        guard !groups.isEmpty else { return false }
+        let marks = Array(repeating: "?", count: groups.count).joined(separator: ",")
+        // Cached by its text: one statement for each number of groups, reused across a PHOTOS_WANT's photos.
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT 1 FROM member WHERE member.group_id IN (\(marks)) AND member.log IN (
+                    SELECT post.author FROM post WHERE post.photo_sha256 = ? AND post.deleted = 0
+                    UNION SELECT post.author FROM edit JOIN post ON post.id = edit.post
+                    WHERE edit.photo_sha256 = ? AND post.deleted = 0
+                ) LIMIT 1
+                """
+        )
+        return try Bool.fetchOne(
+            statement,
+            arguments: StatementArguments(groups.map(\.bytes) + [hash.bytes, hash.bytes])
+        ) == true
     }
 }
 

@@ -57,6 +57,35 @@ extension ContinuumStore {
     /// here or is larger.
     public func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]? {
         if let content = try await photoContent(hash) { return [UInt8](content) }
+        return try smallPhotoFile(hash)
+    }
+
+    /// The bytes of each of these photos that is here, of at most ``smallPhotoBytes``, and shown by a live post (by
+    /// a log of one of `groups`, when given): what a PHOTOS answers, looked up in one read for the whole batch
+    /// rather than two a photo.
+    public func smallPhotos(
+        _ hashes: [AssetHash],
+        shownInGroups groups: Set<GroupID>?
+    ) async throws -> [AssetHash: [UInt8]] {
+        guard !hashes.isEmpty, groups?.isEmpty != true else { return [:] }
+        let shown = try await read { db -> [(hash: AssetHash, content: Data?)] in
+            let content = try db.cachedStatement(sql: "SELECT content FROM asset_content WHERE sha256 = ?")
+            var shown: [(hash: AssetHash, content: Data?)] = []
+            for hash in hashes {
+                let isShown = try groups.map { try Self.isShown(hash, inGroups: $0, db) } ?? Self.isShown(hash, db)
+                if isShown { shown.append((hash, try Data.fetchOne(content, arguments: [hash.bytes]))) }
+            }
+            return shown
+        }
+        var photos: [AssetHash: [UInt8]] = [:]
+        for (hash, content) in shown {
+            if let bytes = try content.map({ [UInt8]($0) }) ?? smallPhotoFile(hash) { photos[hash] = bytes }
+        }
+        return photos
+    }
+
+    /// A small photo's bytes from its file; nil when there is no file, or it is larger than ``smallPhotoBytes``.
+    private func smallPhotoFile(_ hash: AssetHash) throws -> [UInt8]? {
         let url = assets.url(for: hash)
         // A file that cannot be opened is a photo not here as a file (the store's table was asked first): not held.
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }

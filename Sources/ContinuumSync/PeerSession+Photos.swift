@@ -8,10 +8,18 @@ extension PeerSession {
     /// most 64 KiB, whole; every other with no bytes (PROTOCOL.md §7.4.27). As many PHOTOS as needed to keep each
     /// under ``WireLimits/photosFrameBytes`` of photos, under the socket's back-pressure.
     func servePhotos(_ hashes: [AssetHash]) async {
+        let given: [AssetHash: [UInt8]]
+        do {
+            given = try await store.givenPhotos(hashes)
+        } catch {
+            // None given: the peer asks another, or again later, as for photos this node does not have.
+            logger.failure("reading small photos failed", error, level: .warning)
+            given = [:]
+        }
         var entries: [SmallPhoto] = []
         var bytes = 0
         for hash in hashes where !Task.isCancelled {
-            let photo = await givenPhoto(hash)
+            let photo = given[hash]
             let size = photo?.count ?? 0
             if !entries.isEmpty, bytes + size > WireLimits.photosFrameBytes {
                 await sendPhotos(entries, bytes: bytes)

@@ -311,6 +311,11 @@ struct ScopedStorage: SessionStorage {
 
     func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]? { try await base.smallPhoto(hash) }
 
+    /// Given to this peer: shown by a live post of a group the session shares.
+    func givenPhotos(_ hashes: [AssetHash]) async throws -> [AssetHash: [UInt8]] {
+        try await base.smallPhotos(hashes, shownInGroups: scope.groups)
+    }
+
     /// Shown to this peer: by a live post of a group the session shares.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool {
         try await base.isPhotoShown(hash, inGroups: scope.groups)

@@ -41,6 +41,9 @@ public protocol SessionStorage: Sendable {
     /// The bytes of a held photo of at most 64 KiB (`WireLimits.smallPhotoBytes`), wherever it is kept; nil when it
     /// is not here or is larger.
     func smallPhoto(_ hash: AssetHash) async throws -> [UInt8]?
+    /// The bytes of each of these photos that the peer may have: here, of at most 64 KiB, and shown
+    /// (``isPhotoShown(_:)``); looked up at once for a whole PHOTOS_WANT.
+    func givenPhotos(_ hashes: [AssetHash]) async throws -> [AssetHash: [UInt8]]
     /// Whether a live post shows the photo. One that none shows was erased (PROTOCOL.md §2.6): it is neither
     /// fetched nor served, and nothing about it is kept.
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
@@ -68,6 +71,9 @@ public protocol PhotoStorage: Sendable {
     func isPhotoShown(_ hash: AssetHash) async throws -> Bool
     /// Whether a live post by a log of one of `groups` shows the photo: what a peer sharing those groups may fetch.
     func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) async throws -> Bool
+    /// The bytes of each of these photos that is here, of at most 64 KiB, and shown by a live post by a log of one
+    /// of `groups` (``SessionStorage/givenPhotos(_:)`` for a session that shares those groups).
+    func smallPhotos(_ hashes: [AssetHash], shownInGroups groups: Set<GroupID>) async throws -> [AssetHash: [UInt8]]
 }
 
 /// What the engine needs besides its sessions and its fetcher: new records for live gossip, the peers it met,

@@ -121,6 +121,29 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(data.range(of: Data("GPS".utf8)) == nil)
     }
 
+    @Test("a photo's bytes in memory give the thumbnail its file gives; damaged bytes and no image are refused")
+    func thumbnailFromBytes() throws {
+        for (name, width, height) in [("waterfall.jpg", 300, 400), ("lake.png", 400, 300), ("anim.gif", 320, 240)] {
+            let bytes = try [UInt8](Data(contentsOf: fixtures.appendingPathComponent(name)))
+            let data = try Thumbnailer.make(fromBytes: bytes)
+            let described = try Thumbnailer.describe(jpeg: data)
+            #expect(described.width == width && described.height == height, "\(name): \(described)")
+            #expect(described.metadata.isEmpty, "\(name): \(described.metadata)")
+            #expect(data.count < Thumbnailer.targetBytes)
+        }
+        // EXIF orientation applied and GPS gone, as from the file.
+        let rotated = try [UInt8](Data(contentsOf: media.appendingPathComponent("rotated-gps.jpg")))
+        let thumbnail = try Thumbnailer.make(fromBytes: rotated)
+        #expect(try Thumbnailer.describe(jpeg: thumbnail).width == 300)
+        #expect(thumbnail.range(of: Data("GPS".utf8)) == nil)
+        let truncated = try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("truncated.jpg")))
+        let damaged = #expect(throws: MediaError.self) { try Thumbnailer.make(fromBytes: truncated) }
+        // libvips's own failure (fail_on error: the JPEG ends early), not a refusal by signature.
+        #expect(damaged?.kind == .other && damaged?.message.isEmpty == false, "\(String(describing: damaged))")
+        let noImage = #expect(throws: MediaError.self) { try Thumbnailer.make(fromBytes: Array("1,2,3\n".utf8)) }
+        #expect(noImage?.kind == .notAnImage, "\(String(describing: noImage))")
+    }
+
     @Test("only the loaders of a post's formats read a photo: HEIC and WebP do, PPM, SVG and CSV do not")
     func onlyPhotoLoaders() throws {
         for name in ["media/gps.heic", "forest.webp"] {

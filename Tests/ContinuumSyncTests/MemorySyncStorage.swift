@@ -107,6 +107,8 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
     func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
     func smallPhoto(_ hash: AssetHash) -> [UInt8]? { nil }
+    func givenPhotos(_ hashes: [AssetHash]) -> [AssetHash: [UInt8]] { [:] }
+    func smallPhotos(_ hashes: [AssetHash], shownInGroups groups: Set<GroupID>) -> [AssetHash: [UInt8]] { [:] }
     func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) -> [Bool] { photos.map { _ in false } }
     func isPhotoShown(_ hash: AssetHash) throws -> Bool {
         if lookupsFail { throw LookupFailure() }

@@ -39,6 +39,37 @@ struct HostilePhotosTests {
         }
     }
 
+    @Test(
+        "PHOTOS_WANT is answered by the groups the session shares: bytes for a photo of the test network, none for one of a group the peer is not in or one not here"
+    )
+    func photosWantAnsweredByGroup() async throws {
+        try await GroupHostileTests.withTarget { target, _, privatePost in
+            let photo = { (post: String) in
+                try await target.node.withStore { try await $0.post(PostID(hex: post)!)?.post.photo.sha256 }
+            }
+            let shared = try #require(try await photo(target.post))
+            let hidden = try #require(try await photo(privatePost))
+            let absent = TestPhoto.reference("a photo this node does not have \(UUID())").sha256
+            let client = try await RawClient.handshake(port: target.node.port)
+            try client.send(.photosWant([shared, hidden, absent]))
+            let isPhotos = { (message: WireMessage) in if case .photos = message { true } else { false } }
+            try await client.read(timeout: .seconds(10)) { $0.contains(where: isPhotos) }
+            let answer = client.received.flatMap { message -> [SmallPhoto] in
+                if case .photos(let entries) = message { entries } else { [] }
+            }
+            #expect(answer.map(\.hash) == [shared, hidden, absent], "each photo answered once, in order")
+            let given = try #require(answer.first?.bytes, "the test network's photo is given")
+            #expect(AssetHash.of(Data(given)) == shared)
+            #expect(
+                answer.dropFirst().allSatisfy { $0.bytes == nil },
+                "no bytes of the private group's or a photo not here"
+            )
+            #expect(client.end == nil)
+            try await target.expectUnchanged()
+            try await target.expectStillServing()
+        }
+    }
+
     @Test("a peer that leaves PHOTOS_WANT unanswered (an older node) is asked with PHOTO_WANT, and the photo comes")
     func silentPeerFallsBack() async throws {
         try await HostileTests.withTarget { target in
