@@ -48,7 +48,6 @@ source scripts/build-flags.sh
 # A release build for the package has its own build folder: compiled for the static runtime, it would otherwise
 # make the next plain release build (scripts/node.sh, the benchmarks) compile everything again. A debug build, for
 # the test, is only linked anew (debug compiles are not whole-module), then linked back below.
-scratch=()
 scratch=("${build_path[@]}")
 [ "$configuration" = release ] && scratch=(--scratch-path .build-static)
 swift build "${scratch[@]}" -c "$configuration" "${debug_flags[@]}" "${static_runtime[@]}" --product continuum-node >&2

@@ -40,6 +40,8 @@ if [ "$vectors_status" -ne 0 ]; then
     echo "test.sh: the independent Python encoders' checks failed (exit $vectors_status; their output above)" >&2
     exit 1
 fi
+# Where the built binaries are, for the steps below that run them directly.
+bin_dir="$(swift build "${build_path[@]}" --show-bin-path)"
 step "the parallel suite"
 "${parallel_suite[@]}"
 # The flood tests compare the honest peers' service with and without a flood, so they run alone: beside the other
@@ -58,7 +60,7 @@ swift test "${build_path[@]}" --skip-build --filter PhotoCrashTests
 # It runs in the background, beside the steps after it: it spends its minute waiting for daemons and
 # announcements inside its own namespaces (their own loopback and ports), and its waits allow tens of seconds.
 step "LAN discovery in network namespaces, in the background"
-netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node")
+netns=(scripts/netns-e2e.sh --hosts 3 --scenarios --bin "$bin_dir/continuum-node")
 if [ "$(id -u)" -ne 0 ]; then
     if ! command -v sudo >/dev/null; then
         echo "test.sh: the LAN discovery test needs root (network namespaces): run as root, or allow sudo" >&2
@@ -77,7 +79,7 @@ trap 'kill "$netns_pid" 2>/dev/null || true' EXIT
 # The test binary is run directly, so that no SwiftPM lock stands between it and the steps beside it.
 step "the account property test, in the background"
 property_log="$(mktemp)"
-"$(swift build "${build_path[@]}" --show-bin-path)/continuum-nodePackageTests.xctest" --testing-library swift-testing \
+"$bin_dir/continuum-nodePackageTests.xctest" --testing-library swift-testing \
     --filter AccountMembershipPropertyTests >"$property_log" 2>&1 &
 property_pid=$!
 trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
@@ -85,12 +87,12 @@ trap 'kill "$netns_pid" "$property_pid" 2>/dev/null || true' EXIT
 # The web UI in a real headless Chromium (WebDriver), against two real nodes; screenshots of every step are kept in
 # .build/artifacts/browser/.
 step "the web UI in Chromium"
-python3 scripts/browser-tests.py --binary "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node" \
+python3 scripts/browser-tests.py --binary "$bin_dir/continuum-node" \
     --artifacts .build/artifacts/browser
 
 # The README's tour, run as written (its sh blocks as one script, against the debug binary).
 step "the README tour"
-scripts/tour-test.sh --bin "$(swift build "${build_path[@]}" --show-bin-path)/continuum-node"
+scripts/tour-test.sh --bin "$bin_dir/continuum-node"
 
 step "LAN discovery in network namespaces: waiting for it to end"
 netns_status=0

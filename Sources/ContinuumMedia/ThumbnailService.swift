@@ -33,8 +33,9 @@ public actor ThumbnailService {
     private(set) var keptSignedCount = 0
     /// The bytes of a photo kept in the store rather than as a file (a small photo that came whole); nil: none.
     private let content: (@Sendable (AssetHash) async -> Data?)?
-    /// `photos/thumbs`, as a path: the checks for a thumbnail's file build their paths from it as strings (a URL
-    /// built for each check was a twentieth of a receiver's CPU on many small photos).
+    /// `photos/thumbs`, as a path: a thumbnail's path is built from it as a string, and a URL only where one is
+    /// needed (a URL built by path components for each existence check was a twentieth of a receiver's CPU on many
+    /// small photos).
     private let thumbsPath: String
 
     /// A service whose thumbnails are only kept for photos that a live post of `store` shows: one made or received
@@ -113,12 +114,12 @@ public actor ThumbnailService {
 
     /// Where this node's own thumbnail of a photo is kept.
     public nonisolated func ownURL(for hash: AssetHash) -> URL {
-        shard(hash).appendingPathComponent("\(hash.hex).jpg", isDirectory: false)
+        URL(fileURLWithPath: ownPath(hash), isDirectory: false)
     }
 
     /// Where a thumbnail received from a peer is kept until this node makes its own.
     public nonisolated func provisionalURL(for hash: AssetHash) -> URL {
-        shard(hash).appendingPathComponent("\(hash.hex).peer.jpg", isDirectory: false)
+        URL(fileURLWithPath: provisionalPath(hash), isDirectory: false)
     }
 
     /// Where this node's own thumbnail of a photo is kept (``ownURL(for:)``), as a path.
@@ -130,13 +131,6 @@ public actor ThumbnailService {
     private nonisolated func thumbnailPath(_ hash: AssetHash, ending: String) -> String {
         let hex = hash.hex
         return "\(thumbsPath)/\(hex.prefix(2))/\(hex)\(ending)"
-    }
-
-    private nonisolated func shard(_ hash: AssetHash) -> URL {
-        assets.root.appendingPathComponent("thumbs", isDirectory: true).appendingPathComponent(
-            String(hash.hex.prefix(2)),
-            isDirectory: true
-        )
     }
 
     /// True when a thumbnail of the photo is on disk, own or provisional.

@@ -32,10 +32,7 @@ public enum Thumbnailer {
                 throw Vips.failure("cannot make a thumbnail")
             }
             defer { cvips_unref(image) }
-            // Decode once into memory: the loader reads sequentially, and each quality tried encodes again.
-            guard let decoded = vips_image_copy_memory(image) else { throw Vips.failure("cannot make a thumbnail") }
-            defer { cvips_unref(decoded) }
-            return try smallJPEG(decoded)
+            return try encode(image)
         }
     }
 
@@ -56,14 +53,18 @@ public enum Thumbnailer {
                         let image
                     else { throw Vips.failure("cannot make a thumbnail") }
                     defer { cvips_unref(image) }
-                    guard let decoded = vips_image_copy_memory(image) else {
-                        throw Vips.failure("cannot make a thumbnail")
-                    }
-                    defer { cvips_unref(decoded) }
-                    return try smallJPEG(decoded)
+                    return try encode(image)
                 }
             }
         }.get()
+    }
+
+    /// A thumbnail image (from `cvips_thumbnail_file` or `_buffer`) as a small JPEG; within ``Vips/run(_:)``.
+    private static func encode(_ image: UnsafeMutablePointer<VipsImage>) throws(MediaError) -> Data {
+        // Decode once into memory: the loader reads sequentially, and each quality tried encodes again.
+        guard let decoded = vips_image_copy_memory(image) else { throw Vips.failure("cannot make a thumbnail") }
+        defer { cvips_unref(decoded) }
+        return try smallJPEG(decoded)
     }
 
     /// The first ``ImageProbe/signatureLength`` bytes of a file (fewer when it is shorter).
