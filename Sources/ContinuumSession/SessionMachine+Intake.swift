@@ -6,9 +6,11 @@ extension SessionMachine {
     /// stage holds only what is valid in it: messages wait only while something is under way, and a batch being
     /// stored carries the frames it acknowledges.
     ///
-    /// A verification starts only while nothing is under way; a store starts from what is pending, when none is
-    /// under way. The two overlap when a flush timer fires while a frame is being verified: the store starts, and
-    /// the verification's records wait for the next one.
+    /// A store starts from what is pending, when none is under way. A verification starts while nothing is under way,
+    /// or beside a store when no verification is under way, no message waits and less than a batch is pending
+    /// (``mayVerifyBesideStore(below:)``): the next frames are verified on the other cores while one batch is
+    /// written, and wait, verified, for the next store. (The two also overlap when a flush timer fires while a frame
+    /// is being verified: the store starts, and the verification's records wait for the next one.)
     struct Intake: Sendable {
         /// What is under way, with the messages received since.
         private(set) var stage = Stage.idle
@@ -154,6 +156,24 @@ extension SessionMachine {
         mutating func nextFlushGeneration() -> Int {
             flushGeneration += 1
             return flushGeneration
+        }
+
+        /// Whether a frame of records may be verified now, beside the store under way: no verification is under way,
+        /// no message waits (a frame never overtakes one) and fewer than `limit` verified records wait for the next
+        /// store (so that at most one batch more is held in memory).
+        func mayVerifyBesideStore(below limit: Int) -> Bool {
+            guard case .storing(_, let verifying, let held) = stage else { return false }
+            return !verifying && held.isEmpty && pending.count < limit
+        }
+
+        /// The first message held back, taken out, when it is a frame of records that may be verified beside the store
+        /// under way (as ``mayVerifyBesideStore(below:)`` says, the frame being the first to wait); nil otherwise.
+        mutating func takeFrameBesideStore(below limit: Int) -> Held? {
+            guard case .storing(let storing, false, let held) = stage, let first = held.first,
+                first.message.carriesRecords, pending.count < limit
+            else { return nil }
+            stage = .storing(storing, verifying: false, held: Array(held.dropFirst()))
+            return first
         }
 
         /// The session has ended: nothing pending is stored and no held message is acted on. What is under way

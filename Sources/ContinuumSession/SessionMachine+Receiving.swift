@@ -8,6 +8,11 @@ extension SessionMachine {
         guard phase == .open else { return [] }
         if let error = budget.charge(message, now: now) { return refuse(error) }
         if intake.isBusy {
+            // Beside a store, the next frame of records is verified at once (on the other cores while the batch is
+            // written); anything else waits for what is under way.
+            if message.carriesRecords, intake.mayVerifyBesideStore(below: configuration.flushRecords) {
+                return act(on: message, now: now)
+            }
             intake.hold(message, at: now)
             return []
         }
@@ -235,9 +240,20 @@ extension SessionMachine {
             peerRound?.received.records += UInt64(records.count + held.count)
             peerRound?.received.bytes += UInt64(bytes)
         }
-        if live || intake.pending.count >= configuration.flushRecords { return flush() + drain(released) }
+        if live || intake.pending.count >= configuration.flushRecords {
+            return flush() + drain(released) + verifyBesideStore()
+        }
         // Stored soon even if no more frames come (the end of a REQUEST's answer).
-        return [.scheduleFlush(generation: intake.nextFlushGeneration())] + drain(released)
+        return [.scheduleFlush(generation: intake.nextFlushGeneration())] + drain(released) + verifyBesideStore()
+    }
+
+    /// While a store is under way: the frame of records held first, if any, is verified now (as one that came now
+    /// would be, ``receive(_:now:)``).
+    private mutating func verifyBesideStore() -> [Action] {
+        guard phase == .open, let next = intake.takeFrameBesideStore(below: configuration.flushRecords) else {
+            return []
+        }
+        return act(on: next.message, now: next.at)
     }
 
     /// A record of the last `.verify` is not validly signed: the peer is not trusted further.
@@ -303,7 +319,10 @@ extension SessionMachine {
         if live && !receivingRound {
             actions += requestGaps(in: batch, ourClock: outcome.clock)
         }
-        actions += drain(released)
+        // A whole batch verified beside this store goes to the next at once, and the frame that waited behind it is
+        // verified beside that one; otherwise what waited is acted on in order.
+        if intake.pending.count >= configuration.flushRecords { actions += flush() }
+        actions += drain(released) + verifyBesideStore()
         // What was verified while this batch was stored goes next, at once: nothing else would hand it to a store
         // (its flush timer may have fired during this store, and a live frame would wait for the peer's next message).
         if !intake.isBusy { actions += flush() }

@@ -136,8 +136,12 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
     }
 
     /// True while inputs from the peer wait for a verification or a store: the executor reads no more until the
-    /// machine is idle again.
+    /// machine is idle again, or ``readsBesideStore``.
     public var isBusy: Bool { intake.isBusy }
+
+    /// True while a store is under way and a frame of records read now would be verified beside it: the executor
+    /// may read the next message although the machine is busy. (Any other message read then waits for the store.)
+    public var readsBesideStore: Bool { intake.mayVerifyBesideStore(below: configuration.flushRecords) }
 
     /// True while the peer streams a round to us (OFFER seen, DONE not): gaps are checked at its DONE.
     public var receivingRound: Bool { peerRound != nil }

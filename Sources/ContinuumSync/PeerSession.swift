@@ -48,6 +48,9 @@ actor PeerSession {
     private var windowWaiters: [CheckedContinuation<Void, Never>] = []
     var roundWaiters: [UInt32: [UUID: CheckedContinuation<Bool, Never>]] = [:]
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The ERROR this side closed the session with from outside its read loop (a store's outcome, a timer's): the
+    /// reason the connection closed, although the loop only sees it end.
+    private(set) var refusal: WireError?
 
     /// `clocks`: those last exchanged with the peer, as the store kept them (``loadClocks(of:store:logger:)``).
     init(
@@ -85,8 +88,9 @@ actor PeerSession {
 
     // MARK: Inputs
 
-    /// A message from the peer. Returns once it has been acted on (a message that waits for a store under way
-    /// holds up the next read); throws the ERROR that ends the session, or ``PeerReportedError``.
+    /// A message from the peer. Returns once it has been acted on (a message that waits for what is under way holds
+    /// up the next read, but a store does not: the next frame of records is read and verified beside it, as the
+    /// machine allows); throws the ERROR that ends the session, or ``PeerReportedError``.
     func receive(_ message: WireMessage) async throws {
         lastReceived = .now
         // A costly message (10 ms of work or more, by its budget) lets the other sessions' work go first: what they
@@ -95,6 +99,14 @@ actor PeerSession {
         if PeerBudget.cost(of: message) >= 100 { await Task.yield() }
         try await run(machine.receive(message, now: lastReceived))
         if pin == .join { checkCaughtUp() }
+        while machine.isBusy, !machine.readsBesideStore, !closed {
+            await withCheckedContinuation { idleWaiters.append($0) }
+        }
+    }
+
+    /// Returns once what the peer sent has been verified and stored (the peer closed the connection: what it sent
+    /// is stored all the same), or the session has closed.
+    func finishIntake() async {
         while machine.isBusy, !closed { await withCheckedContinuation { idleWaiters.append($0) } }
     }
 
@@ -136,7 +148,7 @@ actor PeerSession {
             let next = try await perform(action)
             if !next.isEmpty { queue = next[...] + queue }
         }
-        if !machine.isBusy || closed {
+        if !machine.isBusy || machine.readsBesideStore || closed {
             for waiter in idleWaiters { waiter.resume() }
             idleWaiters.removeAll()
         }
@@ -160,7 +172,13 @@ actor PeerSession {
         case .send(let message): send(message)
         case .sendUrgent(let messages): sendUrgentLogged(messages)
         case .verify(let batch, let delivery): return await verify(batch, delivery)
-        case .store(let batch): return await storeBatch(batch)
+        case .store(let batch) where batch.parts.contains { $0.delivery != .catchUp }:
+            // Live records and pushes are stored in line: a relayed record takes no hop between tasks.
+            return await storeBatch(batch)
+        case .store(let batch):
+            // A round's batch in the background: the session reads and verifies the peer's next frames meanwhile, as
+            // the machine allows (``SessionMachine/readsBesideStore``); the store's results are performed when done.
+            spawn { session in await session.runDetached(await session.storeBatch(batch)) }
         case .scheduleFlush(let generation):
             spawn { session in
                 // Cancelled only when the session closes: nothing is left to store then.
@@ -286,6 +304,7 @@ actor PeerSession {
     /// Tells the peer why (an ERROR, ahead of anything still queued), then ends the session.
     func close(reporting error: WireError) async {
         guard !closed else { return }
+        refusal = error
         machine.close()
         outbox.enqueue(.error(error), urgent: true)
         outbox.uncork()

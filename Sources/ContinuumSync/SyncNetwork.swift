@@ -309,6 +309,14 @@ public final class SyncNetwork: Sendable {
         }
     }
 
+    /// Why a session whose read loop ended without an error ended: the keepalive's timeout, or the ERROR this side
+    /// closed it with from outside the loop (a store's outcome), or else the peer closed the connection.
+    private static func endedQuietly(_ session: PeerSession, timedOut: WireError?) async -> String {
+        if let error = timedOut { return "\(error.code): \(error.message)" }
+        if let refusal = await session.refusal { return "\(refusal.code): \(refusal.message)" }
+        return "closed by the peer"
+    }
+
     private func drive(
         _ session: PeerSession,
         iterator: inout NIOAsyncChannelInboundStream<WireMessage>.AsyncIterator,
@@ -342,10 +350,11 @@ public final class SyncNetwork: Sendable {
                 while let message = try await iterator.next() {
                     try await session.receive(message)
                 }
+                // Closed by the peer: what it sent is stored before the session ends.
+                await session.finishIntake()
                 group.cancelAll()
             }
-            if let error = timedOut.withLockedValue({ $0 }) { return "\(error.code): \(error.message)" }
-            return "closed by the peer"
+            return await Self.endedQuietly(session, timedOut: timedOut.withLockedValue { $0 })
         } catch let error as PeerReportedError {
             // Never answer an ERROR with an ERROR.
             return "the peer refused: \(error.error.code): \(error.error.message)"

@@ -25,30 +25,68 @@ struct IntakeTests {
         StoreOutcome(stored: count, clock: VectorClock([author: head]))
     }
 
-    @Test("a RECORDS frame that comes while a batch is stored waits, and is verified when the store returns")
-    func framesWaitForTheStore() {
+    @Test("a RECORDS frame that comes while a batch is stored is verified beside it; a PING behind it waits for both")
+    func framesVerifiedBesideTheStore() {
         var machine = Machine(peer: Fixture.peer)
         #expect(machine.receive(.records(live: true, [Self.a.bytes]), now: now) == [.verify([Self.a.bytes], .live)])
         #expect(
             machine.verified([Self.a], delivery: .live, bytes: 32)
                 == [.store(StoreBatch(parts: [Self.part(.live, Self.a)]))]
         )
-        #expect(machine.receive(.records(live: true, [Self.b.bytes]), now: now) == [], "held back while storing")
-        #expect(machine.receive(.ping(1), now: now) == [], "held back behind the frame")
-        #expect(machine.isBusy)
-        #expect(!machine.verifying)
+        #expect(machine.readsBesideStore)
         #expect(
-            machine.stored(Self.stored(1, head: 1))
-                == [Self.ack(1), .storedFromPeer(1), .verify([Self.b.bytes], .live)]
+            machine.receive(.records(live: true, [Self.b.bytes]), now: now) == [.verify([Self.b.bytes], .live)],
+            "verified while the first frame is stored"
         )
         #expect(machine.verifying)
-        // The PING waits for the frame's store too.
+        #expect(machine.receive(.ping(1), now: now) == [], "held back behind the frame")
+        #expect(machine.verified([Self.b], delivery: .live, bytes: 32) == [], "a store is under way: the frame waits")
+        #expect(machine.isBusy)
+        #expect(!machine.readsBesideStore, "the PING waits: nothing may overtake it")
         #expect(
-            machine.verified([Self.b], delivery: .live, bytes: 32)
-                == [.store(StoreBatch(parts: [Self.part(.live, Self.b)]))]
+            machine.stored(Self.stored(1, head: 1))
+                == [Self.ack(1), .storedFromPeer(1), .store(StoreBatch(parts: [Self.part(.live, Self.b)]))]
         )
+        // The PING waits for the frame's store too.
         #expect(machine.stored(Self.stored(1, head: 2)) == [Self.ack(2), .storedFromPeer(1), .send(.pong(1))])
         #expect(!machine.isBusy)
+    }
+
+    @Test(
+        "beside a store, at most a batch (flushRecords) waits verified; the next frame waits, then goes beside the next"
+    )
+    func besideTheStoreBounded() {
+        var configuration = Machine.Configuration()
+        configuration.flushRecords = 2
+        var machine = Machine(peer: Fixture.peer, configuration: configuration)
+        let d = Fixture.record(3, 4)
+        #expect(machine.receive(.records(live: true, [Self.a.bytes]), now: now) == [.verify([Self.a.bytes], .live)])
+        #expect(
+            machine.verified([Self.a], delivery: .live, bytes: 32)
+                == [.store(StoreBatch(parts: [Self.part(.live, Self.a)]))]
+        )
+        #expect(machine.receive(.records(live: false, [Self.b.bytes]), now: now) == [.verify([Self.b.bytes], .catchUp)])
+        #expect(machine.verified([Self.b], delivery: .catchUp, bytes: 32) == [.scheduleFlush(generation: 1)])
+        #expect(machine.readsBesideStore, "one record waits: below the batch")
+        #expect(machine.receive(.records(live: false, [Self.c.bytes]), now: now) == [.verify([Self.c.bytes], .catchUp)])
+        #expect(machine.verified([Self.c], delivery: .catchUp, bytes: 32) == [], "a batch waits for the store")
+        #expect(!machine.readsBesideStore, "a whole batch waits verified: no more is read")
+        #expect(machine.receive(.records(live: false, [d.bytes]), now: now) == [], "held back")
+        #expect(machine.flushTimerFired(1) == [], "a store is under way")
+        // The store returns: the waiting batch is stored at once, and the frame held is verified beside it.
+        #expect(
+            machine.stored(Self.stored(1, head: 1))
+                == [
+                    Self.ack(1), .storedFromPeer(1),
+                    .store(StoreBatch(parts: [Self.part(.catchUp, Self.b), Self.part(.catchUp, Self.c)])),
+                    .verify([d.bytes], .catchUp),
+                ]
+        )
+        #expect(machine.verified([d], delivery: .catchUp, bytes: 32) == [.scheduleFlush(generation: 2)])
+        #expect(
+            machine.stored(Self.stored(2, head: 3))
+                == [Self.ack(3), Self.ack(3), .storedFromPeer(2), .store(StoreBatch(parts: [Self.part(.catchUp, d)]))]
+        )
     }
 
     @Test("a frame verified while a batch is stored waits: the message held behind it starts its store")

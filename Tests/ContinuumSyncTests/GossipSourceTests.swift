@@ -49,6 +49,8 @@ struct GossipSourceTests {
 
         let records = try SyncFixtures.profileLog(of: sender, 7)
         try await fromSender.receive(.records(live: true, records.map(\.bytes)))
+        // A store runs beside the session's reads: wait for it.
+        await fromSender.finishIntake()
 
         let backToSender = Self.recordBytes(in: fromSender.outbox.takeQueued(limit: .max))
         let toTheOther = Self.recordBytes(in: toOther.outbox.takeQueued(limit: .max))

@@ -36,6 +36,8 @@ struct HeldRecordsTests {
         let session = await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
 
         try await session.receive(.records(live: true, [records[0].bytes, records[1].bytes, broken]))
+        // A store runs beside the session's reads: wait for it.
+        await session.finishIntake()
         #expect(await store.ingested.isEmpty, "nothing stored: every record was held")
         let acks = session.outbox.takeQueued(limit: .max).filter { if case .ack = $0 { true } else { false } }
         #expect(acks == [.ack(VectorClock([sender.author: 3]))])
@@ -44,6 +46,7 @@ struct HeldRecordsTests {
         // Another record at sequence 2 (a fork): not the held bytes, so verified and handed to storage.
         let fork = try SyncFixtures.profileLog(of: sender, 2, name: "other")[1]
         try await session.receive(.records(live: true, [fork.bytes]))
+        await session.finishIntake()
         #expect(await store.ingested.map { $0.map(\.id) } == [[fork.id]])
         await session.close()
     }

@@ -177,6 +177,10 @@ final class InMemoryLink: Sendable {
                     tap.acted.continuation.yield(message)
                 }
             }
+            // As production's read loop: what the peer sent is stored before the session ends, and an ERROR this
+            // side closed with from outside the loop (a store's outcome) is the reason.
+            await to.session.finishIntake()
+            if let refusal = await to.session.refusal { reason = "\(refusal.code): \(refusal.message)" }
         } catch let error as PeerReportedError {
             reason = "the peer refused: \(error.error.code): \(error.error.message)"
         } catch let error as WireError {
