@@ -7,9 +7,9 @@ extension SessionMachine {
     /// stored carries the frames it acknowledges.
     ///
     /// A store starts from what is pending, when none is under way. A verification starts while nothing is under way,
-    /// or beside a store when no verification is under way, no message waits and less than a batch is pending
-    /// (``mayVerifyBesideStore(below:)``): the next frames are verified on the other cores while one batch is
-    /// written, and wait, verified, for the next store. (The two also overlap when a flush timer fires while a frame
+    /// or beside a store when no verification is under way, no message waits and fewer than ``Configuration``'s
+    /// `readAheadRecords` are pending (``mayVerifyBesideStore(below:)``): the next frame is verified on the other
+    /// cores while a batch is written, and waits, verified, for the next store. (The two also overlap when a flush timer fires while a frame
     /// is being verified: the store starts, and the verification's records wait for the next one.)
     struct Intake: Sendable {
         /// What is under way, with the messages received since.
@@ -160,7 +160,7 @@ extension SessionMachine {
 
         /// Whether a frame of records may be verified now, beside the store under way: no verification is under way,
         /// no message waits (a frame never overtakes one) and fewer than `limit` verified records wait for the next
-        /// store (so that at most one batch more is held in memory).
+        /// store (what the overlap holds in memory).
         func mayVerifyBesideStore(below limit: Int) -> Bool {
             guard case .storing(_, let verifying, let held) = stage else { return false }
             return !verifying && held.isEmpty && pending.count < limit

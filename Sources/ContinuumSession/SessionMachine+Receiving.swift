@@ -10,7 +10,7 @@ extension SessionMachine {
         if intake.isBusy {
             // Beside a store, the next frame of records is verified at once (on the other cores while the batch is
             // written); anything else waits for what is under way.
-            if message.carriesRecords, intake.mayVerifyBesideStore(below: configuration.flushRecords) {
+            if message.carriesRecords, intake.mayVerifyBesideStore(below: configuration.readAheadRecords) {
                 return act(on: message, now: now)
             }
             intake.hold(message, at: now)
@@ -250,7 +250,7 @@ extension SessionMachine {
     /// While a store is under way: the frame of records held first, if any, is verified now (as one that came now
     /// would be, ``receive(_:now:)``).
     private mutating func verifyBesideStore() -> [Action] {
-        guard phase == .open, let next = intake.takeFrameBesideStore(below: configuration.flushRecords) else {
+        guard phase == .open, let next = intake.takeFrameBesideStore(below: configuration.readAheadRecords) else {
             return []
         }
         return act(on: next.message, now: next.at)

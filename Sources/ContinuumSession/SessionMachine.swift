@@ -26,6 +26,9 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
         public var window = 6
         /// Records stored in one transaction, at most, while a round streams.
         public var flushRecords = 3000
+        /// Verified records that may wait for the next store while one is under way, at most: a frame of records is
+        /// read and verified beside a store only below this (the memory that the overlap of the two costs).
+        public var readAheadRecords = 1000
         public var maxQueuedStreams = 16
         public var maxQueuedServes = 256
         /// Workers serving photos and thumbnails at once (as many as a fetcher asks for at once).
@@ -141,7 +144,7 @@ public struct SessionMachine<Record: SessionRecord>: Sendable {
 
     /// True while a store is under way and a frame of records read now would be verified beside it: the executor
     /// may read the next message although the machine is busy. (Any other message read then waits for the store.)
-    public var readsBesideStore: Bool { intake.mayVerifyBesideStore(below: configuration.flushRecords) }
+    public var readsBesideStore: Bool { intake.mayVerifyBesideStore(below: configuration.readAheadRecords) }
 
     /// True while the peer streams a round to us (OFFER seen, DONE not): gaps are checked at its DONE.
     public var receivingRound: Bool { peerRound != nil }

@@ -53,11 +53,12 @@ struct IntakeTests {
     }
 
     @Test(
-        "beside a store, at most a batch (flushRecords) waits verified; the next frame waits, then goes beside the next"
+        "beside a store, readAheadRecords at most wait verified; the next frame waits, then goes beside the next store"
     )
     func besideTheStoreBounded() {
         var configuration = Machine.Configuration()
         configuration.flushRecords = 2
+        configuration.readAheadRecords = 2
         var machine = Machine(peer: Fixture.peer, configuration: configuration)
         let d = Fixture.record(3, 4)
         #expect(machine.receive(.records(live: true, [Self.a.bytes]), now: now) == [.verify([Self.a.bytes], .live)])
