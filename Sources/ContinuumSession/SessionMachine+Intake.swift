@@ -9,8 +9,9 @@ extension SessionMachine {
     /// A store starts from what is pending, when none is under way. A verification starts while nothing is under way,
     /// or beside a store when no verification is under way, no message waits and fewer than ``Configuration``'s
     /// `readAheadRecords` are pending (``mayVerifyBesideStore(below:)``): the next frame is verified on the other
-    /// cores while a batch is written, and waits, verified, for the next store. (The two also overlap when a flush timer fires while a frame
-    /// is being verified: the store starts, and the verification's records wait for the next one.)
+    /// cores while a batch is written, and waits, verified, for the next store. (The two also overlap when a flush
+    /// timer fires while a frame is being verified: the store starts, and the verification's records wait for the
+    /// next one.)
     struct Intake: Sendable {
         /// What is under way, with the messages received since.
         private(set) var stage = Stage.idle

@@ -240,11 +240,11 @@ extension SessionMachine {
             peerRound?.received.records += UInt64(records.count + held.count)
             peerRound?.received.bytes += UInt64(bytes)
         }
-        if live || intake.pending.count >= configuration.flushRecords {
-            return flush() + drain(released) + verifyBesideStore()
-        }
-        // Stored soon even if no more frames come (the end of a REQUEST's answer).
-        return [.scheduleFlush(generation: intake.nextFlushGeneration())] + drain(released) + verifyBesideStore()
+        // Stored now, or soon even if no more frames come (the end of a REQUEST's answer).
+        let store: [Action] =
+            live || intake.pending.count >= configuration.flushRecords
+            ? flush() : [.scheduleFlush(generation: intake.nextFlushGeneration())]
+        return store + drain(released) + verifyBesideStore()
     }
 
     /// While a store is under way: the frame of records held first, if any, is verified now (as one that came now
