@@ -12,13 +12,18 @@ import Logging
 ///   and signed by no post; removed once this node has its own.
 ///
 /// Files are written under `photos/tmp/`, synced and renamed into place, like photos. libvips work runs on one
-/// thread of this service's own (not the cooperative pool, not an event loop), one photo at a time. The HTTP
+/// thread of this service's own (not the cooperative pool, not an event loop), one photo at a time, and the files'
+/// writes and syncs on another. The HTTP
 /// layer and the sync layer share one service per node.
 public actor ThumbnailService {
     private let assets: AssetStore
     private let logger: Logger
     /// The thread libvips work runs on, one job at a time.
     private let queue = DispatchQueue(label: "continuum.thumbnails", qos: .utility)
+    /// The thread thumbnail files are written and synced on, one at a time: not the cooperative pool, whose threads
+    /// (two on a two-core machine) carry every session and transfer, and not libvips's, so that a write does not wait
+    /// for a thumbnail being made.
+    private let files = DispatchQueue(label: "continuum.thumbnails.files", qos: .utility)
     /// Thumbnails being made: a second request for the same photo waits for the first.
     private var making: [AssetHash: Task<URL?, any Error>] = [:]
     /// Photos whose original could not be made into a thumbnail (damaged): not tried again in this process.
@@ -207,7 +212,7 @@ public actor ThumbnailService {
         let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
         guard keep, !hasThumbnail(hash) else { return false }
         let url = provisionalURL(for: hash)
-        try write(checked, to: url)
+        try await write(checked, to: url)
         return await keptUnlessErased(url, of: hash)
     }
 
@@ -229,7 +234,7 @@ public actor ThumbnailService {
         if let held = FileManager.default.contents(atPath: own.path), ThumbnailReference(of: held).sha256 == digest {
             return false
         }
-        try keepOwn(Data(bytes), for: hash)
+        try await keepOwn(Data(bytes), for: hash)
         guard await keptUnlessErased(own, of: hash) else { return false }
         // A post that signs another thumbnail may have come meanwhile (the store then removed the files it found).
         guard await committed(hash) == [digest] else {
@@ -248,8 +253,8 @@ public actor ThumbnailService {
     /// Keeps `thumbnail` as this node's own thumbnail of the photo, replacing any: the one it committed to when it
     /// signed the post (``Thumbnailer/make(from:)``'s bytes), or the author's from a peer. A peer's provisional one
     /// goes.
-    public func keepOwn(_ thumbnail: Data, for hash: AssetHash) throws {
-        try write(thumbnail, to: ownURL(for: hash))
+    public func keepOwn(_ thumbnail: Data, for hash: AssetHash) async throws {
+        try await write(thumbnail, to: ownURL(for: hash))
         // Best effort, as in ``make(_:)``: a provisional one left is never used again (the own one comes first).
         try? FileManager.default.removeItem(at: provisionalURL(for: hash))
     }
@@ -325,7 +330,7 @@ public actor ThumbnailService {
         let elapsed = (ContinuousClock.now - start).components
         let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
         let own = ownURL(for: hash)
-        try write(data, to: own)
+        try await write(data, to: own)
         guard await keptUnlessErased(own, of: hash) else { return nil }
         madeCount += 1
         // Most photos have no peer's thumbnail to remove; one that cannot be removed is never used again (the own
@@ -354,8 +359,17 @@ public actor ThumbnailService {
         }
     }
 
-    /// Writes under `photos/tmp/`, syncs, renames into place.
-    private func write(_ data: Data, to final: URL) throws {
+    /// Writes under `photos/tmp/`, syncs, renames into place, on the file thread (``files``).
+    private func write(_ data: Data, to final: URL) async throws {
+        let assets = assets
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            files.async {
+                continuation.resume(with: Result { try Self.writeDurably(data, to: final, assets: assets) })
+            }
+        }
+    }
+
+    private static func writeDurably(_ data: Data, to final: URL, assets: AssetStore) throws {
         let temp = try assets.makeTemporaryFile()
         do {
             let handle = try FileHandle(forWritingTo: temp)
