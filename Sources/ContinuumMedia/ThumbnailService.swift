@@ -13,8 +13,7 @@ import Logging
 ///
 /// Files are written under `photos/tmp/`, synced and renamed into place, like photos. libvips work runs on one
 /// thread of this service's own (not the cooperative pool, not an event loop), one photo at a time, and the files'
-/// writes and syncs on another. The HTTP
-/// layer and the sync layer share one service per node.
+/// writes and syncs on another. The HTTP layer and the sync layer share one service per node.
 public actor ThumbnailService {
     private let assets: AssetStore
     private let logger: Logger
@@ -348,25 +347,23 @@ public actor ThumbnailService {
 
     /// Runs blocking libvips work on this service's thread.
     private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws(MediaError) -> T) async throws -> T {
+        try await Self.run(on: queue, work)
+    }
+
+    /// Runs blocking work on `thread`, off the cooperative pool.
+    private static func run<T: Sendable>(
+        on thread: DispatchQueue,
+        _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                do throws(MediaError) {
-                    continuation.resume(returning: try work())
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+            thread.async { continuation.resume(with: Result { try work() }) }
         }
     }
 
     /// Writes under `photos/tmp/`, syncs, renames into place, on the file thread (``files``).
     private func write(_ data: Data, to final: URL) async throws {
         let assets = assets
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            files.async {
-                continuation.resume(with: Result { try Self.writeDurably(data, to: final, assets: assets) })
-            }
-        }
+        try await Self.run(on: files) { try Self.writeDurably(data, to: final, assets: assets) }
     }
 
     private static func writeDurably(_ data: Data, to final: URL, assets: AssetStore) throws {
