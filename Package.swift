@@ -210,6 +210,8 @@ let package = Package(
             dependencies: [
                 "ContinuumCore", "ContinuumStore", "ContinuumWire", "ContinuumTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // A reader of a node's database from outside it (ErasureTests).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

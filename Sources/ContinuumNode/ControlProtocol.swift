@@ -20,6 +20,9 @@ public enum ControlRequest: Codable, Sendable, Hashable {
     case stored
     /// Another process changed the followed posts: re-read them and tell the peers. `.ok`.
     case followsChanged
+    /// Another process erased text, but a reader kept it from truncating the WAL before it exits: truncate it as
+    /// soon as no reader holds it (PROTOCOL.md §2.6). `.ok`.
+    case truncateWAL
     /// The node's events: `.watching`, then one ``WatchEvent`` line each (the `watch --json` format) until either
     /// side closes.
     case watch

@@ -147,6 +147,9 @@ final class ControlServer: Sendable {
         case .followsChanged:
             await node.engine.followsChanged()
             try await replies.send(.ok)
+        case .truncateWAL:
+            await node.store.truncateWALInBackground()
+            try await replies.send(.ok)
         case .watch:
             let events = await node.engine.events()
             try await replies.send(.watching(node: node.identity.author, at: .now()))

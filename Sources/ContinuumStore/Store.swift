@@ -33,6 +33,8 @@ public struct ContinuumStore: Sendable {
     let compactor = ErasureCompactor()
     /// Whether the store is closed, for the work that runs in the background after an erasure.
     let lifecycle = StoreLifecycle()
+    /// Told when an erasure's WAL truncation is left to the background (``handingUnfinishedErasures(to:)``).
+    var unfinishedErasure: (@Sendable () -> Void)? = nil
     /// Per author, a sequence at or above every record of its log held: raised by every write of this store.
     let ceilings = SequenceCeilings()
     /// How long a write waits for another process's write to finish before it fails.
@@ -250,78 +252,6 @@ public struct ContinuumStore: Sendable {
         return report
     }
 
-    /// After a transaction that erased content: the photo files go at once; then the search index is merged so
-    /// that no segment keeps an erased caption's trigrams, and the WAL is checkpointed and truncated so that no
-    /// old page keeps erased text (freed pages were zeroed by `secure_delete`). `coalesce` (records from peers)
-    /// leaves that compaction to the ``ErasureCompactor``, which does it once a burst of erasures has been quiet for a
-    /// second (at most 10 s after the first); otherwise (this process's own delete or edit) it is done before
-    /// returning.
-    func finishErasure(photos: [AssetHash], text: Bool, coalesce: Bool = false) async throws {
-        // Checked again: a post of the same photo may have been stored since the erasure committed.
-        for photo in photos where try await !isPhotoShown(photo) { assets.erase(photo) }
-        guard text || !photos.isEmpty else { return }
-        if coalesce {
-            await compactor.schedule(self)
-        } else {
-            try await compact()
-        }
-    }
-
-    /// Merges the search index and truncates the WAL. A reader that holds the WAL makes the truncation wait, off
-    /// the caller's path: it is tried again every second for half a minute, then every half minute while the
-    /// store is open.
-    func compact() async throws {
-        // Background work on a store that may be closed meanwhile: each step runs only while it is open, and
-        // close() waits for a step under way (a database used after close() crashes inside SQLite).
-        try lifecycle.whileOpen {
-            try database.write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')")
-            }
-        }
-        if truncateWAL() { return }
-        Task { [self] in
-            var attempt = 0
-            while !lifecycle.isClosed {
-                attempt += 1
-                try? await Task.sleep(for: .seconds(attempt <= 30 ? 1 : 30))
-                if lifecycle.isClosed || truncateWAL() { return }
-                if attempt == 30 {
-                    logger.warning("a reader has kept the WAL busy for 30 s after an erasure; still trying")
-                }
-            }
-        }
-    }
-
-    /// Checkpoints the WAL into the database file and truncates it, without waiting for readers; false when a
-    /// reader kept it busy (or the store is closed).
-    private func truncateWAL() -> Bool {
-        do {
-            let done: Bool? = try lifecycle.whileOpen { () throws -> Bool in
-                try database.writeWithoutTransaction { db in
-                    // The writer's 10 s busy timeout would hold every other write while a reader finishes.
-                    try db.execute(sql: "PRAGMA busy_timeout = 0")
-                    defer { restoreBusyTimeout(db) }
-                    let result = try db.checkpoint(.truncate)
-                    if result.walFrameCount > 0 { throw StoreError(.database, "the WAL is still in use") }
-                }
-                return true
-            }
-            return done == true
-        } catch {
-            logger.debug("the WAL could not be truncated yet", metadata: ["error": "\(error)"])
-            return false
-        }
-    }
-
-    /// Puts the writer's busy timeout back after ``truncateWAL()`` set it to 0. Logged when it cannot be: this
-    /// connection's writes would then fail at once while another process writes, instead of waiting for it.
-    private func restoreBusyTimeout(_ db: Database) {
-        do {
-            try db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)")
-        } catch {
-            logger.error("cannot restore the database's busy timeout", metadata: ["error": "\(error)"])
-        }
-    }
-
     /// Signs a new record of this node's and stores it, in one transaction.
     ///
     /// The sequence number and `previous` come from the author's log inside the transaction, so two processes
@@ -487,60 +417,6 @@ public struct ContinuumStore: Sendable {
             return try await database.read(body)
         } catch let error as DatabaseError {
             throw StoreError(.database, "database error: \(error.message ?? "\(error)")")
-        }
-    }
-}
-
-/// Runs ``ContinuumStore/compact()`` once for a burst of erasures: a full merge of the search index costs time in
-/// proportion to the index, so a sync that brings many deletes in many batches merges once, when erasures have
-/// stopped for ``quiet``, not once per batch. A stream of erasures that never stops is compacted every ``longest``.
-actor ErasureCompactor {
-    /// Erasures not yet compacted: when the first and the last of them were scheduled.
-    private var pending: (first: ContinuousClock.Instant, last: ContinuousClock.Instant)?
-    private var running = false
-    static let quiet: Duration = .seconds(1)
-    static let longest: Duration = .seconds(10)
-
-    /// Compacts now if erasures are pending; a scheduled run then finds nothing to do.
-    func flush(_ store: ContinuumStore) async {
-        guard pending != nil else { return }
-        pending = nil
-        await compact(store)
-    }
-
-    func schedule(_ store: ContinuumStore) {
-        let now = ContinuousClock.now
-        pending = (pending?.first ?? now, now)
-        guard !running else { return }
-        running = true
-        Task { await run(store) }
-    }
-
-    /// The moment the pending erasures are due: a quiet second after the last, or ``longest`` after the first.
-    private var due: ContinuousClock.Instant? {
-        pending.map { min($0.last + Self.quiet, $0.first + Self.longest) }
-    }
-
-    private func run(_ store: ContinuumStore) async {
-        while let due {
-            if ContinuousClock.now < due {
-                try? await Task.sleep(until: due, clock: .continuous)
-                continue  // Erasures that came meanwhile moved the due time; look again.
-            }
-            pending = nil
-            await compact(store)
-        }
-        running = false
-    }
-
-    private func compact(_ store: ContinuumStore) async {
-        do {
-            try await store.compact()
-        } catch {
-            store.logger.warning(
-                "compacting after an erasure failed; the next erasure compacts again",
-                metadata: ["error": "\(error)"]
-            )
         }
     }
 }

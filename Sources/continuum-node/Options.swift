@@ -24,7 +24,12 @@ struct DataOptions: ParsableArguments {
         }
         let directory = DataDirectory.resolve(explicit: data, environment: ProcessInfo.processInfo.environment)
         let logger = Logger(label: "continuum")
-        return CommandContext(directory: directory, store: try ContinuumStore.open(directory, logger: logger))
+        // A delete's WAL truncation that a reader (the running node's) held up would be retried by this process
+        // only until it exits: the running node takes it over.
+        let store = try ContinuumStore.open(directory, logger: logger).handingUnfinishedErasures {
+            ControlClient.tell(directory, .truncateWAL)
+        }
+        return CommandContext(directory: directory, store: store)
     }
 }
 

@@ -2,7 +2,9 @@ import ContinuumCore
 import ContinuumStore
 import ContinuumTestSupport
 import Foundation
+import GRDB
 import Logging
+import Synchronization
 import Testing
 
 @Suite("Erasure in the store: compaction after a delete, and a store closed before it")
@@ -46,14 +48,84 @@ struct ErasureStoreTests {
         _ = try await temporary.store.ingest(Self.postAndDelete(caption: caption))
         await temporary.store.finishPendingErasures()
         try temporary.store.close()
+        let bytes = Self.databaseFiles(of: temporary)
+        #expect(!bytes.isEmpty)
+        #expect(bytes.range(of: Data(caption.utf8)) == nil, "the caption is erased from the files")
+    }
+
+    static let author = try! NodeIdentity(seed: [UInt8](repeating: 61, count: 32))
+
+    /// The bytes of the store's database file and its WAL.
+    static func databaseFiles(of temporary: TemporaryStore) -> Data {
         var bytes = Data()
         for suffix in ["", "-wal"] {
+            // A WAL that is not there holds nothing.
             bytes.append(
                 (try? Data(contentsOf: URL(fileURLWithPath: temporary.directory.databaseURL.path + suffix))) ?? Data()
             )
         }
-        #expect(!bytes.isEmpty)
-        #expect(bytes.range(of: Data(caption.utf8)) == nil, "the caption is erased from the files")
+        return bytes
+    }
+
+    /// A connection of its own (as another process's would be) in a read transaction that began after `caption` was
+    /// stored: the WAL cannot be truncated under it. `COMMIT` lets go.
+    static func reader(holding caption: String, of temporary: TemporaryStore) async throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.allowsUnsafeTransactions = true  // The transaction outlives this access, on purpose.
+        let reader = try DatabaseQueue(path: temporary.directory.databaseURL.path, configuration: configuration)
+        try await reader.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN")
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM post WHERE caption = ?", arguments: [caption]) == 1)
+        }
+        return reader
+    }
+
+    /// A post of ``author``'s, stored by this node as a person's `post` command would.
+    static func post(_ caption: String, in store: ContinuumStore) async throws -> RecordID {
+        try await store.append(.post(caption: caption, photo: TestPhoto.reference(caption), location: nil), by: author)
+            .id
+    }
+
+    @Test("a person's delete returns once a reader that held the WAL lets go, with the caption gone from the files")
+    func deleteWaitsForAReader() async throws {
+        let temporary = try TemporaryStore(onDisk: true)
+        let handedOff = Mutex(0)
+        let store = temporary.store.handingUnfinishedErasures { handedOff.withLock { $0 += 1 } }
+        let caption = "waited for \(UUID())"
+        let post = try await Self.post(caption, in: store)
+        let reader = try await Self.reader(holding: caption, of: temporary)
+        let deleting = Task { try await store.append(.delete(targets: [post]), by: Self.author) }
+        // Once the delete has committed, its truncation waits for the reader, which then lets go.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await store.post(PostID(post)) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        _ = try await deleting.value
+        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased when delete returned")
+        #expect(handedOff.withLock { $0 } == 0, "nothing was left to the background")
+        try reader.close()
+    }
+
+    @Test("a delete whose WAL a reader holds past the wait returns, says so, and is finished once the reader lets go")
+    func truncationLeftToTheBackground() async throws {
+        let temporary = try TemporaryStore(onDisk: true)
+        let handedOff = Mutex(0)
+        let store = temporary.store.handingUnfinishedErasures { handedOff.withLock { $0 += 1 } }
+        let caption = "left to the background \(UUID())"
+        let post = try await Self.post(caption, in: store)
+        let reader = try await Self.reader(holding: caption, of: temporary)
+        _ = try await store.append(.delete(targets: [post]), by: Self.author)
+        #expect(try await store.post(PostID(post)) == nil)
+        #expect(handedOff.withLock { $0 } == 1, "the hand-off was called once")
+        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, "the reader kept the text")
+        try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased in the background")
+        try reader.close()
     }
 
     @Test("a peer's lack of an erased photo is not kept, even when the fetcher saves it again after the erasure")

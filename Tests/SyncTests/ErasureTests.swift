@@ -2,6 +2,7 @@ import ContinuumCore
 import ContinuumStore
 import ContinuumTestSupport
 import Foundation
+import GRDB
 import Testing
 
 /// A delete erases, on every node that holds the record: PROTOCOL.md §2.6.
@@ -250,6 +251,38 @@ extension SyncIntegrationTests {
         }
 
         /// The raw bytes of the node's database file and its write-ahead log.
+        @Test(
+            "a delete whose WAL a reader held past the command's wait is finished by the running node, once the reader lets go"
+        )
+        func truncationHandedToTheNode() async throws {
+            let a = try await TestNode("a")
+            defer { a.remove() }
+            try await a.start()
+            let caption = "handed to the node \(UUID().uuidString.lowercased())"
+            let post = try await a.cli("post", a.fixture("lake.png"), "--caption", caption)
+            // A reader of the database from outside the command (as the node's sessions are), in a transaction that
+            // began after the post: its snapshot holds the post's frames of the WAL, which cannot be truncated under it.
+            var configuration = Configuration()
+            configuration.allowsUnsafeTransactions = true  // The transaction outlives this access, on purpose.
+            let path = a.data.appendingPathComponent("continuum.sqlite").path
+            let reader = try DatabaseQueue(path: path, configuration: configuration)
+            try await reader.writeWithoutTransaction { db in
+                try db.execute(sql: "BEGIN")
+                #expect(
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM post WHERE caption = ?", arguments: [caption]) == 1
+                )
+            }
+            try await a.cli("delete", post)
+            #expect(try Self.databaseBytes(a).contains(caption: caption), "the reader kept the WAL, and the text in it")
+            try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+            // The command has exited: only the node, which it told, can truncate the WAL now.
+            try await eventually("the node truncated the WAL") {
+                !(try Self.databaseBytes(a).contains(caption: caption))
+            }
+            #expect(try await a.withStore { try await $0.post(PostID(hex: post)!) } == nil, "the post is deleted")
+            try reader.close()
+        }
+
         static func databaseBytes(_ node: TestNode) throws -> Data {
             var bytes = Data()
             for suffix in ["", "-wal"] {
