@@ -256,4 +256,73 @@ struct InProcessSyncTests {
         }
         for link in [twoToOne, oneToThree, twoToThree] { await link.close() }
     }
+
+    @Test("a photo's commit does not hold up its session: a record sent after the photo is stored while it waits")
+    func photoCommittedBesideTheSession() async throws {
+        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
+        let group = GroupID(founder: one.author)
+        let view = Self.view(group, founder: one, members: [one, two])
+        let ones = try SyncFixtures.profileLog(of: one, 2)
+        let a = try await MemoryNode.make(seed: 1, view: view, held: [ones[0]])
+        let b = try await MemoryNode.make(seed: 2, view: view)
+        // Temporary files: one left behind by a failure to remove them costs nothing but space.
+        defer { for store in [a.store, b.store] { try? store.removeFiles() } }
+        // Over 64 KiB: a transfer of its own (PHOTO_WANT, two chunks, PHOTO_END), not a batch of small photos.
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let hash = try await a.store.holdPhoto(bytes)
+        await b.store.lack(
+            MissingPhoto(hash: hash, bytes: UInt64(bytes.count), post: PostID(ones[0].id), groups: [group])
+        )
+        // B's disk is slow: each commit of fetched photos waits until the test opens the gate.
+        let gate = Gate()
+        await b.store.setBeforePhotoCommit { hashes in await gate.pass(hashes) }
+        let bEvents = await b.engine.events()
+
+        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        #expect(await link.opened(), "a first round did not finish")
+        await b.engine.photos.attach(b.engine)
+        let fetcher = Task { await b.engine.photos.run() }
+        defer { fetcher.cancel() }
+        try await SyncFixtures.waitUntil("B's commit of the photo began", gate.arrivals, timeout: .seconds(30)) {
+            await gate.passed == [[hash]]
+        }
+        // The commit is held. A writes a record; the session that brought the photo reads it and B stores it.
+        await a.write([ones[1]])
+        try await SyncFixtures.waitUntil("B stored A's new record", bEvents, timeout: .seconds(30)) {
+            await b.held().contains(ones[1].id)
+        }
+        #expect(try await b.store.photoBytes(hash) == nil, "the photo is not committed yet")
+        await gate.open()
+        try await SyncFixtures.waitUntil("B holds the photo", bEvents, timeout: .seconds(30)) {
+            // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
+            (try? await b.store.photoBytes(hash)) != nil
+        }
+        #expect(try await b.store.photoBytes(hash) == bytes)
+        await link.close()
+    }
+}
+
+/// Holds every caller of ``pass(_:)`` until ``open()``, and tells who came (``arrivals``).
+private actor Gate {
+    private var isOpen = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// What each caller brought, in order.
+    private(set) var passed: [[AssetHash]] = []
+    nonisolated let arrivals: AsyncStream<[AssetHash]>
+    private let arrived: AsyncStream<[AssetHash]>.Continuation
+
+    init() { (arrivals, arrived) = AsyncStream.makeStream() }
+
+    func pass(_ hashes: [AssetHash]) async {
+        passed.append(hashes)
+        arrived.yield(hashes)
+        guard !isOpen else { return }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiting { waiter.resume() }
+        waiting = []
+    }
 }

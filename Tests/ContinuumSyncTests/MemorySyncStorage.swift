@@ -5,10 +5,12 @@ import Foundation
 @testable import ContinuumSync
 
 /// The sync port in memory, for the in-process tests of sessions and the engine: records with row ids, a clock, a
-/// membership view, every batch stored, and the posts followed; peers, photos and joins are empty. Two faults can be
-/// injected: `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find
-/// the batch before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the
-/// lookups of posts' groups and of shown photos throw, as a store that cannot answer does.
+/// membership view, every batch stored, and the posts followed; photos as files in a directory of the store's own
+/// (``holdPhoto(_:)``, ``lack(_:)``), for the photo path; peers and joins are empty. Three faults can be injected:
+/// `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find the batch
+/// before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the lookups of posts'
+/// groups and of shown photos throw, as a store that cannot answer does; `beforePhotoCommit` runs before a batch of
+/// fetched photos is committed, and may hold it, as a slow disk would.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
@@ -16,10 +18,47 @@ actor MemorySyncStorage: SyncStorage {
     private(set) var ingested: [[VerifiedRecord]] = []
 
     private var afterCommit: (@Sendable () async -> Void)?
+    private var beforePhotoCommit: (@Sendable ([AssetHash]) async -> Void)?
+    /// Photos held, with their sizes: each a file named by its hash in ``photoDirectory``.
+    private var photos: [AssetHash: UInt64] = [:]
+    /// Photos that posts here show and that are not here yet (``lack(_:)``).
+    private var lacking: [MissingPhoto] = []
+    /// Where this store's photo files are, and its partial downloads (made when first written).
+    nonisolated let photoDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "continuum-memory-\(UUID().uuidString)",
+        isDirectory: true
+    )
 
     init(view: MembershipView) { self.view = view }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
+
+    func setBeforePhotoCommit(_ hook: @escaping @Sendable ([AssetHash]) async -> Void) { beforePhotoCommit = hook }
+
+    /// Holds `bytes` as a photo that a live post here shows; its hash.
+    func holdPhoto(_ bytes: [UInt8]) throws -> AssetHash {
+        let hash = AssetHash.of(Data(bytes))
+        try FileManager.default.createDirectory(at: photoDirectory, withIntermediateDirectories: true)
+        try Data(bytes).write(to: photoURL(hash))
+        photos[hash] = UInt64(bytes.count)
+        return hash
+    }
+
+    /// A post here shows `photo`, which is not here yet: the fetcher's next look finds it missing.
+    func lack(_ photo: MissingPhoto) { lacking.append(photo) }
+
+    /// The bytes of a photo held; nil when it is not here.
+    func photoBytes(_ hash: AssetHash) throws -> [UInt8]? {
+        guard photos[hash] != nil else { return nil }
+        return [UInt8](try Data(contentsOf: photoURL(hash)))
+    }
+
+    /// Removes this store's photo files.
+    nonisolated func removeFiles() throws {
+        if FileManager.default.fileExists(atPath: photoDirectory.path) {
+            try FileManager.default.removeItem(at: photoDirectory)
+        }
+    }
 
     private var lookupsFail = false
     struct LookupFailure: Error {}
@@ -100,23 +139,33 @@ actor MemorySyncStorage: SyncStorage {
     func followedPosts() -> Set<PostID> { follows }
     func notifications(after id: Int64) -> [NotificationSummary] { [] }
     func lastNotificationID() -> Int64 { 0 }
-    func missingPhotos(limit: Int) -> [MissingPhoto] { [] }
+    func missingPhotos(limit: Int) -> [MissingPhoto] { Array(lacking.filter { photos[$0.hash] == nil }.prefix(limit)) }
     func peerLacks(_ peer: AuthorID) -> [PeerLack] { [] }
     func saveLacks(_ lacks: [PeerLack]) {}
-    nonisolated func photoURL(_ hash: AssetHash) -> URL { URL(fileURLWithPath: "/nonexistent/\(hash.short)") }
-    nonisolated var partialPhotos: URL { URL(fileURLWithPath: "/nonexistent/partial") }
-    func commitPhotos(_ photos: [(file: URL, hash: AssetHash, bytes: Int64)]) -> [Bool] { photos.map { _ in false } }
+    nonisolated func photoURL(_ hash: AssetHash) -> URL { photoDirectory.appendingPathComponent(hash.hex) }
+    nonisolated var partialPhotos: URL { photoDirectory.appendingPathComponent("partial", isDirectory: true) }
+
+    /// Moves each checked file to its name and holds it, once `beforePhotoCommit` (if set) has returned.
+    func commitPhotos(_ fetched: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {
+        await beforePhotoCommit?(fetched.map(\.hash))
+        for photo in fetched {
+            try? FileManager.default.removeItem(at: photoURL(photo.hash))  // None there: nothing to remove.
+            try FileManager.default.moveItem(at: photo.file, to: photoURL(photo.hash))
+            photos[photo.hash] = UInt64(photo.bytes)
+        }
+        return fetched.map { _ in true }
+    }
     func smallPhoto(_ hash: AssetHash) -> [UInt8]? { nil }
     func givenPhotos(_ hashes: [AssetHash]) -> [AssetHash: [UInt8]] { [:] }
     func smallPhotos(_ hashes: [AssetHash], shownInGroups groups: Set<GroupID>) -> [AssetHash: [UInt8]] { [:] }
     func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) -> [Bool] { photos.map { _ in false } }
+    /// A photo held or lacked is shown by a live post here.
     func isPhotoShown(_ hash: AssetHash) throws -> Bool {
         if lookupsFail { throw LookupFailure() }
-        return false
+        return photos[hash] != nil || lacking.contains { $0.hash == hash }
     }
     func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) throws -> Bool {
-        if lookupsFail { throw LookupFailure() }
-        return false
+        try isPhotoShown(hash)
     }
     func membershipView() -> MembershipView { view }
     func membershipProof(in group: GroupID) -> [UInt8]? { nil }
