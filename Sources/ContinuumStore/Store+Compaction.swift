@@ -44,8 +44,11 @@ extension ContinuumStore {
     func compact() async throws {
         // Background work on a store that may be closed meanwhile: each step runs only while it is open, and
         // close() waits for a step under way (a database used after close() crashes inside SQLite).
-        try lifecycle.whileOpen {
-            try database.write { db in try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')")
+        try await compactor.offPool {
+            _ = try lifecycle.whileOpen {
+                try database.write { db in
+                    try db.execute(sql: "INSERT INTO post_search (post_search) VALUES ('optimize')")
+                }
             }
         }
         if await truncateWALSoon() || lifecycle.isClosed { return }
@@ -65,7 +68,7 @@ extension ContinuumStore {
     private func truncateWALSoon() async -> Bool {
         let deadline = ContinuousClock.now + Self.truncationWait
         var pause = Duration.milliseconds(2)
-        while !truncateWAL() {
+        while await !compactor.offPool({ truncateWAL() }) {
             guard !lifecycle.isClosed, ContinuousClock.now + pause < deadline else { return false }
             do {
                 try await Task.sleep(for: pause)
@@ -78,7 +81,8 @@ extension ContinuumStore {
     }
 
     /// Checkpoints the WAL into the database file and truncates it, without waiting for readers; false when a
-    /// reader kept it busy (or the store is closed).
+    /// reader kept it busy (or the store is closed). It waits for the writer (a batch being stored): run it with
+    /// ``ErasureCompactor/offPool(_:)``, not on the cooperative pool.
     func truncateWAL() -> Bool {
         do {
             let done: Bool? = try lifecycle.whileOpen { () throws -> Bool in
@@ -119,6 +123,10 @@ actor ErasureCompactor {
     private var running = false
     /// Whether the loop of ``truncateInBackground(_:)`` runs.
     private var truncating = false
+    /// The thread of the compaction's steps: each waits for the database's writer (a batch being stored, for tens of
+    /// milliseconds) and then runs a merge or a checkpoint, which must not hold one of the cooperative pool's threads,
+    /// which carry every session.
+    private nonisolated let steps = DispatchQueue(label: "continuum.erasure-compaction")
     static let quiet: Duration = .seconds(1)
     static let longest: Duration = .seconds(10)
 
@@ -147,7 +155,7 @@ actor ErasureCompactor {
 
     private func retryTruncation(_ store: ContinuumStore) async {
         var attempt = 0
-        while !store.lifecycle.isClosed, !store.truncateWAL() {
+        while !store.lifecycle.isClosed, await !offPool({ store.truncateWAL() }) {
             attempt += 1
             if attempt == 31 {
                 store.logger.warning("a reader has kept the WAL busy for 30 s after an erasure; still trying")
@@ -156,6 +164,16 @@ actor ErasureCompactor {
             try? await Task.sleep(for: .seconds(attempt <= 30 ? 1 : 30))
         }
         truncating = false
+    }
+
+    /// Runs `step` on the compaction's own thread (``steps``).
+    nonisolated func offPool<T: Sendable>(_ step: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { done in steps.async { done.resume(returning: step()) } }
+    }
+
+    /// Runs `step` on the compaction's own thread (``steps``); its error is rethrown here.
+    nonisolated func offPool<T: Sendable>(_ step: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { done in steps.async { done.resume(with: Result { try step() }) } }
     }
 
     /// The moment the pending erasures are due: a quiet second after the last, or ``longest`` after the first.
