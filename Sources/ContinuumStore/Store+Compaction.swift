@@ -6,15 +6,16 @@ import GRDB
 // and no old page keeps erased text.
 
 extension ContinuumStore {
-    /// How long a write that erased text waits, before it returns, for readers to let go of the WAL. A reader holds
-    /// it for milliseconds; one that holds it longer (the running node reading while a command deletes) leaves the
-    /// truncation to the background and to ``handingUnfinishedErasures(to:)``.
+    /// How long a write that erased text waits, before it returns, for readers to let go of the WAL (each try also
+    /// waits for a write under way, which this does not bound). A reader holds it for milliseconds; one that holds it
+    /// longer (the running node reading while a command deletes) leaves the truncation to the background and to
+    /// ``handingUnfinishedErasures(to:)``.
     static let truncationWait: Duration = .seconds(3)
 
     /// This store, calling `handOff` whenever an erasure's WAL truncation is left to the background because a
     /// reader (perhaps of another process) held the WAL for ``truncationWait``. The background retries last as long
     /// as this process keeps the store open: a command, which exits at once, hands the truncation to the running
-    /// node (``truncateWALInBackground()`` there).
+    /// node (``truncateWALInBackground()`` there). `handOff` runs on a thread of the compaction's own, and may block.
     public func handingUnfinishedErasures(to handOff: @escaping @Sendable () -> Void) -> ContinuumStore {
         var store = self
         store.unfinishedErasure = handOff
@@ -53,7 +54,7 @@ extension ContinuumStore {
         }
         if await truncateWALSoon() || lifecycle.isClosed { return }
         await compactor.truncateInBackground(self)
-        unfinishedErasure?()
+        if let handOff = unfinishedErasure { await compactor.offPool(handOff) }
     }
 
     /// Truncates the WAL as soon as no reader holds it, retrying in the background while the store is open: the

@@ -2,6 +2,7 @@ import ContinuumCore
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// A photo fetched from a peer, complete and checked against its hash, in a temp file not yet synced.
 public struct FetchedPhoto: Sendable {
@@ -185,6 +186,8 @@ public struct ContinuumStore: Sendable {
 
     /// Finishes the compaction that erasures from peers are waiting for (at once, not after the usual second), so
     /// that nothing erased is left in the search index or the WAL when the store is closed. Call before ``close()``.
+    /// A reader that holds the WAL past ``truncationWait`` leaves it untruncated (SQLite checkpoints and removes it
+    /// when the last connection, of any process, closes).
     public func finishPendingErasures() async {
         await compactor.flush(self)
     }
@@ -421,32 +424,28 @@ public struct ContinuumStore: Sendable {
     }
 }
 
-/// Open or closed, for background work that must not touch the database once it is closed.
-///
-/// `@unchecked Sendable`: `closed` is read and written only while `lock` is held (in ``whileOpen(_:)``,
-/// ``close(_:)`` and ``isClosed``), so no two threads access it at once.
-final class StoreLifecycle: @unchecked Sendable {
+/// Open or closed, for background work that must not touch the database once it is closed. A step that uses the
+/// database holds `lock`, which ``close(_:)`` takes too; whether the store is closed is read without waiting for one.
+final class StoreLifecycle: Sendable {
     private let lock = NSLock()
-    private var closed = false
+    private let closed = Atomic<Bool>(false)
 
     /// Runs `body` unless the store is closed (nil then); ``close(_:)`` waits for it.
     func whileOpen<T>(_ body: () throws -> T) rethrows -> T? {
         lock.lock()
         defer { lock.unlock() }
-        return closed ? nil : try body()
+        return closed.load(ordering: .acquiring) ? nil : try body()
     }
 
     /// Marks the store closed and runs `body` (which closes it), after any ``whileOpen(_:)`` under way.
     func close(_ body: () throws -> Void) rethrows {
         lock.lock()
         defer { lock.unlock() }
-        closed = true
+        closed.store(true, ordering: .releasing)
         try body()
     }
 
-    var isClosed: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return closed
-    }
+    /// Whether ``close(_:)`` has begun; read without waiting for a step under way (a merge of the search index can
+    /// take seconds).
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
 }

@@ -25,7 +25,8 @@ struct DataOptions: ParsableArguments {
         let directory = DataDirectory.resolve(explicit: data, environment: ProcessInfo.processInfo.environment)
         let logger = Logger(label: "continuum")
         // A delete's WAL truncation that a reader (the running node's) held up would be retried by this process
-        // only until it exits: the running node takes it over.
+        // only until it exits: the running node takes it over. With no node running, the reader is another
+        // command, and SQLite removes the WAL when the last connection closes.
         let store = try ContinuumStore.open(directory, logger: logger).handingUnfinishedErasures {
             ControlClient.tell(directory, .truncateWAL)
         }

@@ -48,7 +48,7 @@ struct ErasureStoreTests {
         _ = try await temporary.store.ingest(Self.postAndDelete(caption: caption))
         await temporary.store.finishPendingErasures()
         try temporary.store.close()
-        let bytes = Self.databaseFiles(of: temporary)
+        let bytes = try Self.databaseFiles(of: temporary)
         #expect(!bytes.isEmpty)
         #expect(bytes.range(of: Data(caption.utf8)) == nil, "the caption is erased from the files")
     }
@@ -56,14 +56,11 @@ struct ErasureStoreTests {
     static let author = try! NodeIdentity(seed: [UInt8](repeating: 61, count: 32))
 
     /// The bytes of the store's database file and its WAL.
-    static func databaseFiles(of temporary: TemporaryStore) -> Data {
-        var bytes = Data()
-        for suffix in ["", "-wal"] {
-            // A WAL that is not there holds nothing.
-            bytes.append(
-                (try? Data(contentsOf: URL(fileURLWithPath: temporary.directory.databaseURL.path + suffix))) ?? Data()
-            )
-        }
+    static func databaseFiles(of temporary: TemporaryStore) throws -> Data {
+        let path = temporary.directory.databaseURL.path
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        // A WAL that is not there (truncated, or removed at close) holds nothing.
+        bytes.append((try? Data(contentsOf: URL(fileURLWithPath: path + "-wal"))) ?? Data())
         return bytes
     }
 
@@ -94,15 +91,23 @@ struct ErasureStoreTests {
         let caption = "waited for \(UUID())"
         let post = try await Self.post(caption, in: store)
         let reader = try await Self.reader(holding: caption, of: temporary)
-        let deleting = Task { try await store.append(.delete(targets: [post]), by: Self.author) }
+        let returned = Mutex(false)
+        let deleting = Task {
+            _ = try await store.append(.delete(targets: [post]), by: Self.author)
+            returned.withLock { $0 = true }
+        }
         // Once the delete has committed, its truncation waits for the reader, which then lets go.
         let deadline = ContinuousClock.now + .seconds(30)
         while try await store.post(PostID(post)) != nil, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
+        #expect(!returned.withLock { $0 }, "the delete waits for the reader")
         try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
-        _ = try await deleting.value
-        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased when delete returned")
+        try await deleting.value
+        #expect(
+            try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil,
+            "erased when delete returned"
+        )
         #expect(handedOff.withLock { $0 } == 0, "nothing was left to the background")
         try reader.close()
     }
@@ -118,13 +123,14 @@ struct ErasureStoreTests {
         _ = try await store.append(.delete(targets: [post]), by: Self.author)
         #expect(try await store.post(PostID(post)) == nil)
         #expect(handedOff.withLock { $0 } == 1, "the hand-off was called once")
-        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, "the reader kept the text")
+        #expect(try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, "the reader kept the text")
         try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
         let deadline = ContinuousClock.now + .seconds(30)
-        while Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, ContinuousClock.now < deadline {
+        while try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased in the background")
+        #expect(try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased in the background")
         try reader.close()
     }
 

@@ -275,6 +275,8 @@ struct InProcessSyncTests {
         )
         // B's disk is slow: each commit of fetched photos waits until the test opens the gate.
         let gate = Gate()
+        // On every way out, a failure included: the committer waiting at the gate goes on, and the test ends.
+        defer { Task { await gate.open() } }
         await b.store.setBeforePhotoCommit { hashes in await gate.pass(hashes) }
         let bEvents = await b.engine.events()
 

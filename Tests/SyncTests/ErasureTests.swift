@@ -250,7 +250,6 @@ extension SyncIntegrationTests {
             return names.filter { $0.hasPrefix(photo.hex) }
         }
 
-        /// The raw bytes of the node's database file and its write-ahead log.
         @Test(
             "a delete whose WAL a reader held past the command's wait is finished by the running node, once the reader lets go"
         )
@@ -283,6 +282,7 @@ extension SyncIntegrationTests {
             try reader.close()
         }
 
+        /// The raw bytes of the node's database file and its write-ahead log.
         static func databaseBytes(_ node: TestNode) throws -> Data {
             var bytes = Data()
             for suffix in ["", "-wal"] {
