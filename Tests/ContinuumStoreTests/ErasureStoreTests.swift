@@ -77,61 +77,81 @@ struct ErasureStoreTests {
         return reader
     }
 
-    /// A post of ``author``'s, stored by this node as a person's `post` command would.
-    static func post(_ caption: String, in store: ContinuumStore) async throws -> RecordID {
-        try await store.append(.post(caption: caption, photo: TestPhoto.reference(caption), location: nil), by: author)
-            .id
+    /// A store that counts its hand-offs, holding a post of ``author``'s with `caption` (stored as a person's `post`
+    /// command would), and a reader (``reader(holding:of:)``) that began after it.
+    struct HeldWAL: Sendable {
+        let temporary: TemporaryStore
+        let store: ContinuumStore
+        let handedOff = Count()
+        let caption: String
+        let post: RecordID
+        let reader: DatabaseQueue
+
+        init(caption: String) async throws {
+            temporary = try TemporaryStore(onDisk: true)
+            store = temporary.store.handingUnfinishedErasures { [handedOff] in handedOff.add() }
+            self.caption = caption
+            let photo = TestPhoto.reference(caption)
+            post = try await store.append(.post(caption: caption, photo: photo, location: nil), by: author).id
+            reader = try await ErasureStoreTests.reader(holding: caption, of: temporary)
+        }
+
+        /// Deletes the post, as a person's `delete` does.
+        func delete() async throws { _ = try await store.append(.delete(targets: [post]), by: author) }
+
+        /// Whether the caption's bytes are in the database file or its WAL.
+        func filesHoldCaption() throws -> Bool {
+            try ErasureStoreTests.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil
+        }
+
+        func letGo() async throws { try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") } }
+    }
+
+    /// A count that closures of any thread may add to.
+    final class Count: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    /// Checks `condition` every few milliseconds until it holds (30 s at most, then fails): for what the store
+    /// announces no event of (a commit seen from outside, a truncation done in the background).
+    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !condition() {
+            try #require(ContinuousClock.now < deadline, "timed out waiting until \(what)")
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     @Test("a person's delete returns once a reader that held the WAL lets go, with the caption gone from the files")
     func deleteWaitsForAReader() async throws {
-        let temporary = try TemporaryStore(onDisk: true)
-        let handedOff = Mutex(0)
-        let store = temporary.store.handingUnfinishedErasures { handedOff.withLock { $0 += 1 } }
-        let caption = "waited for \(UUID())"
-        let post = try await Self.post(caption, in: store)
-        let reader = try await Self.reader(holding: caption, of: temporary)
+        let held = try await HeldWAL(caption: "waited for \(UUID())")
         let returned = Mutex(false)
         let deleting = Task {
-            _ = try await store.append(.delete(targets: [post]), by: Self.author)
+            try await held.delete()
             returned.withLock { $0 = true }
         }
         // Once the delete has committed, its truncation waits for the reader, which then lets go.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await store.post(PostID(post)) != nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await Self.poll("the delete committed") { try await held.store.post(PostID(held.post)) == nil }
         #expect(!returned.withLock { $0 }, "the delete waits for the reader")
-        try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        try await held.letGo()
         try await deleting.value
-        #expect(
-            try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil,
-            "erased when delete returned"
-        )
-        #expect(handedOff.withLock { $0 } == 0, "nothing was left to the background")
-        try reader.close()
+        #expect(try !held.filesHoldCaption(), "erased when delete returned")
+        #expect(held.handedOff.value == 0, "nothing was left to the background")
+        try held.reader.close()
     }
 
     @Test("a delete whose WAL a reader holds past the wait returns, says so, and is finished once the reader lets go")
     func truncationLeftToTheBackground() async throws {
-        let temporary = try TemporaryStore(onDisk: true)
-        let handedOff = Mutex(0)
-        let store = temporary.store.handingUnfinishedErasures { handedOff.withLock { $0 += 1 } }
-        let caption = "left to the background \(UUID())"
-        let post = try await Self.post(caption, in: store)
-        let reader = try await Self.reader(holding: caption, of: temporary)
-        _ = try await store.append(.delete(targets: [post]), by: Self.author)
-        #expect(try await store.post(PostID(post)) == nil)
-        #expect(handedOff.withLock { $0 } == 1, "the hand-off was called once")
-        #expect(try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, "the reader kept the text")
-        try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) != nil, ContinuousClock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(try Self.databaseFiles(of: temporary).range(of: Data(caption.utf8)) == nil, "erased in the background")
-        try reader.close()
+        let held = try await HeldWAL(caption: "left to the background \(UUID())")
+        try await held.delete()
+        #expect(try await held.store.post(PostID(held.post)) == nil)
+        #expect(held.handedOff.value == 1, "the hand-off was called once")
+        #expect(try held.filesHoldCaption(), "the reader kept the text")
+        try await held.letGo()
+        try await Self.poll("the background truncated the WAL") { try !held.filesHoldCaption() }
+        try held.reader.close()
     }
 
     @Test("a peer's lack of an erased photo is not kept, even when the fetcher saves it again after the erasure")
