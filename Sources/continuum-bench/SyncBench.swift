@@ -431,6 +431,18 @@ final class BenchNode {
         throw ValidationError("the photos did not arrive within \(timeout)")
     }
 
+    /// Waits until this node has a session with a peer (its store remembers one as connected), looking every 20 ms.
+    func waitForConnection(timeout: Duration) async throws {
+        let store = try openStore()
+        defer { try? store.close() }
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await store.peers().contains(where: { $0.state == "connected" }) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw ValidationError("no peer connected within \(timeout)")
+    }
+
     /// Waits until this node has made its own thumbnail of `count` photos (`photos/thumbs/ab/<hash>.jpg`).
     func waitForThumbnails(_ count: Int, timeout: Duration) async throws {
         let thumbs = directory.url.appendingPathComponent("photos/thumbs")

@@ -147,7 +147,9 @@ struct VsSyncthingBench: BenchSubcommand {
             + "ours is \(format(theirs.seconds / ours.seconds, 2))x Syncthing's throughput"
             + (ours.linkShare.map { share in
                 "; share of the link's rate: ours \(format(share * 100, 1)) %, Syncthing "
-                    + "\(format((theirs.linkShare ?? .nan) * 100, 1)) %"
+                    + "\(format((theirs.linkShare ?? .nan) * 100, 1)) % from B's start; "
+                    + "ours \(format((ours.transferShare ?? .nan) * 100, 1)) %, Syncthing "
+                    + "\(format((theirs.transferShare ?? .nan) * 100, 1)) % from the connection"
             } ?? "")
     }
 
@@ -163,6 +165,8 @@ struct VsSyncthingBench: BenchSubcommand {
             "\(set).oursReceiverRSSMiB": Double(ours.receiverRSS) / 1024,
             "\(set).syncthingReceiverRSSMiB": Double(theirs.receiverRSS) / 1024,
             "\(set).oursLinkShare": ours.linkShare ?? .nan, "\(set).syncthingLinkShare": theirs.linkShare ?? .nan,
+            "\(set).oursTransferLinkShare": ours.transferShare ?? .nan,
+            "\(set).syncthingTransferLinkShare": theirs.transferShare ?? .nan,
         ]
     }
 
@@ -176,8 +180,12 @@ struct VsSyncthingBench: BenchSubcommand {
         var receiverRSS: Int
         var thumbnails: Double? = nil
         var new: Double? = nil
-        /// With `--link`: the bytes' rate over the link's (bits per second).
+        /// Seconds from B's start until B had a session with A.
+        var connect: Double? = nil
+        /// With `--link`: the bytes' rate over the link's (bits per second), from B's start.
         var linkShare: Double? = nil
+        /// With `--link`: the same from B's session with A on (B's start-up and the connection not counted).
+        var transferShare: Double? = nil
     }
 
     // MARK: Syncthing
@@ -206,7 +214,11 @@ struct VsSyncthingBench: BenchSubcommand {
             receiverRSS: (receiver["peak_rss_kib"] as? Int) ?? 0,
             thumbnails: nil,
             new: (json["new"] as? [String: Any])?["seconds"] as? Double,
-            linkShare: json["link_share"] as? Double
+            connect: json["connect_seconds"] as? Double,
+            linkShare: json["link_share"] as? Double,
+            transferShare: (json["link_share"] as? Double).flatMap { share in
+                (json["transfer_seconds"] as? Double).map { share * seconds / $0 }
+            }
         )
     }
 
@@ -240,6 +252,10 @@ struct VsSyncthingBench: BenchSubcommand {
                 link: place
             )
             figures.linkShare = place.map { Double(bytes) * 8 / figures.seconds / $0.bitsPerSecond }
+            figures.transferShare =
+                place.map { place in
+                    figures.connect.map { Double(bytes) * 8 / (figures.seconds - $0) / place.bitsPerSecond }
+                } ?? nil
             all.append(figures)
         }
         return Self.medians(of: all, bytes: bytes)
@@ -298,6 +314,9 @@ struct VsSyncthingBench: BenchSubcommand {
         let started = ContinuousClock.now
         try b.start(peer: a.port, link: link?.place(of: .b))
         defer { try? b.stop() }
+        // As Syncthing's side polls B's connections: every 20 ms, until B's store has A as a connected peer.
+        try await b.waitForConnection(timeout: .seconds(60))
+        let connect = seconds(since: started)
         try await b.waitForPhotos(count, timeout: .seconds(900))
         var figures = Figures(
             seconds: seconds(since: started),
@@ -305,7 +324,8 @@ struct VsSyncthingBench: BenchSubcommand {
             senderCPU: 0,
             receiverCPU: 0,
             senderRSS: 0,
-            receiverRSS: 0
+            receiverRSS: 0,
+            connect: connect
         )
         if jpeg {
             try await b.waitForThumbnails(count, timeout: .seconds(900))
@@ -370,7 +390,9 @@ struct VsSyncthingBench: BenchSubcommand {
             receiverRSS: Int(median(all.map { Double($0.receiverRSS) })),
             thumbnails: mid { $0.thumbnails },
             new: mid { $0.new },
-            linkShare: mid { $0.linkShare }
+            connect: mid { $0.connect },
+            linkShare: mid { $0.linkShare },
+            transferShare: mid { $0.transferShare }
         )
     }
 
