@@ -211,9 +211,6 @@ extension SessionMachine {
 
     // MARK: Records
 
-    /// The records at the start of the peer's round that are stored as their frames come (``verified(_:delivery:bytes:held:)``).
-    static var storedAtOnce: UInt64 { 1000 }
-
     /// The records of the last `.verify`: `records` all valid, `held` those of the frame that this node held
     /// already (found by the executor before verification, and never verified). The held ones are charged to the
     /// peer's budget: ``PeerBudget/heldRecord`` each when the peer knew this node held them (the last clock sent to
@@ -239,17 +236,13 @@ extension SessionMachine {
         stats.bytesIn += Int64(bytes)
         intake.pending.append(.init(delivery: delivery, records: records, held: held))
         let live = delivery != .catchUp
-        // The start of the peer's round goes to the store at once, frame by frame while no store is under way (and
-        // what comes during a store right after it), so that a new node asks for the photos of the first posts
-        // without waiting for the round's first 3,000 records or its DONE (most of a second in a large round).
-        let early = !live && !intake.isBusy && (peerRound?.received.records ?? .max) < Self.storedAtOnce
         if !live {
             peerRound?.received.records += UInt64(records.count + held.count)
             peerRound?.received.bytes += UInt64(bytes)
         }
         // Stored now, or soon even if no more frames come (the end of a REQUEST's answer).
         let store: [Action] =
-            live || early || intake.pending.count >= configuration.flushRecords
+            live || intake.pending.count >= configuration.flushRecords
             ? flush() : [.scheduleFlush(generation: intake.nextFlushGeneration())]
         return store + drain(released) + verifyBesideStore()
     }

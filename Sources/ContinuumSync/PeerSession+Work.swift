@@ -170,23 +170,16 @@ extension PeerSession {
         }
     }
 
-    /// The first RECORDS frame of a stream carries at most this many records, and each next one twice as many as the
-    /// one before, up to `batchRecords`. The peer verifies and stores a small frame in a few milliseconds, and then
-    /// asks for the photos of its posts while the rest comes; a first frame of 1,000 records would keep it busy
-    /// for about 0.2 s before it asked for anything (a new node's first thumbnails and photos came that much later).
-    static let firstFrameRecords = 32
-
-    /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window, growing
-    /// from ``firstFrameRecords``; records the peer is known to hold or was already sent are left out.
+    /// Streams the records in `ranges`, in log order per author, in bounded batches under the ACK window; records
+    /// the peer is known to hold or was already sent are left out.
     private func stream(_ ranges: [LogRange], round number: UInt32?, resend: Bool = false) async throws {
-        var limit = min(Self.firstFrameRecords, configuration.batchRecords)
         for (author, range) in ranges.map({ ($0.author, $0.range) }) {
             var next = range.lowerBound
             while next <= range.upperBound, !Task.isCancelled {
                 let records = try await store.storedRecords(
                     of: author,
                     in: next...range.upperBound,
-                    limit: limit,
+                    limit: configuration.batchRecords,
                     maxBytes: WireLimits.maxBatchBytes
                 )
                 // Nothing more here in that range (the peer asked beyond what this node holds).
@@ -195,7 +188,6 @@ extension PeerSession {
                 guard !closed else { return }
                 if let frame = machine.recordsFrame(records.map(\.outgoing), live: false, resend: resend) {
                     send(frame)
-                    limit = min(limit * 2, configuration.batchRecords)
                 }
                 next = last.sequence + 1
             }

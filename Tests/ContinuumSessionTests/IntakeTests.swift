@@ -181,45 +181,6 @@ struct IntakeTests {
         #expect(machine.stored(Self.stored(1, head: 1)) == [])
     }
 
-    @Test("the start of the peer's round is stored frame by frame; past its first 1,000 records frames wait together")
-    func roundStartStoredAtOnce() {
-        var machine = Machine(peer: Fixture.peer)
-        #expect(machine.receive(.offer(round: 1, records: 1003, bytes: 32096), now: now) == [])
-        _ = machine.receive(.records(live: false, [Self.a.bytes]), now: now)
-        #expect(
-            machine.verified([Self.a], delivery: .catchUp, bytes: 32)
-                == [.store(StoreBatch(parts: [Self.part(.catchUp, Self.a)]))],
-            "a new node asks for photos after the first frame, not after the round"
-        )
-        // A frame verified during that store goes to the store right after it.
-        _ = machine.receive(.records(live: false, [Self.b.bytes]), now: now)
-        #expect(machine.verified([Self.b], delivery: .catchUp, bytes: 32) == [.scheduleFlush(generation: 1)])
-        #expect(
-            machine.stored(Self.stored(1, head: 1))
-                == [
-                    Self.ack(1), .progress(records: 2, ofRecords: 1003, bytes: 64, ofBytes: 32096), .storedFromPeer(1),
-                    .store(StoreBatch(parts: [Self.part(.catchUp, Self.b)])),
-                ]
-        )
-        #expect(
-            machine.stored(Self.stored(1, head: 2))
-                == [Self.ack(2), .progress(records: 2, ofRecords: 1003, bytes: 64, ofBytes: 32096), .storedFromPeer(1)]
-        )
-        // 2 records came before this frame of 1,000: still the round's start.
-        let thousand = (3...1002).map { Fixture.record(3, $0) }
-        _ = machine.receive(.records(live: false, thousand.map(\.bytes)), now: now)
-        #expect(
-            machine.verified(thousand, delivery: .catchUp, bytes: 32000)
-                == [.store(StoreBatch(parts: [.init(delivery: .catchUp, records: thousand)]))]
-        )
-        _ = machine.stored(Self.stored(1000, head: 1002))
-        // 1,002 came before this one: it waits to be stored with others.
-        let last = Fixture.record(3, 1003)
-        _ = machine.receive(.records(live: false, [last.bytes]), now: now)
-        #expect(machine.verified([last], delivery: .catchUp, bytes: 32) == [.scheduleFlush(generation: 2)])
-        #expect(machine.flushTimerFired(2) == [.store(StoreBatch(parts: [Self.part(.catchUp, last)]))])
-    }
-
     @Test("a partial batch: only the last flush timer stores it, every RECORDS frame of it is acknowledged")
     func partialBatchFlush() {
         var machine = Machine(peer: Fixture.peer)

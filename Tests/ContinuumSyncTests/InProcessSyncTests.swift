@@ -117,26 +117,6 @@ struct InProcessSyncTests {
         #expect(await b.engine.connectedPeers().isEmpty)
     }
 
-    @Test("a round's records go in frames that start small and double: 32, then 64, then the rest")
-    func framesStartSmall() async throws {
-        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
-        let group = GroupID(founder: one.author)
-        let view = Self.view(group, founder: one, members: [one, two])
-        let ones = try SyncFixtures.profileLog(of: one, 100)
-        let a = try await MemoryNode.make(seed: 1, view: view, held: ones)
-        let b = try await MemoryNode.make(seed: 2, view: view)
-        let bEvents = await b.engine.events()
-        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
-        try await SyncFixtures.waitUntil("B holds A's log", bEvents) { await b.held() == Set(ones.map(\.id)) }
-        // A new node stores a small first frame in moments and asks for photos while the rest comes.
-        let frames = link.messages(receivedBy: b.engine).compactMap { message -> [[UInt8]]? in
-            if case .records(live: false, let records) = message { records } else { nil }
-        }
-        #expect(frames.map(\.count) == [32, 64, 4])
-        #expect(frames.flatMap { $0 } == ones.map(\.bytes))
-        await link.close()
-    }
-
     @Test("live: a record written on A after the sync reaches B as live gossip")
     func live() async throws {
         let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
