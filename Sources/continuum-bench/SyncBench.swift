@@ -407,40 +407,41 @@ final class BenchNode {
         } ?? ""
     }
 
-    func waitForClock(_ target: VectorClock, timeout: Duration) async throws {
+    /// Reads this node's store (opened beside the running node) every 20 ms until `done` says yes; fails with
+    /// `failure` after `timeout`.
+    private func poll(
+        _ timeout: Duration,
+        failure: String,
+        until done: (ContinuumStore) async throws -> Bool
+    ) async throws {
         let store = try openStore()
+        // Only read from: closing it can lose nothing, and a failure to close is no failure of the measurement.
         defer { try? store.close() }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            // Covers the target: this node's own log (its self-add to the bench network) is in its clock too.
-            let clock = try await store.clock()
-            if target.heads.allSatisfy({ clock[$0.key] >= $0.value }) { return }
+            if try await done(store) { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw ValidationError("sync did not finish within \(timeout)")
+        throw ValidationError("\(failure) within \(timeout)")
+    }
+
+    func waitForClock(_ target: VectorClock, timeout: Duration) async throws {
+        try await poll(timeout, failure: "sync did not finish") { store in
+            // Covers the target: this node's own log (its self-add to the bench network) is in its clock too.
+            let clock = try await store.clock()
+            return target.heads.allSatisfy { clock[$0.key] >= $0.value }
+        }
     }
 
     func waitForPhotos(_ count: Int, timeout: Duration) async throws {
-        let store = try openStore()
-        defer { try? store.close() }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await store.counts().photos >= count { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw ValidationError("the photos did not arrive within \(timeout)")
+        try await poll(timeout, failure: "the photos did not arrive") { try await $0.counts().photos >= count }
     }
 
     /// Waits until this node has a session with a peer (its store remembers one as connected), looking every 20 ms.
     func waitForConnection(timeout: Duration) async throws {
-        let store = try openStore()
-        defer { try? store.close() }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await store.peers().contains(where: { $0.state == "connected" }) { return }
-            try await Task.sleep(for: .milliseconds(20))
+        try await poll(timeout, failure: "no peer connected") { store in
+            try await store.peers().contains { $0.state == "connected" }
         }
-        throw ValidationError("no peer connected within \(timeout)")
     }
 
     /// Waits until this node has made its own thumbnail of `count` photos (`photos/thumbs/ab/<hash>.jpg`).
