@@ -42,8 +42,9 @@ struct VsSyncthingBench: BenchSubcommand {
     @Option(
         help: """
             Both sides across an emulated link between two network namespaces instead of loopback: gbe (1 Gbit/s, \
-            0.2 ms round trip) or wifi (200 Mbit/s, 4 ms round trip, 0.1 % loss); needs tc netem for delay and loss \
-            (scripts/vs-syncthing.py).
+            0.2 ms round trip) or wifi (200 Mbit/s, 4 ms round trip, 0.1 % loss), shaped by tc netem; a kernel \
+            without netem shapes gbe by its rate alone (tbf) and carries wifi through a user-space relay between two \
+            TUN devices (scripts/vs-syncthing.py).
             """
     )
     var link: String?
