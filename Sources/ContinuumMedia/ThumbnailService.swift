@@ -7,7 +7,7 @@ import Logging
 /// Thumbnails of the photos of posts, made once per photo and kept on disk next to the photos.
 ///
 /// - `photos/thumbs/ab/<sha256>.jpg`: this node's own: made from the original (``Thumbnailer/make(from:)``), or
-///   the author's that the photo's posts sign, kept as it is (``storeFromPeer(_:for:)``, ``keepOwn(_:for:)``).
+///   the author's that the photo's posts sign, kept as it is (``check(peerThumbnail:for:)``, ``keep(_:for:)``).
 /// - `photos/thumbs/ab/<sha256>.peer.jpg`: provisional, received from a peer before (or instead of) the original
 ///   and signed by no post; removed once this node has its own.
 ///
@@ -200,25 +200,69 @@ public actor ThumbnailService {
         }
     }
 
-    /// Stores a thumbnail a peer sent: the author's that the photo's posts sign as it is, as this node's own
-    /// (``keepIfSigned(_:for:)``); any other as provisional, after checking it whole
-    /// (``Thumbnailer/accept(peerThumbnail:)``). Returns false, storing nothing, when this node already has it (or,
-    /// for one not signed, any thumbnail of the photo). Throws when the bytes are refused.
-    public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
-        if let signed = try await keepIfSigned(bytes, for: hash) { return signed }
+    /// A thumbnail a peer sent, checked (``check(peerThumbnail:for:)``): what ``keep(_:for:)`` writes.
+    public enum PeerThumbnail: Sendable {
+        /// The author's, which every live post of the photo signs (its SHA-256): kept as this node's own.
+        case signed(Data, sha256: AssetHash)
+        /// Any other, checked whole and re-encoded: kept as provisional.
+        case provisional(Data)
+    }
+
+    /// Checks a thumbnail a peer sent: the author's that the photo's posts sign is taken as it is
+    /// (``signedThumbnail(_:for:)``), any other is checked whole (``Thumbnailer/accept(peerThumbnail:)``). Nil when
+    /// there is nothing to keep: this node holds that signed one already (or, for one not signed, any thumbnail of
+    /// the photo, or the photo). Throws when the bytes are refused. Writes nothing: ``keep(_:for:)`` does.
+    public func check(peerThumbnail bytes: [UInt8], for hash: AssetHash) async throws -> PeerThumbnail? {
+        if let digest = await signedThumbnail(bytes, for: hash) {
+            return isOwn(digest, of: hash) ? nil : .signed(Data(bytes), sha256: digest)
+        }
         // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
         let keep = !hasThumbnail(hash) && !assets.contains(hash)
         let checked = try await offPool { () throws(MediaError) in try Thumbnailer.accept(peerThumbnail: bytes) }
-        guard keep, !hasThumbnail(hash) else { return false }
-        let url = provisionalURL(for: hash)
-        try await write(checked, to: url)
-        return await keptUnlessErased(url, of: hash)
+        guard keep, !hasThumbnail(hash) else { return nil }
+        return .provisional(checked)
     }
 
-    /// Keeps the author's thumbnail of a photo as it is, as this node's own (PROTOCOL.md §7.4.19): `bytes` whose
-    /// SHA-256 a live post showing the photo commits to. Nil when they are not that (then they are checked as any
-    /// peer's thumbnail); false when this node holds them already.
-    private func keepIfSigned(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool? {
+    /// Checks a thumbnail a peer sent and keeps it (``check(peerThumbnail:for:)``, then ``keep(_:for:)``). Returns
+    /// false, storing nothing, when there is nothing to keep; throws when the bytes are refused.
+    public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
+        guard let checked = try await check(peerThumbnail: bytes, for: hash) else { return false }
+        return try await keep(checked, for: hash)
+    }
+
+    /// Writes a thumbnail ``check(peerThumbnail:for:)`` passed, synced, unless its photo was erased meanwhile (or,
+    /// for a provisional one, a thumbnail of the photo came meanwhile). True when it was kept.
+    public func keep(_ thumbnail: PeerThumbnail, for hash: AssetHash) async throws -> Bool {
+        switch thumbnail {
+        case .signed(let bytes, let digest):
+            guard !isOwn(digest, of: hash) else { return false }
+            try await keepOwn(bytes, for: hash)
+            let own = ownURL(for: hash)
+            guard await keptUnlessErased(own, of: hash) else { return false }
+            // A post that signs another thumbnail may have come meanwhile (the store then removed the files it found).
+            guard await committed?(hash) == [digest] else {
+                // Best effort, as in keptUnlessErased: a file left is replaced by the next contest or erasure.
+                try? FileManager.default.removeItem(at: own)
+                return false
+            }
+            keptSignedCount += 1
+            logger.debug(
+                "thumbnail kept as its author signed it",
+                metadata: ["photo.sha256": "\(hash.short)", "thumbnail.bytes": "\(bytes.count)"]
+            )
+            return true
+        case .provisional(let checked):
+            guard !hasThumbnail(hash) else { return false }
+            let url = provisionalURL(for: hash)
+            try await write(checked, to: url)
+            return await keptUnlessErased(url, of: hash)
+        }
+    }
+
+    /// The SHA-256 of `bytes` when they are the author's thumbnail of the photo (PROTOCOL.md §7.4.19): the one that
+    /// every live post showing the photo commits to. Nil when they are not (they are then checked as any peer's
+    /// thumbnail).
+    private func signedThumbnail(_ bytes: [UInt8], for hash: AssetHash) async -> AssetHash? {
         // What a receiver still checks of a signed thumbnail (PROTOCOL.md §7.4.19): its size, that it is a JPEG
         // whose frame header says at most 400 px a side (read, not decoded), and its hash.
         guard let committed, (1...Thumbnailer.maxPeerBytes).contains(bytes.count),
@@ -228,25 +272,13 @@ public actor ThumbnailService {
         let digest = ThumbnailReference(of: bytes).sha256
         // Only the one thumbnail that every live post of the photo signs: posts of one photo that sign different
         // ones (another author's post of the same photo) leave it to a thumbnail made from the photo.
-        guard await committed(hash) == [digest] else { return nil }
-        let own = ownURL(for: hash)
-        if let held = FileManager.default.contents(atPath: own.path), ThumbnailReference(of: held).sha256 == digest {
-            return false
-        }
-        try await keepOwn(Data(bytes), for: hash)
-        guard await keptUnlessErased(own, of: hash) else { return false }
-        // A post that signs another thumbnail may have come meanwhile (the store then removed the files it found).
-        guard await committed(hash) == [digest] else {
-            // Best effort, as in keptUnlessErased: a file left is replaced by the next contest or erasure.
-            try? FileManager.default.removeItem(at: own)
-            return false
-        }
-        keptSignedCount += 1
-        logger.debug(
-            "thumbnail kept as its author signed it",
-            metadata: ["photo.sha256": "\(hash.short)", "thumbnail.bytes": "\(bytes.count)"]
-        )
-        return true
+        return await committed(hash) == [digest] ? digest : nil
+    }
+
+    /// Whether this node's own thumbnail of the photo is the one whose SHA-256 is `digest`.
+    private nonisolated func isOwn(_ digest: AssetHash, of hash: AssetHash) -> Bool {
+        guard let held = FileManager.default.contents(atPath: ownPath(hash)) else { return false }
+        return ThumbnailReference(of: held).sha256 == digest
     }
 
     /// Keeps `thumbnail` as this node's own thumbnail of the photo, replacing any: the one it committed to when it

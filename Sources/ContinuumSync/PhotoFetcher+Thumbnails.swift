@@ -35,9 +35,10 @@ extension PhotoFetcher {
         }
     }
 
-    /// A THUMB_DATA frame arrived: true when this node asked that peer for it (others are dropped).
+    /// A THUMB_DATA frame arrived: true when this node asked that peer for it and has not had it yet (others are
+    /// dropped).
     func thumbnailArriving(_ hash: AssetHash, from peer: AuthorID) -> Bool {
-        guard let want = thumbnailWants[hash], want.peer == peer else {
+        guard let want = thumbnailWants[hash], want.peer == peer, !keepingThumbnails.contains(hash) else {
             logger.debug(
                 "a thumbnail that was not asked for; dropped",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)"]
@@ -47,21 +48,22 @@ extension PhotoFetcher {
         return true
     }
 
-    /// Checks and stores a thumbnail a peer sent. Returns why it was refused, or nil.
+    /// Checks a thumbnail a peer sent, before the session's next frame is read, and has it written behind that
+    /// frame (``keepThumbnail(_:of:)``): a thumbnail's write waits for the disk's sync, and the frames that follow
+    /// THUMB_WANTs' answers are the photos' chunks, which would wait for every one of them in turn. Returns why it
+    /// was refused, or nil.
     func receivedThumbnail(_ hash: AssetHash, _ bytes: [UInt8], from peer: AuthorID) async -> String? {
         guard let thumbnails else { return nil }
-        defer {
+        let checked: ThumbnailService.PeerThumbnail?
+        do {
+            checked = try await thumbnails.check(peerThumbnail: bytes, for: hash)
+        } catch {
             thumbnailWants[hash] = nil
             thumbnailSettled(hash)
-        }
-        do {
-            let stored = try await thumbnails.storeFromPeer(bytes, for: hash)
-            thumbLacks.supplied(hash, by: peer)
-            if stored, let engine {
-                await engine.emit(.thumbnailArrived(hash))
+            guard let error = error as? MediaError else {
+                logger.failure("checking a thumbnail failed", error)
+                return nil
             }
-            return nil
-        } catch let error as MediaError {
             logger.warning(
                 "a peer sent a thumbnail that is not a small, whole JPEG; dropped",
                 metadata: ["photo.sha256": "\(hash.short)", "peer.id": "\(peer.short)", "error": "\(error)"]
@@ -69,9 +71,37 @@ extension PhotoFetcher {
             distrusted.insert(LackBook.Key(peer: peer, hash: hash))
             thumbLacks.abandonProbe(hash, by: peer)
             return error.message
+        }
+        thumbLacks.supplied(hash, by: peer)
+        guard let checked else {
+            thumbnailWants[hash] = nil
+            thumbnailSettled(hash)
+            return nil
+        }
+        // One write at a time, in the order the thumbnails came; the want stays until it is written, so that no
+        // look asks for the thumbnail again meanwhile.
+        keepingThumbnails.insert(hash)
+        let previous = thumbnailWrites
+        thumbnailWrites = Task {
+            await previous?.value
+            await keepThumbnail(checked, of: hash)
+        }
+        return nil
+    }
+
+    /// Writes a checked thumbnail (``receivedThumbnail(_:_:from:)``), and tells who waits for it.
+    private func keepThumbnail(_ checked: ThumbnailService.PeerThumbnail, of hash: AssetHash) async {
+        defer {
+            keepingThumbnails.remove(hash)
+            thumbnailWants[hash] = nil
+            thumbnailSettled(hash)
+        }
+        do {
+            if try await thumbnails?.keep(checked, for: hash) == true, let engine {
+                await engine.emit(.thumbnailArrived(hash))
+            }
         } catch {
             logger.failure("storing a thumbnail failed", error)
-            return nil
         }
     }
 

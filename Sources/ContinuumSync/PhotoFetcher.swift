@@ -27,6 +27,10 @@ actor PhotoFetcher {
     static let thumbnailTimeout: Duration = .seconds(30)
     /// THUMB_WANTs outstanding at once, over all peers.
     static let maxThumbnailWants = 64
+    /// Thumbnails checked and being written, one after the other (``receivedThumbnail(_:_:from:)``): the last write.
+    var thumbnailWrites: Task<Void, Never>?
+    /// The photos whose thumbnails ``thumbnailWrites`` has yet to write.
+    var keepingThumbnails: Set<AssetHash> = []
     let configuration: SyncConfiguration
     let logger: Logger
     weak var engine: SyncEngine?
@@ -181,6 +185,8 @@ actor PhotoFetcher {
             // Shutting down: transfers still waiting for a peer end now (their partial files stay, to resume).
             for hash in Array(transfers.keys) { abandon(hash) }
         }
+        // Thumbnails checked are written before the node goes on to close its store.
+        await thumbnailWrites?.value
     }
 
     /// Queues the missing photos that a ready peer may be asked for (replacing the last look's queue), and starts
@@ -310,7 +316,8 @@ actor PhotoFetcher {
         case .photos(let photos): await receivedPhotos(photos, from: peer)
         case .thumbnail(let hash, let bytes):
             // Checked before the next frame is read (a decode of at most 64 KiB, queued behind other libvips
-            // work); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like any other.
+            // work; written after it); a thumbnail that is not a small, whole JPEG counts as a malformed frame, like
+            // any other.
             guard thumbnailArriving(hash, from: peer), let reason = await receivedThumbnail(hash, bytes, from: peer)
             else { break }
             return WireError(.malformedFrame, "THUMB_DATA refused: \(reason)")
