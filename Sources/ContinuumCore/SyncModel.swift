@@ -153,19 +153,24 @@ public struct MissingPhoto: Sendable, Hashable {
     /// Whether a live post that shows it signs its author's thumbnail (PROTOCOL.md §2.5): once the photo is here,
     /// that thumbnail is asked for rather than one made.
     public let signsThumbnail: Bool
+    /// The thumbnail's SHA-256 when the live posts that show the photo sign that one thumbnail only (a signed
+    /// thumbnail, PROTOCOL.md §7.4.19); nil when they sign none, or different ones.
+    public let signedThumbnail: AssetHash?
 
     public init(
         hash: AssetHash,
         bytes: UInt64,
         post: PostID,
         groups: Set<GroupID> = [],
-        signsThumbnail: Bool = false
+        signsThumbnail: Bool = false,
+        signedThumbnail: AssetHash? = nil
     ) {
         self.hash = hash
         self.bytes = bytes
         self.post = post
         self.groups = groups
-        self.signsThumbnail = signsThumbnail
+        self.signsThumbnail = signsThumbnail || signedThumbnail != nil
+        self.signedThumbnail = signedThumbnail
     }
 }
 

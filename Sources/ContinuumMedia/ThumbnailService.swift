@@ -212,8 +212,14 @@ public actor ThumbnailService {
     /// (``signedThumbnail(_:for:)``), any other is checked whole (``Thumbnailer/accept(peerThumbnail:)``). Nil when
     /// there is nothing to keep: this node holds that signed one already (or, for one not signed, any thumbnail of
     /// the photo, or the photo). Throws when the bytes are refused. Writes nothing: ``keep(_:for:)`` does.
-    public func check(peerThumbnail bytes: [UInt8], for hash: AssetHash) async throws -> PeerThumbnail? {
-        if let digest = await signedThumbnail(bytes, for: hash) {
+    /// `expected`: the signed thumbnail's SHA-256 as the store said when it was asked for; bytes with that hash
+    /// need no look at the store now (``keep(_:for:)`` looks after the write).
+    public func check(
+        peerThumbnail bytes: [UInt8],
+        for hash: AssetHash,
+        expected: AssetHash? = nil
+    ) async throws -> PeerThumbnail? {
+        if let digest = await signedThumbnail(bytes, for: hash, expected: expected) {
             return isOwn(digest, of: hash) ? nil : .signed(Data(bytes), sha256: digest)
         }
         // With the photo here, this node makes its own (the peer's is still checked: a bad one is refused).
@@ -262,7 +268,7 @@ public actor ThumbnailService {
     /// The SHA-256 of `bytes` when they are the author's thumbnail of the photo (PROTOCOL.md §7.4.19): the one that
     /// every live post showing the photo commits to. Nil when they are not (they are then checked as any peer's
     /// thumbnail).
-    private func signedThumbnail(_ bytes: [UInt8], for hash: AssetHash) async -> AssetHash? {
+    private func signedThumbnail(_ bytes: [UInt8], for hash: AssetHash, expected: AssetHash?) async -> AssetHash? {
         // What a receiver still checks of a signed thumbnail (PROTOCOL.md §7.4.19): its size, that it is a JPEG
         // whose frame header says at most 400 px a side (read, not decoded), and its hash.
         guard let committed, (1...Thumbnailer.maxPeerBytes).contains(bytes.count),
@@ -270,6 +276,7 @@ public actor ThumbnailService {
             (1...Thumbnailer.maxSide).contains(frame.width), (1...Thumbnailer.maxSide).contains(frame.height)
         else { return nil }
         let digest = ThumbnailReference(of: bytes).sha256
+        if digest == expected { return digest }
         // Only the one thumbnail that every live post of the photo signs: posts of one photo that sign different
         // ones (another author's post of the same photo) leave it to a thumbnail made from the photo.
         return await committed(hash) == [digest] ? digest : nil

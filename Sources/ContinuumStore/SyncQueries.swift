@@ -107,14 +107,16 @@ extension ContinuumStore {
         }
     }
 
-    /// Live posts whose photo is not here yet, newest first.
+    /// Live posts whose photo is not here yet, newest first, with the thumbnail they sign (as
+    /// ``committedThumbnails(of:)`` reads it) when it is one.
     public func missingPhotos(limit: Int = 100) async throws -> [MissingPhoto] {
         try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post,
-                        group_concat(DISTINCT hex(member.group_id)) AS groups, max(thumb_sha256 IS NOT NULL) AS signed
+                        group_concat(DISTINCT hex(member.group_id)) AS groups, max(thumb_sha256 IS NOT NULL) AS signed,
+                        CASE WHEN count(DISTINCT thumb_sha256) = 1 THEN max(thumb_sha256) END AS thumb
                     FROM post LEFT JOIN member ON member.log = post.author
                     WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
                     GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
@@ -129,7 +131,8 @@ extension ContinuumStore {
                         ($0["groups"] as String?)?.split(separator: ",").compactMap { GroupID(hex: $0.lowercased()) }
                             ?? []
                     ),
-                    signsThumbnail: $0["signed"] as Bool
+                    signsThumbnail: $0["signed"] as Bool,
+                    signedThumbnail: ($0["thumb"] as Data?).flatMap(AssetHash.init(bytes:))
                 )
             }
         }

@@ -30,7 +30,7 @@ extension PhotoFetcher {
                 let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &thumbLacks),
                 let session = await engine.session(for: peer)
             else { continue }
-            thumbnailWants[photo.hash] = (peer, now)
+            thumbnailWants[photo.hash] = (peer, now, photo.signedThumbnail)
             await session.requestThumbnail(photo.hash)
         }
     }
@@ -56,7 +56,11 @@ extension PhotoFetcher {
         guard let thumbnails else { return nil }
         let checked: ThumbnailService.PeerThumbnail?
         do {
-            checked = try await thumbnails.check(peerThumbnail: bytes, for: hash)
+            checked = try await thumbnails.check(
+                peerThumbnail: bytes,
+                for: hash,
+                expected: thumbnailWants[hash]?.signed
+            )
         } catch {
             thumbnailWants[hash] = nil
             thumbnailSettled(hash)
@@ -123,7 +127,7 @@ extension PhotoFetcher {
         else { return thumbnailSettled(hash) }
         // Asked for meanwhile (a look ran during the await): that request settles it.
         guard thumbnailWants[hash] == nil else { return }
-        thumbnailWants[hash] = (peer, .now)
+        thumbnailWants[hash] = (peer, .now, nil)
         await session.requestThumbnail(hash)
     }
 

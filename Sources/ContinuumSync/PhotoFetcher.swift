@@ -19,8 +19,8 @@ import Logging
 actor PhotoFetcher {
     let store: any PhotoStorage
     let thumbnails: ThumbnailService?
-    /// Thumbnails asked for and not yet answered: from which peer, since when.
-    var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant)] = [:]
+    /// Thumbnails asked for and not yet answered: from which peer, since when, and the signed one expected if any.
+    var thumbnailWants: [AssetHash: (peer: AuthorID, since: ContinuousClock.Instant, signed: AssetHash?)] = [:]
     /// Peers that said they have no thumbnail of a photo, and when to ask them again (``LackBook``).
     var thumbLacks = LackBook()
     /// An unanswered THUMB_WANT is forgotten after this long (and asked again).

@@ -314,6 +314,48 @@ private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: te
         #expect(try Data(contentsOf: service.ownURL(for: hash)) == signed)
     }
 
+    /// Counts the service's looks at the store.
+    actor Looks {
+        private(set) var count = 0
+        func add() { count += 1 }
+    }
+
+    @Test("a signed thumbnail with the hash the fetcher expected is checked with no look at the store; kept, one look")
+    func expectedSignedThumbnail() async throws {
+        let directory = Directory()
+        let signed = try [UInt8](Data(contentsOf: media.appendingPathComponent("thumb-ok.jpg")))
+        let hash = AssetHash.of(Data("a photo".utf8))
+        let digest = AssetHash.of(Data(signed))
+        let looks = Looks()
+        let service = ThumbnailService(
+            assets: AssetStore(root: directory.url.appendingPathComponent("photos")),
+            logger: Logger(label: "test"),
+            committed: { asked in
+                await looks.add()
+                return asked == hash ? [digest] : []
+            }
+        )
+        let checked = try #require(try await service.check(peerThumbnail: signed, for: hash, expected: digest))
+        #expect(await looks.count == 0)
+        switch checked {
+        case .signed(let bytes, let sha256): #expect(bytes == Data(signed) && sha256 == digest)
+        case .provisional: Issue.record("the expected signed thumbnail was taken as provisional")
+        }
+        // The write still looks, after it: a post that signs another thumbnail may have come meanwhile.
+        #expect(try await service.keep(checked, for: hash))
+        #expect(await looks.count == 1)
+        #expect(try Data(contentsOf: service.ownURL(for: hash)) == Data(signed))
+
+        // An expectation that the bytes do not meet (another photo, which no post signs): the store is asked, and the
+        // bytes are checked whole, as any peer's.
+        let other = AssetHash.of(Data("another photo".utf8))
+        let unsigned = try #require(
+            try await service.check(peerThumbnail: signed, for: other, expected: AssetHash.of(Data("x".utf8)))
+        )
+        #expect(await looks.count == 2)
+        if case .signed = unsigned { Issue.record("bytes no post of the photo signs were taken as signed") }
+    }
+
     @Test("a signed thumbnail is not kept as it is when two posts of its photo sign different ones, or over 400 px")
     func signedThumbnailRefusals() async throws {
         let directory = Directory()

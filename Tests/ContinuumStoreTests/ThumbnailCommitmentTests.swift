@@ -46,6 +46,11 @@ import Testing
                 uniqueKeysWithValues: try await store.missingPhotos().map { ($0.hash, $0.signsThumbnail) }
             )
             #expect(missing == [second.sha256: true, bare.sha256: false])
+            // And which one, so that a receiver takes it as signed without another look at the store.
+            let signed = Dictionary(
+                uniqueKeysWithValues: try await store.missingPhotos().map { ($0.hash, $0.signedThumbnail) }
+            )
+            #expect(signed == [second.sha256: hash("second thumbnail"), bare.sha256: nil])
             _ = try await store.ingest([delete])
             #expect(try await store.committedThumbnails(of: second.sha256).isEmpty)
         }
@@ -70,9 +75,13 @@ import Testing
         // The same thumbnail signed again: no contest, the file stays.
         #expect(try await store.ingest([again]).contestedThumbnails.isEmpty)
         #expect(FileManager.default.fileExists(atPath: kept.path))
+        #expect(try await store.missingPhotos().map(\.signedThumbnail) == [mine.thumbnail?.sha256])
         // Another one for the same photo: the file goes, and the photo commits to two.
         #expect(try await store.ingest([other]).contestedThumbnails == [mine.sha256])
         #expect(!FileManager.default.fileExists(atPath: kept.path))
         #expect(try await store.committedThumbnails(of: mine.sha256).count == 2)
+        // Two signed: the photo to fetch has no signed thumbnail (one is made from the photo).
+        #expect(try await store.missingPhotos().map(\.signedThumbnail) == [nil])
+        #expect(try await store.missingPhotos().map(\.signsThumbnail) == [true])
     }
 }

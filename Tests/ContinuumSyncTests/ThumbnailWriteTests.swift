@@ -146,7 +146,7 @@ struct ThumbnailWriteTests {
 extension PhotoFetcher {
     /// As ``requestThumbnails(_:engine:)`` leaves it after asking `peer` for the thumbnail.
     fileprivate func askedForThumbnail(_ hash: AssetHash, of peer: AuthorID) {
-        thumbnailWants[hash] = (peer, .now)
+        thumbnailWants[hash] = (peer, .now, nil)
     }
 
     fileprivate func thumbnailState(_ hash: AssetHash) -> (wanted: Bool, writing: Bool) {
