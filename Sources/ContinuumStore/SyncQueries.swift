@@ -116,7 +116,7 @@ extension ContinuumStore {
                 sql: """
                     SELECT photo_sha256, max(photo_bytes) AS bytes, max(id) AS post,
                         group_concat(DISTINCT hex(member.group_id)) AS groups, max(thumb_sha256 IS NOT NULL) AS signed,
-                        CASE WHEN count(DISTINCT thumb_sha256) = 1 THEN max(thumb_sha256) END AS thumb
+                        CASE WHEN min(thumb_sha256) = max(thumb_sha256) THEN max(thumb_sha256) END AS thumb
                     FROM post LEFT JOIN member ON member.log = post.author
                     WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
                     GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
