@@ -7,7 +7,8 @@ import Logging
 /// Thumbnails of the photos of posts, made once per photo and kept on disk next to the photos.
 ///
 /// - `photos/thumbs/ab/<sha256>.jpg`: this node's own: made from the original (``Thumbnailer/make(from:)``), or
-///   the author's that the photo's posts sign, kept as it is (``check(peerThumbnail:for:)``, ``keep(_:for:)``).
+///   the author's that the photo's posts sign, kept as it is (``check(peerThumbnail:for:expected:)``,
+///   ``keep(_:for:)``).
 /// - `photos/thumbs/ab/<sha256>.peer.jpg`: provisional, received from a peer before (or instead of) the original
 ///   and signed by no post; removed once this node has its own.
 ///
@@ -200,7 +201,7 @@ public actor ThumbnailService {
         }
     }
 
-    /// A thumbnail a peer sent, checked (``check(peerThumbnail:for:)``): what ``keep(_:for:)`` writes.
+    /// A thumbnail a peer sent, checked (``check(peerThumbnail:for:expected:)``): what ``keep(_:for:)`` writes.
     public enum PeerThumbnail: Sendable {
         /// The author's, which every live post of the photo signs (its SHA-256): kept as this node's own.
         case signed(Data, sha256: AssetHash)
@@ -209,9 +210,10 @@ public actor ThumbnailService {
     }
 
     /// Checks a thumbnail a peer sent: the author's that the photo's posts sign is taken as it is
-    /// (``signedThumbnail(_:for:)``), any other is checked whole (``Thumbnailer/accept(peerThumbnail:)``). Nil when
-    /// there is nothing to keep: this node holds that signed one already (or, for one not signed, any thumbnail of
-    /// the photo, or the photo). Throws when the bytes are refused. Writes nothing: ``keep(_:for:)`` does.
+    /// (``signedThumbnail(_:for:expected:)``), any other is checked whole (``Thumbnailer/accept(peerThumbnail:)``).
+    /// Nil when there is nothing to keep: this node holds that signed one already (or, for one not signed, any
+    /// thumbnail of the photo, or the photo). Throws when the bytes are refused. Writes nothing: ``keep(_:for:)``
+    /// does.
     /// `expected`: the signed thumbnail's SHA-256 as the store said when it was asked for; bytes with that hash
     /// need no look at the store now (``keep(_:for:)`` looks after the write).
     public func check(
@@ -229,15 +231,15 @@ public actor ThumbnailService {
         return .provisional(checked)
     }
 
-    /// Checks a thumbnail a peer sent and keeps it (``check(peerThumbnail:for:)``, then ``keep(_:for:)``). Returns
-    /// false, storing nothing, when there is nothing to keep; throws when the bytes are refused.
+    /// Checks a thumbnail a peer sent and keeps it (``check(peerThumbnail:for:expected:)``, then ``keep(_:for:)``).
+    /// Returns false, storing nothing, when there is nothing to keep; throws when the bytes are refused.
     public func storeFromPeer(_ bytes: [UInt8], for hash: AssetHash) async throws -> Bool {
         guard let checked = try await check(peerThumbnail: bytes, for: hash) else { return false }
         return try await keep(checked, for: hash)
     }
 
-    /// Writes a thumbnail ``check(peerThumbnail:for:)`` passed, synced, unless its photo was erased meanwhile (or,
-    /// for a provisional one, a thumbnail of the photo came meanwhile). True when it was kept.
+    /// Writes a thumbnail ``check(peerThumbnail:for:expected:)`` passed, synced, unless its photo was erased
+    /// meanwhile (or, for a provisional one, a thumbnail of the photo came meanwhile). True when it was kept.
     public func keep(_ thumbnail: PeerThumbnail, for hash: AssetHash) async throws -> Bool {
         switch thumbnail {
         case .signed(let bytes, let digest):
