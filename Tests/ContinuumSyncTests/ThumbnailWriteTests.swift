@@ -11,31 +11,12 @@ import Testing
 /// that follow (a photo's chunks) do not wait for the disk's sync of every thumbnail before them.
 @Suite("Thumbnails from a peer: checked before the next frame, written behind it")
 struct ThumbnailWriteTests {
-    /// Holds whoever arrives until the test opens it, and counts the arrivals. It opens by itself after a deadline
-    /// (and says so): a fetcher that waited for the write would otherwise wait for ever.
+    /// Holds whoever arrives until the test opens it, and counts the arrivals.
     actor Gate {
         private var isOpen = false
         private var held: [CheckedContinuation<Void, Never>] = []
         private var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
-        private var deadline: Task<Void, Never>?
         private(set) var arrivals = 0
-        /// Whether it opened by itself, the test not having opened it in time.
-        private(set) var expired = false
-
-        func arm(_ limit: Duration) {
-            deadline = Task {
-                // Cancelled when the test opens the gate: only a test that waits for the write waits this long.
-                try? await Task.sleep(for: limit)
-                guard !Task.isCancelled else { return }
-                self.expire()
-            }
-        }
-
-        private func expire() {
-            guard !isOpen else { return }
-            expired = true
-            open()
-        }
 
         func pass() async {
             arrivals += 1
@@ -52,11 +33,16 @@ struct ThumbnailWriteTests {
         }
 
         func open() {
-            deadline?.cancel()
             isOpen = true
             for waiter in held { waiter.resume() }
             held = []
         }
+    }
+
+    /// Set once, read by the waits.
+    actor Flag {
+        private(set) var isSet = false
+        func set() { isSet = true }
     }
 
     final class Directory: Sendable {
@@ -74,7 +60,6 @@ struct ThumbnailWriteTests {
     func writtenBehindTheNextFrame() async throws {
         let directory = Directory()
         let gate = Gate()
-        await gate.arm(.seconds(20))
         // The write is held after the file is written, where the service asks whether the photo is still shown.
         let service = ThumbnailService(
             assets: AssetStore(root: directory.url.appendingPathComponent("photos")),
@@ -95,11 +80,26 @@ struct ThumbnailWriteTests {
         let peer = AuthorID(unchecked: Data(repeating: 9, count: 32))
         await fetcher.askedForThumbnail(hash, of: peer)
 
-        // Returns while the write is held (a fetcher that wrote before returning would wait here until the gate
-        // opens by itself).
-        let refusal = await fetcher.handle(.thumbnail(hash, bytes), from: peer)
-        #expect(refusal == nil)
-        #expect(await !gate.expired, "the frame reader waited for the thumbnail's write")
+        // Returns while the write is held: the gate opens only after this wait (a fetcher that wrote before returning
+        // would not return, and the wait would fail at its limit).
+        let (returned, returning) = AsyncStream<Void>.makeStream()
+        let hasReturned = Flag()
+        let handling = Task {
+            let refusal = await fetcher.handle(.thumbnail(hash, bytes), from: peer)
+            await hasReturned.set()
+            returning.yield()
+            return refusal
+        }
+        do {
+            try await SyncFixtures.waitUntil("the frame reader is free while the write is held", returned) {
+                await hasReturned.isSet
+            }
+        } catch {
+            // Lets the write, and a fetcher that waited for it, end.
+            await gate.open()
+            throw error
+        }
+        #expect(await handling.value == nil)
         await gate.someoneArrived()
         #expect(FileManager.default.fileExists(atPath: service.provisionalURL(for: hash).path))
         #expect(await fetcher.thumbnailState(hash) == (wanted: true, writing: true))
