@@ -79,7 +79,12 @@ struct NodeSyncStorage: SyncStorage {
 
     func lastNotificationID() async throws -> Int64 { try await store.lastNotificationID() }
 
-    func missingPhotos(limit: Int) async throws -> [MissingPhoto] { try await store.missingPhotos(limit: limit) }
+    func missingPhotos(
+        limit: Int,
+        changedSince version: Int64?
+    ) async throws -> (version: Int64, photos: [MissingPhoto]?) {
+        try await store.missingPhotos(limit: limit, changedSince: version)
+    }
 
     func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] { try await store.peerLacks(peer) }
 

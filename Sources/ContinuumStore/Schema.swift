@@ -553,6 +553,27 @@ enum Schema {
                     """
             )
         }
+        migrator.registerMigration("v21: a version of what the photo fetcher looks at") { db in
+            // Bumped by every change to what `missingPhotos` reads (live posts' photos, thumbnails and authors, the
+            // photos here, the members that give a post its group), in whichever process writes: a look that finds
+            // the version it last read keeps its list instead of reading every post again. A table rebuilt by a later
+            // migration must create its triggers again.
+            var sql = "CREATE TABLE photo_look (version INTEGER NOT NULL); INSERT INTO photo_look VALUES (0);"
+            let bump = "BEGIN UPDATE photo_look SET version = version + 1; END;"
+            for (name, event) in [
+                ("post_insert", "INSERT ON post"), ("post_delete", "DELETE ON post"),
+                (
+                    "post_update",
+                    "UPDATE OF id, author, created_at, photo_sha256, photo_bytes, thumb_sha256, deleted ON post"
+                ),
+                ("asset_insert", "INSERT ON asset"), ("asset_delete", "DELETE ON asset"),
+                ("member_insert", "INSERT ON member"), ("member_delete", "DELETE ON member"),
+                ("member_update", "UPDATE OF log, group_id ON member"),
+            ] {
+                sql += "\nCREATE TRIGGER photo_look_\(name) AFTER \(event) \(bump)"
+            }
+            try db.execute(sql: sql)
+        }
         return migrator
     }
 

@@ -62,6 +62,9 @@ actor PhotoFetcher {
     var fetching: Set<AssetHash> = []
     /// Photos to fetch and from whom, as the last look found them; workers take them in order.
     private var queue: [(MissingPhoto, AuthorID)] = []
+    /// What the store last said is missing, and the version of what it read: a look that finds the store unchanged
+    /// since keeps this list and chooses peers for it again.
+    private var lastMissing: (version: Int64, photos: [MissingPhoto])?
     /// Workers running, at most `configuration.parallelPhotoTransfers`.
     private var workers = 0
     /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
@@ -266,10 +269,13 @@ actor PhotoFetcher {
         return nil
     }
 
-    /// The photos to look for; nil (logged) when the store cannot say, and the next look tries again.
+    /// The photos to look for (the last look's, when the store says nothing they depend on changed); nil (logged)
+    /// when the store cannot say, and the next look tries again.
     private func missingPhotos() async -> [MissingPhoto]? {
         do {
-            return try await store.missingPhotos(limit: 1000)
+            let look = try await store.missingPhotos(limit: 1000, changedSince: lastMissing?.version)
+            if let photos = look.photos { lastMissing = (look.version, photos) }
+            return lastMissing?.photos
         } catch {
             logger.failure("reading the missing photos failed", error)
             return nil

@@ -51,7 +51,12 @@ public protocol SessionStorage: Sendable {
 
 /// What the photo fetcher needs: the photos missing, what each peer could not supply, and the files' places.
 public protocol PhotoStorage: Sendable {
-    func missingPhotos(limit: Int) async throws -> [MissingPhoto]
+    /// The photos that live posts here show and that are not here, newest first, at most `limit`; `photos` is nil
+    /// when nothing they depend on changed since the call that returned `version` (then the caller's list stands).
+    func missingPhotos(
+        limit: Int,
+        changedSince version: Int64?
+    ) async throws -> (version: Int64, photos: [MissingPhoto]?)
     /// What `peer` could not supply, and when to ask it again.
     func peerLacks(_ peer: AuthorID) async throws -> [PeerLack]
     /// Saves lacks (an entry with 0 attempts is removed).

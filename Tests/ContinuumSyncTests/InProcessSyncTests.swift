@@ -302,6 +302,51 @@ struct InProcessSyncTests {
         #expect(try await b.store.photoBytes(hash) == bytes)
         await link.close()
     }
+
+    @Test("a look that finds the store unchanged keeps its list; one after a change reads it, and fetches what is new")
+    func unchangedLooksKeepTheirList() async throws {
+        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
+        let group = GroupID(founder: one.author)
+        let view = Self.view(group, founder: one, members: [one, two])
+        let ones = try SyncFixtures.profileLog(of: one, 1)
+        let a = try await MemoryNode.make(seed: 1, view: view, held: ones)
+        let b = try await MemoryNode.make(seed: 2, view: view)
+        // Temporary files: one left behind by a failure to remove them costs nothing but space.
+        defer { for store in [a.store, b.store] { try? store.removeFiles() } }
+        let post = PostID(ones[0].id)
+        // A photo that no node has: B asks A, which cannot send it, and goes on looking.
+        await b.store.lack(
+            MissingPhoto(hash: AssetHash.of(Data("nowhere".utf8)), bytes: 90_000, post: post, groups: [group])
+        )
+        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        #expect(await link.opened(), "a first round did not finish")
+        await b.engine.photos.attach(b.engine)
+        let fetcher = Task { await b.engine.photos.run() }
+        defer { fetcher.cancel() }
+        try await SyncFixtures.waitUntil("B's fetcher looked", b.store.looked) { await b.store.looks.asked >= 1 }
+        // Three more looks, each woken here, with nothing changed in B's store.
+        for _ in 0..<3 {
+            let before = await b.store.looks.asked
+            await b.engine.photos.poke()
+            try await SyncFixtures.waitUntil("B's fetcher looked again", b.store.looked) {
+                await b.store.looks.asked > before
+            }
+        }
+        #expect(await b.store.looks.read == 1, "a look read the unchanged list again")
+
+        // A photo A has, missing on B now: the next look reads the list and fetches it.
+        let bytes = (0..<80_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        let hash = try await a.store.holdPhoto(bytes)
+        await b.store.lack(MissingPhoto(hash: hash, bytes: UInt64(bytes.count), post: post, groups: [group]))
+        await b.engine.photos.poke()
+        try await SyncFixtures.waitUntil("B holds the new photo", b.store.looked, timeout: .seconds(30)) {
+            // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
+            (try? await b.store.photoBytes(hash)) != nil
+        }
+        #expect(try await b.store.photoBytes(hash) == bytes)
+        #expect(await b.store.looks.read >= 2)
+        await link.close()
+    }
 }
 
 /// Holds every caller of ``pass(_:)`` until ``open()``, and tells who came (``arrivals``).

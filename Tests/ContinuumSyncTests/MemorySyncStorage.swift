@@ -20,16 +20,26 @@ actor MemorySyncStorage: SyncStorage {
     private var afterCommit: (@Sendable () async -> Void)?
     private var beforePhotoCommit: (@Sendable ([AssetHash]) async -> Void)?
     /// Photos held, with their sizes: each a file named by its hash in ``photoDirectory``.
-    private var photos: [AssetHash: UInt64] = [:]
+    private var photos: [AssetHash: UInt64] = [:] { didSet { photoVersion += 1 } }
     /// Photos that posts here show and that are not here yet (``lack(_:)``).
-    private var lacking: [MissingPhoto] = []
+    private var lacking: [MissingPhoto] = [] { didSet { photoVersion += 1 } }
+    /// Counts the changes to what ``missingPhotos(limit:changedSince:)`` reads, as the store's triggers do.
+    private var photoVersion: Int64 = 0
+    /// How many times ``missingPhotos(limit:changedSince:)`` was asked, and how many of them read the list.
+    private(set) var looks = (asked: 0, read: 0)
+    /// Yields at every ``missingPhotos(limit:changedSince:)``: the fetcher looked.
+    nonisolated let looked: AsyncStream<Void>
+    private let lookedNow: AsyncStream<Void>.Continuation
     /// Where this store's photo files are, and its partial downloads (made when first written).
     nonisolated let photoDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "continuum-memory-\(UUID().uuidString)",
         isDirectory: true
     )
 
-    init(view: MembershipView) { self.view = view }
+    init(view: MembershipView) {
+        self.view = view
+        (looked, lookedNow) = AsyncStream.makeStream()
+    }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
 
@@ -139,7 +149,13 @@ actor MemorySyncStorage: SyncStorage {
     func followedPosts() -> Set<PostID> { follows }
     func notifications(after id: Int64) -> [NotificationSummary] { [] }
     func lastNotificationID() -> Int64 { 0 }
-    func missingPhotos(limit: Int) -> [MissingPhoto] { Array(lacking.filter { photos[$0.hash] == nil }.prefix(limit)) }
+    func missingPhotos(limit: Int, changedSince version: Int64?) -> (version: Int64, photos: [MissingPhoto]?) {
+        looks.asked += 1
+        defer { lookedNow.yield() }
+        guard version != photoVersion else { return (photoVersion, nil) }
+        looks.read += 1
+        return (photoVersion, Array(lacking.filter { photos[$0.hash] == nil }.prefix(limit)))
+    }
     func peerLacks(_ peer: AuthorID) -> [PeerLack] { [] }
     func saveLacks(_ lacks: [PeerLack]) {}
     nonisolated func photoURL(_ hash: AssetHash) -> URL { photoDirectory.appendingPathComponent(hash.hex) }
