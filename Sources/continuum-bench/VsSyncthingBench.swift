@@ -202,9 +202,12 @@ struct VsSyncthingBench: BenchSubcommand {
             let sender = json["sender"] as? [String: Any], let receiver = json["receiver"] as? [String: Any]
         else { throw ValidationError("vs-syncthing.py printed no result: \(output)") }
         let runs = (json["runs"] as? [Double]) ?? []
+        let newRuns = ((json["new"] as? [String: Any])?["runs"] as? [Double]) ?? []
         say(
             "syncthing \(name): \(format(seconds, 2)) s (runs \(runs.map { format($0, 2) }.joined(separator: ", ")); "
-                + "connect \(format((json["connect_seconds"] as? Double) ?? .nan, 2)) s)"
+                + "connect \(format((json["connect_seconds"] as? Double) ?? .nan, 2)) s"
+                + (newRuns.isEmpty
+                    ? "" : "; new photo \(newRuns.map { format($0 * 1000, 1) }.joined(separator: ", ")) ms") + ")"
         )
         return Figures(
             seconds: seconds,
