@@ -56,7 +56,8 @@ holds every file (REST /rest/db/status polled every 20 ms); the files are then c
                      (what the file watcher would do, without its 10 s delay); seconds from just before the copy
                      until B has the file complete (checked by SHA-256)
   runs               with --runs K: every run's seconds; the other figures are those of the median run (the lower
-                     middle one when K is even)
+                     middle one when K is even), but for new.seconds: the median of the runs' new files, whose times
+                     are in new.runs
 
 Syncthing is run as shipped (default copiers, pullers, block sizes, temp indexes, fsync) except for:
   * STMONITORED=yes: 1.19.2 otherwise always forks a monitor process (even with --no-restart / STNORESTART) whose
