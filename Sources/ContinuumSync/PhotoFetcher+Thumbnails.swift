@@ -15,8 +15,7 @@ extension PhotoFetcher {
         // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
         for (hash, want) in thumbnailWants where now - want.since >= Self.thumbnailTimeout {
             thumbLacks.lacked(hash, by: want.peer, now: now)
-            thumbnailWants[hash] = nil
-            thumbnailSettled(hash)
+            endThumbnailWant(hash)
         }
         var peers: [(peer: AuthorID, groups: Set<GroupID>)]?
         let load = transferLoad()
@@ -62,8 +61,7 @@ extension PhotoFetcher {
                 expected: thumbnailWants[hash]?.signed
             )
         } catch {
-            thumbnailWants[hash] = nil
-            thumbnailSettled(hash)
+            endThumbnailWant(hash)
             guard let error = error as? MediaError else {
                 logger.failure("checking a thumbnail failed", error)
                 return nil
@@ -78,8 +76,7 @@ extension PhotoFetcher {
         }
         thumbLacks.supplied(hash, by: peer)
         guard let checked else {
-            thumbnailWants[hash] = nil
-            thumbnailSettled(hash)
+            endThumbnailWant(hash)
             return nil
         }
         // One write at a time, in the order the thumbnails came; the want stays until it is written, so that no
@@ -97,8 +94,7 @@ extension PhotoFetcher {
     private func keepThumbnail(_ checked: ThumbnailService.PeerThumbnail, of hash: AssetHash) async {
         defer {
             keepingThumbnails.remove(hash)
-            thumbnailWants[hash] = nil
-            thumbnailSettled(hash)
+            endThumbnailWant(hash)
         }
         do {
             if try await thumbnails?.keep(checked, for: hash) == true, let engine {
@@ -114,8 +110,7 @@ extension PhotoFetcher {
         // Only an answer to a THUMB_WANT outstanding to that peer counts (others could fill the lack table).
         guard thumbnailWants[hash]?.peer == peer else { return }
         thumbLacks.lacked(hash, by: peer, now: .now)
-        thumbnailWants[hash] = nil
-        thumbnailSettled(hash)
+        endThumbnailWant(hash)
         wake.yield()
     }
 
@@ -129,6 +124,12 @@ extension PhotoFetcher {
         guard thumbnailWants[hash] == nil else { return }
         thumbnailWants[hash] = (peer, .now, nil)
         await session.requestThumbnail(hash)
+    }
+
+    /// The thumbnail's want ends (answered, refused, written, or timed out): it is settled.
+    private func endThumbnailWant(_ hash: AssetHash) {
+        thumbnailWants[hash] = nil
+        thumbnailSettled(hash)
     }
 
     /// No thumbnail of the photo is asked for any more: when the photo is here and no thumbnail of it is this
