@@ -257,14 +257,22 @@ struct InProcessSyncTests {
         for link in [twoToOne, oneToThree, twoToThree] { await link.close() }
     }
 
-    @Test("a photo's commit does not hold up its session: a record sent after the photo is stored while it waits")
-    func photoCommittedBesideTheSession() async throws {
+    /// Two nodes of one group for the photo tests: A's first `records` profile records (A holds the first, a post's
+    /// stand-in for the photos' `MissingPhoto`s), A and B.
+    private static func photoNodes(
+        records: UInt64
+    ) async throws -> (group: GroupID, records: [VerifiedRecord], a: MemoryNode, b: MemoryNode) {
         let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
         let group = GroupID(founder: one.author)
         let view = Self.view(group, founder: one, members: [one, two])
-        let ones = try SyncFixtures.profileLog(of: one, 2)
+        let ones = try SyncFixtures.profileLog(of: one, records)
         let a = try await MemoryNode.make(seed: 1, view: view, held: [ones[0]])
-        let b = try await MemoryNode.make(seed: 2, view: view)
+        return (group, ones, a, try await MemoryNode.make(seed: 2, view: view))
+    }
+
+    @Test("a photo's commit does not hold up its session: a record sent after the photo is stored while it waits")
+    func photoCommittedBesideTheSession() async throws {
+        let (group, ones, a, b) = try await Self.photoNodes(records: 2)
         // Temporary files: one left behind by a failure to remove them costs nothing but space.
         defer { for store in [a.store, b.store] { try? store.removeFiles() } }
         // Over 64 KiB: a transfer of its own (PHOTO_WANT, two chunks, PHOTO_END), not a batch of small photos.
@@ -305,12 +313,7 @@ struct InProcessSyncTests {
 
     @Test("a look that finds the store unchanged keeps its list; one after a change reads it, and fetches what is new")
     func unchangedLooksKeepTheirList() async throws {
-        let (one, two) = (try SyncFixtures.identity(1), try SyncFixtures.identity(2))
-        let group = GroupID(founder: one.author)
-        let view = Self.view(group, founder: one, members: [one, two])
-        let ones = try SyncFixtures.profileLog(of: one, 1)
-        let a = try await MemoryNode.make(seed: 1, view: view, held: ones)
-        let b = try await MemoryNode.make(seed: 2, view: view)
+        let (group, ones, a, b) = try await Self.photoNodes(records: 1)
         // Temporary files: one left behind by a failure to remove them costs nothing but space.
         defer { for store in [a.store, b.store] { try? store.removeFiles() } }
         let post = PostID(ones[0].id)
