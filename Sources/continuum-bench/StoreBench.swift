@@ -161,10 +161,33 @@ struct StoreBench: BenchSubcommand {
             ["search.medianMs": median(latencies), "search.p95Ms": percentile(latencies, 95)]
         )
         say("          per term (median ms / hits): \(perTerm.joined(separator: " "))")
+        try await Self.measureLook(store, posts: posts)
         let counts = try await store.counts()
         await store.finishPendingErasures()
         try store.close()
         return counts.records
+    }
+
+    /// The photo fetcher's look on this store (its posts' photos are not here): reading the missing photos, and
+    /// the same look when the store has not changed since (the version alone), medians of 21.
+    static func measureLook(_ store: ContinuumStore, posts: Int) async throws {
+        var read: [Double] = []
+        var unchanged: [Double] = []
+        for _ in 0..<21 {
+            var look = (version: Int64(0), photos: [MissingPhoto]?.none)
+            read.append(try await seconds { look = try await store.missingPhotos(limit: 1000, changedSince: nil) })
+            let version = look.version
+            unchanged.append(
+                try await seconds { look = try await store.missingPhotos(limit: 1000, changedSince: version) }
+            )
+            guard look.photos == nil else { throw ValidationError("the store changed between two looks") }
+        }
+        say(
+            "look      the photo fetcher's look at \(posts) posts whose photos are missing, the store unchanged since "
+                + "the last: \(format(median(unchanged) * 1e3, 3)) ms (baseline: reading the list, "
+                + "\(format(median(read) * 1e3, 1)) ms; medians of 21)",
+            ["look.unchangedMs": median(unchanged) * 1e3, "look.readMs": median(read) * 1e3]
+        )
     }
 
     /// (3) Cold start of `feed --limit 20`: a new process on the store of `records` records, beside `--help`.
