@@ -86,6 +86,10 @@ struct NodeSyncStorage: SyncStorage {
         try await store.missingPhotos(limit: limit, changedSince: version)
     }
 
+    func missingPhotos(shownBy posts: [PostID]) async throws -> [MissingPhoto] {
+        try await store.missingPhotos(shownBy: posts)
+    }
+
     func peerLacks(_ peer: AuthorID) async throws -> [PeerLack] { try await store.peerLacks(peer) }
 
     func saveLacks(_ lacks: [PeerLack]) async throws { try await store.saveLacks(lacks) }

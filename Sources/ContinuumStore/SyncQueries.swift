@@ -129,7 +129,31 @@ extension ContinuumStore {
         }
     }
 
-    private static func missingPhotos(limit: Int, _ db: Database) throws -> [MissingPhoto] {
+    /// The photos missing here that the live posts `posts` show, each as a look gives it (its size, groups and
+    /// signed thumbnail from every live post that shows it), newest first: for posts that just arrived, read through
+    /// the photo index without reading every live post as a look does. An erased post, or one not held, gives none.
+    public func missingPhotos(shownBy posts: [PostID]) async throws -> [MissingPhoto] {
+        guard !posts.isEmpty else { return [] }
+        return try await read { db in
+            try Self.missingPhotos(
+                limit: posts.count,
+                db,
+                among: """
+                    AND photo_sha256 IN (SELECT photo_sha256 FROM post
+                        WHERE deleted = 0 AND id IN (\(databaseQuestionMarks(count: posts.count))))
+                    """,
+                arguments: StatementArguments(posts.map(\.bytes))
+            )
+        }
+    }
+
+    /// The missing photos of the live posts `filter` (SQL on `post`, with `arguments`) keeps, at most `limit`.
+    private static func missingPhotos(
+        limit: Int,
+        _ db: Database,
+        among filter: String = "",
+        arguments: StatementArguments = []
+    ) throws -> [MissingPhoto] {
         try Row.fetchAll(
             db,
             sql: """
@@ -137,10 +161,10 @@ extension ContinuumStore {
                     group_concat(DISTINCT hex(member.group_id)) AS groups, max(thumb_sha256 IS NOT NULL) AS signed,
                     CASE WHEN min(thumb_sha256) = max(thumb_sha256) THEN max(thumb_sha256) END AS thumb
                 FROM post LEFT JOIN member ON member.log = post.author
-                WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256)
+                WHERE deleted = 0 AND NOT EXISTS (SELECT 1 FROM asset WHERE asset.sha256 = post.photo_sha256) \(filter)
                 GROUP BY photo_sha256 ORDER BY max(created_at) DESC LIMIT ?
                 """,
-            arguments: [limit]
+            arguments: arguments + [limit]
         ).map {
             MissingPhoto(
                 hash: AssetHash(unchecked: $0["photo_sha256"]),

@@ -112,6 +112,8 @@ extension PeerSession {
             logger.failure("storing records failed", error)
             return machine.storeFailed()
         }
+        let arrived = ownLivePosts(of: kept, ingested)
+        if !arrived.isEmpty { engine.postsArrived(arrived, from: peer) }
         for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
         // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
         // (its clock was read through the session's view before them).
@@ -147,6 +149,20 @@ extension PeerSession {
                 raced: max(0, duplicates)
             )
         )
+    }
+
+    /// The posts of `batch` that came live (gossip or push) from the node that made them (of one of the peer's logs:
+    /// it stored the photo before it signed the post), were newly stored and break no rule: their photos are asked of
+    /// this peer at once (``PhotoFetcher/postsArrived(_:from:)``). A round's, and those a peer relays (it may not have
+    /// the photo yet), are left to the fetcher's look.
+    func ownLivePosts(of batch: StoreBatch<VerifiedRecord>, _ ingested: Ingested) -> [PostID] {
+        let stored = Set(ingested.stored)
+        let posts = batch.parts.filter { $0.delivery != .catchUp }.flatMap(\.records).filter { record in
+            record.header.kind == .post && stored.contains(record.id) && ingested.brokeRules[record.id] == nil
+        }
+        guard !posts.isEmpty else { return [] }
+        let own = scope.logsOfPeer(among: posts.map(\.header.author))
+        return posts.filter { own.contains($0.header.author) }.map { PostID($0.id) }
     }
 
     /// Records held back may belong to logs that the batch that held them made known (a log declared ahead of an add

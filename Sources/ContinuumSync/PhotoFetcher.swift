@@ -65,8 +65,9 @@ actor PhotoFetcher {
     /// What the store last said is missing, and the version of what it read: a look that finds the store unchanged
     /// since keeps this list and chooses peers for it again.
     private var lastMissing: (version: Int64, photos: [MissingPhoto])?
-    /// Workers running, at most `configuration.parallelPhotoTransfers`.
-    private var workers = 0
+    /// Transfers' tasks running (the queue's workers and arrived posts' transfers), at most
+    /// `configuration.parallelPhotoTransfers`.
+    var workers = 0
     /// Peers that said they do not have a photo. A peer may get it later (from someone else), so it is asked
     /// again, as ``LackBook`` says: after a back-off, one probe at a time, and when its clock moves.
     var photoLacks = LackBook()
@@ -84,7 +85,7 @@ actor PhotoFetcher {
     private static let lookAgainAfter: Duration = .seconds(2)
     private var skipped: Set<AssetHash> = []
     /// Photos over the size limit that a person asked for (`continuum-node fetch`).
-    private var onDemand: Set<AssetHash> = []
+    var onDemand: Set<AssetHash> = []
 
     /// Fetches a photo whatever its size, as soon as a connected peer has it.
     func fetchOnDemand(_ hash: AssetHash) {
@@ -93,6 +94,9 @@ actor PhotoFetcher {
     }
     private let wakes: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
+    /// Posts that arrived live, with the peer that sent them (``postsArrived(_:from:)``).
+    let arrivals: AsyncStream<(posts: [PostID], peer: AuthorID)>
+    let arrival: AsyncStream<(posts: [PostID], peer: AuthorID)>.Continuation
 
     init(store: any PhotoStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
@@ -101,6 +105,7 @@ actor PhotoFetcher {
         self.logger = logger
         committer = PhotoCommitter(store: store, logger: logger)
         (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (arrivals, arrival) = AsyncStream.makeStream()
     }
 
     func attach(_ engine: SyncEngine) { self.engine = engine }
@@ -173,6 +178,9 @@ actor PhotoFetcher {
         }
         defer { retry.cancel() }
         await withDiscardingTaskGroup { group in
+            // Arrived posts' photos are asked for beside the looks, never behind one (a look of a large store reads
+            // every live post).
+            group.addTask { await self.fetchArrivals() }
             for await _ in wakes {
                 // While queued transfers make progress, a look would only cost them time: it reads the store and
                 // stats every thumbnail on this actor, which also takes every transfer's chunks (about 10 % of the
@@ -185,6 +193,7 @@ actor PhotoFetcher {
                 }
                 await saveLacks()
             }
+            group.cancelAll()
             // Shutting down: transfers still waiting for a peer end now (their partial files stay, to resume).
             for hash in Array(transfers.keys) { abandon(hash) }
         }
@@ -336,7 +345,7 @@ actor PhotoFetcher {
     }
 
     /// One photo from one peer; true when it was stored.
-    private func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
+    func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
         guard let (handle, hasher, size) = openPartial(photo) else { return false }
         if size > 0 {
             logger.info(

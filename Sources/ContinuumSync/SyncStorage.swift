@@ -57,6 +57,9 @@ public protocol PhotoStorage: Sendable {
         limit: Int,
         changedSince version: Int64?
     ) async throws -> (version: Int64, photos: [MissingPhoto]?)
+    /// The photos missing here that the live posts `posts` show, as a look gives them, without reading every other
+    /// live post; an erased or unknown post gives none.
+    func missingPhotos(shownBy posts: [PostID]) async throws -> [MissingPhoto]
     /// What `peer` could not supply, and when to ask it again.
     func peerLacks(_ peer: AuthorID) async throws -> [PeerLack]
     /// Saves lacks (an entry with 0 attempts is removed).

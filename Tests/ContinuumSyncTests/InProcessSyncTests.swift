@@ -311,6 +311,50 @@ struct InProcessSyncTests {
         await link.close()
     }
 
+    @Test("a post that arrives live from its maker has its photo asked of it at once, while the fetcher's look is held")
+    func arrivedPostFetchesBesideTheLook() async throws {
+        let (group, ones, a, b) = try await Self.photoNodes(records: 1)
+        // Temporary files: one left behind by a failure to remove them costs nothing but space.
+        defer { for store in [a.store, b.store] { try? store.removeFiles() } }
+        // Over 64 KiB: a transfer of its own (PHOTO_WANT, chunks, PHOTO_END).
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let hash = try await a.store.holdPhoto(bytes)
+        let one = try SyncFixtures.identity(1)
+        let photo = PhotoReference(sha256: hash, byteCount: UInt64(bytes.count), mediaType: .jpeg, width: 4, height: 3)
+        let post = try one.sign(
+            RecordContent(
+                author: one.author,
+                sequence: 2,
+                previous: ones[0].id,
+                createdAt: Timestamp(milliseconds: 1_700_000_000_002),
+                body: .post(caption: "new", photo: photo, location: nil)
+            )
+        )
+        // B's looks are held, as a look through a large store takes long: the photo cannot come through one.
+        let gate = Gate()
+        // On every way out, a failure included: the look waiting at the gate goes on, and the test ends.
+        defer { Task { await gate.open() } }
+        await b.store.setBeforeLook { await gate.pass([]) }
+        let bEvents = await b.engine.events()
+        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        #expect(await link.opened(), "a first round did not finish")
+        await b.engine.photos.attach(b.engine)
+        let fetcher = Task { await b.engine.photos.run() }
+        defer { fetcher.cancel() }
+        try await SyncFixtures.waitUntil("B's first look is held", gate.arrivals) { await gate.passed.count >= 1 }
+
+        await a.write([post])
+        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents, timeout: .seconds(30)) {
+            // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
+            (try? await b.store.photoBytes(hash)) != nil
+        }
+        #expect(try await b.store.photoBytes(hash) == bytes)
+        #expect(link.records(receivedBy: b.engine, live: true) == [post.bytes])
+        #expect(await b.store.looks.asked == 0, "a look ended: the photo may have come through it")
+        #expect(await b.store.arrivalLookups == 1)
+        await link.close()
+    }
+
     @Test("a look that finds the store unchanged keeps its list; one after a change reads it, and fetches what is new")
     func unchangedLooksKeepTheirList() async throws {
         let (group, ones, a, b) = try await Self.photoNodes(records: 1)

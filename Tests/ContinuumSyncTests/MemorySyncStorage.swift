@@ -6,11 +6,13 @@ import Foundation
 
 /// The sync port in memory, for the in-process tests of sessions and the engine: records with row ids, a clock, a
 /// membership view, every batch stored, and the posts followed; photos as files in a directory of the store's own
-/// (``holdPhoto(_:)``, ``lack(_:)``), for the photo path; peers and joins are empty. Three faults can be injected:
-/// `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find the batch
-/// before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the lookups of posts'
-/// groups and of shown photos throw, as a store that cannot answer does; `beforePhotoCommit` runs before a batch of
-/// fetched photos is committed, and may hold it, as a slow disk would.
+/// (``holdPhoto(_:)``, ``lack(_:)``), for the photo path (a look reads the photos ``lack(_:)`` names; the photos of
+/// posts stored here are missing to ``missingPhotos(shownBy:)`` too); peers and joins are empty. Four faults can be
+/// injected: `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find
+/// the batch before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the
+/// lookups of posts' groups and of shown photos throw, as a store that cannot answer does; `beforePhotoCommit` runs
+/// before a batch of fetched photos is committed, and may hold it, as a slow disk would; `beforeLook` holds a look, as
+/// a large store's does.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
@@ -27,6 +29,11 @@ actor MemorySyncStorage: SyncStorage {
     private var photoVersion: Int64 = 0
     /// How many times ``missingPhotos(limit:changedSince:)`` was asked, and how many of them read the list.
     private(set) var looks = (asked: 0, read: 0)
+    /// How many times ``missingPhotos(shownBy:)`` was asked (for posts that arrived live).
+    private(set) var arrivalLookups = 0
+    /// Runs at the start of every ``missingPhotos(limit:changedSince:)``, and may hold it, as a look through a large
+    /// store takes long.
+    private var beforeLook: (@Sendable () async -> Void)?
     /// Yields at every ``missingPhotos(limit:changedSince:)``: the fetcher looked.
     nonisolated let looked: AsyncStream<Void>
     private let lookedNow: AsyncStream<Void>.Continuation
@@ -42,6 +49,8 @@ actor MemorySyncStorage: SyncStorage {
     }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
+
+    func setBeforeLook(_ hook: @escaping @Sendable () async -> Void) { beforeLook = hook }
 
     func setBeforePhotoCommit(_ hook: @escaping @Sendable ([AssetHash]) async -> Void) { beforePhotoCommit = hook }
 
@@ -149,7 +158,8 @@ actor MemorySyncStorage: SyncStorage {
     func followedPosts() -> Set<PostID> { follows }
     func notifications(after id: Int64) -> [NotificationSummary] { [] }
     func lastNotificationID() -> Int64 { 0 }
-    func missingPhotos(limit: Int, changedSince version: Int64?) -> (version: Int64, photos: [MissingPhoto]?) {
+    func missingPhotos(limit: Int, changedSince version: Int64?) async -> (version: Int64, photos: [MissingPhoto]?) {
+        await beforeLook?()
         looks.asked += 1
         defer { lookedNow.yield() }
         guard version != photoVersion else { return (photoVersion, nil) }
@@ -178,7 +188,30 @@ actor MemorySyncStorage: SyncStorage {
     /// A photo held or lacked is shown by a live post here.
     func isPhotoShown(_ hash: AssetHash) throws -> Bool {
         if lookupsFail { throw LookupFailure() }
-        return photos[hash] != nil || lacking.contains { $0.hash == hash }
+        return photos[hash] != nil || lacking.contains { $0.hash == hash } || posted.contains { $0.hash == hash }
+    }
+    /// Those ``lack(_:)`` named for `posts`, and those of the posts held here, that are not here.
+    func missingPhotos(shownBy posts: [PostID]) -> [MissingPhoto] {
+        arrivalLookups += 1
+        let asked = Set(posts)
+        var seen: Set<AssetHash> = []
+        return (lacking + posted).filter {
+            asked.contains($0.post) && photos[$0.hash] == nil && seen.insert($0.hash).inserted
+        }
+    }
+    /// The photos of the posts stored here (records whose body is a post), each of its author's group.
+    private var posted: [MissingPhoto] {
+        stored.compactMap { held in
+            guard let content = try? SignedRecord(bytes: held.bytes).content,  // Stored verified: they decode.
+                case .post(_, let photo, _) = content.body
+            else { return nil }
+            return MissingPhoto(
+                hash: photo.sha256,
+                bytes: photo.byteCount,
+                post: PostID(held.id),
+                groups: view.logs[held.author].map { [$0.group] } ?? []
+            )
+        }
     }
     func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) throws -> Bool {
         try isPhotoShown(hash)

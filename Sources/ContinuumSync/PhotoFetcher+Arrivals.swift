@@ -1,0 +1,74 @@
+import ContinuumCore
+import Foundation
+import Logging
+
+/// Photos of posts that arrive live (gossip or push) from the node that made them, asked of that peer as soon as the
+/// posts are stored, beside the looks rather than at the next one (PROTOCOL.md §7.8.11, *Asking*). A look reads every live
+/// post of the store (about 70 ms at 27,000 of them), and one may be under way when a post arrives: the photo of a
+/// post that just arrived waited for it, and for the next look after it.
+extension PhotoFetcher {
+    /// Arrived posts read at once, at most: more, and the rest wait for the next look.
+    static let maxArrivedPosts = 64
+
+    /// Posts that `peer` made came live from it and were stored: their photos missing here are asked of it at once.
+    nonisolated func postsArrived(_ posts: [PostID], from peer: AuthorID) {
+        arrival.yield((Array(posts.prefix(Self.maxArrivedPosts)), peer))
+    }
+
+    /// Fetches arrived posts' photos, as they come, until the fetcher stops: small ones in a PHOTOS_WANT, the others
+    /// each in a transfer of its own, counted with the queue's workers.
+    func fetchArrivals() async {
+        await withDiscardingTaskGroup { group in
+            for await (posts, peer) in arrivals {
+                guard let engine else { continue }
+                for photo in await startArrived(posts, from: peer, engine: engine) {
+                    group.addTask { await self.fetchArrived(photo, from: peer, engine: engine) }
+                }
+            }
+        }
+    }
+
+    /// Of the photos of `posts` missing here, asks `peer` for those it may be asked for now (by the rules a look
+    /// follows: not distrusted, not known to lack it, not over the size limit, not being fetched): a THUMB_WANT
+    /// first where one is due, small photos in a PHOTOS_WANT, and returns the others, each marked as being fetched
+    /// and counted as a worker, for a transfer of its own; those for which no worker is free are left to the look.
+    private func startArrived(_ posts: [PostID], from peer: AuthorID, engine: SyncEngine) async -> [MissingPhoto] {
+        let missing: [MissingPhoto]
+        do {
+            missing = try await store.missingPhotos(shownBy: posts)
+        } catch {
+            // The look that the same batch wakes finds them.
+            logger.failure("reading the photos of posts that arrived failed", error, level: .warning)
+            return []
+        }
+        let load = transferLoad()
+        var chosen: [MissingPhoto] = []
+        for photo in missing where !fetching.contains(photo.hash) {
+            guard photo.bytes <= configuration.maxPhotoBytes || onDemand.contains(photo.hash),
+                choose(photo.hash, among: [peer], load: load, in: &photoLacks) == peer
+            else { continue }
+            chosen.append(photo)
+        }
+        guard !chosen.isEmpty else { return [] }
+        await requestThumbnails(chosen, engine: engine)
+        var transfers: [MissingPhoto] = []
+        for photo in chosen where !fetching.contains(photo.hash) {
+            if batches(photo, to: peer) {
+                batches.queued[peer, default: []].insert(photo, at: 0)
+            } else if workers < configuration.parallelPhotoTransfers {
+                fetching.insert(photo.hash)
+                workers += 1
+                transfers.append(photo)
+            }
+        }
+        await sendBatches(engine)
+        return transfers
+    }
+
+    /// One arrived post's photo, from the peer that sent the post.
+    private func fetchArrived(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async {
+        defer { workers -= 1 }
+        _ = await fetch(photo, from: peer, engine: engine)
+        fetching.remove(photo.hash)
+    }
+}
