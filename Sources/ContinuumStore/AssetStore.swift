@@ -44,9 +44,9 @@ public struct AssetStore: Sendable {
     public func store(_ data: Data) throws(StoreError) -> AssetHash {
         let hash = AssetHash.of(data)
         if contains(hash) { return hash }
-        let temp = try makeTemporaryFile()
+        let (temp, descriptor) = try openTemporaryFile()
         do {
-            let handle = try FileHandle(forWritingTo: temp)
+            let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             // Synced before it is closed, or the write failed already: the close cannot lose anything that counts.
             defer { try? handle.close() }
             try handle.write(contentsOf: data)
@@ -63,16 +63,29 @@ public struct AssetStore: Sendable {
 
     /// Creates an empty file under `photos/tmp/` for a photo being written.
     public func makeTemporaryFile() throws(StoreError) -> URL {
-        let temp = temporaryDirectory.appendingPathComponent(UUID().uuidString, isDirectory: false)
-        do {
-            try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError(.io, "cannot create \(temporaryDirectory.path): \(error.localizedDescription)")
-        }
-        guard FileManager.default.createFile(atPath: temp.path, contents: nil) else {
-            throw StoreError(.io, "cannot create \(temp.path)")
-        }
+        let (temp, descriptor) = try openTemporaryFile()
+        close(descriptor)
         return temp
+    }
+
+    /// A new, empty file under `photos/tmp/`, open for writing: made by one `open` (and the directory first only when
+    /// it is missing), not written under another name and renamed as `FileManager.createFile` does.
+    private func openTemporaryFile() throws(StoreError) -> (URL, Int32) {
+        let temp = temporaryDirectory.appendingPathComponent(UUID().uuidString, isDirectory: false)
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+        var descriptor = open(temp.path, flags, 0o644)
+        if descriptor < 0, errno == ENOENT {
+            do {
+                try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(.io, "cannot create \(temporaryDirectory.path): \(error.localizedDescription)")
+            }
+            descriptor = open(temp.path, flags, 0o644)
+        }
+        guard descriptor >= 0 else {
+            throw StoreError(.io, "cannot create \(temp.path): \(String(cString: strerror(errno)))")
+        }
+        return (temp, descriptor)
     }
 
     /// Moves a complete, synced temp file to the photo's final name. The caller has checked its hash. Only the store

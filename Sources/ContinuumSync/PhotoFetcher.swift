@@ -414,15 +414,19 @@ actor PhotoFetcher {
     private func openPartial(_ photo: MissingPhoto) -> (FileHandle, SHA256, UInt64)? {
         let url = partialURL(photo.hash)
         let manager = FileManager.default
-        let handle: FileHandle
-        do {
-            try manager.createDirectory(at: store.partialPhotos, withIntermediateDirectories: true)
-            if !manager.fileExists(atPath: url.path) { _ = manager.createFile(atPath: url.path, contents: nil) }
-            handle = try FileHandle(forUpdating: url)
-        } catch {
-            logger.error("cannot open a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(error)"])
+        // Opened, or made, by one `open` (the directory first only when it is missing).
+        var descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if descriptor < 0, errno == ENOENT {
+            // When it cannot be made, the `open` below says why.
+            try? manager.createDirectory(at: store.partialPhotos, withIntermediateDirectories: true)
+            descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        }
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            logger.error("cannot open a photo's partial file", metadata: ["path": "\(url.path)", "error": "\(reason)"])
             return nil
         }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var hasher = SHA256()
         var size: UInt64 = 0
         do {
