@@ -3,9 +3,9 @@ import Foundation
 import Logging
 
 /// Photos of posts that arrive live (gossip or push) from the node that made them, asked of that peer as soon as the
-/// posts are stored, beside the looks rather than at the next one (PROTOCOL.md §7.8.11, *Asking*). A look reads every live
-/// post of the store (about 70 ms at 27,000 of them), and one may be under way when a post arrives: the photo of a
-/// post that just arrived waited for it, and for the next look after it.
+/// posts are stored, beside the looks rather than at the next one (PROTOCOL.md §7.8.11, *Asking*). A look reads every
+/// live post of the store (about 70 ms at 27,000 of them), and one may be under way when a post arrives: the photo of a
+/// post that just arrived would wait for it, and for the next look after it.
 extension PhotoFetcher {
     /// Arrived posts read at once, at most: more, and the rest wait for the next look.
     static let maxArrivedPosts = 64
@@ -51,18 +51,18 @@ extension PhotoFetcher {
         }
         guard !chosen.isEmpty else { return [] }
         await requestThumbnails(chosen, engine: engine)
-        var transfers: [MissingPhoto] = []
+        var ownTransfers: [MissingPhoto] = []
         for photo in chosen where !fetching.contains(photo.hash) {
             if batches(photo, to: peer) {
                 batches.queued[peer, default: []].insert(photo, at: 0)
             } else if workers < configuration.parallelPhotoTransfers {
                 fetching.insert(photo.hash)
                 workers += 1
-                transfers.append(photo)
+                ownTransfers.append(photo)
             }
         }
         await sendBatches(engine)
-        return transfers
+        return ownTransfers
     }
 
     /// One arrived post's photo, from the peer that sent the post.
