@@ -54,7 +54,8 @@ holds every file (REST /rest/db/status polled every 20 ms); the files are then c
   *.peak_rss_kib         VmHWM (KiB) at that moment (A's includes its initial scan)
   new                with --new FILE: FILE copied into A's folder, then a scan of just that path requested
                      (what the file watcher would do, without its 10 s delay); seconds from just before the copy
-                     until B has the file complete (checked by SHA-256)
+                     until B's ItemFinished event of the file (its puller has it complete and in place; waited for
+                     with the events API's long poll, not polled), then checked by SHA-256
   runs               with --runs K: every run's seconds; the other figures are those of the median run (the lower
                      middle one when K is even), but for new.seconds: the median of the runs' new files, whose times
                      are in new.runs
@@ -650,13 +651,13 @@ def proc_children(pid):
 class Rest:
     """Syncthing's REST API on 127.0.0.1:port (a kept-alive connection, made in the current network namespace)."""
 
-    def __init__(self, port, api_key, host="127.0.0.1"):
-        self.port, self.api_key, self.conn, self.host = port, api_key, None, host
+    def __init__(self, port, api_key, host="127.0.0.1", timeout=10):
+        self.port, self.api_key, self.conn, self.host, self.timeout = port, api_key, None, host, timeout
 
     def call(self, method, path):
         for attempt in (1, 2):
             if self.conn is None:
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
             try:
                 self.conn.request(method, path, headers={"X-API-Key": self.api_key})
                 response = self.conn.getresponse()
@@ -953,11 +954,29 @@ def measure_new(new_path, a, b, files, deadline):
     size, digest = os.path.getsize(new_path), sha256_file(new_path)
     count = len(files) + 1
     total_bytes = sum(s for s, _ in files.values()) + size
+    # B's events from before the clock starts: its ItemFinished of the file (logged when its puller has the file
+    # complete and renamed into place) stops the clock, waited for through the REST API's long poll, not polled.
+    events = Rest(b.rest.port, b.rest.api_key, b.rest.host, timeout=120)
+    last = events.get("/rest/events?" + urllib.parse.urlencode({"events": "ItemFinished", "limit": 1, "timeout": 0}))
+    since = last[-1]["id"] if last else 0
     t0 = time.monotonic()
     shutil.copyfile(new_path, os.path.join(a.folder, name))
     a.rest.call("POST", "/rest/db/scan?" + urllib.parse.urlencode({"folder": FOLDER_ID, "sub": name}))
-    wait_for(f"B to receive {name}", deadline, [a, b], lambda: holds(b.rest.folder_status(), count, total_bytes))
+    finished = None
+    while finished is None:
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out waiting for B to finish {name}")
+        query = {"events": "ItemFinished", "since": since, "timeout": 60}
+        for event in events.get("/rest/events?" + urllib.parse.urlencode(query)) or []:
+            since = event["id"]
+            if event["data"].get("item") == name:
+                finished = event
     seconds = time.monotonic() - t0
+    events.close()
+    if finished["data"].get("error"):
+        raise Failure(f"B could not pull {name}: {finished['data']['error']}")
+    # Held, as B's folder status says too (untimed), and its bytes are the file's.
+    wait_for(f"B to hold {name}", deadline, [a, b], lambda: holds(b.rest.folder_status(), count, total_bytes))
     verify_folder(b.folder, {**files, name: (size, digest)})
     log(f"new file {name} ({size} bytes) reached B in {seconds:.3f} s; verified")
     return {"seconds": round(seconds, 3), "bytes": size}

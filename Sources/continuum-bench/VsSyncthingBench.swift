@@ -352,17 +352,16 @@ struct VsSyncthingBench: BenchSubcommand {
     }
 
     /// Posts the photo in file `new` on the running node `a` and returns the seconds until `b`, which holds `count`
-    /// photos, holds it too. The post is deleted (erased, with its photo) afterwards, so the next run starts from
-    /// the same set.
+    /// photos, tells that it holds it too (its `photoArrived`, sent once the photo is checked, durable and recorded),
+    /// as Syncthing's side waits for B's `ItemFinished` of the file: an event on both sides, no poll (a poll every
+    /// 20 ms made both figures ticks of it). The post is deleted (erased, with its photo) afterwards, so the next run
+    /// starts from the same set.
     func newPhoto(_ new: URL, from a: BenchNode, to b: BenchNode, count: Int) async throws -> Double {
         let store = try a.openStore()
         let identity = try await a.logIdentity(store)
         let data = try Data(contentsOf: new)
-        // B's store is opened before the clock starts (as Syncthing's side has its REST client ready): opening a store
-        // runs its migrations' check, a few ms of CPU that would compete with the two nodes.
-        let watched = try b.openStore()
-        // Only read from: closing it can lose nothing, and a failure to close is no failure of the measurement.
-        defer { try? watched.close() }
+        // B's events, from before the clock starts.
+        let arrival = try await Self.arrival(of: AssetHash.of(data), on: b.directory)
         // A's first `stored` hint since it started, untimed: a process decodes a kind of request slowly the first
         // time (the Swift runtime makes its types' metadata then: about 1.3 ms of A's here), and a node that people
         // post to has long been past it. Nothing is stored yet, so A's gossip pass finds nothing to send.
@@ -380,12 +379,62 @@ struct VsSyncthingBench: BenchSubcommand {
         // As `continuum-node post` tells the running node (and as Syncthing's side asks for a scan of the new file):
         // without it, A finds the post at its next look at the store, up to 50 ms later.
         ControlClient.tell(a.directory, .stored)
-        try await b.waitForPhotos(count + 1, timeout: .seconds(60), reading: watched)
+        try await arrival.wait(timeout: .seconds(60))
         let elapsed = seconds(since: appended)
+        // Held, as its store says too (untimed).
+        try await b.waitForPhotos(count + 1, timeout: .seconds(60))
         // The next run starts from the same set: the new post goes (erased, with its photo).
         _ = try await store.append(.delete(targets: [post.id]), by: identity)
         try store.close()
         return elapsed
+    }
+
+    /// A node's `watch` stream, read on a thread of its own (its reads block) until a `photoArrived` names `hash`;
+    /// returns once the stream has begun.
+    static func arrival(of hash: AssetHash, on node: DataDirectory) async throws -> PhotoArrival {
+        let (events, event) = AsyncStream<Result<Bool, any Error>>.makeStream()
+        Thread.detachNewThread {
+            do {
+                let watch = try ControlClient(node)
+                try watch.send(.watch)
+                _ = try watch.readLine()
+                event.yield(.success(false))
+                // The node's summary names the photo by its short hash; the line has the whole one.
+                while let line = try watch.readLine() {
+                    guard line.contains(#""type":"photoArrived""#), line.contains(hash.hex) else { continue }
+                    event.yield(.success(true))
+                    break
+                }
+            } catch {
+                event.yield(.failure(error))
+            }
+            event.finish()
+        }
+        var iterator = events.makeAsyncIterator()
+        guard case .success(false) = await iterator.next() ?? .success(true) else {
+            throw ValidationError("B's watch stream did not begin")
+        }
+        return PhotoArrival(events: events)
+    }
+
+    /// The rest of a ``arrival(of:on:)`` stream: the photo's arrival, or the stream's end.
+    struct PhotoArrival {
+        let events: AsyncStream<Result<Bool, any Error>>
+
+        func wait(timeout: Duration) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events where try event.get() { return }
+                    throw ValidationError("B's watch stream ended before the photo arrived")
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw ValidationError("the new photo did not arrive within \(timeout)")
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
     }
 
     /// The medians of the runs' figures, with the set's size in bytes.
