@@ -43,6 +43,12 @@ private struct MemoryNode {
         return node
     }
 
+    /// Starts this node's photo fetcher (its loop runs until the task is cancelled).
+    func startFetcher() async -> Task<Void, Never> {
+        await engine.photos.attach(engine)
+        return Task { await engine.photos.run() }
+    }
+
     /// The ids of every record held.
     func held() async -> Set<RecordID> { Set(await store.records(after: 0, limit: .max).map(\.id)) }
 
@@ -290,8 +296,7 @@ struct InProcessSyncTests {
 
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
         #expect(await link.opened(), "a first round did not finish")
-        await b.engine.photos.attach(b.engine)
-        let fetcher = Task { await b.engine.photos.run() }
+        let fetcher = await b.startFetcher()
         defer { fetcher.cancel() }
         try await SyncFixtures.waitUntil("B's commit of the photo began", gate.arrivals, timeout: .seconds(30)) {
             await gate.passed == [[hash]]
@@ -338,8 +343,7 @@ struct InProcessSyncTests {
         let bEvents = await b.engine.events()
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
         #expect(await link.opened(), "a first round did not finish")
-        await b.engine.photos.attach(b.engine)
-        let fetcher = Task { await b.engine.photos.run() }
+        let fetcher = await b.startFetcher()
         defer { fetcher.cancel() }
         try await SyncFixtures.waitUntil("B's first look is held", gate.arrivals) { await gate.passed.count >= 1 }
 
@@ -367,8 +371,7 @@ struct InProcessSyncTests {
         )
         let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
         #expect(await link.opened(), "a first round did not finish")
-        await b.engine.photos.attach(b.engine)
-        let fetcher = Task { await b.engine.photos.run() }
+        let fetcher = await b.startFetcher()
         defer { fetcher.cancel() }
         try await SyncFixtures.waitUntil("B's fetcher looked", b.store.looked) { await b.store.looks.asked >= 1 }
         // Three more looks, each woken here, with nothing changed in B's store.
