@@ -412,12 +412,11 @@ final class BenchNode {
     private func poll(
         _ timeout: Duration,
         failure: String,
-        reading open: ContinuumStore? = nil,
         until done: (ContinuumStore) async throws -> Bool
     ) async throws {
-        let store = try open ?? openStore()
+        let store = try openStore()
         // Only read from: closing it can lose nothing, and a failure to close is no failure of the measurement.
-        defer { if open == nil { try? store.close() } }
+        defer { try? store.close() }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if try await done(store) { return }
@@ -434,12 +433,8 @@ final class BenchNode {
         }
     }
 
-    /// Waits until this node holds `count` photos, looking every 20 ms, through `store` if given (opened before a
-    /// clock starts, so that opening it is not timed).
-    func waitForPhotos(_ count: Int, timeout: Duration, reading store: ContinuumStore? = nil) async throws {
-        try await poll(timeout, failure: "the photos did not arrive", reading: store) {
-            try await $0.counts().photos >= count
-        }
+    func waitForPhotos(_ count: Int, timeout: Duration) async throws {
+        try await poll(timeout, failure: "the photos did not arrive") { try await $0.counts().photos >= count }
     }
 
     /// Waits until this node has a session with a peer (its store remembers one as connected), looking every 20 ms.
