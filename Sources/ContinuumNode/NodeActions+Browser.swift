@@ -18,7 +18,7 @@ extension NodeActions {
     /// or counted, as one whose post was deleted.
     public func stage(_ draft: NewPost) async throws -> StagedPhoto {
         let inspected = try await inspector.inspect(file: draft.photo.url)
-        let photo = try await withoutLocation(draft)
+        let photo = try copiedIn(await withoutLocation(draft))
         // Best effort, as for a post of the node's own: a copy left by a failure is swept from photos/tmp.
         defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
         let (hash, bytes) = photo.hashAndSize()

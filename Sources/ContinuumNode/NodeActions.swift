@@ -90,7 +90,7 @@ public struct NodeActions: Sendable {
         let signer = try await signer(inGroup: draft.group, of: identity)
         let inspected = try await inspector.inspect(file: draft.photo.url)
         // The location stays home: what is stored and sent is the photo without it, unless shared or kept.
-        let photo = try await withoutLocation(draft)
+        let photo = try copiedIn(await withoutLocation(draft))
         // Best effort: a copy kept was moved into place (nothing left to remove); one left by a failure, reported on
         // its own, is removed once a day old, when the store is next opened.
         defer { if photo.url != draft.photo.url { try? FileManager.default.removeItem(at: photo.url) } }
@@ -103,14 +103,16 @@ public struct NodeActions: Sendable {
         )
         // Checked before anything touches the disk, so that a refused post stores nothing at all.
         try Self.check(body)
-        try await keep(photo, as: hash, bytes: bytes)
+        let placed = try place(photo, as: hash, bytes: bytes)
         let record = try await appendKeeping(hash) {
             try await store.append(
                 body,
                 // Posted now: the feed orders by when a post was posted, whenever the photo was taken.
                 createdAt: .now(),
                 by: signer,
-                autoFollow: draft.autoFollow
+                autoFollow: draft.autoFollow,
+                // One commit for both: the photo is recorded with the post that shows it.
+                recording: [placed]
             )
         }
         // Kept before peers hear of the post, so that one asking for it gets the thumbnail the post signs.
@@ -152,7 +154,7 @@ public struct NodeActions: Sendable {
         if let original = edit.photo {
             let inspected = try await inspector.inspect(file: original.url)
             // The location stays home, as for a new post: the new photo's is removed unless kept.
-            let source = edit.keepMetadata ? original : try await withoutLocation(original)
+            let source = try copiedIn(edit.keepMetadata ? original : await withoutLocation(original))
             cleaned = source
             let (hash, bytes) = source.hashAndSize()
             thumbnail = await thumbnailToCommit(of: source.url)
@@ -161,10 +163,13 @@ public struct NodeActions: Sendable {
         let body = RecordBody.edit(post: post, change: change)
         // Checked before anything touches the disk, so that a refused edit stores nothing at all.
         try Self.check(body)
+        var placed: [PlacedPhoto] = []
         if let source = cleaned, let photo = change.photo {
-            try await keep(source, as: photo.sha256, bytes: photo.byteCount)
+            placed.append(try place(source, as: photo.sha256, bytes: photo.byteCount))
         }
-        let record = try await appendKeeping(change.photo?.sha256) { try await store.append(body, by: identity) }
+        let record = try await appendKeeping(change.photo?.sha256) {
+            try await store.append(body, by: identity, recording: placed)
+        }
         if let photo = change.photo { await keepThumbnail(thumbnail, of: photo.sha256) }
         await engine.recordsWritten()
         return record.id
@@ -436,17 +441,27 @@ public struct NodeActions: Sendable {
         }
     }
 
-    /// Stores a checked photo: a temporary file of the store's is moved into place, a person's file is copied.
+    /// Stores a checked photo whose SHA-256 is `hash` and records it as available.
     func keep(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) async throws {
-        switch source {
-        case .upload(let url, _, _):
-            try await store.keepPhoto(url, as: hash, bytes: Int64(bytes))
-        case .file(_, let contents):
-            _ = try await store.storePhoto(contents)
-        }
+        try await store.recordPhoto(place(source, as: hash, bytes: bytes))
     }
 
-    /// Runs `append` after `photo` was kept for it; when the append fails (the record was refused, or the store
+    /// Places a checked photo whose SHA-256 is `hash`, for the record that shows it to record: a temporary file of
+    /// the store's is synced and moved into place, a person's file is copied in first.
+    func place(_ source: PhotoSource, as hash: AssetHash, bytes: UInt64) throws -> PlacedPhoto {
+        try store.placePhoto(copiedIn(source).url, as: hash, bytes: Int64(bytes))
+    }
+
+    /// The photo as a temporary file of the store's, hashed: an upload or a cleaned copy is one already; a person's
+    /// own file is copied in, hashed while it is written (``ContinuumStore/writePhoto(_:)``), so that the post's
+    /// thumbnail is made while the disk takes the bytes, and the sync before the photo's rename has little to wait.
+    func copiedIn(_ source: PhotoSource) throws -> PhotoSource {
+        guard case .file(_, let contents) = source else { return source }
+        let (file, hash) = try store.writePhoto(contents)
+        return .upload(file, sha256: hash, bytes: UInt64(contents.count))
+    }
+
+    /// Runs `append` after `photo` was placed for it; when the append fails (the record was refused, or the store
     /// failed), the photo is removed again unless a live post shows it, so that a failed post leaves nothing.
     private func appendKeeping(
         _ photo: AssetHash?,

@@ -1,5 +1,6 @@
 import ContinuumCore
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,50 @@ public struct AssetStore: Sendable {
         }
         try commit(temp, as: hash)
         return hash
+    }
+
+    /// Writes bytes to a new temporary file, hashing them meanwhile on a second thread (the copy into the page cache
+    /// and SHA-256 take about as long each here), and starts the disk on each piece as it is written
+    /// (``FileWriteback``): the sync before the file's rename (``synchronize(_:)``) then has little left to wait for.
+    /// Not synced; a failure leaves no file.
+    func writeTemporary(_ data: Data) throws(StoreError) -> (file: URL, hash: AssetHash) {
+        let (temp, descriptor) = try openTemporaryFile()
+        let hash = Mutex<AssetHash?>(nil)
+        let written = Mutex<Int32>(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                hash.withLock { $0 = AssetHash.of(data) }
+            } else {
+                written.withLock { $0 = Self.writeAll(data, to: descriptor) }
+            }
+        }
+        // Only written to: a close error loses nothing the failed write had not already lost, and the file goes.
+        close(descriptor)
+        let error = written.withLock { $0 }
+        guard error == 0, let hash = hash.withLock({ $0 }) else {
+            // Best effort: the write's own error is the one reported; a file left is swept once a day old.
+            unlink(temp.path)
+            throw StoreError(.io, "cannot write photo to \(temp.path): \(String(cString: strerror(error)))")
+        }
+        return (temp, hash)
+    }
+
+    /// Writes all of `data` in pieces of 256 KiB, starting the disk on each; 0, or the `errno` of a failed write.
+    private static func writeAll(_ data: Data, to descriptor: Int32) -> Int32 {
+        data.withUnsafeBytes { buffer -> Int32 in
+            var offset = 0
+            while offset < buffer.count {
+                let piece = min(buffer.count - offset, 256 << 10)
+                let count = write(descriptor, buffer.baseAddress! + offset, piece)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                FileWriteback.start(descriptor, offset: Int64(offset), length: Int64(count))
+                offset += count
+            }
+            return 0
+        }
     }
 
     /// Creates an empty file under `photos/tmp/` for a photo being written.

@@ -17,6 +17,13 @@ public struct FetchedPhoto: Sendable {
     }
 }
 
+/// A photo of this node's at its final name, its bytes and the rename durable, not yet recorded as available:
+/// ``ContinuumStore/placePhoto(_:as:bytes:)``, then the post's own transaction records it.
+public struct PlacedPhoto: Sendable, Hashable {
+    public let hash: AssetHash
+    public let bytes: Int64
+}
+
 /// The node's store: the record log, the views derived from it, search, and the photo files.
 ///
 /// A `Sendable` value around a GRDB database writer, in GRDB's AppDatabase shape: ``open(_:logger:)`` is the
@@ -260,15 +267,18 @@ public struct ContinuumStore: Sendable {
     /// The sequence number and `previous` come from the author's log inside the transaction, so two processes
     /// appending at once cannot fork the log. Throws, storing nothing, if the record breaks a rule (such as an
     /// edit of someone else's post).
+    /// `recording`: photos placed for it (``placePhoto(_:as:bytes:)``), recorded as available in the same
+    /// transaction, or not at all when the record is refused.
     public func append(
         _ body: RecordBody,
         createdAt: Timestamp = .now(),
         by identity: NodeIdentity,
-        autoFollow: Bool = false
+        autoFollow: Bool = false,
+        recording photos: [PlacedPhoto] = []
     ) async throws
         -> VerifiedRecord
     {
-        try await append([body], createdAt: createdAt, by: identity, autoFollow: autoFollow)[0]
+        try await append([body], createdAt: createdAt, by: identity, autoFollow: autoFollow, recording: photos)[0]
     }
 
     /// Signs several new records of this node's and stores them in one transaction: all of them, or none.
@@ -277,12 +287,14 @@ public struct ContinuumStore: Sendable {
         _ bodies: [RecordBody],
         createdAt: Timestamp = .now(),
         by identity: NodeIdentity,
-        autoFollow: Bool = false
+        autoFollow: Bool = false,
+        recording photos: [PlacedPhoto] = []
     ) async throws
         -> [VerifiedRecord]
     {
         let now = Timestamp.now().milliseconds
         let (records, erasedPhotos, erasedText) = try await write { db in
+            for photo in photos { try Self.record(photo, now: now, db) }
             var ingest = Ingest(db: db, now: now)
             let records = try bodies.map { body in
                 let record = try ingest.signAndStore(
@@ -328,16 +340,36 @@ public struct ContinuumStore: Sendable {
     /// Keeps an uploaded photo: a complete temporary file of the store's (``AssetStore/makeTemporaryFile()``), whose
     /// hash the caller checked, is synced, moved to its final name, and recorded as available.
     public func keepPhoto(_ temporaryFile: URL, as hash: AssetHash, bytes: Int64) async throws {
-        try assets.synchronize([temporaryFile])
-        try assets.commit(temporaryFile, as: hash)
-        try await markPhotoAvailable(hash, bytes: bytes)
+        try await recordPhoto(placePhoto(temporaryFile, as: hash, bytes: bytes))
     }
 
     /// Stores a photo file's bytes (once) and records that it is available.
     public func storePhoto(_ data: Data) async throws -> AssetHash {
-        let hash = try assets.store(data)
-        try await markPhotoAvailable(hash, bytes: Int64(data.count))
+        let (file, hash) = try writePhoto(data)
+        try await recordPhoto(placePhoto(file, as: hash, bytes: Int64(data.count)))
         return hash
+    }
+
+    /// Writes a photo's bytes to a new temporary file of the store's, hashing them meanwhile, for
+    /// ``placePhoto(_:as:bytes:)`` (which syncs and renames it) once the record that shows it is signed.
+    public func writePhoto(_ data: Data) throws -> (file: URL, hash: AssetHash) {
+        try assets.writeTemporary(data)
+    }
+
+    /// Places a photo for a post of this node's: a complete temporary file of the store's, whose hash the caller
+    /// checked, is synced and moved to its final name; not yet recorded as available, which the post's own
+    /// transaction does (``append(_:createdAt:by:autoFollow:recording:)``), so that a post and its photo cost one
+    /// commit. Until then no live post shows it: it is neither served nor counted.
+    /// A photo already at its final name is not placed again: the temporary file goes.
+    public func placePhoto(_ temporaryFile: URL, as hash: AssetHash, bytes: Int64) throws -> PlacedPhoto {
+        if assets.contains(hash) {
+            // Best effort: the photo is here already; a file left in photos/tmp is swept once a day old.
+            try? FileManager.default.removeItem(at: temporaryFile)
+        } else {
+            try assets.synchronize([temporaryFile])
+            try assets.commit(temporaryFile, as: hash)
+        }
+        return PlacedPhoto(hash: hash, bytes: bytes)
     }
 
     /// Stores a batch of fetched photos: complete files in `photos/tmp/`, written but not synced, each checked
@@ -392,15 +424,18 @@ public struct ContinuumStore: Sendable {
     }
 
     /// Records that a complete, verified photo is on disk.
-    func markPhotoAvailable(_ hash: AssetHash, bytes: Int64) async throws {
+    /// Records a placed photo as available, in a transaction of its own (one that no post of this node's records).
+    public func recordPhoto(_ photo: PlacedPhoto) async throws {
         let now = Timestamp.now().milliseconds
-        try await write { db in
-            try db.execute(
-                sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
-                arguments: [hash.bytes, bytes, now]
-            )
-            try db.execute(sql: "DELETE FROM peer_lack WHERE sha256 = ?", arguments: [hash.bytes])
-        }
+        try await write { db in try Self.record(photo, now: now, db) }
+    }
+
+    static func record(_ photo: PlacedPhoto, now: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO asset (sha256, bytes, stored_at) VALUES (?, ?, ?)",
+            arguments: [photo.hash.bytes, photo.bytes, now]
+        )
+        try db.execute(sql: "DELETE FROM peer_lack WHERE sha256 = ?", arguments: [photo.hash.bytes])
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

@@ -325,6 +325,10 @@ extension PeerSession {
                 send(.photoData(hash, offset: position, chunk: chunk))
                 machine.sentBytes(chunk.count)
                 position += UInt64(chunk.count)
+                // The session's writer, woken by the chunk, runs now: a worker of the cooperative pool that wakes a
+                // task and goes on does not hand it to an idle worker, so without this the second chunk left only
+                // once the rest of the photo (1.2 ms of reads for 2 MiB) had been read.
+                await Task.yield()
             }
             if !Task.isCancelled { send(.photoEnd(hash, totalBytes: total)) }
         } catch {

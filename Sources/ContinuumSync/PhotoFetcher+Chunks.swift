@@ -18,6 +18,8 @@ extension PhotoFetcher {
         }
         do {
             try transfer.handle.write(contentsOf: chunk)
+            // The disk starts on the chunk now: by PHOTO_END most of the photo is on it, and its sync is short.
+            FileWriteback.start(transfer.handle.fileDescriptor, offset: Int64(offset), length: Int64(chunk.count))
         } catch {
             finish(hash, false)
             return

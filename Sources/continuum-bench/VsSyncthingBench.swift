@@ -367,7 +367,10 @@ struct VsSyncthingBench: BenchSubcommand {
         // post to has long been past it. Nothing is stored yet, so A's gossip pass finds nothing to send.
         ControlClient.tell(a.directory, .stored)
         let appended = ContinuousClock.now
-        let hash = try await store.storePhoto(data)
+        // As `post` does: the photo copied in and hashed meanwhile (`post` makes its thumbnail then, skipped here), then
+        // synced, placed, and recorded with its post in one commit.
+        let (file, hash) = try store.writePhoto(data)
+        let placed = try store.placePhoto(file, as: hash, bytes: Int64(data.count))
         let photo = PhotoReference(
             sha256: hash,
             byteCount: UInt64(data.count),
@@ -375,7 +378,11 @@ struct VsSyncthingBench: BenchSubcommand {
             width: 1,
             height: 1
         )
-        let post = try await store.append(.post(caption: "new", photo: photo, location: nil), by: identity)
+        let post = try await store.append(
+            .post(caption: "new", photo: photo, location: nil),
+            by: identity,
+            recording: [placed]
+        )
         // As `continuum-node post` tells the running node (and as Syncthing's side asks for a scan of the new file):
         // without it, A finds the post at its next look at the store, up to 50 ms later.
         ControlClient.tell(a.directory, .stored)

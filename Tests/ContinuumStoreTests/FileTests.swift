@@ -1,5 +1,6 @@
 import ContinuumCore
 import ContinuumStore
+import ContinuumTestSupport
 import Foundation
 import Testing
 
@@ -19,6 +20,48 @@ struct FileTests {
         let temps = try FileManager.default.contentsOfDirectory(atPath: temporary.store.assets.temporaryDirectory.path)
         #expect(temps.isEmpty)
         #expect(try await temporary.store.hasPhoto(first))
+    }
+
+    @Test("a photo placed for a post is recorded by the post's own transaction, and not at all when it is refused")
+    func photoRecordedWithItsPost() async throws {
+        let temporary = try TemporaryStore()
+        let me = NodeIdentity.generate()
+        let bytes = Data("placed for a post \(UUID())".utf8)
+        let hash = AssetHash.of(bytes)
+        let (file, written) = try temporary.store.writePhoto(bytes)
+        #expect(written == hash, "hashed while written")
+        let placed = try temporary.store.placePhoto(file, as: hash, bytes: Int64(bytes.count))
+        #expect(!FileManager.default.fileExists(atPath: file.path), "the temporary file was moved")
+        #expect(try Data(contentsOf: temporary.store.assets.url(for: hash)) == bytes, "at its final name")
+        #expect(try await !temporary.store.hasPhoto(hash), "placed, not recorded")
+
+        // A record this node may not sign (an edit of someone else's post): its transaction records nothing.
+        var factory = RecordFactory(authorCount: 1, seed: 5)
+        let theirs = factory.post(by: 0)
+        _ = try await temporary.store.ingest([theirs])
+        do {
+            _ = try await temporary.store.append(
+                .edit(post: PostID(theirs.id), caption: "mine now"),
+                by: me,
+                recording: [placed]
+            )
+            Issue.record("a non-owner edit was signed")
+        } catch let error as StoreError {
+            #expect(error.code == .notOwner)
+        }
+        #expect(try await !temporary.store.hasPhoto(hash), "the refused record's transaction recorded no photo")
+
+        let photo = PhotoReference(sha256: hash, byteCount: UInt64(bytes.count), mediaType: .png, width: 1, height: 1)
+        let post = try await temporary.store.append(
+            .post(caption: "placed", photo: photo, location: nil),
+            by: me,
+            recording: [placed]
+        )
+        #expect(try await temporary.store.hasPhoto(hash))
+        let counts = try await temporary.store.counts()
+        #expect(counts.photos == 1 && counts.photoBytes == Int64(bytes.count))
+        let shown = try await temporary.store.post(PostID(post.id))?.post.photo
+        #expect(shown?.sha256 == hash && shown?.available == true)
     }
 
     @Test("the identity key is created with mode 0600 and loads back as the same identity")
