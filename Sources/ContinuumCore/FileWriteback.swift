@@ -18,6 +18,15 @@ public enum FileWriteback {
         #endif
     }
 
+    /// Whether this system has the call (every Linux since 2.6.17): where it is missing, files are only synced.
+    public static var isAvailable: Bool {
+        #if os(Linux)
+        syncFileRange != nil
+        #else
+        false
+        #endif
+    }
+
     #if os(Linux)
     private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
     /// `SYNC_FILE_RANGE_WRITE`: start writeback of dirty pages in the range that are not already under writeback.

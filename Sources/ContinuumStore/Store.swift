@@ -423,8 +423,8 @@ public struct ContinuumStore: Sendable {
         return photos.map { kept.contains($0.hash) }
     }
 
-    /// Records that a complete, verified photo is on disk.
-    /// Records a placed photo as available, in a transaction of its own (one that no post of this node's records).
+    /// Records that a complete, verified photo is on disk (placed), in a transaction of its own: for a photo that no
+    /// record of this node's records with it (a linked browser's, whose post comes later).
     public func recordPhoto(_ photo: PlacedPhoto) async throws {
         let now = Timestamp.now().milliseconds
         try await write { db in try Self.record(photo, now: now, db) }

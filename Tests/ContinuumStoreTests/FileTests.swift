@@ -112,3 +112,19 @@ struct FileTests {
         }
     }
 }
+
+@Suite("Photo files handed to the disk as they are written")
+struct FileWritebackTests {
+    @Test("sync_file_range is found on this system, and a photo written in pieces with it is whole after its sync")
+    func writebackFoundAndHarmless() async throws {
+        #if os(Linux)
+        #expect(FileWriteback.isAvailable, "dlsym did not find sync_file_range: photos would only be synced at the end")
+        #endif
+        let temporary = try TemporaryStore()
+        // Over three pieces of 256 KiB, the last one short.
+        let bytes = Data((0..<(600 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        let hash = try await temporary.store.storePhoto(bytes)
+        #expect(try Data(contentsOf: temporary.store.assets.url(for: hash)) == bytes)
+        #expect(try await temporary.store.hasPhoto(hash))
+    }
+}
