@@ -9,7 +9,8 @@ import Logging
 extension PhotoFetcher {
     /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
     /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
-    func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine) async {
+    /// `of`: the one session to ask (photos of posts it brought), not the connected peers that share each photo.
+    func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine, of only: PeerSession? = nil) async {
         guard let thumbnails else { return }
         let now = ContinuousClock.now
         // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
@@ -24,10 +25,10 @@ extension PhotoFetcher {
             guard photo.bytes > UInt64(WireLimits.smallPhotoBytes), thumbnailWants[photo.hash] == nil,
                 !thumbnails.hasThumbnail(photo.hash)
             else { continue }
-            if peers == nil { peers = await engine.connectedPeerGroups() }
-            guard
-                let peer = choose(photo.hash, among: Self.sharing(photo, peers ?? []), load: load, in: &thumbLacks),
-                let session = await engine.session(for: peer)
+            if peers == nil, only == nil { peers = await engine.connectedPeerGroups() }
+            let candidates = only.map { [$0.peer] } ?? Self.sharing(photo, peers ?? [])
+            guard let peer = choose(photo.hash, among: candidates, load: load, in: &thumbLacks),
+                let session = await Self.session(only, of: peer, engine: engine)
             else { continue }
             thumbnailWants[photo.hash] = (peer, now, photo.signedThumbnail)
             await session.requestThumbnail(photo.hash)

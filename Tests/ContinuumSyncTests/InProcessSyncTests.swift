@@ -1,5 +1,7 @@
 import ContinuumCore
+import ContinuumMedia
 import ContinuumSession
+import ContinuumStore
 import ContinuumWire
 import Foundation
 import Logging
@@ -24,7 +26,8 @@ private struct MemoryNode {
         view: MembershipView,
         held: [VerifiedRecord] = [],
         maxPeers: Int = 8,
-        treeRepairDelay: Duration = .milliseconds(200)
+        treeRepairDelay: Duration = .milliseconds(200),
+        thumbnails: ThumbnailService? = nil
     ) async throws -> MemoryNode {
         let identity = try SyncFixtures.identity(seed)
         let store = MemorySyncStorage(view: view)
@@ -35,7 +38,13 @@ private struct MemoryNode {
         configuration.treeRepairDelay = treeRepairDelay
         var logger = Logger(label: "node-\(seed)")
         logger.logLevel = .notice
-        let engine = SyncEngine(store: store, identity: identity, configuration: configuration, logger: logger)
+        let engine = SyncEngine(
+            store: store,
+            identity: identity,
+            configuration: configuration,
+            logger: logger,
+            thumbnails: thumbnails
+        )
         let node = MemoryNode(identity: identity, store: store, engine: engine)
         await node.hold(held)
         await engine.gossipNewRecords()
@@ -357,6 +366,80 @@ struct InProcessSyncTests {
         #expect(await b.store.looks.asked == 0, "a look ended: the photo may have come through it")
         #expect(await b.store.arrivalLookups == 1)
         await link.close()
+    }
+
+    @Test("an arrived post's thumbnail is asked of the node that made it, not of another peer that shares the group")
+    func arrivedPostThumbnailAskedOfItsMaker() async throws {
+        let (one, two, three) = (
+            try SyncFixtures.identity(1), try SyncFixtures.identity(2), try SyncFixtures.identity(3)
+        )
+        let group = GroupID(founder: one.author)
+        let view = Self.view(group, founder: one, members: [one, two, three])
+        let ones = try SyncFixtures.profileLog(of: one, 1)
+        // Over 64 KiB (a THUMB_WANT is due), and one that B's choice among its peers would ask of C, not A: the
+        // photo's bytes are varied until it is (the choice mixes the photo's hash with each peer's id).
+        var salt: UInt8 = 0
+        var bytes: [UInt8] = []
+        repeat {
+            salt &+= 1
+            bytes = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ Int(salt)) }
+        } while PhotoFetcher.mix(AssetHash.of(Data(bytes)).bytes, three.author.bytes)
+            > PhotoFetcher.mix(AssetHash.of(Data(bytes)).bytes, one.author.bytes)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("thumbs-\(UUID().uuidString)")
+        // Best effort: a temporary directory left behind is harmless.
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let service = ThumbnailService(
+            assets: AssetStore(root: directory),
+            logger: Logger(label: "thumbnails"),
+            isShown: { _ in true }
+        )
+        let a = try await MemoryNode.make(seed: 1, view: view, held: [ones[0]])
+        let b = try await MemoryNode.make(seed: 2, view: view, thumbnails: service)
+        let c = try await MemoryNode.make(seed: 3, view: view)
+        // Temporary files: one left behind by a failure to remove them costs nothing but space.
+        defer { for store in [a.store, b.store, c.store] { try? store.removeFiles() } }
+        let hash = try await a.store.holdPhoto(bytes)
+        let photo = PhotoReference(sha256: hash, byteCount: UInt64(bytes.count), mediaType: .jpeg, width: 4, height: 3)
+        let post = try one.sign(
+            RecordContent(
+                author: one.author,
+                sequence: 2,
+                previous: ones[0].id,
+                createdAt: Timestamp(milliseconds: 1_700_000_000_002),
+                body: .post(caption: "new", photo: photo, location: nil)
+            )
+        )
+        // B's looks are held, so that only the arrival asks for the photo and its thumbnail.
+        let gate = Gate()
+        // On every way out, a failure included: the look waiting at the gate goes on, and the test ends.
+        defer { Task { await gate.open() } }
+        await b.store.setBeforeLook { await gate.pass([]) }
+        let bEvents = await b.engine.events()
+        let fromA = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        let fromC = try await InMemoryLink.connect(c.engine, to: b.engine, sharing: [group])
+        #expect(await fromA.opened(), "A and B: a first round did not finish")
+        #expect(await fromC.opened(), "C and B: a first round did not finish")
+        let fetcher = await b.startFetcher()
+        defer { fetcher.cancel() }
+        try await SyncFixtures.waitUntil("B's first look is held", gate.arrivals) { await gate.passed.count >= 1 }
+
+        await a.write([post])
+        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents, timeout: .seconds(30)) {
+            (try? await b.store.photoBytes(hash)) != nil
+        }
+        let asked: (InMemoryLink, MemoryNode) -> Int = { link, node in
+            link.messages(receivedBy: node.engine).filter { message in
+                guard case .thumbWant(let wanted) = message else { return false }
+                return wanted == hash
+            }.count
+        }
+        #expect(asked(fromA, a) == 1, "the maker was not asked for the thumbnail")
+        #expect(
+            asked(fromC, c) == 0,
+            "another peer was asked for the thumbnail of a post that just came from its maker"
+        )
+        await fromA.close()
+        await fromC.close()
     }
 
     @Test("a look that finds the store unchanged keeps its list; one after a change reads it, and fetches what is new")
