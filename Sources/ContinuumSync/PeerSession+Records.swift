@@ -113,7 +113,7 @@ extension PeerSession {
             return machine.storeFailed()
         }
         let arrived = ownLivePosts(of: kept, ingested)
-        if !arrived.isEmpty { engine.postsArrived(arrived, from: self) }
+        if !arrived.isEmpty { engine.postsArrived(arrived, from: peer) }
         for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
         // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
         // (its clock was read through the session's view before them).

@@ -10,26 +10,19 @@ extension PhotoFetcher {
     /// Arrived posts read at once, at most: more, and the rest wait for the next look.
     static let maxArrivedPosts = 64
 
-    /// Posts that the session's peer made came live from it and were stored: their photos missing here are asked of
-    /// it at once, through that session (no lookup of it in the engine, whose actor may be busy with the same batch).
-    nonisolated func postsArrived(_ posts: [PostID], from session: PeerSession) {
-        arrival.yield((Array(posts.prefix(Self.maxArrivedPosts)), session))
-    }
-
-    /// The session given, or the engine's of `peer` (nil once the peer is gone).
-    static func session(_ given: PeerSession?, of peer: AuthorID, engine: SyncEngine) async -> PeerSession? {
-        if let given { return given }
-        return await engine.session(for: peer)
+    /// Posts that `peer` made came live from it and were stored: their photos missing here are asked of it at once.
+    nonisolated func postsArrived(_ posts: [PostID], from peer: AuthorID) {
+        arrival.yield((Array(posts.prefix(Self.maxArrivedPosts)), peer))
     }
 
     /// Fetches arrived posts' photos, as they come, until the fetcher stops: small ones in a PHOTOS_WANT, the others
     /// each in a transfer of its own, counted with the queue's workers.
     func fetchArrivals() async {
         await withDiscardingTaskGroup { group in
-            for await (posts, session) in arrivals {
+            for await (posts, peer) in arrivals {
                 guard let engine else { continue }
-                for photo in await startArrived(posts, from: session, engine: engine) {
-                    group.addTask { await self.fetchArrived(photo, from: session, engine: engine) }
+                for photo in await startArrived(posts, from: peer, engine: engine) {
+                    group.addTask { await self.fetchArrived(photo, from: peer, engine: engine) }
                 }
             }
         }
@@ -39,12 +32,7 @@ extension PhotoFetcher {
     /// follows: not distrusted, not known to lack it, not over the size limit, not being fetched): a THUMB_WANT
     /// first where one is due, small photos in a PHOTOS_WANT, and returns the others, each marked as being fetched
     /// and counted as a worker, for a transfer of its own; those for which no worker is free are left to the look.
-    private func startArrived(
-        _ posts: [PostID],
-        from session: PeerSession,
-        engine: SyncEngine
-    ) async -> [MissingPhoto] {
-        let peer = session.peer
+    private func startArrived(_ posts: [PostID], from peer: AuthorID, engine: SyncEngine) async -> [MissingPhoto] {
         let missing: [MissingPhoto]
         do {
             missing = try await store.missingPhotos(shownBy: posts)
@@ -62,7 +50,7 @@ extension PhotoFetcher {
             chosen.append(photo)
         }
         guard !chosen.isEmpty else { return [] }
-        await requestThumbnails(chosen, engine: engine, of: session)
+        await requestThumbnails(chosen, engine: engine, of: peer)
         var ownTransfers: [MissingPhoto] = []
         for photo in chosen where !fetching.contains(photo.hash) {
             if batches(photo, to: peer) {
@@ -78,9 +66,9 @@ extension PhotoFetcher {
     }
 
     /// One arrived post's photo, from the peer that sent the post.
-    private func fetchArrived(_ photo: MissingPhoto, from session: PeerSession, engine: SyncEngine) async {
+    private func fetchArrived(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async {
         defer { workers -= 1 }
-        _ = await fetch(photo, from: session.peer, engine: engine, session: session)
+        _ = await fetch(photo, from: peer, engine: engine)
         fetching.remove(photo.hash)
     }
 }

@@ -9,8 +9,9 @@ import Logging
 extension PhotoFetcher {
     /// Asks for the thumbnails of missing photos that have none here, ahead of any photo: a session's messages go
     /// out in order, so these THUMB_WANTs precede the PHOTO_WANTs that follow.
-    /// `of`: the one session to ask (photos of posts it brought), not the connected peers that share each photo.
-    func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine, of only: PeerSession? = nil) async {
+    /// `of`: the one peer to ask (the maker of posts that just came from it, §7.8.11 *Asking*), rather than the
+    /// choice among the connected peers that share each photo, which would most often ask one that lacks it yet.
+    func requestThumbnails(_ missing: [MissingPhoto], engine: SyncEngine, of only: AuthorID? = nil) async {
         guard let thumbnails else { return }
         let now = ContinuousClock.now
         // A peer that does not answer in time counts as lacking the thumbnail: another is asked next.
@@ -26,9 +27,9 @@ extension PhotoFetcher {
                 !thumbnails.hasThumbnail(photo.hash)
             else { continue }
             if peers == nil, only == nil { peers = await engine.connectedPeerGroups() }
-            let candidates = only.map { [$0.peer] } ?? Self.sharing(photo, peers ?? [])
+            let candidates = only.map { [$0] } ?? Self.sharing(photo, peers ?? [])
             guard let peer = choose(photo.hash, among: candidates, load: load, in: &thumbLacks),
-                let session = await Self.session(only, of: peer, engine: engine)
+                let session = await engine.session(for: peer)
             else { continue }
             thumbnailWants[photo.hash] = (peer, now, photo.signedThumbnail)
             await session.requestThumbnail(photo.hash)

@@ -94,9 +94,9 @@ actor PhotoFetcher {
     }
     private let wakes: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
-    /// Posts that arrived live, with the session that brought them (``postsArrived(_:from:)``).
-    let arrivals: AsyncStream<(posts: [PostID], session: PeerSession)>
-    let arrival: AsyncStream<(posts: [PostID], session: PeerSession)>.Continuation
+    /// Posts that arrived live, with the peer that sent them (``postsArrived(_:from:)``).
+    let arrivals: AsyncStream<(posts: [PostID], peer: AuthorID)>
+    let arrival: AsyncStream<(posts: [PostID], peer: AuthorID)>.Continuation
 
     init(store: any PhotoStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store
@@ -345,13 +345,7 @@ actor PhotoFetcher {
     }
 
     /// One photo from one peer; true when it was stored.
-    /// `session`: the peer's, when the caller has it (the engine is not asked for it again).
-    func fetch(
-        _ photo: MissingPhoto,
-        from peer: AuthorID,
-        engine: SyncEngine,
-        session: PeerSession? = nil
-    ) async -> Bool {
+    func fetch(_ photo: MissingPhoto, from peer: AuthorID, engine: SyncEngine) async -> Bool {
         guard let (handle, hasher, size) = openPartial(photo) else { return false }
         if size > 0 {
             logger.info(
@@ -363,15 +357,7 @@ actor PhotoFetcher {
         // Shutting down ends a transfer at once (its partial file stays, to resume): the node does not wait for
         // a peer's next chunk, nor for the stall watchdog.
         let stored = await withTaskCancellationHandler {
-            await transfer(
-                photo,
-                from: peer,
-                engine: engine,
-                session: session,
-                handle: handle,
-                hasher: hasher,
-                size: size
-            )
+            await transfer(photo, from: peer, engine: engine, handle: handle, hasher: hasher, size: size)
         } onCancel: {
             Task { await self.abandon(hash) }
         }
@@ -382,7 +368,6 @@ actor PhotoFetcher {
         _ photo: MissingPhoto,
         from peer: AuthorID,
         engine: SyncEngine,
-        session given: PeerSession?,
         handle: FileHandle,
         hasher: SHA256,
         size: UInt64
@@ -402,7 +387,7 @@ actor PhotoFetcher {
             let offset = size
             let hash = photo.hash
             Task {
-                guard let session = await Self.session(given, of: peer, engine: engine) else {
+                guard let session = await engine.session(for: peer) else {
                     // The peer left in the meantime.
                     self.abandon(hash)
                     return

@@ -243,11 +243,8 @@ public actor SyncEngine {
         sessions.keys.sorted().compactMap { peer in sessions[peer].map { (peer, $0.scope.groups) } }
     }
 
-    /// Posts that the session's peer made came live from it (gossip or push) and were stored: their photos are asked of
-    /// it at once.
-    nonisolated func postsArrived(_ posts: [PostID], from session: PeerSession) {
-        photos.postsArrived(posts, from: session)
-    }
+    /// Posts that `peer` made came live from it (gossip or push) and were stored: their photos are asked of it at once.
+    nonisolated func postsArrived(_ posts: [PostID], from peer: AuthorID) { photos.postsArrived(posts, from: peer) }
 
     /// Records from a session were stored: gossip them on and look for photos.
     func didStore(from session: PeerSession, count: Int) async {
