@@ -332,6 +332,12 @@ def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
     party = alice.send('POST', '/api/groups', {'name': 'Party'})['id']
     code = alice.send('POST', f'/api/groups/{party}/invites', {'host': '127.0.0.1'})['code']
     bob.send('POST', '/api/join', {'code': code})
+    # Alice posts once her node counts Bob in the group: a post it stores before that reaches him at the next
+    # anti-entropy round (60 s), not live, and the comment below waits 30 s for it on Bob.
+    bob_log = t.wait_for('Party on Bob', lambda: next((g['log'] for g in bob.get('/api/groups')['groups']
+                                                         if g['id'] == party), None), 15)
+    t.wait_for('Bob in Party on Alice', lambda: bob_log in [m['log'] for m in
+                                                            alice.get(f'/api/groups/{party}/members')['members']], 15)
     alices = t.post_photo(alice, fixtures / 'lake.png', 'Alice\'s cake', group='Party')['id']
     guest = t.Browser.start(driver, *t.PHONE)
     try:
