@@ -285,6 +285,23 @@ struct InProcessSyncTests {
         return (group, ones, a, try await MemoryNode.make(seed: 2, view: view))
     }
 
+    /// A post of `one`'s, the next record of its log after `previous` (its first), showing `photo`.
+    private static func newPost(
+        by one: NodeIdentity,
+        after previous: VerifiedRecord,
+        showing photo: PhotoReference
+    ) throws -> VerifiedRecord {
+        try one.sign(
+            RecordContent(
+                author: one.author,
+                sequence: 2,
+                previous: previous.id,
+                createdAt: Timestamp(milliseconds: 1_700_000_000_002),
+                body: .post(caption: "new", photo: photo, location: nil)
+            )
+        )
+    }
+
     @Test("a photo's commit does not hold up its session: a record sent after the photo is stored while it waits")
     func photoCommittedBesideTheSession() async throws {
         let (group, ones, a, b) = try await Self.photoNodes(records: 2)
@@ -335,15 +352,7 @@ struct InProcessSyncTests {
         let hash = try await a.store.holdPhoto(bytes)
         let one = try SyncFixtures.identity(1)
         let photo = PhotoReference(sha256: hash, byteCount: UInt64(bytes.count), mediaType: .jpeg, width: 4, height: 3)
-        let post = try one.sign(
-            RecordContent(
-                author: one.author,
-                sequence: 2,
-                previous: ones[0].id,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_002),
-                body: .post(caption: "new", photo: photo, location: nil)
-            )
-        )
+        let post = try Self.newPost(by: one, after: ones[0], showing: photo)
         // B's looks are held, as a look through a large store takes long: the photo cannot come through one.
         let gate = Gate()
         // On every way out, a failure included: the look waiting at the gate goes on, and the test ends.
@@ -400,15 +409,7 @@ struct InProcessSyncTests {
         defer { for store in [a.store, b.store, c.store] { try? store.removeFiles() } }
         let hash = try await a.store.holdPhoto(bytes)
         let photo = PhotoReference(sha256: hash, byteCount: UInt64(bytes.count), mediaType: .jpeg, width: 4, height: 3)
-        let post = try one.sign(
-            RecordContent(
-                author: one.author,
-                sequence: 2,
-                previous: ones[0].id,
-                createdAt: Timestamp(milliseconds: 1_700_000_000_002),
-                body: .post(caption: "new", photo: photo, location: nil)
-            )
-        )
+        let post = try Self.newPost(by: one, after: ones[0], showing: photo)
         // B's looks are held, so that only the arrival asks for the photo and its thumbnail.
         let gate = Gate()
         // On every way out, a failure included: the look waiting at the gate goes on, and the test ends.
