@@ -102,17 +102,14 @@ extension PeerSession {
             }
         )
         let ingested: Ingested
+        let asked: Set<PostID>
         do {
-            if kept.isEmpty {
-                ingested = Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock())
-            } else {
-                ingested = try await store.ingest(kept)
-            }
+            (ingested, asked) = try await ingest(kept)
         } catch {
             logger.failure("storing records failed", error)
             return machine.storeFailed()
         }
-        let arrived = ownLivePosts(of: kept, ingested)
+        let arrived = ownLivePosts(of: kept, ingested).filter { !asked.contains($0) }
         if !arrived.isEmpty { engine.postsArrived(arrived, from: peer) }
         for fork in ingested.forks { await engine.emit(.forkDetected(fork)) }
         // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
@@ -149,6 +146,47 @@ extension PeerSession {
                 raced: max(0, duplicates)
             )
         )
+    }
+
+    /// Stores the records kept of a batch in one transaction. The photos of the live posts among them that the peer
+    /// made are asked of it beside the commit (``livePostPhotos(of:)``); returns the posts whose photos were so
+    /// handed to the fetcher, with what the store says.
+    ///
+    /// Those photos, and their thumbnails, come on this session, which reads nothing more of the peer's until this
+    /// returns (a live batch is stored in line, ``perform(_:)``): they never meet a store without their post, which
+    /// keeps a photo only while a live post shows it.
+    private func ingest(_ kept: StoreBatch<VerifiedRecord>) async throws -> (Ingested, asked: Set<PostID>) {
+        guard !kept.isEmpty else {
+            return (Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock()), [])
+        }
+        let photos = livePostPhotos(of: kept)
+        if !photos.isEmpty { engine.photosArriving(photos, from: peer) }
+        return (try await store.ingest(kept), Set(photos.map(\.post)))
+    }
+
+    /// The photos sent as files of their own (over ``WireLimits/smallPhotoBytes``) of the live posts of `batch`
+    /// (gossip or push) that the peer made (of one of its logs: it stored each photo before it signed the post),
+    /// verified and not yet stored: the fetcher asks for them at once (PROTOCOL.md §7.8.11, *Asking*). A round's
+    /// posts, those a peer relays (it may not have the photo yet), and small photos (asked for together, once
+    /// stored: ``ownLivePosts(of:_:)``) are not among them.
+    func livePostPhotos(of batch: StoreBatch<VerifiedRecord>) -> [MissingPhoto] {
+        let posts = batch.parts.filter { $0.delivery != .catchUp }.flatMap(\.records).filter {
+            $0.header.kind == .post
+        }
+        guard !posts.isEmpty else { return [] }
+        let groups = scope.groupsOfPeerLogs(among: posts.map(\.header.author))
+        return posts.compactMap { record in
+            guard let group = groups[record.header.author], case .post(_, let photo, _) = record.body,
+                photo.byteCount > UInt64(WireLimits.smallPhotoBytes)
+            else { return nil }
+            return MissingPhoto(
+                hash: photo.sha256,
+                bytes: photo.byteCount,
+                post: PostID(record.id),
+                groups: [group],
+                signedThumbnail: photo.thumbnail?.sha256
+            )
+        }
     }
 
     /// The posts of `batch` that came live (gossip or push) from the node that made them (of one of the peer's logs:

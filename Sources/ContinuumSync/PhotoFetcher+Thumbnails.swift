@@ -29,7 +29,9 @@ extension PhotoFetcher {
             if peers == nil, only == nil { peers = await engine.connectedPeerGroups() }
             let candidates = only.map { [$0] } ?? Self.sharing(photo, peers ?? [])
             guard let peer = choose(photo.hash, among: candidates, load: load, in: &thumbLacks),
-                let session = await engine.session(for: peer)
+                let session = await engine.session(for: peer),
+                // Asked for meanwhile: a look and posts that arrived may ask at once, each across that await.
+                thumbnailWants[photo.hash] == nil
             else { continue }
             thumbnailWants[photo.hash] = (peer, now, photo.signedThumbnail)
             await session.requestThumbnail(photo.hash)

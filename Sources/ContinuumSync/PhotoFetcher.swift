@@ -94,9 +94,10 @@ actor PhotoFetcher {
     }
     private let wakes: AsyncStream<Void>
     let wake: AsyncStream<Void>.Continuation
-    /// Posts that arrived live, with the peer that sent them (``postsArrived(_:from:)``).
-    let arrivals: AsyncStream<(posts: [PostID], peer: AuthorID)>
-    let arrival: AsyncStream<(posts: [PostID], peer: AuthorID)>.Continuation
+    /// Posts that arrived live, or photos of posts arriving, with the peer that sent them (``postsArrived(_:from:)``,
+    /// ``photosArriving(_:from:)``).
+    let arrivals: AsyncStream<(Arrival, peer: AuthorID)>
+    let arrival: AsyncStream<(Arrival, peer: AuthorID)>.Continuation
 
     init(store: any PhotoStorage, configuration: SyncConfiguration, thumbnails: ThumbnailService?, logger: Logger) {
         self.store = store

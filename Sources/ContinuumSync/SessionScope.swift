@@ -50,9 +50,17 @@ final class SessionScope: Sendable {
     }
 
     /// Those of `authors` that are the peer's own logs.
-    func logsOfPeer(among authors: [AuthorID]) -> Set<AuthorID> {
+    func logsOfPeer(among authors: [AuthorID]) -> Set<AuthorID> { Set(groupsOfPeerLogs(among: authors).keys) }
+
+    /// Those of `authors` that are the peer's own logs, with the group of each.
+    func groupsOfPeerLogs(among authors: [AuthorID]) -> [AuthorID: GroupID] {
         state.withLockedValue { state in
-            Set(authors.filter { state.view.logs[$0]?.node == peer })
+            var groups: [AuthorID: GroupID] = [:]
+            for author in authors {
+                guard let log = state.view.logs[author], log.node == peer else { continue }
+                groups[author] = log.group
+            }
+            return groups
         }
     }
 

@@ -246,6 +246,11 @@ public actor SyncEngine {
     /// Posts that `peer` made came live from it (gossip or push) and were stored: their photos are asked of it at once.
     nonisolated func postsArrived(_ posts: [PostID], from peer: AuthorID) { photos.postsArrived(posts, from: peer) }
 
+    /// Posts that `peer` made came live from it and are being stored: their photos are asked of it at once.
+    nonisolated func photosArriving(_ photos: [MissingPhoto], from peer: AuthorID) {
+        self.photos.photosArriving(photos, from: peer)
+    }
+
     /// Records from a session were stored: gossip them on and look for photos.
     func didStore(from session: PeerSession, count: Int) async {
         emit(.recordsStored(from: session.peer, count: count))

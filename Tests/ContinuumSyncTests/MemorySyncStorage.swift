@@ -7,12 +7,13 @@ import Foundation
 /// The sync port in memory, for the in-process tests of sessions and the engine: records with row ids, a clock, a
 /// membership view, every batch stored, and the posts followed; photos as files in a directory of the store's own
 /// (``holdPhoto(_:)``, ``lack(_:)``), for the photo path (a look reads the photos ``lack(_:)`` names; the photos of
-/// posts stored here are missing to ``missingPhotos(shownBy:)`` too); peers and joins are empty. Four faults can be
-/// injected: `afterCommit` runs once a batch is in and before `ingest` returns, where the engine's store poll may find
-/// the batch before the session that stored it has counted it as held by its peer; ``failLookups()`` makes the
-/// lookups of posts' groups and of shown photos throw, as a store that cannot answer does; `beforePhotoCommit` runs
-/// before a batch of fetched photos is committed, and may hold it, as a slow disk would; `beforeLook` holds a look, as
-/// a large store's does.
+/// posts stored here are missing to ``missingPhotos(shownBy:)`` too; a fetched photo is kept only while a post here
+/// shows it, as the port says); peers and joins are empty. Five faults can be injected: `afterCommit` runs once a
+/// batch is in and before `ingest` returns, where the engine's store poll may find the batch before the session that
+/// stored it has counted it as held by its peer; `beforeIngest` runs before a batch goes in, and may hold it, as a
+/// slow disk would; ``failLookups()`` makes the lookups of posts' groups and of shown photos throw, as a store that
+/// cannot answer does; `beforePhotoCommit` runs before a batch of fetched photos is committed, and may hold it;
+/// `beforeLook` holds a look, as a large store's does.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
@@ -20,6 +21,7 @@ actor MemorySyncStorage: SyncStorage {
     private(set) var ingested: [[VerifiedRecord]] = []
 
     private var afterCommit: (@Sendable () async -> Void)?
+    private var beforeIngest: (@Sendable () async -> Void)?
     private var beforePhotoCommit: (@Sendable ([AssetHash]) async -> Void)?
     /// Photos held, with their sizes: each a file named by its hash in ``photoDirectory``.
     private var photos: [AssetHash: UInt64] = [:] { didSet { photoVersion += 1 } }
@@ -49,6 +51,8 @@ actor MemorySyncStorage: SyncStorage {
     }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
+
+    func setBeforeIngest(_ hook: @escaping @Sendable () async -> Void) { beforeIngest = hook }
 
     func setBeforeLook(_ hook: @escaping @Sendable () async -> Void) { beforeLook = hook }
 
@@ -126,6 +130,7 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated func writeStamp() -> [Int]? { nil }
 
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async -> Ingested {
+        await beforeIngest?()
         ingested.append(batch.records)
         var new: [RecordID] = []
         for record in batch.records where !stored.contains(where: { $0.id == record.id }) {
@@ -171,15 +176,23 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated func photoURL(_ hash: AssetHash) -> URL { photoDirectory.appendingPathComponent(hash.hex) }
     nonisolated var partialPhotos: URL { photoDirectory.appendingPathComponent("partial", isDirectory: true) }
 
-    /// Moves each checked file to its name and holds it, once `beforePhotoCommit` (if set) has returned.
+    /// Moves each checked file that a post here shows to its name and holds it, once `beforePhotoCommit` (if set) has
+    /// returned; removes the others.
     func commitPhotos(_ fetched: [(file: URL, hash: AssetHash, bytes: Int64)]) async throws -> [Bool] {
         await beforePhotoCommit?(fetched.map(\.hash))
+        var kept: [Bool] = []
         for photo in fetched {
+            let shown = lacking.contains { $0.hash == photo.hash } || posted.contains { $0.hash == photo.hash }
+            kept.append(shown)
+            guard shown else {
+                try FileManager.default.removeItem(at: photo.file)
+                continue
+            }
             try? FileManager.default.removeItem(at: photoURL(photo.hash))  // None there: nothing to remove.
             try FileManager.default.moveItem(at: photo.file, to: photoURL(photo.hash))
             photos[photo.hash] = UInt64(photo.bytes)
         }
-        return fetched.map { _ in true }
+        return kept
     }
     func smallPhoto(_ hash: AssetHash) -> [UInt8]? { nil }
     func givenPhotos(_ hashes: [AssetHash]) -> [AssetHash: [UInt8]] { [:] }
