@@ -381,7 +381,11 @@ public struct ContinuumStore: Sendable {
     public func commitFetchedPhotos(_ photos: [FetchedPhoto]) async throws -> [Bool] {
         guard !photos.isEmpty else { return [] }
         let hashes = photos.map(\.hash)
-        let shownBefore = try await read { db in try hashes.map { try Self.isShown($0, db) } }
+        // Whether each is still shown is read while the files are synced (the read does not wait for the writer):
+        // a photo erased meanwhile, rare, is synced for nothing and removed.
+        async let shownNow = read { db in try hashes.map { try Self.isShown($0, db) } }
+        try assets.synchronize(photos.map(\.file))
+        let shownBefore = try await shownNow
         for (photo, shown) in zip(photos, shownBefore) where !shown {
             // Best effort: the photo is not kept either way; a file left in photos/tmp is removed once a day old,
             // when the store is next opened.
@@ -389,7 +393,6 @@ public struct ContinuumStore: Sendable {
         }
         let candidates = zip(photos, shownBefore).filter(\.1).map(\.0)
         guard !candidates.isEmpty else { return Array(repeating: false, count: photos.count) }
-        try assets.synchronize(candidates.map(\.file))
         var placed: [FetchedPhoto] = []
         for photo in candidates {
             do {

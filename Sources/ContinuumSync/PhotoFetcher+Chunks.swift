@@ -26,10 +26,13 @@ extension PhotoFetcher {
         }
         transfer.hasher.update(data: chunk)
         transfer.size += UInt64(chunk.count)
-        transfer.lastProgress = .now
+        let now = ContinuousClock.now
+        transfer.lastProgress = now
+        let tell = now - transfer.progressTold >= Self.progressInterval
+        if tell { transfer.progressTold = now }
         transfers[hash] = transfer
         let (size, expected) = (transfer.size, transfer.expected)
-        if let engine { Task { await engine.emit(.photoProgress(hash, bytes: size, of: expected)) } }
+        if tell, let engine { Task { await engine.emit(.photoProgress(hash, bytes: size, of: expected)) } }
     }
 
     /// The peer sent everything: check the whole file and commit it.

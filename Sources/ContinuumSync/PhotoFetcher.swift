@@ -50,7 +50,15 @@ actor PhotoFetcher {
         let signsThumbnail: Bool
         let waiter: CheckedContinuation<Bool, Never>
         var lastProgress = ContinuousClock.now
+        /// When its progress was last told (``progressInterval``); its start, at first.
+        var progressTold = ContinuousClock.now
     }
+
+    /// A transfer's progress is told (``SyncEvent/photoProgress(_:bytes:of:)``) at most this often: a progress bar
+    /// needs no more, and each event costs a task and, for each subscriber (`watch`, a browser's event stream), a
+    /// line written: one for every 256 KiB chunk took CPU from the transfer itself. A photo that comes within it
+    /// tells none before it has arrived.
+    static let progressInterval: Duration = .milliseconds(100)
 
     /// A transfer with no chunk for this long is abandoned (its partial file stays, to resume later).
     private static let stallTimeout: Duration = .seconds(30)

@@ -10,8 +10,8 @@ import Foundation
 /// posts stored here are missing to ``missingPhotos(shownBy:)`` too; a fetched photo is kept only while a post here
 /// shows it, as the port says); peers and joins are empty. Five faults can be injected: `afterCommit` runs once a
 /// batch is in and before `ingest` returns, where the engine's store poll may find the batch before the session that
-/// stored it has counted it as held by its peer; `beforeIngest` runs before a batch goes in, and may hold it, as a
-/// slow disk would; ``failLookups()`` makes the lookups of posts' groups and of shown photos throw, as a store that
+/// stored it has counted it as held by its peer; `beforeIngest` runs before a batch goes in, with its records' ids, and
+/// may hold it, as a slow disk would; ``failLookups()`` makes the lookups of posts' groups and of shown photos throw, as a store that
 /// cannot answer does; `beforePhotoCommit` runs before a batch of fetched photos is committed, and may hold it;
 /// `beforeLook` holds a look, as a large store's does.
 actor MemorySyncStorage: SyncStorage {
@@ -21,7 +21,7 @@ actor MemorySyncStorage: SyncStorage {
     private(set) var ingested: [[VerifiedRecord]] = []
 
     private var afterCommit: (@Sendable () async -> Void)?
-    private var beforeIngest: (@Sendable () async -> Void)?
+    private var beforeIngest: (@Sendable ([RecordID]) async -> Void)?
     private var beforePhotoCommit: (@Sendable ([AssetHash]) async -> Void)?
     /// Photos held, with their sizes: each a file named by its hash in ``photoDirectory``.
     private var photos: [AssetHash: UInt64] = [:] { didSet { photoVersion += 1 } }
@@ -52,7 +52,7 @@ actor MemorySyncStorage: SyncStorage {
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
 
-    func setBeforeIngest(_ hook: @escaping @Sendable () async -> Void) { beforeIngest = hook }
+    func setBeforeIngest(_ hook: @escaping @Sendable ([RecordID]) async -> Void) { beforeIngest = hook }
 
     func setBeforeLook(_ hook: @escaping @Sendable () async -> Void) { beforeLook = hook }
 
@@ -130,7 +130,7 @@ actor MemorySyncStorage: SyncStorage {
     nonisolated func writeStamp() -> [Int]? { nil }
 
     func ingest(_ batch: StoreBatch<VerifiedRecord>) async -> Ingested {
-        await beforeIngest?()
+        await beforeIngest?(batch.records.map(\.id))
         ingested.append(batch.records)
         var new: [RecordID] = []
         for record in batch.records where !stored.contains(where: { $0.id == record.id }) {
