@@ -462,6 +462,46 @@ struct InProcessSyncTests {
         await fromC.close()
     }
 
+    @Test("a photo's progress is told at most every 100 ms, not for each of its 256 KiB chunks")
+    func progressToldAtMostEvery100ms() async throws {
+        let (group, ones, a, b) = try await Self.photoNodes(records: 1)
+        // Temporary files: one left behind by a failure to remove them costs nothing but space.
+        defer { for store in [a.store, b.store] { try? store.removeFiles() } }
+        // 2 MiB: eight chunks.
+        let bytes = (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let hash = try await a.store.holdPhoto(bytes)
+        await b.store.lack(
+            MissingPhoto(hash: hash, bytes: UInt64(bytes.count), post: PostID(ones[0].id), groups: [group])
+        )
+        let bEvents = await b.engine.events()
+        let told = await b.engine.events()
+        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        #expect(await link.opened(), "a first round did not finish")
+        let started = ContinuousClock.now
+        let fetcher = await b.startFetcher()
+        defer { fetcher.cancel() }
+        try await SyncFixtures.waitUntil("B holds the photo", bEvents, timeout: .seconds(30)) {
+            // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
+            (try? await b.store.photoBytes(hash)) != nil
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(try await b.store.photoBytes(hash) == bytes)
+        // The events until the photo arrived, all buffered by now.
+        var progress = 0
+        events: for await event in told {
+            switch event {
+            case .photoProgress(hash, _, _): progress += 1
+            case .photoArrived(hash): break events
+            default: continue
+            }
+        }
+        #expect(
+            progress <= Int(elapsed / .milliseconds(100)),
+            "\(progress) progress events in \(elapsed) (one every 100 ms at most)"
+        )
+        await link.close()
+    }
+
     @Test("a look that finds the store unchanged keeps its list; one after a change reads it, and fetches what is new")
     func unchangedLooksKeepTheirList() async throws {
         let (group, ones, a, b) = try await Self.photoNodes(records: 1)
