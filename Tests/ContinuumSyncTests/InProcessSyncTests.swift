@@ -334,7 +334,7 @@ struct InProcessSyncTests {
         }
         #expect(try await b.store.photoBytes(hash) == nil, "the photo is not committed yet")
         await gate.open()
-        try await SyncFixtures.waitUntil("B holds the photo", bEvents, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B holds the photo", bEvents) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
             (try? await b.store.photoBytes(hash)) != nil
         }
@@ -376,16 +376,13 @@ struct InProcessSyncTests {
         try await SyncFixtures.waitUntil("B's store of the post began", stores.arrivals) {
             await stores.passed.count == 1
         }
-        try await SyncFixtures.waitUntil(
-            "A was asked for the photo",
-            link.deliveries(to: a.engine),
-            timeout: .seconds(30)
-        ) {
+        // The default wait (90 s): a parallel test run once starved this process for about 30 s.
+        try await SyncFixtures.waitUntil("A was asked for the photo", link.deliveries(to: a.engine)) {
             link.messages(receivedBy: a.engine).contains(.photoWant(hash, offset: 0))
         }
         #expect(await !b.held().contains(post.id), "the post was stored before its photo was asked for")
         await stores.open()
-        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
             (try? await b.store.photoBytes(hash)) != nil
         }
@@ -480,7 +477,7 @@ struct InProcessSyncTests {
         let started = ContinuousClock.now
         let fetcher = await b.startFetcher()
         defer { fetcher.cancel() }
-        try await SyncFixtures.waitUntil("B holds the photo", bEvents, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B holds the photo", bEvents) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
             (try? await b.store.photoBytes(hash)) != nil
         }
