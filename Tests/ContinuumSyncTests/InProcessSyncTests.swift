@@ -342,9 +342,7 @@ struct InProcessSyncTests {
         await link.close()
     }
 
-    @Test(
-        "a post that arrives live from its maker has its photo asked of it at once: while the post is being stored, and the fetcher's look is held"
-    )
+    @Test("a live post's photo is asked of its maker at once: while the post is being stored, and the look is held")
     func arrivedPostFetchesBesideTheLook() async throws {
         let (group, ones, a, b) = try await Self.photoNodes(records: 1)
         // Temporary files: one left behind by a failure to remove them costs nothing but space.

@@ -10,10 +10,10 @@ import Foundation
 /// posts stored here are missing to ``missingPhotos(shownBy:)`` too; a fetched photo is kept only while a post here
 /// shows it, as the port says); peers and joins are empty. Five faults can be injected: `afterCommit` runs once a
 /// batch is in and before `ingest` returns, where the engine's store poll may find the batch before the session that
-/// stored it has counted it as held by its peer; `beforeIngest` runs before a batch goes in, with its records' ids, and
-/// may hold it, as a slow disk would; ``failLookups()`` makes the lookups of posts' groups and of shown photos throw, as a store that
-/// cannot answer does; `beforePhotoCommit` runs before a batch of fetched photos is committed, and may hold it;
-/// `beforeLook` holds a look, as a large store's does.
+/// stored it has counted it as held by its peer; `beforeIngest` runs before a batch goes in, with its records' ids,
+/// and may hold it, as a slow disk would; ``failLookups()`` makes the lookups of posts' groups and of shown photos
+/// throw, as a store that cannot answer does; `beforePhotoCommit` runs before a batch of fetched photos is committed,
+/// and may hold it; `beforeLook` holds a look, as a large store's does.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
     private let view: MembershipView
