@@ -115,9 +115,9 @@ extension PeerSession {
         // New members are known before the next batch is sorted, and the ACK counts the logs this batch made known
         // (its clock was read through the session's view before them).
         var clock = ingested.clock
-        if kept.records.contains(where: { $0.header.changesMembership }), !ingested.stored.isEmpty {
+        let membershipChanged = kept.records.contains { $0.header.changesMembership } && !ingested.stored.isEmpty
+        if membershipChanged {
             await engine.refreshMembership()
-            askAgain(afterHolding: sorting.heldBack)
             // The ACK must carry the clock that counts the logs this batch made known: a failed read ends the batch as
             // a failed store (the peer resends), never an ACK with the clock from before.
             do {
@@ -126,6 +126,11 @@ extension PeerSession {
                 logger.failure("reading the clock after new members failed", error)
                 return machine.storeFailed()
             }
+        }
+        // A round's batch asks again only when it made logs known: a round of ours while the peer streams one
+        // would be answered with much of what is still coming.
+        if membershipChanged || batch.parts.contains(where: { $0.delivery != .catchUp }) {
+            askAgain(afterHolding: sorting.heldBack)
         }
         let heldCount = batch.refs.count - batch.count
         let duplicates = kept.count - ingested.stored.count - ingested.forks.count
@@ -203,13 +208,32 @@ extension PeerSession {
         return posts.filter { own.contains($0.header.author) }.map { PostID($0.id) }
     }
 
-    /// Records held back may belong to logs that the batch that held them made known (a log declared ahead of an add
-    /// the batch also held): a round of our own asks for them now, not at the next anti-entropy round. Each such
-    /// round stores what it is sent, so these end once nothing new is learned.
+    /// Records held back (of logs not known here as members yet, such as a live post of a group joined a moment ago
+    /// whose records have not come, or logs that the batch that held them made known) are asked for again by a round
+    /// of our own now, not at the next anti-entropy round, up to a minute later. Each such round stores what it is
+    /// sent, so these end once nothing new is learned; one runs at a time (records held back meanwhile get one more
+    /// after it), so a peer that keeps sending records of unknown logs gets one round after another, never a pile.
     private func askAgain(afterHolding heldBack: Int) {
         guard heldBack > 0 else { return }
-        Task { [weak self] in _ = await self?.startRound() }
+        guard !askingAgain.running else {
+            askingAgain.again = true
+            return
+        }
+        askingAgain.running = true
+        spawn { session in await session.askAgainRounds() }
     }
+
+    private func askAgainRounds() async {
+        repeat {
+            askingAgain.again = false
+            guard let round = await startRound() else { break }
+            _ = await waitForRound(round, timeout: Self.askAgainWait)
+        } while askingAgain.again && !closed
+        askingAgain.running = false
+    }
+
+    /// How long a round that asks again is waited for before the next one may start.
+    static let askAgainWait: Duration = .seconds(30)
 
     /// Logs what a batch's sorting left out: records of groups the session does not share, member records not
     /// signed by an admin, records of authors not known as members (or removed).

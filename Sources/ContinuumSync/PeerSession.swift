@@ -51,6 +51,9 @@ actor PeerSession {
     /// The ERROR this side closed the session with from outside its read loop (a store's outcome, a timer's): the
     /// reason the connection closed, although the loop only sees it end.
     private(set) var refusal: WireError?
+    /// A round of ours that asks again for records held back is under way, and more were held back meanwhile
+    /// (``askAgain(afterHolding:)``).
+    var askingAgain = (running: false, again: false)
 
     /// `clocks`: those last exchanged with the peer, as the store kept them (``loadClocks(of:store:logger:)``).
     init(

@@ -51,6 +51,53 @@ struct HeldRecordsTests {
         await session.close()
     }
 
+    @Test("a live record of a log not known here is held back, and a round of ours asks for it at once")
+    func heldBackLiveRecordAsksAgain() async throws {
+        let us = try SyncFixtures.identity(1)
+        let sender = try SyncFixtures.identity(2)
+        let group = GroupID(founder: us.author)
+        // The sender is a member; the author of the record it relays (a member who joined a moment ago, whose
+        // member record has not come here yet) is not known.
+        let view = MembershipView(
+            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
+            logs: [
+                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
+                sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
+            ]
+        )
+        let store = MemorySyncStorage(view: view)
+        let newcomer = try SyncFixtures.identity(3)
+        let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]
+        let session = await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
+        session.outbox.uncork()
+
+        try await session.receive(.records(live: true, [record.bytes]))
+        await session.finishIntake()
+        #expect(await store.ingested.isEmpty, "a record of a log not known here was stored")
+        // The round's CLOCK, or the ACK ahead of it: whatever the session queues next, until a clock.
+        let asked = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                while let message = await session.outbox.next() {
+                    switch message {
+                    case .clock, .clockSince: return true
+                    default: continue
+                    }
+                }
+                return false
+            }
+            group.addTask {
+                // Only bounds a broken run: the round is queued at once.
+                try? await Task.sleep(for: .seconds(30))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(asked, "no round of ours asked for the record held back")
+        await session.close()
+    }
+
     @Test("a record's author and sequence are read from their place in the header")
     func positionInHeader() throws {
         let sender = try SyncFixtures.identity(2)
