@@ -26,15 +26,7 @@ struct GossipSourceTests {
         let us = try SyncFixtures.identity(1)
         let sender = try SyncFixtures.identity(2)
         let other = try SyncFixtures.identity(3)
-        let group = GroupID(founder: us.author)
-        let view = MembershipView(
-            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
-            logs: [
-                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
-                sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
-                other.author: .init(group: group, node: other.node, admin: false, removedThrough: nil),
-            ]
-        )
+        let (group, view) = SyncFixtures.group(of: us, members: [sender, other])
         let store = MemorySyncStorage(view: view)
         let engine = SyncFixtures.engine(store: store, us: us)
         // The store poll fires right after the commit: gossip reads the batch before `ingest` returns.

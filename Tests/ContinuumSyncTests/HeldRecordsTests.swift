@@ -15,14 +15,7 @@ struct HeldRecordsTests {
     func heldDroppedForkKept() async throws {
         let us = try SyncFixtures.identity(1)
         let sender = try SyncFixtures.identity(2)
-        let group = GroupID(founder: us.author)
-        let view = MembershipView(
-            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
-            logs: [
-                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
-                sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
-            ]
-        )
+        let (group, view) = SyncFixtures.group(of: us, members: [sender])
         let store = MemorySyncStorage(view: view)
         let records = try SyncFixtures.profileLog(of: sender, 3)
         // Held: records 1 and 2 as signed, and at 3 a copy with its last byte flipped (its content no longer
@@ -55,16 +48,9 @@ struct HeldRecordsTests {
     func heldBackLiveRecordAsksAgain() async throws {
         let us = try SyncFixtures.identity(1)
         let sender = try SyncFixtures.identity(2)
-        let group = GroupID(founder: us.author)
         // The sender is a member; the author of the record it relays (a member who joined a moment ago, whose
         // member record has not come here yet) is not known.
-        let view = MembershipView(
-            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
-            logs: [
-                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
-                sender.author: .init(group: group, node: sender.node, admin: false, removedThrough: nil),
-            ]
-        )
+        let (group, view) = SyncFixtures.group(of: us, members: [sender])
         let store = MemorySyncStorage(view: view)
         let newcomer = try SyncFixtures.identity(3)
         let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]

@@ -20,14 +20,7 @@ struct StorageFailureTests {
     func noInterestWhenGroupsFail() async throws {
         let us = try SyncFixtures.identity(1)
         let peer = try SyncFixtures.identity(2)
-        let group = GroupID(founder: us.author)
-        let view = MembershipView(
-            groups: [group: .init(id: group, name: "g", open: false, network: false, log: us.author)],
-            logs: [
-                us.author: .init(group: group, node: us.node, admin: true, removedThrough: nil),
-                peer.author: .init(group: group, node: peer.node, admin: false, removedThrough: nil),
-            ]
-        )
+        let (group, view) = SyncFixtures.group(of: us, members: [peer])
         let post = PostID(unchecked: Data(repeating: 7, count: 32))
 
         // A store that answers: the post (not held, so in no group) is advertised.

@@ -31,6 +31,22 @@ enum SyncFixtures {
         return records
     }
 
+    /// The group `founder` founded (its admin), with each of `members` a member of it: its id and the view of it.
+    static func group(of founder: NodeIdentity, members: [NodeIdentity]) -> (GroupID, MembershipView) {
+        let group = GroupID(founder: founder.author)
+        var logs: [AuthorID: MembershipView.Log] = [
+            founder.author: .init(group: group, node: founder.node, admin: true, removedThrough: nil)
+        ]
+        for member in members {
+            logs[member.author] = .init(group: group, node: member.node, admin: false, removedThrough: nil)
+        }
+        let view = MembershipView(
+            groups: [group: .init(id: group, name: "g", open: false, network: false, log: founder.author)],
+            logs: logs
+        )
+        return (group, view)
+    }
+
     /// An engine over `store` with the anti-entropy timer off: a test drives every round itself.
     static func engine(store: any SyncStorage, us: NodeIdentity) -> SyncEngine {
         var configuration = SyncConfiguration()
