@@ -72,8 +72,9 @@ struct HeldRecordsTests {
                 return false
             }
             group.addTask {
-                // Only bounds a broken run: the round is queued at once.
-                try? await Task.sleep(for: .seconds(30))
+                // Only bounds a broken run: the round is queued at once (90 s, as the in-process waits: a parallel
+                // run once starved a test process for about 30 s).
+                try? await Task.sleep(for: .seconds(90))
                 return false
             }
             let first = await group.next() ?? false

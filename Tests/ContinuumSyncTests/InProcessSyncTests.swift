@@ -324,12 +324,12 @@ struct InProcessSyncTests {
         #expect(await link.opened(), "a first round did not finish")
         let fetcher = await b.startFetcher()
         defer { fetcher.cancel() }
-        try await SyncFixtures.waitUntil("B's commit of the photo began", gate.arrivals, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B's commit of the photo began", gate.arrivals) {
             await gate.passed == [[hash]]
         }
         // The commit is held. A writes a record; the session that brought the photo reads it and B stores it.
         await a.write([ones[1]])
-        try await SyncFixtures.waitUntil("B stored A's new record", bEvents, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B stored A's new record", bEvents) {
             await b.held().contains(ones[1].id)
         }
         #expect(try await b.store.photoBytes(hash) == nil, "the photo is not committed yet")
@@ -439,7 +439,7 @@ struct InProcessSyncTests {
         try await SyncFixtures.waitUntil("B's first look is held", gate.arrivals) { await gate.passed.count >= 1 }
 
         await a.write([post])
-        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents) {
             (try? await b.store.photoBytes(hash)) != nil
         }
         let asked: (InMemoryLink, MemoryNode) -> Int = { link, node in
@@ -527,7 +527,7 @@ struct InProcessSyncTests {
         let hash = try await a.store.holdPhoto(bytes)
         await b.store.lack(MissingPhoto(hash: hash, bytes: UInt64(bytes.count), post: post, groups: [group]))
         await b.engine.photos.poke()
-        try await SyncFixtures.waitUntil("B holds the new photo", b.store.looked, timeout: .seconds(30)) {
+        try await SyncFixtures.waitUntil("B holds the new photo", b.store.looked) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
             (try? await b.store.photoBytes(hash)) != nil
         }
