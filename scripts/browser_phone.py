@@ -419,6 +419,10 @@ def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
         steps.run('an invite\'s QR address opened on a phone says what it is for', invite_opened_on_phone, guest)
 
         def guest_comments_and_reacts():
+            # Alice's post, made right after Bob's join, reaches Bob at once most of the time, but on a clean clone
+            # it twice came only later (a 404 on Bob for over 30 s; the cause is not found yet, and an anti-entropy
+            # round, every 60 s, brings it): the comment's wait below is for the comment, not for the post.
+            t.wait_for("Alice's Party post on Bob", lambda: bob.get(f'/api/posts/{alices}')['id'] == alices, 90)
             guest.js(f"location.hash = '#/post/{alices}'")
             box = guest.wait_css('#comment-text', 15)
             guest.type(box, 'Lovely cake!')
