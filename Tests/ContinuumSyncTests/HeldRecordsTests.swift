@@ -3,6 +3,7 @@ import ContinuumSession
 import ContinuumWire
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import ContinuumSync
@@ -60,28 +61,21 @@ struct HeldRecordsTests {
         try await session.receive(.records(live: true, [record.bytes]))
         await session.finishIntake()
         #expect(await store.ingested.isEmpty, "a record of a log not known here was stored")
-        // The round's CLOCK, or the ACK ahead of it: whatever the session queues next, until a clock.
-        let asked = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                while let message = await session.outbox.next() {
-                    switch message {
-                    case .clock, .clockSince: return true
-                    default: continue
-                    }
-                }
-                return false
+        // What the session queues (the ACK, then the round's CLOCK), each told as it leaves the outbox.
+        let (sent, sending) = AsyncStream<WireMessage>.makeStream()
+        let clocks = NIOLockedValueBox(0)
+        let writer = Task {
+            while let message = await session.outbox.next() {
+                if case .clock = message { clocks.withLockedValue { $0 += 1 } }
+                if case .clockSince = message { clocks.withLockedValue { $0 += 1 } }
+                sending.yield(message)
             }
-            group.addTask {
-                // Only bounds a broken run: the round is queued at once (90 s, as the in-process waits: a parallel
-                // run once starved a test process for about 30 s).
-                try? await Task.sleep(for: .seconds(90))
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+            sending.finish()
         }
-        #expect(asked, "no round of ours asked for the record held back")
+        defer { writer.cancel() }
+        try await SyncFixtures.waitUntil("a round of ours asks for the record held back", sent) {
+            clocks.withLockedValue { $0 } >= 1
+        }
         await session.close()
     }
 
