@@ -175,14 +175,8 @@ extension PeerSession {
     /// posts, those a peer relays (it may not have the photo yet), and small photos (asked for together, once
     /// stored: ``ownLivePosts(of:_:)``) are not among them.
     func livePostPhotos(of batch: StoreBatch<VerifiedRecord>) -> [MissingPhoto] {
-        let posts = batch.parts.filter { $0.delivery != .catchUp }.flatMap(\.records).filter {
-            $0.header.kind == .post
-        }
-        guard !posts.isEmpty else { return [] }
-        let groups = scope.groupsOfPeerLogs(among: posts.map(\.header.author))
-        return posts.compactMap { record in
-            guard let group = groups[record.header.author], case .post(_, let photo, _) = record.body,
-                photo.byteCount > UInt64(WireLimits.smallPhotoBytes)
+        ownLivePosts(in: batch).compactMap { record, group in
+            guard case .post(_, let photo, _) = record.body, photo.byteCount > UInt64(WireLimits.smallPhotoBytes)
             else { return nil }
             return MissingPhoto(
                 hash: photo.sha256,
@@ -200,12 +194,20 @@ extension PeerSession {
     /// the photo yet), are left to the fetcher's look.
     func ownLivePosts(of batch: StoreBatch<VerifiedRecord>, _ ingested: Ingested) -> [PostID] {
         let stored = Set(ingested.stored)
-        let posts = batch.parts.filter { $0.delivery != .catchUp }.flatMap(\.records).filter { record in
-            record.header.kind == .post && stored.contains(record.id) && ingested.brokeRules[record.id] == nil
+        return ownLivePosts(in: batch).map(\.record).filter { record in
+            stored.contains(record.id) && ingested.brokeRules[record.id] == nil
+        }.map { PostID($0.id) }
+    }
+
+    /// The posts of `batch` that came live (gossip or push) and are of one of the peer's own logs, each with its
+    /// log's group.
+    private func ownLivePosts(in batch: StoreBatch<VerifiedRecord>) -> [(record: VerifiedRecord, group: GroupID)] {
+        let posts = batch.parts.filter { $0.delivery != .catchUp }.flatMap(\.records).filter {
+            $0.header.kind == .post
         }
         guard !posts.isEmpty else { return [] }
-        let own = scope.logsOfPeer(among: posts.map(\.header.author))
-        return posts.filter { own.contains($0.header.author) }.map { PostID($0.id) }
+        let groups = scope.groupsOfPeerLogs(among: posts.map(\.header.author))
+        return posts.compactMap { record in groups[record.header.author].map { (record, $0) } }
     }
 
     /// Records held back (of logs not known here as members yet, such as a live post of a group joined a moment ago
