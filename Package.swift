@@ -43,6 +43,8 @@ let package = Package(
             dependencies: [
                 "ContinuumCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the one call GRDB does not wrap: the writer's WAL hook (WALCheckpointer).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

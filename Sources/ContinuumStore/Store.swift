@@ -96,6 +96,8 @@ public struct ContinuumStore: Sendable {
 
     /// The write-ahead log's path: every commit, by any process, writes there (``writeStamp()``). Nil in memory.
     private let walPath: String?
+    /// Copies the WAL back into the database file off the writer's thread. Nil in memory.
+    let checkpointer: WALCheckpointer?
 
     /// A stamp of the write-ahead log (its size and modification time) that changes whenever any connection, in
     /// this process or another, commits: a poll that sees the same stamp knows nothing was written, without a query.
@@ -108,6 +110,12 @@ public struct ContinuumStore: Sendable {
 
     /// Opens (creating if needed) a store at explicit locations.
     public init(databaseURL: URL, assets: AssetStore, logger: Logger) throws {
+        try self.init(databaseURL: databaseURL, assets: assets, logger: logger, checkpoints: .init())
+    }
+
+    /// Opens a store whose WAL is checkpointed in the background at `checkpoints` (tests lower them).
+    init(databaseURL: URL, assets: AssetStore, logger: Logger, checkpoints: WALCheckpointer.Limits) throws {
+        let checkpointer = WALCheckpointer(databasePath: databaseURL.path, limits: checkpoints, logger: logger)
         var configuration = Configuration()
         configuration.busyMode = .timeout(Double(Self.busyTimeoutMilliseconds) / 1000)
         configuration.label = "continuum"
@@ -119,11 +127,12 @@ public struct ContinuumStore: Sendable {
             // Page cache: 16 MiB for the one writer (ingest touches index pages all over: with 8 MiB, 100,000 records
             // stored 15 % slower, Docs/BENCHMARKS.md), 2 MiB for each reader (readers run short queries).
             try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -16384")
-            // Checkpoint the WAL less often: a page changed by many transactions is copied back once.
-            try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
             // Erased content is overwritten with zeros in the file, not only unlinked (PROTOCOL.md §2.6).
             try db.execute(sql: "PRAGMA secure_delete = ON")
             db.add(function: Self.distanceFunction)
+            // The writer's commits ask for checkpoints, done on a thread of the checkpointer's (SQLite's own
+            // auto-checkpoint ran them in the commit that crossed its threshold).
+            if !db.configuration.readonly { checkpointer.install(on: db) }
         }
         let pool: DatabasePool
         do {
@@ -135,11 +144,23 @@ public struct ContinuumStore: Sendable {
         } catch let error as DatabaseError {
             throw StoreError(.database, "cannot open the store at \(databaseURL.path): \(error.message ?? "\(error)")")
         }
-        try self.init(database: pool, assets: assets, logger: logger, walPath: databaseURL.path + "-wal")
+        try self.init(
+            database: pool,
+            assets: assets,
+            logger: logger,
+            walPath: databaseURL.path + "-wal",
+            checkpointer: checkpointer
+        )
     }
 
     /// A store over a database already opened: refuses one of protocol v1, then runs pending migrations.
-    init(database: any DatabaseWriter, assets: AssetStore, logger: Logger, walPath: String? = nil) throws {
+    init(
+        database: any DatabaseWriter,
+        assets: AssetStore,
+        logger: Logger,
+        walPath: String? = nil,
+        checkpointer: WALCheckpointer? = nil
+    ) throws {
         do {
             try Self.refuseProtocolV1(database, at: walPath.map { URL(fileURLWithPath: $0) })
             try Schema.migrator.migrate(database)
@@ -152,6 +173,7 @@ public struct ContinuumStore: Sendable {
         self.assets = assets
         self.logger = logger
         self.walPath = walPath
+        self.checkpointer = checkpointer
     }
 
     /// A store written before protocol v2 holds records that cannot be converted: they are signed by their authors.
@@ -188,7 +210,10 @@ public struct ContinuumStore: Sendable {
     /// Closes the database connections. A compaction running in the background (``compact()``) finishes first;
     /// none starts after.
     public func close() throws {
-        try lifecycle.close { try database.close() }
+        try lifecycle.close {
+            try checkpointer?.close()
+            try database.close()
+        }
     }
 
     /// Finishes the compaction that erasures from peers are waiting for (at once, not after the usual second), so
