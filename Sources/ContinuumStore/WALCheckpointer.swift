@@ -32,7 +32,7 @@ final class WALCheckpointer: Sendable {
         var closed = false
         /// The checkpoints' connection, opened at the first.
         var connection: DatabaseQueue?
-        /// Checkpoints done in the background, and by the writer itself.
+        /// Checkpoints done in the background, and tried by the writer itself.
         var done = (background: 0, inline: 0)
     }
 
@@ -48,7 +48,8 @@ final class WALCheckpointer: Sendable {
         self.logger = logger
     }
 
-    /// Checkpoints done so far in the background, and by the writer itself.
+    /// Checkpoints done so far in the background, and tried by the writer itself (one the background's running
+    /// checkpoint kept busy counts too).
     var checkpoints: (background: Int, inline: Int) { state.withLock { $0.done } }
 
     /// Makes this checkpointer the WAL hook of the writer's connection, in place of SQLite's auto-checkpoint.
