@@ -12,12 +12,31 @@ import Testing
 /// stored again; a record at a held sequence that differs (a fork) is verified and stored as usual.
 @Suite("Held records are dropped before verification")
 struct HeldRecordsTests {
+    /// This node and a sender, both members of one group, over an in-memory store.
+    struct Members {
+        let us: NodeIdentity
+        let sender: NodeIdentity
+        let group: GroupID
+        let view: MembershipView
+        let store: MemorySyncStorage
+
+        init() throws {
+            us = try SyncFixtures.identity(1)
+            sender = try SyncFixtures.identity(2)
+            (group, view) = SyncFixtures.group(of: us, members: [sender])
+            store = MemorySyncStorage(view: view)
+        }
+
+        /// A session with the sender, registered with an engine over the store.
+        func session() async -> PeerSession {
+            await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
+        }
+    }
+
     @Test("held bytes are never verified (a broken copy held is acknowledged); a fork is verified and stored")
     func heldDroppedForkKept() async throws {
-        let us = try SyncFixtures.identity(1)
-        let sender = try SyncFixtures.identity(2)
-        let (group, view) = SyncFixtures.group(of: us, members: [sender])
-        let store = MemorySyncStorage(view: view)
+        let members = try Members()
+        let (sender, store) = (members.sender, members.store)
         let records = try SyncFixtures.profileLog(of: sender, 3)
         // Held: records 1 and 2 as signed, and at 3 a copy with its last byte flipped (its content no longer
         // matches its header). Only a node that parsed or verified held records would notice.
@@ -27,7 +46,7 @@ struct HeldRecordsTests {
         var broken = records[2].bytes
         broken[broken.count - 1] ^= 0xFF
         await store.hold(broken, id: records[2].id, author: sender.author, sequence: 3)
-        let session = await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
+        let session = await members.session()
 
         try await session.receive(.records(live: true, [records[0].bytes, records[1].bytes, broken]))
         // A store runs beside the session's reads: wait for it.
@@ -47,15 +66,13 @@ struct HeldRecordsTests {
 
     @Test("a live record of a log not known here is held back, and a round of ours asks for it at once")
     func heldBackLiveRecordAsksAgain() async throws {
-        let us = try SyncFixtures.identity(1)
-        let sender = try SyncFixtures.identity(2)
         // The sender is a member; the author of the record it relays (a member who joined a moment ago, whose
         // member record has not come here yet) is not known.
-        let (group, view) = SyncFixtures.group(of: us, members: [sender])
-        let store = MemorySyncStorage(view: view)
+        let members = try Members()
+        let store = members.store
         let newcomer = try SyncFixtures.identity(3)
         let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]
-        let session = await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
+        let session = await members.session()
         session.outbox.uncork()
 
         try await session.receive(.records(live: true, [record.bytes]))
