@@ -121,14 +121,39 @@ struct StoreBench: BenchSubcommand {
         await storeOnly.finishPendingErasures()
         try storeOnly.close()
         try? FileManager.default.removeItem(at: storeOnlyDirectory.url)
+        let storeRate = Double(corpus.count) / storeSeconds
         say(
             "          parts: parse+verify alone (2 threads) \(format(Double(corpus.count) / verifyOnly)) records/s; "
-                + "store alone (1 thread, 1 transaction per batch) \(format(Double(corpus.count) / storeSeconds)) records/s, "
+                + "store alone (1 thread, 1 transaction per batch) \(format(storeRate)) records/s, "
                 + "\(format(storeCPU * 1e6 / Double(corpus.count), 1)) µs of CPU per record",
             [
                 "parts.verifyRecordsPerSecond": Double(corpus.count) / verifyOnly,
-                "parts.storeRecordsPerSecond": Double(corpus.count) / storeSeconds,
+                "parts.storeRecordsPerSecond": storeRate,
                 "parts.storeCPUMicrosecondsPerRecord": storeCPU * 1e6 / Double(corpus.count),
+            ]
+        )
+        try measureFloor(verified, storeRate: storeRate, root: root)
+    }
+
+    /// The record log's floor on this disk (``RecordLogFloor``), the same records in the same batches, beside the
+    /// store alone.
+    func measureFloor(_ verified: [VerifiedRecord], storeRate: Double, root: URL) throws {
+        let rows = verified.map {
+            (
+                id: $0.id.bytes, author: $0.header.author.bytes, sequence: Int64($0.header.sequence),
+                bytes: Data($0.bytes)
+            )
+        }
+        let floor = try RecordLogFloor.measure(rows, batch: batch, in: root, cpuSeconds: processCPUSeconds)
+        say(
+            "baseline  SQLite on this disk, the records as rows of a bare log (unique random id, unique author and "
+                + "sequence; durable transactions of \(batch)): \(format(floor.perSecond)) rows/s, "
+                + "\(format(floor.cpuMicroseconds, 1)) µs of CPU per row; the store alone is "
+                + "\(format(storeRate / floor.perSecond, 2))x that rate",
+            [
+                "baseline.recordLogRowsPerSecond": floor.perSecond,
+                "baseline.recordLogCPUMicrosecondsPerRow": floor.cpuMicroseconds,
+                "parts.storeToRecordLog": storeRate / floor.perSecond,
             ]
         )
     }
