@@ -95,12 +95,8 @@ extension PeerSession {
     func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
         let sorting = scope.sort(batch.records)
         logSorting(sorting)
-        let kept = StoreBatch(
-            parts: batch.parts.compactMap { part in
-                let records = part.records.filter { sorting.keep.contains($0.id) }
-                return records.isEmpty ? nil : StoreBatch.Part(delivery: part.delivery, records: records)
-            }
-        )
+        askingAgain.held += sorting.heldBack
+        let kept = Self.kept(batch, sorting)
         let ingested: Ingested
         let asked: Set<PostID>
         do {
@@ -127,9 +123,9 @@ extension PeerSession {
                 return machine.storeFailed()
             }
         }
-        // A round's batch asks again only when it made logs known: a round of ours while the peer streams one
-        // would be answered with much of what is still coming.
-        if membershipChanged || batch.parts.contains(where: { $0.delivery != .catchUp }) {
+        // A live batch asks again for what it held back; a round's only once logs are made known (``membersChanged()``,
+        // already told if by this batch): a round of ours while the peer streams one gets much of what is coming.
+        if !membershipChanged, batch.parts.contains(where: { $0.delivery != .catchUp }) {
             askAgain(afterHolding: sorting.heldBack)
         }
         let heldCount = batch.refs.count - batch.count
@@ -150,6 +146,17 @@ extension PeerSession {
                 wasted: sorting.outOfScope.count,
                 raced: max(0, duplicates)
             )
+        )
+    }
+
+    /// The parts of `batch` with only the records `sorting` keeps (a part left with none goes).
+    private static func kept(_ batch: StoreBatch<VerifiedRecord>, _ sorting: BatchSorting) -> StoreBatch<VerifiedRecord>
+    {
+        StoreBatch(
+            parts: batch.parts.compactMap { part in
+                let records = part.records.filter { sorting.keep.contains($0.id) }
+                return records.isEmpty ? nil : StoreBatch.Part(delivery: part.delivery, records: records)
+            }
         )
     }
 
@@ -217,6 +224,8 @@ extension PeerSession {
     /// after it), so a peer that keeps sending records of unknown logs gets one round after another, never a pile.
     private func askAgain(afterHolding heldBack: Int) {
         guard heldBack > 0 else { return }
+        // The round asks for every record still missing: those held back before it too.
+        askingAgain.held = 0
         guard !askingAgain.running else {
             askingAgain.again = true
             return
@@ -233,6 +242,13 @@ extension PeerSession {
         } while askingAgain.again && !closed
         askingAgain.running = false
     }
+
+    /// Who is in which group was read again (``SyncEngine/refreshMembership()``), and logs may be known now that
+    /// were not: records held back since the last round that asked again, from a round's batches too (the peer's
+    /// answer to a HAVE, or its catch-up after skipping live gossip, may bring a log's records before the member
+    /// record that makes it known, from this peer or another), are asked for again now, not at the next
+    /// anti-entropy round.
+    func membersChanged() { askAgain(afterHolding: askingAgain.held) }
 
     /// How long a round that asks again is waited for before the next one may start.
     static let askAgainWait: Duration = .seconds(30)

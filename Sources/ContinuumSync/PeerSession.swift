@@ -52,8 +52,9 @@ actor PeerSession {
     /// reason the connection closed, although the loop only sees it end.
     private(set) var refusal: WireError?
     /// A round of ours that asks again for records held back is under way, and more were held back meanwhile
-    /// (``askAgain(afterHolding:)``).
-    var askingAgain = (running: false, again: false)
+    /// (``askAgain(afterHolding:)``); and how many records were held back since the last such round began, which
+    /// wait for the logs they need to be known (``membersChanged()``).
+    var askingAgain = (running: false, again: false, held: 0)
 
     /// `clocks`: those last exchanged with the peer, as the store kept them (``loadClocks(of:store:logger:)``).
     init(

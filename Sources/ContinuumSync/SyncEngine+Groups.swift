@@ -28,7 +28,8 @@ struct Admission: Sendable {
 
 extension SyncEngine {
     /// Reads who belongs to which group again, and brings every session's scope in step: a session whose peer was
-    /// removed from every group it shared ends with ERROR *not a member*.
+    /// removed from every group it shared ends with ERROR *not a member*; the others ask again for the records they
+    /// held back, whose logs may be known now (``PeerSession/membersChanged()``).
     public func refreshMembership() async {
         let view: MembershipView
         do {
@@ -41,7 +42,10 @@ extension SyncEngine {
         for session in sessions.values {
             let before = session.scope.groups
             let left = session.scope.update(view)
-            guard left.isEmpty, !before.isEmpty else { continue }
+            guard left.isEmpty, !before.isEmpty else {
+                await session.membersChanged()
+                continue
+            }
             logger.notice(
                 "the peer was removed from every group this node shares with it; ending the session",
                 metadata: ["peer.id": "\(session.peer.short)"]

@@ -96,6 +96,48 @@ struct HeldRecordsTests {
         await session.close()
     }
 
+    @Test("a record held back from a round's batch is asked for again once its log is known, by any way")
+    func heldBackCatchUpRecordAsksAgainOnceKnown() async throws {
+        // The sender answers a round of ours with a record of a member whose member record has not come here yet;
+        // that record then comes another way (another peer, a write here): the view changes, and the engine reads
+        // it again.
+        let members = try Members()
+        let store = members.store
+        let newcomer = try SyncFixtures.identity(3)
+        let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]
+        let session = await members.session()
+        session.outbox.uncork()
+        let (sent, sending) = AsyncStream<WireMessage>.makeStream()
+        let clocks = NIOLockedValueBox(0)
+        let writer = Task {
+            while let message = await session.outbox.next() {
+                if case .clock = message { clocks.withLockedValue { $0 += 1 } }
+                if case .clockSince = message { clocks.withLockedValue { $0 += 1 } }
+                sending.yield(message)
+            }
+            sending.finish()
+        }
+        defer { writer.cancel() }
+        let round = try #require(await session.startRound())
+        try await SyncFixtures.waitUntil("our round's CLOCK is sent", sent) { clocks.withLockedValue { $0 } == 1 }
+
+        try await session.receive(.records(live: false, [record.bytes]))
+        await session.finishIntake()
+        #expect(await store.ingested.isEmpty, "a record of a log not known here was stored")
+        try await session.receive(.done(round: round))
+        #expect(await session.waitForRound(round, timeout: .seconds(90)), "the round did not finish")
+        #expect(clocks.withLockedValue { $0 } == 1, "a round's batch that made no log known asked again")
+
+        let (group, view) = SyncFixtures.group(of: members.us, members: [members.sender, newcomer])
+        #expect(group == members.group)
+        await store.setView(view)
+        await session.engine.refreshMembership()
+        try await SyncFixtures.waitUntil("a round of ours asks for the record held back", sent) {
+            clocks.withLockedValue { $0 } >= 2
+        }
+        await session.close()
+    }
+
     @Test("a record's author and sequence are read from their place in the header")
     func positionInHeader() throws {
         let sender = try SyncFixtures.identity(2)

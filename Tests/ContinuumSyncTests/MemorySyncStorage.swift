@@ -16,7 +16,7 @@ import Foundation
 /// and may hold it; `beforeLook` holds a look, as a large store's does.
 actor MemorySyncStorage: SyncStorage {
     private var stored: [StoredRecord] = []
-    private let view: MembershipView
+    private var view: MembershipView
     /// The records of every `ingest`, in order.
     private(set) var ingested: [[VerifiedRecord]] = []
 
@@ -49,6 +49,9 @@ actor MemorySyncStorage: SyncStorage {
         self.view = view
         (looked, lookedNow) = AsyncStream.makeStream()
     }
+
+    /// Who is in which group from now on, as records stored through another session or written here would make it.
+    func setView(_ view: MembershipView) { self.view = view }
 
     func setAfterCommit(_ hook: @escaping @Sendable () async -> Void) { afterCommit = hook }
 
