@@ -419,12 +419,11 @@ def guest_steps(steps, t, alice, bob, owner, driver, artifacts, fixtures, state)
         steps.run('an invite\'s QR address opened on a phone says what it is for', invite_opened_on_phone, guest)
 
         def guest_comments_and_reacts():
-            # Alice's post, made right after Bob's join, reaches Bob at once most of the time, but on a clean clone
-            # it twice came only later (a 404 on Bob for over 30 s, until an anti-entropy round, every 60 s). One
-            # cause that fits was fixed (records a round's batch held back were asked again only when that very batch
-            # made their log known); not seen to be the cause, so the wait stays: the comment's wait below is for the
-            # comment, not for the post.
-            t.wait_for("Alice's Party post on Bob", lambda: bob.get(f'/api/posts/{alices}')['id'] == alices, 90)
+            # Alice's post, made right after Bob's join, came live to Bob before the group record that makes its log
+            # known there: held back, it was asked for again by a round alone, which the sender answers without what
+            # it sent down the connection already, and came only at the next anti-entropy round (up to 60 s). Bob
+            # now asks for it by a REQUEST of its position (PROTOCOL.md §7.8.6).
+            t.wait_for("Alice's Party post on Bob", lambda: bob.get(f'/api/posts/{alices}')['id'] == alices, 30)
             guest.js(f"location.hash = '#/post/{alices}'")
             box = guest.wait_css('#comment-text', 15)
             guest.type(box, 'Lovely cake!')

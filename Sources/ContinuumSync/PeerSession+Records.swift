@@ -95,7 +95,7 @@ extension PeerSession {
     func storeBatch(_ batch: StoreBatch<VerifiedRecord>) async -> [Machine.Action] {
         let sorting = scope.sort(batch.records)
         logSorting(sorting)
-        askingAgain.held += sorting.heldBack
+        heldPositions.insert(sorting.held)
         let kept = Self.kept(batch, sorting)
         let ingested: Ingested
         let asked: Set<PostID>
@@ -125,8 +125,8 @@ extension PeerSession {
         }
         // A live batch asks again for what it held back; a round's only once logs are made known (``membersChanged()``,
         // already told if by this batch): a round of ours while the peer streams one gets much of what is coming.
-        if !membershipChanged, batch.parts.contains(where: { $0.delivery != .catchUp }) {
-            askAgain(afterHolding: sorting.heldBack)
+        if !membershipChanged, sorting.heldBack > 0, batch.parts.contains(where: { $0.delivery != .catchUp }) {
+            askAgain()
         }
         let heldCount = batch.refs.count - batch.count
         let duplicates = kept.count - ingested.stored.count - ingested.forks.count
@@ -218,14 +218,15 @@ extension PeerSession {
     }
 
     /// Records held back (of logs not known here as members yet, such as a live post of a group joined a moment ago
-    /// whose records have not come, or logs that the batch that held them made known) are asked for again by a round
-    /// of our own now, not at the next anti-entropy round, up to a minute later. Each such round stores what it is
-    /// sent, so these end once nothing new is learned; one runs at a time (records held back meanwhile get one more
-    /// after it), so a peer that keeps sending records of unknown logs gets one round after another, never a pile.
-    private func askAgain(afterHolding heldBack: Int) {
-        guard heldBack > 0 else { return }
-        // The round asks for every record still missing: those held back before it too.
-        askingAgain.held = 0
+    /// whose records have not come, or logs that the batch that held them made known) are asked for again now, not at
+    /// the next anti-entropy round: by a round of ours, which brings what else this node lacks (first, so that the
+    /// member records it brings are stored before the records they make known), then by a REQUEST of their positions,
+    /// since the peer sends no record twice down one connection in a round (PROTOCOL.md §7.8.7). What comes is
+    /// stored, or held back again until logs are made known (``membersChanged()``), so these end once nothing new is
+    /// learned; one runs at a time (records held back meanwhile get one more after it), so a peer that keeps sending
+    /// records of unknown logs gets one after another, never a pile.
+    private func askAgain() {
+        guard !heldPositions.isEmpty else { return }
         guard !askingAgain.running else {
             askingAgain.again = true
             return
@@ -237,18 +238,19 @@ extension PeerSession {
     private func askAgainRounds() async {
         repeat {
             askingAgain.again = false
-            guard let round = await startRound() else { break }
+            let held = heldPositions.takeRanges()
+            guard !held.isEmpty, let round = await startRound() else { break }
+            send(.request(held))
             _ = await waitForRound(round, timeout: Self.askAgainWait)
         } while askingAgain.again && !closed
         askingAgain.running = false
     }
 
     /// Who is in which group was read again (``SyncEngine/refreshMembership()``), and logs may be known now that
-    /// were not: records held back since the last round that asked again, from a round's batches too (the peer's
-    /// answer to a HAVE, or its catch-up after skipping live gossip, may bring a log's records before the member
-    /// record that makes it known, from this peer or another), are asked for again now, not at the next
-    /// anti-entropy round.
-    func membersChanged() { askAgain(afterHolding: askingAgain.held) }
+    /// were not: records held back since they were last asked for, from a round's batches too (the peer's answer to
+    /// a HAVE, or its catch-up after skipping live gossip, may bring a log's records before the member record that
+    /// makes it known, from this peer or another), are asked for again now.
+    func membersChanged() { askAgain() }
 
     /// How long a round that asks again is waited for before the next one may start.
     static let askAgainWait: Duration = .seconds(30)

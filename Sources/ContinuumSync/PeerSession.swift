@@ -51,10 +51,10 @@ actor PeerSession {
     /// The ERROR this side closed the session with from outside its read loop (a store's outcome, a timer's): the
     /// reason the connection closed, although the loop only sees it end.
     private(set) var refusal: WireError?
-    /// A round of ours that asks again for records held back is under way, and more were held back meanwhile
-    /// (``askAgain(afterHolding:)``); and how many records were held back since the last such round began, which
-    /// wait for the logs they need to be known (``membersChanged()``).
-    var askingAgain = (running: false, again: false, held: 0)
+    /// Asking again for records held back is under way, and more were held back meanwhile (``askAgain()``).
+    var askingAgain = (running: false, again: false)
+    /// Where the records held back since they were last asked for again are, in their logs (``membersChanged()``).
+    var heldPositions = HeldPositions()
 
     /// `clocks`: those last exchanged with the peer, as the store kept them (``loadClocks(of:store:logger:)``).
     init(

@@ -160,7 +160,7 @@ private struct BatchSorter {
             learnedNodes.insert(change.node)
             sorting.keep.insert(record.id)
         } else {
-            sorting.heldBack += 1
+            sorting.held.append(record.ref)
         }
     }
 
@@ -204,7 +204,7 @@ private struct BatchSorter {
         guard record.header.kind == .unknown,
             view.carriesAccountLog(author, in: groups) || (view.logs[author] == nil && learnedNodes.contains(node))
         else {
-            sorting.heldBack += 1
+            sorting.held.append(record.ref)
             return
         }
         sorting.keep.insert(record.id)
@@ -254,8 +254,10 @@ private struct BatchSorter {
 struct BatchSorting: Hashable {
     /// The records to store.
     var keep: Set<RecordID> = []
-    /// Records of logs not known as members' yet: not stored.
-    var heldBack = 0
+    /// Records of logs not known as members' yet: not stored (asked for again, ``HeldPositions``).
+    var held: [RecordRef] = []
+    /// How many records were held back.
+    var heldBack: Int { held.count }
     /// Records of removed members after what their removal kept: not stored.
     var removed = 0
     /// Authors of member records who are not admins of the group (here, yet): those records are not stored.

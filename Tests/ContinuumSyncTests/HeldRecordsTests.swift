@@ -33,6 +33,30 @@ struct HeldRecordsTests {
         }
     }
 
+    /// What a session queues, each message told as it leaves the outbox, with the rounds (CLOCK or CLOCK_SINCE)
+    /// and the REQUESTs among them counted.
+    struct Outgoing {
+        let sent: AsyncStream<WireMessage>
+        let clocks = NIOLockedValueBox(0)
+        let requests = NIOLockedValueBox<[[LogRange]]>([])
+        let writer: Task<Void, Never>
+
+        init(_ session: PeerSession) {
+            let (sent, sending) = AsyncStream<WireMessage>.makeStream()
+            self.sent = sent
+            let (clocks, requests) = (clocks, requests)
+            writer = Task {
+                while let message = await session.outbox.next() {
+                    if case .clock = message { clocks.withLockedValue { $0 += 1 } }
+                    if case .clockSince = message { clocks.withLockedValue { $0 += 1 } }
+                    if case .request(let ranges) = message { requests.withLockedValue { $0.append(ranges) } }
+                    sending.yield(message)
+                }
+                sending.finish()
+            }
+        }
+    }
+
     @Test("held bytes are never verified (a broken copy held is acknowledged); a fork is verified and stored")
     func heldDroppedForkKept() async throws {
         let members = try Members()
@@ -64,7 +88,7 @@ struct HeldRecordsTests {
         await session.close()
     }
 
-    @Test("a live record of a log not known here is held back, and a round of ours asks for it at once")
+    @Test("a live record of a log not known here is held back, and asked for again at once, by position")
     func heldBackLiveRecordAsksAgain() async throws {
         // The sender is a member; the author of the record it relays (a member who joined a moment ago, whose
         // member record has not come here yet) is not known.
@@ -79,24 +103,18 @@ struct HeldRecordsTests {
         await session.finishIntake()
         #expect(await store.ingested.isEmpty, "a record of a log not known here was stored")
         // What the session queues (the ACK, then the round's CLOCK), each told as it leaves the outbox.
-        let (sent, sending) = AsyncStream<WireMessage>.makeStream()
-        let clocks = NIOLockedValueBox(0)
-        let writer = Task {
-            while let message = await session.outbox.next() {
-                if case .clock = message { clocks.withLockedValue { $0 += 1 } }
-                if case .clockSince = message { clocks.withLockedValue { $0 += 1 } }
-                sending.yield(message)
-            }
-            sending.finish()
-        }
-        defer { writer.cancel() }
-        try await SyncFixtures.waitUntil("a round of ours asks for the record held back", sent) {
-            clocks.withLockedValue { $0 } >= 1
+        let outbox = Outgoing(session)
+        defer { outbox.writer.cancel() }
+        let (sent, clocks, requests) = (outbox.sent, outbox.clocks, outbox.requests)
+        // The sender sent it down this connection already: only a REQUEST of its position brings it again.
+        let held = [LogRange(author: newcomer.author, range: 1...1)]
+        try await SyncFixtures.waitUntil("a round of ours, then a REQUEST for the record held back", sent) {
+            clocks.withLockedValue { $0 } >= 1 && requests.withLockedValue { $0 }.contains(held)
         }
         await session.close()
     }
 
-    @Test("a record held back from a round's batch is asked for again once its log is known, by any way")
+    @Test("a record held back from a round's batch is asked for again, by position, once its log is known by any way")
     func heldBackCatchUpRecordAsksAgainOnceKnown() async throws {
         // The sender answers a round of ours with a record of a member whose member record has not come here yet;
         // that record then comes another way (another peer, a write here): the view changes, and the engine reads
@@ -104,20 +122,14 @@ struct HeldRecordsTests {
         let members = try Members()
         let store = members.store
         let newcomer = try SyncFixtures.identity(3)
-        let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]
+        // Its second record, without the first (as a round's answer to a HAVE may bring it): the peer is not seen to
+        // hold the first, so nothing else asks for it.
+        let record = try SyncFixtures.profileLog(of: newcomer, 2)[1]
         let session = await members.session()
         session.outbox.uncork()
-        let (sent, sending) = AsyncStream<WireMessage>.makeStream()
-        let clocks = NIOLockedValueBox(0)
-        let writer = Task {
-            while let message = await session.outbox.next() {
-                if case .clock = message { clocks.withLockedValue { $0 += 1 } }
-                if case .clockSince = message { clocks.withLockedValue { $0 += 1 } }
-                sending.yield(message)
-            }
-            sending.finish()
-        }
-        defer { writer.cancel() }
+        let outbox = Outgoing(session)
+        defer { outbox.writer.cancel() }
+        let (sent, clocks, requests) = (outbox.sent, outbox.clocks, outbox.requests)
         let round = try #require(await session.startRound())
         try await SyncFixtures.waitUntil("our round's CLOCK is sent", sent) { clocks.withLockedValue { $0 } == 1 }
 
@@ -127,15 +139,43 @@ struct HeldRecordsTests {
         try await session.receive(.done(round: round))
         #expect(await session.waitForRound(round, timeout: .seconds(90)), "the round did not finish")
         #expect(clocks.withLockedValue { $0 } == 1, "a round's batch that made no log known asked again")
+        #expect(requests.withLockedValue { $0 }.isEmpty, "a round's batch that made no log known asked again")
 
         let (group, view) = SyncFixtures.group(of: members.us, members: [members.sender, newcomer])
         #expect(group == members.group)
         await store.setView(view)
         await session.engine.refreshMembership()
-        try await SyncFixtures.waitUntil("a round of ours asks for the record held back", sent) {
-            clocks.withLockedValue { $0 } >= 2
+        let held = [LogRange(author: newcomer.author, range: 2...2)]
+        try await SyncFixtures.waitUntil("a round of ours, then a REQUEST for the record held back", sent) {
+            clocks.withLockedValue { $0 } >= 2 && requests.withLockedValue { $0 } == [held]
         }
         await session.close()
+    }
+
+    @Test("held positions are asked for as ranges of consecutive sequences, each once, up to a limit")
+    func heldPositionsAsRanges() throws {
+        let (one, other) = (try SyncFixtures.identity(2).author, try SyncFixtures.identity(3).author)
+        func ref(_ author: AuthorID, _ sequence: UInt64) -> RecordRef {
+            RecordRef(
+                id: RecordID(unchecked: Data(repeating: UInt8(sequence % 256), count: 32)),
+                author: author,
+                sequence: sequence
+            )
+        }
+        var held = HeldPositions()
+        held.insert([ref(one, 3), ref(one, 1), ref(other, 7), ref(one, 2), ref(one, 5), ref(one, 2)])
+        #expect(held.count == 5)
+        let expected = [
+            one: [LogRange(author: one, range: 1...3), LogRange(author: one, range: 5...5)],
+            other: [LogRange(author: other, range: 7...7)],
+        ]
+        #expect(
+            held.takeRanges() == (one < other ? expected[one]! + expected[other]! : expected[other]! + expected[one]!)
+        )
+        #expect(held.isEmpty && held.takeRanges().isEmpty)
+        held.insert((1...UInt64(HeldPositions.limit + 10)).map { ref(one, $0 * 2) })
+        #expect(held.count == HeldPositions.limit)
+        #expect(held.takeRanges().count == HeldPositions.limit)
     }
 
     @Test("a record's author and sequence are read from their place in the header")
