@@ -153,6 +153,40 @@ struct InProcessSyncTests {
         await link.close()
     }
 
+    @Test("held back: a record that came live before its log was known here reaches B once it is")
+    func heldBackUntilKnown() async throws {
+        // A knows a newcomer as a member; B does not yet (its member record is on its way, say by another peer).
+        let (one, two, newcomer) = (
+            try SyncFixtures.identity(1), try SyncFixtures.identity(2), try SyncFixtures.identity(3)
+        )
+        let group = GroupID(founder: one.author)
+        let before = Self.view(group, founder: one, members: [one, two])
+        let after = Self.view(group, founder: one, members: [one, two, newcomer])
+        let a = try await MemoryNode.make(seed: 1, view: after)
+        let b = try await MemoryNode.make(seed: 2, view: before)
+        let bEvents = await b.engine.events()
+        let link = try await InMemoryLink.connect(a.engine, to: b.engine, sharing: [group])
+        #expect(await link.opened(), "a first round did not finish")
+
+        // Gossiped live to B, which holds it back, asks for it again and holds it back again. The newcomer's second
+        // record, ahead of what B knows A holds of that log (as a joiner's first post came before its group's records
+        // it had not yet): nothing but a REQUEST of its position brings it again, as A sent it down this link.
+        let record = try SyncFixtures.profileLog(of: newcomer, 2)[1]
+        let toB = link.deliveries(to: b.engine)
+        await a.write([record])
+        try await SyncFixtures.waitUntil("B was sent the record twice", toB) {
+            link.records(receivedBy: b.engine).filter { $0 == record.bytes }.count >= 2
+        }
+        #expect(await b.held().isEmpty, "B stored a record of a log it does not know")
+
+        // B learns the newcomer: the record comes again, by a REQUEST (A sent it down this link already).
+        await b.store.setView(after)
+        await b.engine.refreshMembership()
+        try await SyncFixtures.waitUntil("B holds the newcomer's record", bEvents) { await b.held() == [record.id] }
+        #expect(link.records(receivedBy: b.engine, live: true) == [record.bytes])
+        await link.close()
+    }
+
     @Test("scope: records of a group B is not in never reach B; those of the shared group do")
     func scope() async throws {
         let (one, two, secret) = (
