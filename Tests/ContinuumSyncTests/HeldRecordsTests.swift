@@ -12,10 +12,12 @@ import Testing
 /// stored again; a record at a held sequence that differs (a fork) is verified and stored as usual.
 @Suite("Held records are dropped before verification")
 struct HeldRecordsTests {
-    /// This node and a sender, both members of one group, over an in-memory store.
+    /// This node and a sender, both members of one group, over an in-memory store; and a newcomer, a member who
+    /// joined a moment ago and whose member record has not come here yet.
     struct Members {
         let us: NodeIdentity
         let sender: NodeIdentity
+        let newcomer: NodeIdentity
         let group: GroupID
         let view: MembershipView
         let store: MemorySyncStorage
@@ -23,6 +25,7 @@ struct HeldRecordsTests {
         init() throws {
             us = try SyncFixtures.identity(1)
             sender = try SyncFixtures.identity(2)
+            newcomer = try SyncFixtures.identity(3)
             (group, view) = SyncFixtures.group(of: us, members: [sender])
             store = MemorySyncStorage(view: view)
         }
@@ -30,6 +33,13 @@ struct HeldRecordsTests {
         /// A session with the sender, registered with an engine over the store.
         func session() async -> PeerSession {
             await SyncFixtures.registeredSession(store: store, us: us, peer: sender, view: view, group: group)
+        }
+
+        /// A session with the sender, its outbox uncorked and what it queues watched (cancel the watch's writer).
+        func watchedSession() async -> (PeerSession, Outgoing) {
+            let session = await session()
+            session.outbox.uncork()
+            return (session, Outgoing(session))
         }
     }
 
@@ -93,19 +103,16 @@ struct HeldRecordsTests {
         // The sender is a member; the author of the record it relays (a member who joined a moment ago, whose
         // member record has not come here yet) is not known.
         let members = try Members()
-        let store = members.store
-        let newcomer = try SyncFixtures.identity(3)
+        let (store, newcomer) = (members.store, members.newcomer)
         let record = try SyncFixtures.profileLog(of: newcomer, 1)[0]
-        let session = await members.session()
-        session.outbox.uncork()
+        // What the session queues (the ACK, then the round's CLOCK and the REQUEST), each told as it leaves.
+        let (session, outbox) = await members.watchedSession()
+        defer { outbox.writer.cancel() }
+        let (sent, clocks, requests) = (outbox.sent, outbox.clocks, outbox.requests)
 
         try await session.receive(.records(live: true, [record.bytes]))
         await session.finishIntake()
         #expect(await store.ingested.isEmpty, "a record of a log not known here was stored")
-        // What the session queues (the ACK, then the round's CLOCK), each told as it leaves the outbox.
-        let outbox = Outgoing(session)
-        defer { outbox.writer.cancel() }
-        let (sent, clocks, requests) = (outbox.sent, outbox.clocks, outbox.requests)
         // The sender sent it down this connection already: only a REQUEST of its position brings it again.
         let held = [LogRange(author: newcomer.author, range: 1...1)]
         try await SyncFixtures.waitUntil("a round of ours, then a REQUEST for the record held back", sent) {
@@ -120,14 +127,11 @@ struct HeldRecordsTests {
         // that record then comes another way (another peer, a write here): the view changes, and the engine reads
         // it again.
         let members = try Members()
-        let store = members.store
-        let newcomer = try SyncFixtures.identity(3)
+        let (store, newcomer) = (members.store, members.newcomer)
         // Its second record, without the first (as a round's answer to a HAVE may bring it): the peer is not seen to
         // hold the first, so nothing else asks for it.
         let record = try SyncFixtures.profileLog(of: newcomer, 2)[1]
-        let session = await members.session()
-        session.outbox.uncork()
-        let outbox = Outgoing(session)
+        let (session, outbox) = await members.watchedSession()
         defer { outbox.writer.cancel() }
         let (sent, clocks, requests) = (outbox.sent, outbox.clocks, outbox.requests)
         let round = try #require(await session.startRound())
