@@ -129,11 +129,12 @@ public struct ContinuumStore: Sendable {
             try db.execute(sql: db.configuration.readonly ? "PRAGMA cache_size = -2048" : "PRAGMA cache_size = -16384")
             // Erased content is overwritten with zeros in the file, not only unlinked (PROTOCOL.md §2.6).
             try db.execute(sql: "PRAGMA secure_delete = ON")
-            // Statement journals, sorts and temporary tables in memory: SQLite spilled them to files of its own under
-            // /var/tmp, unlinked but written to the disk with copies of the pages a statement changed (900 MiB for
-            // 100,000 records stored), where erased content would outlive its erasure. In memory, storing is also
-            // about 5 % faster (Docs/BENCHMARKS.md).
-            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // The writer's statement journals in memory: SQLite spilled them to files of its own under /var/tmp,
+            // unlinked but written to the disk with copies of the pages a statement changed (900 MiB for 100,000
+            // records stored), where erased content would outlive its erasure. Readers write no journal and keep the
+            // default: with theirs in memory, a reader's sort of the whole log (the sequence ceilings' grouping by
+            // author, as a store opens) took 70 ms longer at 170,000 records (Docs/BENCHMARKS.md).
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
             db.add(function: Self.distanceFunction)
             // The writer's commits ask for checkpoints, done on a thread of the checkpointer's (SQLite's own
             // auto-checkpoint ran them in the commit that crossed its threshold).
