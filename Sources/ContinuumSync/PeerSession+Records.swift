@@ -164,15 +164,19 @@ extension PeerSession {
     /// made are asked of it beside the commit (``livePostPhotos(of:)``); returns the posts whose photos were so
     /// handed to the fetcher, with what the store says.
     ///
-    /// Those photos, and their thumbnails, come on this session, which reads nothing more of the peer's until this
-    /// returns (a live batch is stored in line, ``perform(_:)``): they never meet a store without their post, which
-    /// keeps a photo only while a live post shows it.
+    /// Those photos, and their thumbnails, come on this session, whose machine acts on no photo frame while a store
+    /// is under way: they never meet a store without their post, which keeps a photo only while a live post shows
+    /// it. Until the store ends, however it ends, the fetcher knows that no post shows them yet for that reason
+    /// (``PhotoFetcher/photosStored(_:from:)``): its watchdog, which drops a photo no live post shows (erased while
+    /// it came), would otherwise drop each of them after a second of a slow store.
     private func ingest(_ kept: StoreBatch<VerifiedRecord>) async throws -> (Ingested, asked: Set<PostID>) {
         guard !kept.isEmpty else {
             return (Ingested(stored: [], forks: [], brokeRules: [:], clock: try await store.clock()), [])
         }
         let photos = livePostPhotos(of: kept)
-        if !photos.isEmpty { engine.photosArriving(photos, from: peer) }
+        guard !photos.isEmpty else { return (try await store.ingest(kept), []) }
+        engine.photosArriving(photos, from: peer)
+        defer { engine.photosStored(photos, from: peer) }
         return (try await store.ingest(kept), Set(photos.map(\.post)))
     }
 

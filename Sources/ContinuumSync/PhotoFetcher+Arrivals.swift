@@ -16,6 +16,8 @@ extension PhotoFetcher {
         case posts([PostID])
         /// Photos of verified posts being stored.
         case photos([MissingPhoto])
+        /// The store of the posts of photos handed over as `.photos` ended (committed or failed).
+        case stored([AssetHash])
     }
 
     /// Posts that `peer` made came live from it and were stored: their photos missing here are asked of it at once.
@@ -29,6 +31,12 @@ extension PhotoFetcher {
         arrival.yield((.photos(Array(photos.prefix(Self.maxArrivedPosts))), peer))
     }
 
+    /// The store of the posts whose `photos` ``photosArriving(_:from:)`` handed over ended: committed (a live post
+    /// shows them now) or failed (none does). Comes after them, down the same stream.
+    nonisolated func photosStored(_ photos: [MissingPhoto], from peer: AuthorID) {
+        arrival.yield((.stored(photos.prefix(Self.maxArrivedPosts).map(\.hash)), peer))
+    }
+
     /// Fetches arrived posts' photos, as they come, until the fetcher stops: small ones in a PHOTOS_WANT, the others
     /// each in a transfer of its own, counted with the queue's workers.
     func fetchArrivals() async {
@@ -39,13 +47,27 @@ extension PhotoFetcher {
                 switch arrival {
                 case .posts(let posts): missing = await missingPhotos(shownBy: posts)
                 case .photos(let photos):
+                    for photo in photos { arriving[photo.hash, default: 0] += 1 }
                     // A file at the photo's name is a photo here (or one placed and about to be recorded).
                     missing = photos.filter { !FileManager.default.fileExists(atPath: store.photoURL($0.hash).path) }
+                case .stored(let hashes):
+                    postsStored(hashes)
+                    continue
                 }
                 for photo in await startArrived(missing, from: peer, engine: engine) {
                     group.addTask { await self.fetchArrived(photo, from: peer, engine: engine) }
                 }
             }
+        }
+    }
+
+    /// The posts of arriving photos were stored (or not): the watchdog goes by what the store says again, and a
+    /// transfer's stall is timed from now, its frames having waited behind the store (PHOTO_DATA read after it).
+    private func postsStored(_ hashes: [AssetHash]) {
+        for hash in hashes {
+            guard let count = arriving[hash] else { continue }
+            arriving[hash] = count > 1 ? count - 1 : nil
+            transfers[hash]?.lastProgress = .now
         }
     }
 

@@ -68,6 +68,10 @@ actor PhotoFetcher {
     /// Photos whose transfer a worker runs (a transfer is in `transfers` from its request to its end; this set
     /// also covers the moments before and after, so that a photo is never fetched twice at once).
     var fetching: Set<AssetHash> = []
+    /// Photos of live posts being stored (``photosArriving(_:from:)``), counted once for each hand-over until the
+    /// session says that store ended (``photosStored(_:from:)``): no post here shows them yet, and the watchdog does
+    /// not take that for an erasure.
+    var arriving: [AssetHash: Int] = [:]
     /// Photos to fetch and from whom, as the last look found them; workers take them in order.
     private var queue: [(MissingPhoto, AuthorID)] = []
     /// What the store last said is missing, and the version of what it read: a look that finds the store unchanged
@@ -406,11 +410,7 @@ actor PhotoFetcher {
                 // comes (its post deleted) stops coming within a second, leaving nothing behind.
                 while self.isCurrent(hash) {
                     try? await Task.sleep(for: .seconds(1))
-                    if await !self.isShown(hash) {
-                        self.dropErased(hash)
-                    } else {
-                        self.abandonIfStalled(hash)
-                    }
+                    await self.watch(hash)
                 }
             }
             // Cancelled before the transfer was registered: the cancellation handler found nothing to end.
@@ -459,6 +459,18 @@ actor PhotoFetcher {
     }
 
     private func isCurrent(_ hash: AssetHash) -> Bool { transfers[hash] != nil }
+
+    /// The watchdog's look at a transfer: dropped when no live post shows the photo any more, abandoned when it
+    /// stalled. A photo whose post is still being stored (``arriving``) is shown by none yet and is kept; whether
+    /// it is arriving is read before the store is asked, since a post is reported stored only once it is committed.
+    private func watch(_ hash: AssetHash) async {
+        let postArriving = arriving[hash] != nil
+        if await !isShown(hash) {
+            if !postArriving { dropErased(hash) }
+        } else {
+            abandonIfStalled(hash)
+        }
+    }
 
     /// Whether a live post still shows the photo; true when the store cannot say (the commit checks again).
     private func isShown(_ hash: AssetHash) async -> Bool {

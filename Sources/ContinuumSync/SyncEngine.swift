@@ -251,6 +251,11 @@ public actor SyncEngine {
         self.photos.photosArriving(photos, from: peer)
     }
 
+    /// The store of the posts whose photos ``photosArriving(_:from:)`` handed over ended (committed or failed).
+    nonisolated func photosStored(_ photos: [MissingPhoto], from peer: AuthorID) {
+        self.photos.photosStored(photos, from: peer)
+    }
+
     /// Records from a session were stored: gossip them on and look for photos.
     func didStore(from session: PeerSession, count: Int) async {
         emit(.recordsStored(from: session.peer, count: count))

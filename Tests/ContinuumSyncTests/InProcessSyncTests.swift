@@ -413,6 +413,11 @@ struct InProcessSyncTests {
             link.messages(receivedBy: a.engine).contains(.photoWant(hash, offset: 0))
         }
         #expect(await !b.held().contains(post.id), "the post was stored before its photo was asked for")
+        // B's watchdog asks every second whether a live post shows the photo: none does while its post is held, and
+        // the photo is not taken for one erased while it came.
+        try await SyncFixtures.waitUntil("B's watchdog looked at the photo", b.store.shownChecked) {
+            await b.store.shownAsked[hash, default: 0] >= 1
+        }
         await stores.open()
         try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.

@@ -33,6 +33,11 @@ actor MemorySyncStorage: SyncStorage {
     private(set) var looks = (asked: 0, read: 0)
     /// How many times ``missingPhotos(shownBy:)`` was asked (for posts that arrived live).
     private(set) var arrivalLookups = 0
+    /// How many times each photo was asked of ``isPhotoShown(_:)`` (the fetcher's watchdog asks, every second of a
+    /// transfer), yielded as it is asked.
+    private(set) var shownAsked: [AssetHash: Int] = [:]
+    nonisolated let shownChecked: AsyncStream<AssetHash>
+    private let shownCheckedNow: AsyncStream<AssetHash>.Continuation
     /// Runs at the start of every ``missingPhotos(limit:changedSince:)``, and may hold it, as a look through a large
     /// store takes long.
     private var beforeLook: (@Sendable () async -> Void)?
@@ -48,6 +53,7 @@ actor MemorySyncStorage: SyncStorage {
     init(view: MembershipView) {
         self.view = view
         (looked, lookedNow) = AsyncStream.makeStream()
+        (shownChecked, shownCheckedNow) = AsyncStream.makeStream()
     }
 
     /// Who is in which group from now on, as records stored through another session or written here would make it.
@@ -203,6 +209,11 @@ actor MemorySyncStorage: SyncStorage {
     func commitSmallPhotos(_ photos: [(hash: AssetHash, bytes: [UInt8])]) -> [Bool] { photos.map { _ in false } }
     /// A photo held or lacked is shown by a live post here.
     func isPhotoShown(_ hash: AssetHash) throws -> Bool {
+        shownAsked[hash, default: 0] += 1
+        shownCheckedNow.yield(hash)
+        return try shows(hash)
+    }
+    private func shows(_ hash: AssetHash) throws -> Bool {
         if lookupsFail { throw LookupFailure() }
         return photos[hash] != nil || lacking.contains { $0.hash == hash } || posted.contains { $0.hash == hash }
     }
@@ -230,7 +241,7 @@ actor MemorySyncStorage: SyncStorage {
         }
     }
     func isPhotoShown(_ hash: AssetHash, inGroups groups: Set<GroupID>) throws -> Bool {
-        try isPhotoShown(hash)
+        try shows(hash)
     }
     func membershipView() -> MembershipView { view }
     func membershipProof(in group: GroupID) -> [UInt8]? { nil }
