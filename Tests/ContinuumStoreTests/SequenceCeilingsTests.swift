@@ -45,4 +45,42 @@ struct SequenceCeilingsTests {
         #expect(temporary.store.mayHold(alice, from: 3))
         try other.close()
     }
+
+    @Test("read at open from each log's last record: out of order, several logs, the next write's rows on top")
+    func readAtOpenPerLog() async throws {
+        var factory = RecordFactory(authorCount: 4, seed: 6)
+        let temporary = try TemporaryStore(onDisk: true)
+        let authors = factory.authors.map(\.author)
+        // Alice's 1, 2 and 6 (3 to 5 not here), Bob's 1 to 4, Carol's 1; Dave's none until after the open.
+        let alices = (0..<6).map { _ in factory.post(by: 0) }
+        let bobs = (0..<4).map { _ in factory.post(by: 1) }
+        _ = try await temporary.store.ingest([alices[5], bobs[0]] + alices[0..<2] + bobs[1...] + [factory.post(by: 2)])
+        let opened = try ContinuumStore.open(temporary.directory, logger: Logger(label: "test"))
+        for (author, last, name) in [(authors[0], 6, "Alice"), (authors[1], 4, "Bob"), (authors[2], 1, "Carol")] {
+            #expect(opened.mayHold(author, from: UInt64(last)), "\(name)'s last record, read at open")
+            #expect(!opened.mayHold(author, from: UInt64(last + 1)), "nothing of \(name)'s above it")
+        }
+        #expect(!opened.mayHold(authors[3], from: 1))
+        // The open's raise set where the next one starts: a write's new rows raise the ceilings, the old ones stay.
+        _ = try await opened.ingest([factory.post(by: 3), factory.post(by: 1)])
+        #expect(opened.mayHold(authors[3], from: 1))
+        #expect(!opened.mayHold(authors[3], from: 2))
+        #expect(opened.mayHold(authors[1], from: 5))
+        #expect(opened.mayHold(authors[0], from: 6))
+        #expect(!opened.mayHold(authors[0], from: 7))
+        try opened.close()
+    }
+
+    @Test("a store opened empty: the first write's rows are read, all of them")
+    func openedEmpty() async throws {
+        var factory = RecordFactory(authorCount: 2, seed: 7)
+        let temporary = try TemporaryStore(onDisk: true)
+        let opened = try ContinuumStore.open(temporary.directory, logger: Logger(label: "test"))
+        #expect(!opened.mayHold(factory.authors[0].author, from: 1))
+        _ = try await opened.ingest((0..<3).map { _ in factory.post(by: 0) } + [factory.post(by: 1)])
+        #expect(opened.mayHold(factory.authors[0].author, from: 3))
+        #expect(!opened.mayHold(factory.authors[0].author, from: 4))
+        #expect(opened.mayHold(factory.authors[1].author, from: 1))
+        try opened.close()
+    }
 }
