@@ -202,21 +202,12 @@ extension SessionMachine {
     /// place of the records. They are not marked sent: the peer asks for those it still lacks after a while.
     public mutating func announce(_ records: [OutgoingRecord]) -> [Action] {
         guard phase == .open else { return [] }
-        var ranges: [LogRange] = []
-        for record in records {
-            let ref = record.ref
-            if peerClock.covers(ref.author, ref.sequence) || sentClock.covers(ref.author, ref.sequence)
-                || sentIDs.contains(ref.id)
-            {
-                continue
-            }
-            stats.announced += 1
-            if let last = ranges.last, last.author == ref.author, last.range.upperBound + 1 == ref.sequence {
-                ranges[ranges.count - 1].range = last.range.lowerBound...ref.sequence
-            } else {
-                ranges.append(LogRange(author: ref.author, range: ref.sequence...ref.sequence))
-            }
+        let unknown = records.map(\.ref).filter { ref in
+            !(peerClock.covers(ref.author, ref.sequence) || sentClock.covers(ref.author, ref.sequence)
+                || sentIDs.contains(ref.id))
         }
+        stats.announced += unknown.count
+        let ranges = LogRange.coalescing(unknown.lazy.map { (author: $0.author, sequence: $0.sequence) })
         var actions: [Action] = []
         var start = 0
         while start < ranges.count {

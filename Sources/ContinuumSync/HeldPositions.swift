@@ -26,21 +26,11 @@ struct HeldPositions {
     /// The positions kept, as the ranges of one REQUEST (consecutive sequences of a log in one range, authors in
     /// ascending order; ``limit`` positions make at most ``WireLimits/maxRanges`` ranges); they are forgotten.
     mutating func takeRanges() -> [LogRange] {
-        var ranges: [LogRange] = []
-        for (author, held) in sequences.sorted(by: { $0.key < $1.key }) {
-            var run: ClosedRange<UInt64>?
-            for sequence in held.sorted() {
-                if let current = run, sequence == current.upperBound + 1 {
-                    run = current.lowerBound...sequence
-                    continue
-                }
-                if let current = run { ranges.append(LogRange(author: author, range: current)) }
-                run = sequence...sequence
-            }
-            if let run { ranges.append(LogRange(author: author, range: run)) }
+        let positions = sequences.sorted { $0.key < $1.key }.flatMap { author, held in
+            held.sorted().map { (author: author, sequence: $0) }
         }
         sequences = [:]
         count = 0
-        return ranges
+        return LogRange.coalescing(positions)
     }
 }

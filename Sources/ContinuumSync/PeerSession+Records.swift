@@ -243,6 +243,7 @@ extension PeerSession {
         repeat {
             askingAgain.again = false
             let held = heldPositions.takeRanges()
+            // No round: the session has ended, or ends for a clock it could not read; the positions go with it.
             guard !held.isEmpty, let round = await startRound() else { break }
             send(.request(held))
             _ = await waitForRound(round, timeout: Self.askAgainWait)

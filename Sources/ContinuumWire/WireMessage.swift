@@ -106,6 +106,22 @@ public struct LogRange: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(author.short):\(range.lowerBound)...\(range.upperBound)" }
+
+    /// Positions in logs (author, sequence) as ranges, in the order given: a position that follows the last range's
+    /// (the same author, the next sequence) extends it; any other starts a range. Sorted positions make the fewest.
+    public static func coalescing<Positions: Sequence<(author: AuthorID, sequence: UInt64)>>(
+        _ positions: Positions
+    ) -> [LogRange] {
+        var ranges: [LogRange] = []
+        for (author, sequence) in positions {
+            if let last = ranges.last, last.author == author, last.range.upperBound + 1 == sequence {
+                ranges[ranges.count - 1].range = last.range.lowerBound...sequence
+            } else {
+                ranges.append(LogRange(author: author, range: sequence...sequence))
+            }
+        }
+        return ranges
+    }
 }
 
 /// One message of sync protocol v1 (Docs/PROTOCOL.md §7.4). ``WireCodec`` encodes and decodes them.
