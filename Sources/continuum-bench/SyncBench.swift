@@ -36,6 +36,14 @@ struct SyncBench: BenchSubcommand {
 
     @OptionGroup var output: ReportOptions
 
+    func validate() throws {
+        guard records >= 1, authors >= 1, photos >= 1, photoMB >= 1 else {
+            throw ValidationError(
+                "--records, --authors, --photos and --photo-mb must be at least 1: (a) to (d) need each"
+            )
+        }
+    }
+
     func measure() async throws {
         let root = URL(fileURLWithPath: scratch ?? NSTemporaryDirectory())
             .appendingPathComponent("continuum-bench-sync-\(UUID().uuidString)")
@@ -217,7 +225,7 @@ struct SyncBench: BenchSubcommand {
         )
         say(
             "(d)       peak RSS of the receiving node: \(rssA.receiver / 1024) MiB during the record sync, "
-                + "\(rssPhotos / 1024) MiB during the photo transfer (target <= 100 MB); of the sending node: "
+                + "\(rssPhotos / 1024) MiB during the photo transfer (target <= 100 MiB); of the sending node: "
                 + "\(rssA.sender / 1024) and \(c.peakRSS() / 1024) MiB",
             [
                 "d.receiverRecordsMiB": Double(rssA.receiver) / 1024, "d.receiverPhotosMiB": Double(rssPhotos) / 1024,

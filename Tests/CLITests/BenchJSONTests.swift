@@ -42,4 +42,13 @@ import Testing
         #expect(refused.stderr.contains("many"))
         #expect(refused.stdout.isEmpty)
     }
+
+    @Test("sync with no photos is refused before it starts: (c) and (d) measure a photo transfer")
+    func syncWithoutPhotos() async throws {
+        let run = try await NodeBinary.run(["sync", "--photos", "0", "--json"], executable: NodeBinary.benchURL)
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("--photos"), "\(run.stderr)")
+        #expect(!run.stderr.contains("baseline"), "nothing was measured")
+        #expect(run.stdout.isEmpty)
+    }
 }
