@@ -132,8 +132,8 @@ public struct ContinuumStore: Sendable {
             // The writer's statement journals in memory: SQLite spilled them to files of its own under /var/tmp,
             // unlinked but written to the disk with copies of the pages a statement changed (900 MiB for 100,000
             // records stored), where erased content would outlive its erasure. Readers write no journal and keep the
-            // default: with theirs in memory, a reader's sort of the whole log (the sequence ceilings' grouping by
-            // author, as a store opens) took 70 ms longer at 170,000 records (Docs/BENCHMARKS.md).
+            // default: with theirs in memory, SQLite's sorts were slower (the whole log's, as a store opened before
+            // the sequence ceilings were read from the index, took 70 ms longer at 170,000 records; BENCHMARKS.md).
             if !db.configuration.readonly { try db.execute(sql: "PRAGMA temp_store = MEMORY") }
             db.add(function: Self.distanceFunction)
             // The writer's commits ask for checkpoints, done on a thread of the checkpointer's (SQLite's own

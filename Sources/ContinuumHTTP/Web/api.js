@@ -189,6 +189,12 @@ export const isOwnAuthor = (author, account = null) => author != null
 let groupsLoading = null;
 
 /**
+ * Resolves once who this node is (`session.me`, `session.logs`) has been read, or could not be: what the browser
+ * itself filters as yours (a search's "Mine") waits for it, since a reload asks for the search beside app.js's reads.
+ */
+export const whoWeAre = () => Promise.allSettled([nodeStatus(), loadGroups()]);
+
+/**
  * GET /api/groups, kept in `session` (once; again with `fresh`, after a join or a new group). Resolves with the
  * groups; a failure is not kept, so the next call asks again.
  */

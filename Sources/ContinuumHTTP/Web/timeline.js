@@ -4,7 +4,7 @@
 // and the filters are kept in the address (#/?q=…&mine=1&recent=1&near=LAT,LON&radiusKm=K): a reload or a link
 // shows the same.
 
-import { api, responseBody, query, thumbnailURL, isOwnAuthor } from './api.js';
+import { api, responseBody, query, thumbnailURL, isOwnAuthor, whoWeAre } from './api.js';
 import { h, refreshRelativeTimes, showError, announce, authorLabel, dayElement, formatLocation } from './dom.js';
 import * as events from './events.js';
 import { nearControls, parsePlace, placeText, parseRadius, distanceKm, DEFAULT_RADIUS_KM } from './nearby.js';
@@ -181,7 +181,9 @@ async function reload() {
   statusLine.textContent = 'Loading…';
   try {
     if (state.mode === 'search') {
-      const body = await api('/api/search' + query({ q: state.q, limit: SEARCH_LIMIT }));
+      // "Mine" is filtered here, by who this node is: read beside the search (after a reload, it may not be yet).
+      const [body] = await Promise.all([api('/api/search' + query({ q: state.q, limit: SEARCH_LIMIT })),
+        state.mine ? whoWeAre() : null]);
       if (generation !== state.generation) return;
       const posts = body.posts.filter(passesFilters);
       addPage(posts);
