@@ -6,11 +6,12 @@ import Synchronization
 /// reads to know, without a query, that records a peer sends cannot be held yet (``ContinuumStore/mayHold(_:from:)``).
 ///
 /// It is raised in every write transaction of this store, from the rows inserted since the last raise (found by their
-/// rowid), and read at open (from the index of logs, ``raiseFromIndex(_:)``). A transaction that then rolls back leaves a ceiling too high, which only costs a lookup
-/// that finds nothing. Rows another process inserts (a CLI command) are seen at this store's next write; until then
-/// a ceiling may be too low, and a record a peer sends that this node holds from such a write is verified as if new
-/// and then found held when stored. So a ceiling never decides what is stored or served, only whether a lookup is
-/// worth its cost.
+/// rowid), and read at open (from the index of logs, ``raiseFromIndex(_:)``). A transaction that then rolls back leaves
+/// a ceiling too high, which only costs a lookup that finds nothing, and the last rowid seen too high: SQLite gives its
+/// rowids again, so the next rows written are seen only at the next open, their ceilings too low until then. Rows
+/// another process inserts (a CLI command) are seen at this store's next write; until then a ceiling may be too low.
+/// A ceiling too low makes a record a peer sends that this node holds verified as if new, then found held when stored.
+/// So a ceiling never decides what is stored or served, only whether a lookup is worth its cost.
 final class SequenceCeilings: Sendable {
     private struct State {
         /// The highest rowid of `record` seen: rows above it are new since the last raise.

@@ -42,17 +42,20 @@ extension PhotoFetcher {
     func fetchArrivals() async {
         await withDiscardingTaskGroup { group in
             for await (arrival, peer) in arrivals {
+                // Heard whatever else is: each hand-over's count goes as it came (``photosArriving(_:from:)``).
+                if case .photos(let photos) = arrival { for photo in photos { arriving[photo.hash, default: 0] += 1 } }
+                if case .stored(let hashes) = arrival {
+                    postsStored(hashes)
+                    continue
+                }
                 guard let engine else { continue }
                 let missing: [MissingPhoto]
                 switch arrival {
                 case .posts(let posts): missing = await missingPhotos(shownBy: posts)
                 case .photos(let photos):
-                    for photo in photos { arriving[photo.hash, default: 0] += 1 }
                     // A file at the photo's name is a photo here (or one placed and about to be recorded).
                     missing = photos.filter { !FileManager.default.fileExists(atPath: store.photoURL($0.hash).path) }
-                case .stored(let hashes):
-                    postsStored(hashes)
-                    continue
+                case .stored: continue
                 }
                 for photo in await startArrived(missing, from: peer, engine: engine) {
                     group.addTask { await self.fetchArrived(photo, from: peer, engine: engine) }

@@ -37,10 +37,12 @@ struct SyncBench: BenchSubcommand {
     @OptionGroup var output: ReportOptions
 
     func validate() throws {
-        guard records >= 1, authors >= 1, photos >= 1, photoMB >= 1 else {
-            throw ValidationError(
-                "--records, --authors, --photos and --photo-mb must be at least 1: (a) to (d) need each"
-            )
+        for (name, value) in [("--records", records), ("--authors", authors), ("--photos", photos)] where value < 1 {
+            throw ValidationError("\(name) must be at least 1: (a) to (d) need records, their authors and photos")
+        }
+        // The receiving node runs with its default --max-photo-mb, 50: a larger photo would be skipped, not fetched.
+        guard (1...50).contains(photoMB) else {
+            throw ValidationError("--photo-mb must be 1 to 50 (the node's default limit)")
         }
     }
 

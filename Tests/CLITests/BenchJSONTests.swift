@@ -47,7 +47,7 @@ import Testing
     func syncWithoutPhotos() async throws {
         let run = try await NodeBinary.run(["sync", "--photos", "0", "--json"], executable: NodeBinary.benchURL)
         #expect(run.status == 64)
-        #expect(run.stderr.contains("--photos"), "\(run.stderr)")
+        #expect(run.stderr.contains("--photos must be at least 1"), "\(run.stderr)")
         #expect(!run.stderr.contains("baseline"), "nothing was measured")
         #expect(run.stdout.isEmpty)
     }

@@ -414,10 +414,12 @@ struct InProcessSyncTests {
         }
         #expect(await !b.held().contains(post.id), "the post was stored before its photo was asked for")
         // B's watchdog asks every second whether a live post shows the photo: none does while its post is held, and
-        // the photo is not taken for one erased while it came.
-        try await SyncFixtures.waitUntil("B's watchdog looked at the photo", b.store.shownChecked) {
-            await b.store.shownAsked[hash, default: 0] >= 1
+        // the photo is not taken for one erased while it came. It asks again only while the transfer is under way,
+        // so a second question means the first look is over and kept it.
+        try await SyncFixtures.waitUntil("B's watchdog looked at the photo twice", b.store.shownChecked) {
+            await b.store.shownAsked[hash, default: 0] >= 2
         }
+        #expect(await b.engine.photos.isFetching(hash), "the transfer was dropped")
         await stores.open()
         try await SyncFixtures.waitUntil("B holds the new post's photo", bEvents) {
             // A file that cannot be read yet counts as not there; the bytes are compared below, with the error.
@@ -577,6 +579,11 @@ struct InProcessSyncTests {
 }
 
 /// Holds every caller of ``pass(_:)`` until ``open()``, and tells who came (``arrivals``).
+extension PhotoFetcher {
+    /// Whether a transfer of the photo is under way.
+    func isFetching(_ hash: AssetHash) -> Bool { transfers[hash] != nil }
+}
+
 private actor Gate {
     private var isOpen = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
