@@ -21,6 +21,9 @@ final class SequenceCeilings: Sendable {
 
     private let state = Mutex(State())
 
+    /// The highest rowid of `record` seen so far: the next raise reads the rows above it.
+    var lastRowid: Int64 { state.withLock { $0.rowid } }
+
     /// Whether the store may hold a record of `author`'s log at `sequence` or above.
     func mayHold(_ author: AuthorID, from sequence: UInt64) -> Bool {
         state.withLock { ($0.ceilings[author] ?? 0) >= sequence }

@@ -1,9 +1,10 @@
 import ContinuumCore
-import ContinuumStore
 import ContinuumTestSupport
 import Foundation
 import Logging
 import Testing
+
+@testable import ContinuumStore
 
 /// `mayHold`: a session asks it before looking up records a peer sent; false must mean "holds none".
 @Suite("Sequence ceilings: which records a store may hold, without a query")
@@ -61,6 +62,7 @@ struct SequenceCeilingsTests {
             #expect(!opened.mayHold(author, from: UInt64(last + 1)), "nothing of \(name)'s above it")
         }
         #expect(!opened.mayHold(authors[3], from: 1))
+        #expect(opened.ceilings.lastRowid == 8, "the next raise starts above the 8 records read at open")
         // The open's raise set where the next one starts: a write's new rows raise the ceilings, the old ones stay.
         _ = try await opened.ingest([factory.post(by: 3), factory.post(by: 1)])
         #expect(opened.mayHold(authors[3], from: 1))
